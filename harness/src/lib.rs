@@ -1,0 +1,6 @@
+//! Runs adapters through lost-response scenarios against the simulator and
+//! checks what they claimed against the provider's ledger.
+#![deny(missing_docs)]
+
+pub mod adapter;
+pub mod protocol;

@@ -1,0 +1,214 @@
+//! The adapter protocol v1 (docs/adapter-protocol.md) as Rust types: what the
+//! harness sends to an adapter and what it reads back. These are the wire types
+//! of the process protocol and the arguments of the in-process [`crate::adapter::Adapter`] trait.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use reports::model::OutcomeKind;
+
+/// The protocol version this harness speaks.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Fields common to every call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Common {
+    /// Always [`PROTOCOL_VERSION`].
+    pub protocol: u32,
+    /// The simulator clock, RFC 3339. Adapters use it, not the wall clock, for
+    /// every retention, deadline or age decision.
+    pub now: String,
+    /// Where the provider is and what it supports.
+    pub provider: ProviderInfo,
+    /// The per-request timeout the adapter should give its HTTP client.
+    pub client_timeout_ms: u64,
+}
+
+/// The provider as the adapter sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderInfo {
+    /// `http://127.0.0.1:PORT`.
+    pub base_url: String,
+    /// The adapter's bearer credential.
+    pub credential: String,
+    /// What the provider documents about itself.
+    pub contract: Contract,
+}
+
+/// The provider's documented capabilities.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Contract {
+    /// Idempotency support.
+    pub idempotency: ContractIdempotency,
+    /// Which lookups exist.
+    pub lookup: ContractLookup,
+    /// True when created objects start `processing`.
+    pub asynchronous: bool,
+    /// Webhook signing secret, when the provider sends events.
+    pub webhooks: Option<ContractWebhooks>,
+}
+
+/// Idempotency as documented. Known-bad servers document the mode they claim to be.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContractIdempotency {
+    /// `none`, `stripe` or `ietf`.
+    pub mode: String,
+    /// Header name: `Idempotency-Key`.
+    pub header: String,
+    /// How long the provider remembers a key.
+    pub retention_s: u64,
+}
+
+/// Lookups as documented.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContractLookup {
+    /// `GET /v1/{resource}/{id}`.
+    pub retrieve: bool,
+    /// Search by `client_reference`.
+    pub client_reference: bool,
+    /// List recent objects.
+    pub list_recent: bool,
+}
+
+/// Webhooks as documented.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContractWebhooks {
+    /// `whsec_…`.
+    pub secret: String,
+}
+
+/// One logical side-effecting action.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Operation {
+    /// Stable across every call about it: `op-1`.
+    pub id: String,
+    /// Always `create` in protocol v1.
+    pub action: String,
+    /// Collection to create in.
+    pub resource: String,
+    /// The create body, before reserved fields.
+    pub args: serde_json::Map<String, serde_json::Value>,
+}
+
+/// `execute`: perform the operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExecuteRequest {
+    /// The operation.
+    pub operation: Operation,
+    /// Common fields.
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+/// `reconcile` and `status`: about one operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OperationRequest {
+    /// The operation's id.
+    pub operation_id: String,
+    /// Common fields.
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+/// `webhook`: a delivered provider event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebhookRequest {
+    /// Headers as delivered (lower-case names).
+    pub headers: BTreeMap<String, String>,
+    /// The raw body as received.
+    pub body: String,
+    /// Common fields.
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+/// `resolve`: an operator's decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResolveRequest {
+    /// The operation's id.
+    pub operation_id: String,
+    /// The decision.
+    pub resolution: Resolution,
+    /// Common fields.
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+/// An operator's decision about an operation in review.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resolution {
+    /// `succeeded` or `failed`.
+    pub outcome: OutcomeKind,
+    /// The provider object the operator found, if any.
+    pub provider_ref: Option<String>,
+    /// What the operator based it on.
+    pub evidence: String,
+    /// Always `operator` in protocol v1.
+    pub by: String,
+}
+
+/// The reply to `execute`, `reconcile`, `resolve` and `status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutcomeReply {
+    /// The operation's id.
+    pub operation_id: String,
+    /// What the adapter claims.
+    pub outcome: OutcomeKind,
+    /// Provider object id, if known.
+    #[serde(default)]
+    pub provider_ref: Option<String>,
+    /// True when automation stopped and a person must decide.
+    #[serde(default)]
+    pub needs_review: bool,
+    /// What the claim rests on.
+    #[serde(default)]
+    pub evidence: String,
+}
+
+/// The reply to `webhook`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookReply {
+    /// False for a rejected event (bad signature, unknown, duplicate is still `true`).
+    pub accepted: bool,
+    /// The operation the event was correlated with.
+    #[serde(default)]
+    pub operation_id: Option<String>,
+}
+
+/// The five calls, by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CallName {
+    /// `execute`.
+    Execute,
+    /// `reconcile`.
+    Reconcile,
+    /// `webhook`.
+    Webhook,
+    /// `resolve`.
+    Resolve,
+    /// `status`.
+    Status,
+}
+
+impl CallName {
+    /// The name on the command line of a process adapter.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallName::Execute => "execute",
+            CallName::Reconcile => "reconcile",
+            CallName::Webhook => "webhook",
+            CallName::Resolve => "resolve",
+            CallName::Status => "status",
+        }
+    }
+
+    /// Parses a call name.
+    pub fn parse(name: &str) -> Option<CallName> {
+        [CallName::Execute, CallName::Reconcile, CallName::Webhook, CallName::Resolve, CallName::Status]
+            .into_iter()
+            .find(|c| c.as_str() == name)
+    }
+}

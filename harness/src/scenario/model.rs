@@ -1,0 +1,131 @@
+//! A parsed, validated scenario: the simulator's plan plus the harness's steps
+//! and expectations. Everything here is checked; nothing refers to YAML.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use simulator::{EventKind, Plan};
+
+use crate::protocol::OutcomeKind;
+
+/// One scenario file, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// Where it came from (as given on the command line, or `scenarios/<file>`).
+    pub path: String,
+    /// `id:` (unique in a suite).
+    pub id: String,
+    /// `title:`.
+    pub title: String,
+    /// `case:`: which of the ten lost-response cases (1..=10), if one.
+    pub case: Option<u8>,
+    /// `tags:`.
+    pub tags: Vec<String>,
+    /// The provider and its faults. `seed` is left 0: the runner sets it.
+    pub plan: Plan,
+    /// `operations:`, in file order.
+    pub operations: Vec<OperationSpec>,
+    /// `steps:`, in file order (numbered from 1 by `expect.after_step`).
+    pub steps: Vec<Step>,
+    /// `expect:`.
+    pub expect: Expectations,
+    /// `client_timeout:`: what adapters are told to give their HTTP client.
+    pub client_timeout: Duration,
+    /// `call_deadline:`: how long one adapter call may take before it is killed.
+    pub call_deadline: Duration,
+}
+
+/// A logical operation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OperationSpec {
+    /// `op-1`.
+    pub id: String,
+    /// Collection it creates in.
+    pub resource: String,
+    /// Its arguments (the create body before reserved fields).
+    pub args: serde_json::Map<String, serde_json::Value>,
+}
+
+/// One step the harness drives.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Call `execute` for an operation.
+    Execute {
+        /// Operation id.
+        op: String,
+        /// Kill the adapter at this point.
+        crash: Option<CrashPoint>,
+    },
+    /// Call `reconcile` for an operation.
+    Reconcile {
+        /// Operation id.
+        op: String,
+        /// Kill the adapter at this point.
+        crash: Option<CrashPoint>,
+    },
+    /// Call `status` for an operation.
+    Status {
+        /// Operation id.
+        op: String,
+    },
+    /// Move the simulator clock.
+    Advance {
+        /// How far.
+        by: Duration,
+    },
+    /// Run adapter calls at once (`execute`, `reconcile`, `status`, `webhook`, `resolve`).
+    Parallel(Vec<Step>),
+    /// Deliver a provider event about an operation's object to the adapter.
+    Webhook {
+        /// Operation whose object the event is about.
+        op: String,
+        /// Which event.
+        event: EventKind,
+        /// How many times to deliver it (a duplicate is the same event id, signed afresh).
+        deliveries: u32,
+        /// Sign with a wrong secret: the adapter must reject it and change nothing.
+        forged: bool,
+    },
+    /// An operator's decision.
+    Resolve {
+        /// Operation id.
+        op: String,
+        /// `succeeded` or `failed`.
+        outcome: OutcomeKind,
+        /// Which provider object the operator names.
+        provider_ref: ResolveRef,
+        /// The operator's evidence text.
+        evidence: String,
+    },
+}
+
+/// Where a client-side crash strikes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CrashPoint {
+    /// When the simulator commits this operation's effect, before the response leaves.
+    AfterCommit,
+}
+
+/// The `provider_ref` an operator's resolution names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResolveRef {
+    /// None.
+    None,
+    /// The id of the operation's effect in the ledger at that moment (`ledger`).
+    Ledger,
+    /// A literal id.
+    Literal(String),
+}
+
+/// What must hold at the end, beyond the invariants.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Expectations {
+    /// `final:` allowed final outcomes (asked with `status` after the last step).
+    pub final_outcomes: BTreeMap<String, Vec<OutcomeKind>>,
+    /// `after_step:` allowed outcomes reported by step N (1-based).
+    pub after_step: BTreeMap<usize, BTreeMap<String, Vec<OutcomeKind>>>,
+    /// `effects:` exact effect counts.
+    pub effects: BTreeMap<String, u32>,
+    /// `needs_review:` the final `needs_review` flag.
+    pub needs_review: BTreeMap<String, bool>,
+}

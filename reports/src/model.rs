@@ -1,0 +1,421 @@
+//! The report model: plain data the harness fills and every writer reads.
+//! Serializable both ways so that the JSON report can be read back into it.
+//! Times are given by the harness (no clock here); `*_ms` fields are real
+//! milliseconds since the run or scenario started, `sim_*` fields the simulator clock.
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the JSON report's shape. Bump on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole run: one adapter through a set of scenarios.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// [`SCHEMA_VERSION`] when written.
+    pub schema_version: u32,
+    /// lostreply's version.
+    pub tool_version: String,
+    /// The adapter under test.
+    pub adapter: AdapterInfo,
+    /// The run's seed (each scenario records its own derived seed too).
+    pub seed: u64,
+    /// Real duration of the whole run.
+    pub duration_ms: u64,
+    /// One entry per scenario, in the order they were selected (not finished).
+    pub scenarios: Vec<ScenarioReport>,
+}
+
+/// Which adapter ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AdapterInfo {
+    /// Display name: `builtin:reference` or the command line.
+    pub name: String,
+    /// How it was driven.
+    pub kind: AdapterKind,
+}
+
+/// How the harness drove the adapter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AdapterKind {
+    /// A Rust trait object in the harness's process.
+    InProcess,
+    /// One process per call, JSON on stdin and stdout.
+    Process,
+}
+
+/// The verdict of one scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Every invariant and expectation held.
+    Passed,
+    /// At least one invariant or expectation was violated.
+    Violated,
+    /// The adapter failed to answer (non-zero exit, bad JSON, deadline, panic).
+    AdapterError,
+    /// The harness or simulator failed (not the adapter's fault).
+    InfraError,
+}
+
+/// One scenario's run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioReport {
+    /// The scenario's `id`.
+    pub id: String,
+    /// The scenario's `title`.
+    pub title: String,
+    /// Path of the scenario file as given (or `builtin:<file>`).
+    pub path: String,
+    /// Which of the ten lost-response cases it covers, if any.
+    pub case: Option<u8>,
+    /// The scenario's tags.
+    pub tags: Vec<String>,
+    /// The outcome.
+    pub verdict: Verdict,
+    /// The seed this scenario ran with.
+    pub seed: u64,
+    /// A shell command that reruns exactly this scenario.
+    pub reproduce: String,
+    /// Real duration.
+    pub duration_ms: u64,
+    /// Simulator clock at the start, ms since the Unix epoch.
+    pub sim_start_ms: i64,
+    /// The logical operations and what became of them.
+    pub operations: Vec<OperationReport>,
+    /// The steps as run.
+    pub steps: Vec<StepReport>,
+    /// Every call made to the adapter.
+    pub calls: Vec<CallRecord>,
+    /// Every request the provider saw.
+    pub journal: Vec<RequestRecord>,
+    /// Every effect in the provider's ledger.
+    pub ledger: Vec<EffectRecord>,
+    /// Webhook deliveries the harness made.
+    pub deliveries: Vec<DeliveryRecord>,
+    /// What failed, with evidence. Empty when passed.
+    pub violations: Vec<Violation>,
+    /// Adapter or infrastructure errors (the verdict says which).
+    pub errors: Vec<ErrorRecord>,
+}
+
+/// A logical operation of the scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OperationReport {
+    /// `op-1`.
+    pub id: String,
+    /// Collection it creates in.
+    pub resource: String,
+    /// The arguments the harness gave it.
+    pub args: serde_json::Value,
+    /// Ids of ledger effects attributed to it.
+    pub effects: Vec<String>,
+    /// The final `status` reply, if the adapter gave one.
+    pub final_outcome: Option<Outcome>,
+}
+
+/// An outcome as the adapter reported it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// `succeeded`, `failed`, `pending` or `unknown`.
+    pub outcome: OutcomeKind,
+    /// Provider object id, if claimed.
+    pub provider_ref: Option<String>,
+    /// True when automation stopped and a person must decide.
+    pub needs_review: bool,
+    /// The adapter's evidence text.
+    pub evidence: String,
+}
+
+/// The four outcomes of the adapter protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeKind {
+    /// Confirmed by evidence. Terminal.
+    Succeeded,
+    /// Confirmed by evidence. Terminal.
+    Failed,
+    /// The provider has it and is still working.
+    Pending,
+    /// No evidence either way yet.
+    Unknown,
+}
+
+/// One step of the scenario as it ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepReport {
+    /// 1-based step number, as `expect.after_step` counts.
+    pub number: usize,
+    /// Short description: `execute op-1 (crash after_commit)`, `advance 25h`.
+    pub label: String,
+    /// Real time the step started.
+    pub start_ms: u64,
+    /// Real time the step ended.
+    pub end_ms: u64,
+    /// Simulator clock when it started.
+    pub sim_start_ms: i64,
+    /// Simulator clock when it ended (differs only for clock moves).
+    pub sim_end_ms: i64,
+}
+
+/// One call to the adapter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallRecord {
+    /// Index in `calls`, from 0 (evidence refers to it).
+    pub index: usize,
+    /// The step that made it (0 for the final `status` sweep).
+    pub step: usize,
+    /// `execute`, `reconcile`, `webhook`, `resolve` or `status`.
+    pub call: String,
+    /// The operation it concerned, if any.
+    pub operation_id: Option<String>,
+    /// The request sent (JSON).
+    pub request: serde_json::Value,
+    /// The reply, when a well-formed one came back.
+    pub reply: Option<serde_json::Value>,
+    /// How the call ended.
+    pub end: CallEnd,
+    /// The adapter's stderr (truncated by the harness).
+    pub stderr: String,
+    /// Real time the call started.
+    pub start_ms: u64,
+    /// Real time the call ended.
+    pub end_ms: u64,
+}
+
+/// How an adapter call ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "end", rename_all = "snake_case")]
+pub enum CallEnd {
+    /// A reply was read.
+    Replied,
+    /// The harness killed it on purpose (a `crash` step).
+    Crashed,
+    /// It exited with a non-zero code or a signal.
+    Exited {
+        /// Exit code, if it had one.
+        code: Option<i32>,
+    },
+    /// Its stdout was not the JSON object the protocol asks for.
+    BadReply {
+        /// What was wrong.
+        message: String,
+    },
+    /// It outlived its deadline and was killed.
+    Deadline {
+        /// The deadline.
+        deadline_ms: u64,
+    },
+    /// An in-process adapter panicked or returned an error.
+    Failed {
+        /// The message.
+        message: String,
+    },
+}
+
+/// One request as the provider saw it (from the simulator's journal).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestRecord {
+    /// Journal position, from 1 (evidence refers to it).
+    pub seq: u64,
+    /// Simulator clock at arrival.
+    pub sim_ms: i64,
+    /// Real time at arrival (relative to the scenario's start).
+    pub start_ms: u64,
+    /// Real time the response ended, if it did.
+    pub end_ms: Option<u64>,
+    /// The tenant credential, if valid.
+    pub tenant: Option<String>,
+    /// HTTP method.
+    pub method: String,
+    /// Path and query.
+    pub target: String,
+    /// `create`, `retrieve`, `search`, `list`, when it addressed a collection.
+    pub kind: Option<String>,
+    /// Raw `Idempotency-Key`.
+    pub idempotency_key: Option<String>,
+    /// The fault that struck: `after_commit drop (rule 1)`.
+    pub fault: Option<String>,
+    /// The effect this request committed.
+    pub effect: Option<String>,
+    /// True for an idempotent replay.
+    pub replayed: bool,
+    /// How the response ended: `sent 201`, `dropped`, `reset`, `stalled until the client left`.
+    pub fate: String,
+    /// True when the client never got a complete response.
+    pub lost: bool,
+}
+
+/// One effect in the ledger.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EffectRecord {
+    /// Object id.
+    pub id: String,
+    /// Owning tenant.
+    pub tenant: String,
+    /// Collection.
+    pub resource: String,
+    /// Its arguments.
+    pub args: serde_json::Value,
+    /// Idempotency key it was created with.
+    pub idempotency_key: Option<String>,
+    /// Simulator clock at creation.
+    pub sim_ms: i64,
+    /// `processing`, `succeeded` or `failed`.
+    pub status: String,
+    /// The journal entry that created it (`None` for seed objects).
+    pub request_seq: Option<u64>,
+    /// The operation it was attributed to, if any.
+    pub operation_id: Option<String>,
+}
+
+/// One webhook delivery by the harness.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeliveryRecord {
+    /// The step that delivered it.
+    pub step: usize,
+    /// Event id.
+    pub event_id: String,
+    /// Event type: `tickets.created`.
+    pub event_type: String,
+    /// True when its signature was deliberately wrong.
+    pub forged: bool,
+    /// Which delivery of this event this was (1, 2 for a duplicate…).
+    pub attempt: u32,
+    /// The call that handed it to the adapter.
+    pub call_index: usize,
+}
+
+/// A broken rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Violation {
+    /// Which rule.
+    pub check: Check,
+    /// The operation concerned, if one.
+    pub operation_id: Option<String>,
+    /// One sentence: what happened and why it breaks the rule.
+    pub message: String,
+    /// What shows it.
+    pub evidence: Vec<Evidence>,
+}
+
+/// An invariant of scenarios.md or one of the scenario's own expectations.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Check {
+    /// One of the seven invariants checked in every scenario.
+    Invariant {
+        /// 1..=7, as numbered in scenarios.md.
+        number: u8,
+        /// Its short name: `at-most-once`.
+        name: String,
+    },
+    /// A key of the scenario's `expect` section.
+    Expectation {
+        /// `final`, `after_step`, `effects` or `needs_review`.
+        key: String,
+    },
+}
+
+/// A pointer to what shows a violation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Evidence {
+    /// A journal entry, by `seq`.
+    Request {
+        /// Journal position.
+        seq: u64,
+    },
+    /// An adapter call, by `index`.
+    Call {
+        /// Call index.
+        index: usize,
+    },
+    /// A ledger effect, by id.
+    Effect {
+        /// Object id.
+        id: String,
+    },
+    /// A webhook delivery, by call index.
+    Delivery {
+        /// The call that delivered it.
+        call_index: usize,
+    },
+}
+
+/// An adapter or infrastructure error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorRecord {
+    /// The step it happened in (0: setup or the final sweep).
+    pub step: usize,
+    /// The call, if an adapter call failed.
+    pub call_index: Option<usize>,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// An operation left `unknown` with `needs_review`: a person must decide.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BacklogItem {
+    /// Scenario id.
+    pub scenario: String,
+    /// Operation id.
+    pub operation_id: String,
+    /// Collection.
+    pub resource: String,
+    /// The attempted change.
+    pub args: serde_json::Value,
+    /// The adapter's last evidence.
+    pub evidence: String,
+}
+
+/// Counts by verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Totals {
+    /// Scenarios that passed.
+    pub passed: usize,
+    /// Scenarios with a violation.
+    pub violated: usize,
+    /// Scenarios with an adapter error.
+    pub adapter_errors: usize,
+    /// Scenarios with an infrastructure error.
+    pub infra_errors: usize,
+}
+
+impl Report {
+    /// Counts scenarios by verdict.
+    pub fn totals(&self) -> Totals {
+        let mut t = Totals::default();
+        for s in &self.scenarios {
+            match s.verdict {
+                Verdict::Passed => t.passed += 1,
+                Verdict::Violated => t.violated += 1,
+                Verdict::AdapterError => t.adapter_errors += 1,
+                Verdict::InfraError => t.infra_errors += 1,
+            }
+        }
+        t
+    }
+
+    /// The operator's backlog: every operation whose final status is `unknown` with
+    /// `needs_review`, across scenarios.
+    pub fn backlog(&self) -> Vec<BacklogItem> {
+        let mut items = Vec::new();
+        for s in &self.scenarios {
+            for op in &s.operations {
+                if let Some(o) = &op.final_outcome {
+                    if o.outcome == OutcomeKind::Unknown && o.needs_review {
+                        items.push(BacklogItem {
+                            scenario: s.id.clone(),
+                            operation_id: op.id.clone(),
+                            resource: op.resource.clone(),
+                            args: op.args.clone(),
+                            evidence: o.evidence.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        items
+    }
+}

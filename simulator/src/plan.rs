@@ -1,0 +1,323 @@
+//! The simulator's typed input. The harness converts a scenario into a [`Plan`];
+//! `lostreply serve` builds one from its flags. Nothing here knows YAML.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+/// Everything a simulator run needs: tenants, the provider's shape and its faults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Bearer credentials the provider accepts, one per tenant. The first is the adapter's.
+    pub tenants: Vec<String>,
+    /// Collections that exist. `None`: any name matching `[a-z][a-z0-9_]{0,39}`.
+    pub resources: Option<BTreeSet<String>>,
+    /// How the provider treats `Idempotency-Key`.
+    pub idempotency: Idempotency,
+    /// Which lookups the provider offers.
+    pub lookup: Lookup,
+    /// `Some`: created objects start `processing` and settle later (by the simulator clock).
+    pub asynchronous: Option<Asynchronous>,
+    /// `Some`: the provider emits signed events on commit and on settle.
+    pub webhooks: Option<Webhooks>,
+    /// Objects that exist before the run (other actors' work).
+    pub seed_objects: Vec<SeedObject>,
+    /// Ordered fault rules: the first rule that matches a request decides its fate.
+    pub faults: Vec<FaultRule>,
+    /// The simulator clock at start, in milliseconds since the Unix epoch.
+    pub clock_start_ms: i64,
+    /// Feeds every random choice the simulator makes (object and event ids).
+    pub seed: u64,
+    /// Bounds on what a request or a fault may cost.
+    pub limits: Limits,
+}
+
+impl Default for Plan {
+    fn default() -> Self {
+        Plan {
+            tenants: vec!["sk_test_a".to_owned(), "sk_test_b".to_owned()],
+            resources: None,
+            idempotency: Idempotency::default(),
+            lookup: Lookup::default(),
+            asynchronous: None,
+            webhooks: None,
+            seed_objects: Vec::new(),
+            faults: Vec::new(),
+            // 2026-01-01T00:00:00Z: a fixed start keeps runs reproducible.
+            clock_start_ms: 1_767_225_600_000,
+            seed: 0,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// The idempotency contract the provider implements.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Idempotency {
+    /// Which behaviour the provider has.
+    pub mode: IdempotencyMode,
+    /// Keys are forgotten this long after first use (simulator clock).
+    pub retention: Duration,
+    /// `ietf` only: a create without a key is rejected with 400.
+    pub required: bool,
+}
+
+impl Default for Idempotency {
+    fn default() -> Self {
+        Idempotency {
+            mode: IdempotencyMode::None,
+            retention: Duration::from_secs(24 * 3600),
+            required: false,
+        }
+    }
+}
+
+/// The idempotency behaviours of provider-api.md, the good and the known-bad.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum IdempotencyMode {
+    /// Keys are ignored: every create is new work.
+    None,
+    /// Stripe-like: bare token, replay with `Idempotent-Replayed: true`, 400 on mismatch, 409 in flight.
+    Stripe,
+    /// IETF draft: structured-field string or token, problem+json errors (422 mismatch, 409 in flight).
+    Ietf,
+    /// Known-bad: the body is folded into the key, so a changed body runs again.
+    FingerprintInKey,
+    /// Known-bad: a changed body replays the old response.
+    NoFingerprint,
+    /// Known-bad: check-then-set, so concurrent duplicates both run.
+    Racy,
+    /// Known-bad: keys shared across tenants, leaking another tenant's response.
+    GlobalScope,
+    /// Known-bad: a failed first attempt leaves the key in flight until it expires.
+    StuckInFlight,
+}
+
+impl IdempotencyMode {
+    /// Every mode, in a stable order (for help texts and schemas).
+    pub const ALL: [IdempotencyMode; 8] = [
+        IdempotencyMode::None,
+        IdempotencyMode::Stripe,
+        IdempotencyMode::Ietf,
+        IdempotencyMode::FingerprintInKey,
+        IdempotencyMode::NoFingerprint,
+        IdempotencyMode::Racy,
+        IdempotencyMode::GlobalScope,
+        IdempotencyMode::StuckInFlight,
+    ];
+
+    /// The name used in scenarios, flags and the adapter's contract.
+    pub fn name(self) -> &'static str {
+        match self {
+            IdempotencyMode::None => "none",
+            IdempotencyMode::Stripe => "stripe",
+            IdempotencyMode::Ietf => "ietf",
+            IdempotencyMode::FingerprintInKey => "fingerprint_in_key",
+            IdempotencyMode::NoFingerprint => "no_fingerprint",
+            IdempotencyMode::Racy => "racy",
+            IdempotencyMode::GlobalScope => "global_scope",
+            IdempotencyMode::StuckInFlight => "stuck_in_flight",
+        }
+    }
+
+    /// Parses a name produced by [`IdempotencyMode::name`].
+    pub fn from_name(name: &str) -> Option<IdempotencyMode> {
+        IdempotencyMode::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+/// Which lookups the provider answers. A disabled one answers 400 `unsupported_query`
+/// (search, list) or 404 (retrieve).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lookup {
+    /// `GET /v1/{resource}/{id}`.
+    pub retrieve: bool,
+    /// `GET /v1/{resource}?client_reference=X`.
+    pub client_reference: bool,
+    /// `GET /v1/{resource}?created_gte=T&limit=N`.
+    pub list_recent: bool,
+}
+
+impl Default for Lookup {
+    fn default() -> Self {
+        Lookup { retrieve: true, client_reference: true, list_recent: true }
+    }
+}
+
+/// Asynchronous work: objects start `processing` and settle after a delay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Asynchronous {
+    /// How long after creation (simulator clock) an object settles.
+    pub settle_after: Duration,
+    /// What it settles to.
+    pub result: SettleResult,
+}
+
+/// The final status of an asynchronous object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SettleResult {
+    /// Settles `succeeded`.
+    Succeeded,
+    /// Settles `failed`: a confirmed failure, not an effect (invariant 3).
+    Failed,
+}
+
+/// Signed webhook events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Webhooks {
+    /// `whsec_<base64 key>`, as Standard Webhooks define it.
+    pub secret: String,
+}
+
+/// An object that exists before the run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeedObject {
+    /// Credential of the owning tenant.
+    pub tenant: String,
+    /// Collection name.
+    pub resource: String,
+    /// The object's arguments.
+    pub args: serde_json::Map<String, serde_json::Value>,
+    /// Optional `client_reference`.
+    pub client_reference: Option<String>,
+    /// How long before the clock's start it was created.
+    pub age: Duration,
+}
+
+/// One fault rule: which requests it matches, where it strikes, what the client sees.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FaultRule {
+    /// Which requests this rule applies to.
+    pub when: Match,
+    /// Where in the request's life the fault strikes.
+    pub at: Position,
+    /// What happens to the response (or the connection).
+    pub response: FaultResponse,
+}
+
+/// A request matcher. Every `Some` field must hold; `nth` counts the requests that
+/// match the other fields (1-based), so `nth: 2` is the second such request.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Match {
+    /// HTTP method, upper case (`POST`, `GET`).
+    pub method: Option<String>,
+    /// Collection name.
+    pub resource: Option<String>,
+    /// Kind of request.
+    pub kind: Option<RequestKind>,
+    /// Credential of the calling tenant.
+    pub tenant: Option<String>,
+    /// A query parameter that must be present (e.g. `client_reference`).
+    pub query: Option<String>,
+    /// Only the nth matching request (1-based). `None`: every matching request.
+    pub nth: Option<u32>,
+}
+
+/// What a request asks the provider to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RequestKind {
+    /// `POST /v1/{resource}`.
+    Create,
+    /// `GET /v1/{resource}/{id}`.
+    Retrieve,
+    /// `GET /v1/{resource}?client_reference=X`.
+    Search,
+    /// `GET /v1/{resource}?created_gte=...`.
+    List,
+}
+
+impl RequestKind {
+    /// The name used in scenarios and the journal.
+    pub fn name(self) -> &'static str {
+        match self {
+            RequestKind::Create => "create",
+            RequestKind::Retrieve => "retrieve",
+            RequestKind::Search => "search",
+            RequestKind::List => "list",
+        }
+    }
+}
+
+/// Where a fault strikes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Position {
+    /// Before the provider reads the request body: the request never arrives. No effect.
+    BeforeRead,
+    /// After the request is read and validated, before the effect commits.
+    BeforeCommit,
+    /// After the effect commits, on the way out.
+    AfterCommit,
+}
+
+impl Position {
+    /// The name used in scenarios and the journal.
+    pub fn name(self) -> &'static str {
+        match self {
+            Position::BeforeRead => "before_read",
+            Position::BeforeCommit => "before_commit",
+            Position::AfterCommit => "after_commit",
+        }
+    }
+}
+
+/// What the client observes. A closed set: every new fault forces every match to decide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultResponse {
+    /// Served normally (a rule that only exists to shadow later rules).
+    Ok,
+    /// Close the connection without sending a byte (FIN).
+    Drop,
+    /// Abort the connection with a TCP RST (SO_LINGER 0).
+    Reset,
+    /// Hold the response until the client gives up, at most `Limits::stall_cap`.
+    Stall {
+        /// At `before_commit`: what the provider does once the client has left.
+        then: StallThen,
+    },
+    /// Wait this long (real time), then serve normally.
+    Delay {
+        /// How long to wait.
+        delay: Duration,
+    },
+    /// Answer with this error status instead (at `after_commit`, after the effect committed).
+    Status {
+        /// HTTP status code, 400..=599.
+        code: u16,
+    },
+    /// Send status, headers and the first `bytes` bytes of the body, then close.
+    Partial {
+        /// How many body bytes get through.
+        bytes: usize,
+    },
+    /// Send status and headers, then silence until the client leaves (bounded by the cap).
+    Idle,
+}
+
+/// What a `before_commit` stall does once the client has left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StallThen {
+    /// The provider abandons the work: no effect.
+    Abandon,
+    /// The provider kept working: the effect commits after the client left.
+    Commit,
+}
+
+/// Bounds on what any request may cost (TigerBeetle style: everything has a limit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest request body accepted; larger answers 413, no effect.
+    pub max_body_bytes: usize,
+    /// Longest a stall or idle fault holds a connection (real time).
+    pub stall_cap: Duration,
+    /// Most objects a tenant may hold; beyond it creates answer 507 (bounded memory).
+    pub max_objects: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_body_bytes: 64 * 1024,
+            stall_cap: Duration::from_secs(30),
+            max_objects: 1_000_000,
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! What the simulator remembers: the ledger of effects, the journal of requests,
+//! and the webhook events it produced. These are plain data the harness reads.
+
+use serde::Serialize;
+
+use crate::plan::{FaultResponse, Position, RequestKind};
+
+/// The status of a provider object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ObjectStatus {
+    /// Asynchronous work still running.
+    Processing,
+    /// Done.
+    Succeeded,
+    /// Asynchronous work that settled as a failure: a confirmed failure, not an effect.
+    Failed,
+}
+
+/// One effect: an object the provider created. The ground truth the harness checks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Effect {
+    /// Position in the ledger, from 1.
+    pub seq: u64,
+    /// Object id (`tkt_…`).
+    pub id: String,
+    /// Credential of the owning tenant.
+    pub tenant: String,
+    /// Collection name.
+    pub resource: String,
+    /// The operation's arguments (the body without reserved fields).
+    pub args: serde_json::Map<String, serde_json::Value>,
+    /// The reserved `client_reference`, if sent.
+    pub client_reference: Option<String>,
+    /// The reserved `metadata`, if sent.
+    pub metadata: Option<serde_json::Value>,
+    /// The `Idempotency-Key` as received (raw header value), if any.
+    pub idempotency_key: Option<String>,
+    /// Canonical JSON of the request body (object keys sorted).
+    pub fingerprint: String,
+    /// 1-based count of create requests with this tenant, resource and fingerprint,
+    /// up to the one that made this effect (2 = the second attempt committed again).
+    pub attempt: u32,
+    /// Creation time, simulator clock, ms since the Unix epoch.
+    pub created_at_ms: i64,
+    /// Current status (asynchronous objects move from `processing`).
+    pub status: ObjectStatus,
+    /// The journal entry of the request that created it; `None` for seed objects.
+    pub request_seq: Option<u64>,
+}
+
+/// How a response ended, as the client saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "fate", rename_all = "snake_case")]
+pub enum ResponseFate {
+    /// Still being handled when the journal was read.
+    InProgress,
+    /// A complete response with this status.
+    Sent {
+        /// HTTP status sent.
+        status: u16,
+    },
+    /// Connection closed without a byte.
+    Dropped,
+    /// Connection aborted with a TCP RST.
+    Reset,
+    /// Held until the client left (`client_left`) or the cap ran out.
+    Stalled {
+        /// True when the client closed first; false when the cap ended the stall.
+        client_left: bool,
+    },
+    /// Status and headers, then `bytes` body bytes, then close.
+    Truncated {
+        /// HTTP status sent.
+        status: u16,
+        /// Body bytes that got through.
+        bytes: usize,
+    },
+    /// Status and headers, then silence until the client left or the cap ran out.
+    Idle {
+        /// HTTP status sent.
+        status: u16,
+        /// True when the client closed first.
+        client_left: bool,
+    },
+}
+
+/// The fault a request met.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AppliedFault {
+    /// Index of the rule in the plan's fault list (0-based).
+    pub rule: usize,
+    /// Where it struck.
+    pub at: Position,
+    /// What it did.
+    pub response: FaultResponse,
+}
+
+/// One request as the provider saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JournalEntry {
+    /// Position in the journal, from 1.
+    pub seq: u64,
+    /// Arrival time, simulator clock, ms since the Unix epoch.
+    pub at_ms: i64,
+    /// Real time since the simulator started, when the request arrived (ms).
+    pub real_start_ms: u64,
+    /// Real time since the simulator started, when the response ended (ms); `None` in progress.
+    pub real_end_ms: Option<u64>,
+    /// The tenant, when the credential was valid.
+    pub tenant: Option<String>,
+    /// HTTP method.
+    pub method: String,
+    /// Path without the query.
+    pub path: String,
+    /// Raw query string, if any.
+    pub query: Option<String>,
+    /// What the request asked for, when it addressed a collection.
+    pub kind: Option<RequestKind>,
+    /// Collection name, when the path named one.
+    pub resource: Option<String>,
+    /// Raw `Idempotency-Key` header, if any.
+    pub idempotency_key: Option<String>,
+    /// Canonical JSON of the body, for creates whose body was read and parsed.
+    pub fingerprint: Option<String>,
+    /// The fault that struck, if a rule matched.
+    pub fault: Option<AppliedFault>,
+    /// The id of the effect this request committed, if it committed one.
+    pub effect: Option<String>,
+    /// True when the response was an idempotent replay of a saved response.
+    pub replayed: bool,
+    /// How the response ended.
+    pub fate: ResponseFate,
+}
+
+/// The kind of a webhook event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// `{resource}.created`, on commit.
+    Created,
+    /// `{resource}.succeeded`, when asynchronous work settles as a success.
+    Succeeded,
+    /// `{resource}.failed`, when asynchronous work settles as a failure.
+    Failed,
+}
+
+impl EventKind {
+    /// The suffix used in event types and scenarios.
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::Created => "created",
+            EventKind::Succeeded => "succeeded",
+            EventKind::Failed => "failed",
+        }
+    }
+}
+
+/// An event the provider produced. It is never sent by the simulator; the harness
+/// delivers it (signed afresh by [`crate::Simulator::sign`]) when a scenario says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// `evt_…`, the same on every delivery.
+    pub id: String,
+    /// What happened.
+    pub kind: EventKind,
+    /// `{resource}.{kind}`.
+    pub event_type: String,
+    /// The object's id.
+    pub object_id: String,
+    /// The owning tenant.
+    pub tenant: String,
+    /// When it was produced, simulator clock.
+    pub created_at_ms: i64,
+    /// The JSON payload, fixed when the event was produced.
+    pub body: String,
+}
+
+/// One signed delivery of an event: the headers and the raw body to hand the adapter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    /// `webhook-id`, `webhook-timestamp`, `webhook-signature`, `content-type`.
+    pub headers: std::collections::BTreeMap<String, String>,
+    /// The raw body.
+    pub body: String,
+}
