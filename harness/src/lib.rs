@@ -4,3 +4,6 @@
 
 pub mod adapter;
 pub mod protocol;
+pub mod reference;
+pub mod scenario;
+pub mod serve_call;
