@@ -19,7 +19,7 @@ use std::io::{self, Write};
 use serde_json::Value;
 
 use super::{escape, EvidenceMarks};
-use crate::model::{CallEnd, CallRecord, Check, Evidence, ScenarioReport};
+use crate::model::{CallEnd, CallRecord, Check, Evidence, OutcomeKind, ScenarioReport};
 use crate::text;
 
 /// Width of the lane labels on the left.
@@ -576,10 +576,9 @@ fn outcome_items(scenario: &ScenarioReport) -> Vec<Item> {
         .iter()
         .filter_map(|call| {
             let outcome = call.reply.as_ref()?.get("outcome")?.as_str()?;
-            let class = match outcome {
-                "succeeded" | "failed" | "pending" | "unknown" => outcome,
-                _ => "other",
-            };
+            // The class comes from our own names, never from the reply's text.
+            let kind = serde_json::from_value::<OutcomeKind>(Value::String(outcome.to_string()));
+            let class = kind.map_or("other", OutcomeKind::as_str);
             Some(Item {
                 key: format!("call-{}{OUTCOME_KEY_SUFFIX}", call.index),
                 classes: format!("outcome outcome-{class}"),
