@@ -537,3 +537,428 @@ impl Adapter for ReferenceAdapter {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The calls without a provider, or against a loopback listener that
+    //! accepts and hangs up (so every answer is lost). The simulator-backed
+    //! tests live in `harness/tests/reference_adapter.rs`.
+    #![allow(clippy::unwrap_used)]
+
+    use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use base64::Engine as _;
+    use hmac::{Hmac, Mac};
+    use serde_json::json;
+    use tokio::io::AsyncReadExt;
+
+    use super::*;
+    use crate::protocol::{
+        ContractIdempotency, ContractLookup, ContractWebhooks, Operation, ProviderInfo, Resolution,
+    };
+
+    const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    const NOW: &str = "2026-01-01T00:00:00Z";
+    const NOW_S: i64 = 1_767_225_600;
+
+    fn common(base_url: &str, mode: &str, lookup: bool) -> Common {
+        Common {
+            protocol: 1,
+            now: NOW.to_owned(),
+            provider: ProviderInfo {
+                base_url: base_url.to_owned(),
+                credential: "sk_test_a".to_owned(),
+                contract: Contract {
+                    idempotency: ContractIdempotency {
+                        mode: mode.to_owned(),
+                        header: "Idempotency-Key".to_owned(),
+                        retention_s: 86_400,
+                    },
+                    lookup: ContractLookup {
+                        retrieve: lookup,
+                        client_reference: lookup,
+                        list_recent: lookup,
+                    },
+                    asynchronous: false,
+                    webhooks: Some(ContractWebhooks {
+                        secret: SECRET.to_owned(),
+                    }),
+                },
+            },
+            client_timeout_ms: 2_000,
+        }
+    }
+
+    fn operation(id: &str) -> Operation {
+        let mut args = serde_json::Map::new();
+        args.insert("title".into(), "Purchase review".into());
+        Operation {
+            id: id.into(),
+            action: "create".into(),
+            resource: "tickets".into(),
+            args,
+        }
+    }
+
+    /// A loopback listener that accepts, reads a little, and hangs up: every
+    /// request is received and every answer lost. Counts connections.
+    async fn hang_up_server() -> (String, Arc<AtomicUsize>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let count = Arc::new(AtomicUsize::new(0));
+        let seen = count.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                seen.fetch_add(1, Ordering::SeqCst);
+                let mut buf = [0u8; 4096];
+                let _ = socket.read(&mut buf).await;
+                drop(socket);
+            }
+        });
+        (format!("http://{addr}"), count)
+    }
+
+    fn adapter(dir: &std::path::Path) -> ReferenceAdapter {
+        ReferenceAdapter::new(Store::open(dir).unwrap())
+    }
+
+    fn op_request(id: &str, common: &Common) -> OperationRequest {
+        OperationRequest {
+            operation_id: id.into(),
+            common: common.clone(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_lost_answer_is_unknown_and_retried_once_with_the_same_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let (url, connections) = hang_up_server().await;
+        let common = common(&url, "stripe", true);
+        let adapter = adapter(dir.path());
+        let reply = adapter
+            .execute(ExecuteRequest {
+                operation: operation("op-1"),
+                common: common.clone(),
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            (reply.outcome, reply.needs_review),
+            (OutcomeKind::Unknown, false)
+        );
+        assert!(
+            reply.evidence.contains("retry with the same key"),
+            "{}",
+            reply.evidence
+        );
+        assert!(
+            reply.evidence.contains("may or may not have committed"),
+            "{}",
+            reply.evidence
+        );
+        assert_eq!(connections.load(Ordering::SeqCst), 2);
+        // The record is durable and status reads it without a request.
+        let record = Store::open(dir.path())
+            .unwrap()
+            .load(&OpId::parse("op-1").unwrap())
+            .unwrap();
+        let record = record.unwrap();
+        assert_eq!(
+            (record.key.as_str(), record.first_sent_at.as_str()),
+            ("lr-op-1", NOW)
+        );
+        let status = adapter.status(op_request("op-1", &common)).await.unwrap();
+        assert_eq!(status, reply);
+        assert_eq!(connections.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn without_keys_or_lookups_a_person_is_asked_and_nothing_is_resent() {
+        let dir = tempfile::tempdir().unwrap();
+        let (url, connections) = hang_up_server().await;
+        let common = common(&url, "none", false);
+        let adapter = adapter(dir.path());
+        let reply = adapter
+            .execute(ExecuteRequest {
+                operation: operation("op-1"),
+                common: common.clone(),
+            })
+            .await
+            .unwrap();
+        assert_eq!(reply.outcome, OutcomeKind::Unknown);
+        assert_eq!(
+            connections.load(Ordering::SeqCst),
+            1,
+            "no immediate retry without keys"
+        );
+        let reply = adapter
+            .reconcile(op_request("op-1", &common))
+            .await
+            .unwrap();
+        assert_eq!(
+            (reply.outcome, reply.needs_review),
+            (OutcomeKind::Unknown, true)
+        );
+        assert!(
+            reply.evidence.starts_with("no idempotency and no lookup"),
+            "{}",
+            reply.evidence
+        );
+        // Executing again never re-creates a known operation.
+        let again = adapter
+            .execute(ExecuteRequest {
+                operation: operation("op-1"),
+                common: common.clone(),
+            })
+            .await
+            .unwrap();
+        assert_eq!(again.outcome, OutcomeKind::Unknown);
+        assert_eq!(connections.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn lookups_that_fail_three_times_stop_automation() {
+        let dir = tempfile::tempdir().unwrap();
+        let (url, connections) = hang_up_server().await;
+        // Keys exist but have expired by the time of the reconciles.
+        let mut common = common(&url, "stripe", true);
+        let adapter = adapter(dir.path());
+        adapter
+            .execute(ExecuteRequest {
+                operation: operation("op-1"),
+                common: common.clone(),
+            })
+            .await
+            .unwrap();
+        common.now = "2026-01-02T01:00:00Z".to_owned();
+        for round in 1..=3 {
+            let reply = adapter
+                .reconcile(op_request("op-1", &common))
+                .await
+                .unwrap();
+            assert_eq!(reply.outcome, OutcomeKind::Unknown);
+            assert_eq!(
+                reply.needs_review,
+                round == 3,
+                "round {round}: {}",
+                reply.evidence
+            );
+            assert!(
+                reply.evidence.contains("search by client_reference"),
+                "{}",
+                reply.evidence
+            );
+        }
+        // Two creates from execute, then one (failed) search per reconcile: no re-create.
+        assert_eq!(connections.load(Ordering::SeqCst), 5);
+    }
+
+    #[tokio::test]
+    async fn refused_operation_ids_never_touch_the_file_system() {
+        let dir = tempfile::tempdir().unwrap();
+        let common = common("http://127.0.0.1:9", "stripe", true);
+        let adapter = adapter(dir.path());
+        for bad in ["../escape", "a/b", ""] {
+            let reply = adapter
+                .execute(ExecuteRequest {
+                    operation: operation(bad),
+                    common: common.clone(),
+                })
+                .await
+                .unwrap();
+            assert_eq!(reply.outcome, OutcomeKind::Unknown);
+            assert!(reply.evidence.starts_with("refused"), "{}", reply.evidence);
+            let status = adapter.status(op_request(bad, &common)).await.unwrap();
+            assert!(
+                status.evidence.starts_with("refused"),
+                "{}",
+                status.evidence
+            );
+        }
+        assert!(!dir.path().join("escape.json").exists());
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("ops")).unwrap().count(),
+            0
+        );
+    }
+
+    fn seed(dir: &std::path::Path, id: &str) {
+        let record = OpRecord {
+            operation: operation(id),
+            key: format!("lr-{id}"),
+            client_reference: id.into(),
+            first_sent_at: NOW.into(),
+            outcome: OutcomeKind::Unknown,
+            provider_ref: None,
+            needs_review: true,
+            evidence: "create about to be sent".into(),
+            inconclusive: 0,
+            events_seen: vec![],
+        };
+        Store::open(dir).unwrap().save(&record).unwrap();
+    }
+
+    fn delivery(event_id: &str, kind: &str, status: &str, obj: &str, ts: i64) -> WebhookRequest {
+        let body = json!({"id": event_id, "type": format!("tickets.{kind}"), "created_at": NOW,
+            "data": {"id": obj, "object": "tickets", "status": status, "client_reference": "op-1",
+                     "metadata": {"operation_id": "op-1"}}})
+        .to_string();
+        let headers = BTreeMap::from([("webhook-id".to_owned(), event_id.to_owned())]);
+        let unsigned = WebhookRequest {
+            headers,
+            body,
+            common: common("http://127.0.0.1:9", "stripe", true),
+        };
+        resign(unsigned, ts)
+    }
+
+    /// Signs the delivery's body afresh, as the sender does on every delivery.
+    fn resign(mut delivery: WebhookRequest, ts: i64) -> WebhookRequest {
+        let event_id = delivery.headers["webhook-id"].clone();
+        let key = base64::engine::general_purpose::STANDARD
+            .decode(SECRET.trim_start_matches("whsec_"))
+            .unwrap();
+        let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&key).unwrap();
+        mac.update(format!("{event_id}.{ts}.{}", delivery.body).as_bytes());
+        let signature =
+            base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
+        delivery
+            .headers
+            .insert("webhook-timestamp".to_owned(), ts.to_string());
+        delivery
+            .headers
+            .insert("webhook-signature".to_owned(), format!("v1,{signature}"));
+        delivery
+    }
+
+    #[tokio::test]
+    async fn webhooks_are_verified_deduplicated_and_never_regress() {
+        let dir = tempfile::tempdir().unwrap();
+        seed(dir.path(), "op-1");
+        let adapter = adapter(dir.path());
+        let status_common = common("http://127.0.0.1:9", "stripe", true);
+        let status = || adapter.status(op_request("op-1", &status_common));
+        let ours = WebhookReply {
+            accepted: true,
+            operation_id: Some("op-1".into()),
+        };
+
+        let mut forged = delivery("evt_1", "succeeded", "succeeded", "tkt_forged", NOW_S);
+        forged
+            .headers
+            .insert("webhook-signature".into(), "v1,AAAA".into());
+        assert_eq!(adapter.webhook(forged).await.unwrap(), REJECTED);
+        let stale = delivery("evt_1", "succeeded", "succeeded", "tkt_1", NOW_S - 301);
+        assert_eq!(adapter.webhook(stale).await.unwrap(), REJECTED);
+        assert_eq!(status().await.unwrap().outcome, OutcomeKind::Unknown);
+
+        let created = delivery("evt_1", "created", "processing", "tkt_1", NOW_S);
+        assert_eq!(adapter.webhook(created.clone()).await.unwrap(), ours);
+        let reply = status().await.unwrap();
+        assert_eq!(
+            (reply.outcome, reply.provider_ref.as_deref()),
+            (OutcomeKind::Pending, Some("tkt_1"))
+        );
+        assert!(!reply.needs_review, "evidence ends the review");
+        assert!(reply.evidence.contains("evt_1"), "{}", reply.evidence);
+
+        let settled = delivery("evt_2", "succeeded", "succeeded", "tkt_1", NOW_S);
+        assert_eq!(adapter.webhook(settled).await.unwrap(), ours);
+        assert_eq!(status().await.unwrap().outcome, OutcomeKind::Succeeded);
+
+        // A repeat and a late event change nothing once terminal.
+        assert_eq!(adapter.webhook(created).await.unwrap(), ours);
+        let late = delivery("evt_3", "failed", "failed", "tkt_1", NOW_S);
+        assert_eq!(adapter.webhook(late).await.unwrap(), ours);
+        let reply = status().await.unwrap();
+        assert_eq!(
+            (reply.outcome, reply.provider_ref.as_deref()),
+            (OutcomeKind::Succeeded, Some("tkt_1"))
+        );
+        let record = Store::open(dir.path())
+            .unwrap()
+            .load(&OpId::parse("op-1").unwrap())
+            .unwrap()
+            .unwrap();
+        assert_eq!(record.events_seen, vec!["evt_1", "evt_2", "evt_3"]);
+
+        // An authentic event about an operation the store never saw.
+        let other = delivery("evt_4", "created", "succeeded", "tkt_4", NOW_S);
+        let other = WebhookRequest {
+            body: other.body.replace("op-1", "op-9"),
+            ..other
+        };
+        let other = resign(other, NOW_S);
+        assert_eq!(adapter.webhook(other).await.unwrap(), NOTHING_TO_APPLY);
+    }
+
+    #[tokio::test]
+    async fn an_operators_resolution_is_final() {
+        let dir = tempfile::tempdir().unwrap();
+        seed(dir.path(), "op-1");
+        let adapter = adapter(dir.path());
+        let common = common("http://127.0.0.1:9", "none", false);
+        let resolve = |outcome, provider_ref: Option<&str>| ResolveRequest {
+            operation_id: "op-1".into(),
+            resolution: Resolution {
+                outcome,
+                provider_ref: provider_ref.map(str::to_owned),
+                evidence: "found it in the console".into(),
+                by: "operator".into(),
+            },
+            common: common.clone(),
+        };
+        let reply = adapter
+            .resolve(resolve(OutcomeKind::Succeeded, Some("tkt_1")))
+            .await
+            .unwrap();
+        assert_eq!(
+            reply,
+            OutcomeReply {
+                operation_id: "op-1".into(),
+                outcome: OutcomeKind::Succeeded,
+                provider_ref: Some("tkt_1".into()),
+                needs_review: false,
+                evidence: "operator: found it in the console".into(),
+            }
+        );
+        let again = adapter
+            .resolve(resolve(OutcomeKind::Failed, None))
+            .await
+            .unwrap();
+        assert_eq!(
+            (again.outcome, again.provider_ref.as_deref()),
+            (OutcomeKind::Succeeded, Some("tkt_1"))
+        );
+        assert!(
+            again.evidence.starts_with("resolution ignored"),
+            "{}",
+            again.evidence
+        );
+        // Neither reconcile nor execute touch a resolved operation (the provider
+        // address is unreachable: any request would show as an unknown).
+        let reconciled = adapter
+            .reconcile(op_request("op-1", &common))
+            .await
+            .unwrap();
+        assert_eq!(reconciled, reply);
+        let executed = adapter
+            .execute(ExecuteRequest {
+                operation: operation("op-1"),
+                common: common.clone(),
+            })
+            .await
+            .unwrap();
+        assert_eq!(executed, reply);
+        let unknown = adapter
+            .resolve(ResolveRequest {
+                operation_id: "op-2".into(),
+                ..resolve(OutcomeKind::Failed, None)
+            })
+            .await
+            .unwrap();
+        assert_eq!(unknown.evidence, NO_RECORD);
+    }
+}
