@@ -67,8 +67,8 @@ pub(super) async fn run(args: RunArgs) -> i32 {
     let mut formats = Vec::new();
     for name in &args.format {
         match Format::parse(name.trim()) {
-            Some(f) => formats.push(f),
-            None => return usage(&format!("--format: unknown format {name:?} (json, junit, markdown, html)")),
+            Ok(f) => formats.push(f),
+            Err(e) => return usage(&format!("--format: {e}")),
         }
     }
     if args.jobs == Some(0) {

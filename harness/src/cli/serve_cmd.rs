@@ -83,7 +83,7 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
             eprintln!("lostreply serve: {e}");
             return match e {
                 simulator::StartError::Bind { .. } => exit::ADAPTER_OR_INFRA,
-                simulator::StartError::InvalidPlan(_) | simulator::StartError::ControlUnguarded(_) => exit::BAD_INPUT,
+                simulator::StartError::InvalidPlan(_) | simulator::StartError::ControlUnguarded(_) | simulator::StartError::BadControlToken => exit::BAD_INPUT,
             };
         }
     };
