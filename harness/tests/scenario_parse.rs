@@ -431,3 +431,16 @@ fn load_reports_bytes_that_are_not_utf8() {
         diagnostic.message
     );
 }
+
+#[test]
+fn the_documented_example_parses() {
+    let doc = include_str!("../../docs/scenario-format.md");
+    let start = doc.rfind("```yaml\n").unwrap() + "```yaml\n".len();
+    let example = &doc[start..];
+    let example = &example[..example.find("```").unwrap()];
+    let s = parse_ok(example);
+    assert_eq!(s.id, "lost-after-commit");
+    assert_eq!(s.plan.faults[0].at, Position::AfterCommit);
+    assert_eq!(s.plan.faults[1].at, Position::BeforeCommit);
+    assert_eq!(s.steps.len(), 6);
+}
