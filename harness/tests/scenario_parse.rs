@@ -50,7 +50,12 @@ fn full_scenario_top_level_and_provider() {
     assert_eq!(plan.tenants, vec!["sk_test_a", "sk_test_b", "sk_test_c"]);
     assert_eq!(
         plan.resources,
-        Some(["refunds", "tickets"].into_iter().map(String::from).collect::<BTreeSet<_>>())
+        Some(
+            ["refunds", "tickets"]
+                .into_iter()
+                .map(String::from)
+                .collect::<BTreeSet<_>>()
+        )
     );
     assert_eq!(plan.idempotency.mode, IdempotencyMode::Stripe);
     assert_eq!(plan.idempotency.retention, secs(24 * 3600));
@@ -61,7 +66,10 @@ fn full_scenario_top_level_and_provider() {
     let asynchronous = plan.asynchronous.unwrap();
     assert_eq!(asynchronous.settle_after, secs(60));
     assert_eq!(asynchronous.result, SettleResult::Succeeded);
-    assert_eq!(plan.webhooks.as_ref().unwrap().secret, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+    assert_eq!(
+        plan.webhooks.as_ref().unwrap().secret,
+        "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+    );
     assert_eq!(plan.limits.stall_cap, secs(2));
     assert_eq!(plan.limits.max_body_bytes, 4096);
     assert_eq!(plan.limits.max_objects, Plan::default().limits.max_objects);
@@ -92,7 +100,10 @@ fn full_scenario_operations_keep_yaml_types() {
     // `y` is not a boolean (YAML 1.2 core booleans only).
     assert_eq!(op.args.get("flag").unwrap(), "y");
     // Argument order is the file's.
-    assert_eq!(op.args.keys().collect::<Vec<_>>(), vec!["title", "amount", "flag"]);
+    assert_eq!(
+        op.args.keys().collect::<Vec<_>>(),
+        vec!["title", "amount", "flag"]
+    );
     assert!(s.operations[1].args.is_empty());
 }
 
@@ -121,7 +132,9 @@ fn full_scenario_faults() {
                 w.nth = Some(2);
             }),
             Position::BeforeCommit,
-            FaultResponse::Stall { then: StallThen::Commit },
+            FaultResponse::Stall {
+                then: StallThen::Commit,
+            },
         ),
         rule(
             m(|w| {
@@ -130,7 +143,9 @@ fn full_scenario_faults() {
             }),
             // `then` given, `at` not: a stall about the commit strikes before it.
             Position::BeforeCommit,
-            FaultResponse::Stall { then: StallThen::Abandon },
+            FaultResponse::Stall {
+                then: StallThen::Abandon,
+            },
         ),
         rule(
             m(|w| {
@@ -179,7 +194,9 @@ fn full_scenario_faults() {
                 w.nth = Some(2);
             }),
             Position::BeforeRead,
-            FaultResponse::Stall { then: StallThen::Abandon },
+            FaultResponse::Stall {
+                then: StallThen::Abandon,
+            },
         ),
         rule(
             m(|w| {
@@ -199,18 +216,50 @@ fn full_scenario_steps() {
     let s = parse_ok(FULL);
     let op = |id: &str| id.to_owned();
     let expected = vec![
-        Step::Execute { op: op("op-1"), crash: None },
-        Step::Execute { op: op("op-1"), crash: Some(CrashPoint::AfterCommit) },
-        Step::Advance { by: secs(25 * 3600) },
-        Step::Reconcile { op: op("op-1"), crash: None },
+        Step::Execute {
+            op: op("op-1"),
+            crash: None,
+        },
+        Step::Execute {
+            op: op("op-1"),
+            crash: Some(CrashPoint::AfterCommit),
+        },
+        Step::Advance {
+            by: secs(25 * 3600),
+        },
+        Step::Reconcile {
+            op: op("op-1"),
+            crash: None,
+        },
         Step::Parallel(vec![
-            Step::Reconcile { op: op("op-1"), crash: None },
-            Step::Reconcile { op: op("op-1"), crash: None },
+            Step::Reconcile {
+                op: op("op-1"),
+                crash: None,
+            },
+            Step::Reconcile {
+                op: op("op-1"),
+                crash: None,
+            },
             Step::Status { op: op("op-2") },
         ]),
-        Step::Webhook { op: op("op-1"), event: EventKind::Created, deliveries: 1, forged: false },
-        Step::Webhook { op: op("op-1"), event: EventKind::Succeeded, deliveries: 2, forged: false },
-        Step::Webhook { op: op("op-1"), event: EventKind::Failed, deliveries: 1, forged: true },
+        Step::Webhook {
+            op: op("op-1"),
+            event: EventKind::Created,
+            deliveries: 1,
+            forged: false,
+        },
+        Step::Webhook {
+            op: op("op-1"),
+            event: EventKind::Succeeded,
+            deliveries: 2,
+            forged: false,
+        },
+        Step::Webhook {
+            op: op("op-1"),
+            event: EventKind::Failed,
+            deliveries: 1,
+            forged: true,
+        },
         Step::Resolve {
             op: op("op-2"),
             outcome: OutcomeKind::Failed,
@@ -230,7 +279,10 @@ fn full_scenario_steps() {
             evidence: "operator decision".to_owned(),
         },
         Step::Status { op: op("op-1") },
-        Step::Reconcile { op: op("op-2"), crash: Some(CrashPoint::AfterCommit) },
+        Step::Reconcile {
+            op: op("op-2"),
+            crash: Some(CrashPoint::AfterCommit),
+        },
     ];
     assert_eq!(s.steps, expected);
 }
@@ -240,9 +292,16 @@ fn full_scenario_expectations() {
     let s = parse_ok(FULL);
     let e = &s.expect;
     assert_eq!(e.final_outcomes["op-1"], vec![OutcomeKind::Succeeded]);
-    assert_eq!(e.final_outcomes["op-2"], vec![OutcomeKind::Failed], "a single name is a list of one");
+    assert_eq!(
+        e.final_outcomes["op-2"],
+        vec![OutcomeKind::Failed],
+        "a single name is a list of one"
+    );
     assert_eq!(e.after_step.keys().copied().collect::<Vec<_>>(), vec![4, 5]);
-    assert_eq!(e.after_step[&4]["op-1"], vec![OutcomeKind::Pending, OutcomeKind::Unknown]);
+    assert_eq!(
+        e.after_step[&4]["op-1"],
+        vec![OutcomeKind::Pending, OutcomeKind::Unknown]
+    );
     assert_eq!(e.after_step[&5]["op-1"], vec![OutcomeKind::Succeeded]);
     assert_eq!(e.after_step[&5]["op-2"], vec![OutcomeKind::Unknown]);
     assert_eq!(e.effects["op-1"], 1);
@@ -329,7 +388,11 @@ fn fault_defaults_for_position() {
             Position::AfterCommit,
         ]
     );
-    assert_eq!(s.plan.faults[4].when, Match::default(), "no `when`: every request");
+    assert_eq!(
+        s.plan.faults[4].when,
+        Match::default(),
+        "no `when`: every request"
+    );
 }
 
 #[test]
@@ -362,5 +425,22 @@ fn load_reports_bytes_that_are_not_utf8() {
     let err = scenario::load(&path).unwrap_err();
     let diagnostic = &err.diagnostics()[0];
     assert_eq!((diagnostic.line, diagnostic.column), (2, 5));
-    assert!(diagnostic.message.contains("not UTF-8"), "{}", diagnostic.message);
+    assert!(
+        diagnostic.message.contains("not UTF-8"),
+        "{}",
+        diagnostic.message
+    );
+}
+
+#[test]
+fn the_documented_example_parses() {
+    let doc = include_str!("../../docs/scenario-format.md");
+    let start = doc.rfind("```yaml\n").unwrap() + "```yaml\n".len();
+    let example = &doc[start..];
+    let example = &example[..example.find("```").unwrap()];
+    let s = parse_ok(example);
+    assert_eq!(s.id, "lost-after-commit");
+    assert_eq!(s.plan.faults[0].at, Position::AfterCommit);
+    assert_eq!(s.plan.faults[1].at, Position::BeforeCommit);
+    assert_eq!(s.steps.len(), 6);
 }

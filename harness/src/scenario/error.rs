@@ -29,7 +29,11 @@ impl fmt::Display for Diagnostic {
         if self.line == 0 {
             return write!(f, "{}: {}", self.path, self.message);
         }
-        write!(f, "{}:{}:{}: {}", self.path, self.line, self.column, self.message)?;
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.path, self.line, self.column, self.message
+        )?;
         if let Some(source) = &self.source_line {
             let (shown, caret_at) = window(source, self.column);
             let gutter = self.line.to_string();
@@ -56,10 +60,15 @@ fn window(line: &str, column: u64) -> (String, usize) {
     if total <= SHOWN_CHARS {
         return (line.to_owned(), caret.min(total));
     }
-    let start = caret.saturating_sub(SHOWN_CHARS / 2).min(total - SHOWN_CHARS);
+    let start = caret
+        .saturating_sub(SHOWN_CHARS / 2)
+        .min(total - SHOWN_CHARS);
     let shown: String = line.chars().skip(start).take(SHOWN_CHARS).collect();
     let prefix = if start > 0 { "…" } else { "" };
-    (format!("{prefix}{shown}…"), caret - start + usize::from(start > 0))
+    (
+        format!("{prefix}{shown}…"),
+        caret - start + usize::from(start > 0),
+    )
 }
 
 /// Why a scenario could not be loaded. Both variants are bad input (the CLI's exit code 2).
@@ -95,7 +104,11 @@ impl ScenarioError {
 }
 
 fn render(diagnostics: &[Diagnostic], omitted: usize) -> String {
-    let mut text = diagnostics.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n");
+    let mut text = diagnostics
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n");
     if omitted > 0 {
         text.push_str(&format!("\n... and {omitted} more"));
     }
@@ -112,7 +125,11 @@ pub(crate) struct Diagnostics<'a> {
 
 impl<'a> Diagnostics<'a> {
     pub fn new(path: &'a str, source: &'a str) -> Self {
-        Diagnostics { path, source, found: Vec::new() }
+        Diagnostics {
+            path,
+            source,
+            found: Vec::new(),
+        }
     }
 
     /// Records a problem at `pos`.
@@ -142,7 +159,10 @@ impl<'a> Diagnostics<'a> {
                 source_line: source_line(self.source, pos.line),
             })
             .collect();
-        ScenarioError::Invalid { diagnostics, omitted }
+        ScenarioError::Invalid {
+            diagnostics,
+            omitted,
+        }
     }
 }
 
@@ -159,7 +179,11 @@ fn split_yaml_lines(source: &str) -> impl Iterator<Item = &str> {
         let text = rest?;
         match text.find(['\n', '\r']) {
             Some(end) => {
-                let skip = if text[end..].starts_with("\r\n") { 2 } else { 1 };
+                let skip = if text[end..].starts_with("\r\n") {
+                    2
+                } else {
+                    1
+                };
                 rest = Some(&text[end + skip..]);
                 Some(&text[..end])
             }
@@ -176,8 +200,11 @@ fn split_yaml_lines(source: &str) -> impl Iterator<Item = &str> {
 fn clean(text: &str) -> String {
     text.chars()
         .flat_map(|c| {
-            let visible: Vec<char> =
-                if c.is_control() && c != '\t' { c.escape_default().collect() } else { vec![c] };
+            let visible: Vec<char> = if c.is_control() && c != '\t' {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
             visible
         })
         .collect()

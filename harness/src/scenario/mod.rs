@@ -33,7 +33,10 @@ pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 /// Reads and validates the scenario file at `path` (named in diagnostics as given).
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     let shown = path.display().to_string();
-    let read_error = |source| ScenarioError::Read { path: shown.clone(), source };
+    let read_error = |source| ScenarioError::Read {
+        path: shown.clone(),
+        source,
+    };
     let size = std::fs::metadata(path).map_err(read_error)?.len();
     if size > MAX_FILE_BYTES {
         let mut d = Diagnostics::new(&shown, "");
@@ -62,18 +65,27 @@ pub fn parse(text: &str, path: &str) -> Result<Scenario, ScenarioError> {
     if text.len() as u64 > MAX_FILE_BYTES {
         d.error(
             Pos { line: 0, column: 0 },
-            format!("the text is {} bytes; a scenario may have at most {MAX_FILE_BYTES}", text.len()),
+            format!(
+                "the text is {} bytes; a scenario may have at most {MAX_FILE_BYTES}",
+                text.len()
+            ),
         );
         return Err(d.into_error());
     }
     if is_blank(text) {
-        d.error(Pos::START, "the file is empty: a scenario starts with `version: 1`");
+        d.error(
+            Pos::START,
+            "the file is empty: a scenario starts with `version: 1`",
+        );
         return Err(d.into_error());
     }
     let raw = match serde_saphyr::from_str_with_options::<raw::RawScenario>(text, yaml_options()) {
         Ok(raw) => raw,
         Err(err) => {
-            let pos = err.location().map_or(Pos::START, |at| Pos { line: at.line(), column: at.column() });
+            let pos = err.location().map_or(Pos::START, |at| Pos {
+                line: at.line(),
+                column: at.column(),
+            });
             d.error(pos, yaml_message(&err));
             return Err(d.into_error());
         }
@@ -98,14 +110,18 @@ fn yaml_options() -> serde_saphyr::Options {
 /// The reader's message, with its terse type names made readable.
 fn yaml_message(err: &serde_saphyr::Error) -> String {
     use serde_saphyr::MessageFormatter as _;
-    let message = serde_saphyr::DefaultMessageFormatter.format_message(err).into_owned();
+    let message = serde_saphyr::DefaultMessageFormatter
+        .format_message(err)
+        .into_owned();
     let whole = |max: u64| format!("expected a whole number from 0 to {max}");
     match message.as_str() {
         "invalid u8" => whole(u8::MAX.into()),
         "invalid u16" => whole(u16::MAX.into()),
         "invalid u32" => whole(u32::MAX.into()),
         "invalid u64" => whole(u64::MAX),
-        "expected mapping start" => "expected a mapping (`key: value` lines or {key: value})".to_owned(),
+        "expected mapping start" => {
+            "expected a mapping (`key: value` lines or {key: value})".to_owned()
+        }
         "expected sequence start" => "expected a list (`- item` lines or [a, b])".to_owned(),
         _ => message,
     }
@@ -122,6 +138,10 @@ fn is_blank(text: &str) -> bool {
 /// The position just after `text` (where the first bad byte of a file sits).
 fn end_of(text: &str) -> Pos {
     let line = text.matches('\n').count() as u64 + 1;
-    let column = text.rsplit('\n').next().map_or(0, |last| last.chars().count()) as u64 + 1;
+    let column = text
+        .rsplit('\n')
+        .next()
+        .map_or(0, |last| last.chars().count()) as u64
+        + 1;
     Pos { line, column }
 }

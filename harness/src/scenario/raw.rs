@@ -326,6 +326,8 @@ pub(crate) enum RawResponse {
     Status(Sp<u64>),
     /// Send this many body bytes, then close.
     Partial(Sp<u64>),
+    /// A plain name that is no response (reported by validation, at its place).
+    Unknown(String),
 }
 
 /// The plain-name responses, as written.
@@ -354,10 +356,9 @@ impl<'de> Deserialize<'de> for RawResponse {
                     "reset" => Ok(RawResponse::Reset),
                     "idle" => Ok(RawResponse::Idle),
                     "stall" => Ok(RawResponse::Stall { then: None }),
-                    "delay" | "status" | "partial" => Err(E::custom(format!(
-                        "`{v}` needs a value: write it as {{{v}: ...}}"
-                    ))),
-                    other => Err(E::unknown_variant(other, &PLAIN_RESPONSES)),
+                    // Kept rather than failed here, so that validation reports it at the
+                    // value's own position along with every other problem.
+                    other => Ok(RawResponse::Unknown(other.to_owned())),
                 }
             }
 
@@ -368,7 +369,9 @@ impl<'de> Deserialize<'de> for RawResponse {
                     ));
                 };
                 let response = match key.as_str() {
-                    "stall" => RawResponse::Stall { then: map.next_value::<RawStallOptions>()?.then },
+                    "stall" => RawResponse::Stall {
+                        then: map.next_value::<RawStallOptions>()?.then,
+                    },
                     "delay" => RawResponse::Delay(map.next_value()?),
                     "status" => RawResponse::Status(map.next_value()?),
                     "partial" => RawResponse::Partial(map.next_value()?),

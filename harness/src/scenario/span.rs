@@ -39,7 +39,13 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Sp<T> {
         // `referenced` is where the value is used: for an alias, the alias itself,
         // which is the place a reader of this file would look.
         let at = spanned.referenced;
-        Ok(Sp { value: spanned.value, pos: Pos { line: at.line(), column: at.column() } })
+        Ok(Sp {
+            value: spanned.value,
+            pos: Pos {
+                line: at.line(),
+                column: at.column(),
+            },
+        })
     }
 }
 

@@ -48,7 +48,10 @@ pub(super) fn expectations(
             if let Some(Some(step)) = step {
                 for (op, _) in &map.0 {
                     if let Err(why) = reports_outcome(step, &op.value) {
-                        d.error(op.pos, format!("after_step {n}: {why}, so it has no outcome to check"));
+                        d.error(
+                            op.pos,
+                            format!("after_step {n}: {why}, so it has no outcome to check"),
+                        );
                     }
                 }
             }
@@ -97,7 +100,10 @@ fn outcome_map(
         if listed.is_empty() {
             d.error(
                 outcomes.pos,
-                format!("no outcome is allowed for `{}`: list at least one", op.value),
+                format!(
+                    "no outcome is allowed for `{}`: list at least one",
+                    op.value
+                ),
             );
         }
         let mut allowed: Vec<OutcomeKind> = Vec::with_capacity(listed.len());

@@ -7,13 +7,21 @@ use super::{duration_in, resource, Declared, MAX_ITEMS, MAX_PARTIAL_BYTES, NONZE
 use crate::scenario::error::Diagnostics;
 use crate::scenario::raw::{
     RawFault, RawKind, RawMatch, RawMethod, RawPosition, RawQuery, RawResponse, RawThen,
+    MAPPING_RESPONSES, PLAIN_RESPONSES,
 };
 use crate::scenario::span::{Pos, Sp};
 
-pub(super) fn faults(d: &mut Diagnostics, raw: &[Sp<RawFault>], declared: &Declared) -> Vec<FaultRule> {
+pub(super) fn faults(
+    d: &mut Diagnostics,
+    raw: &[Sp<RawFault>],
+    declared: &Declared,
+) -> Vec<FaultRule> {
     if raw.len() > MAX_ITEMS {
         if let Some(first) = raw.first() {
-            d.error(first.pos, format!("at most {MAX_ITEMS} fault rules, not {}", raw.len()));
+            d.error(
+                first.pos,
+                format!("at most {MAX_ITEMS} fault rules, not {}", raw.len()),
+            );
         }
     }
     let rules: Vec<FaultRule> = raw.iter().map(|rule| fault(d, rule, declared)).collect();
@@ -38,13 +46,31 @@ fn fault(d: &mut Diagnostics, raw: &Sp<RawFault>, declared: &Declared) -> FaultR
         | RawResponse::Stall { then: None }
         | RawResponse::Delay(_)
         | RawResponse::Status(_)
-        | RawResponse::Partial(_) => Position::AfterCommit,
+        | RawResponse::Partial(_)
+        | RawResponse::Unknown(_) => Position::AfterCommit,
     };
-    let (at, at_pos) = raw.value.at.as_ref().map_or((default_at, response_pos), |at| {
-        (position(at.value), at.pos)
-    });
+    let (at, at_pos) = raw
+        .value
+        .at
+        .as_ref()
+        .map_or((default_at, response_pos), |at| {
+            (position(at.value), at.pos)
+        });
 
     let response = match response {
+        RawResponse::Unknown(name) => {
+            let message = if MAPPING_RESPONSES.contains(&name.as_str()) {
+                format!("`{name}` needs a value: write it as {{{name}: ...}}")
+            } else {
+                format!(
+                    "unknown fault response `{name}`: one of {}, or a mapping with one of {}",
+                    PLAIN_RESPONSES.join(", "),
+                    MAPPING_RESPONSES.join(", ")
+                )
+            };
+            d.error(response_pos, message);
+            FaultResponse::Ok
+        }
         RawResponse::Ok => FaultResponse::Ok,
         RawResponse::Drop => FaultResponse::Drop,
         RawResponse::Reset => FaultResponse::Reset,
@@ -91,28 +117,38 @@ fn fault(d: &mut Diagnostics, raw: &Sp<RawFault>, declared: &Declared) -> FaultR
             FaultResponse::Stall { then }
         }
         RawResponse::Delay(delay) => {
-            let delay = duration_in(d, delay, "delay", NONZERO, declared.stall_cap)
-                .unwrap_or(NONZERO);
+            let delay =
+                duration_in(d, delay, "delay", NONZERO, declared.stall_cap).unwrap_or(NONZERO);
             FaultResponse::Delay { delay }
         }
         RawResponse::Status(code) => {
             if !(400..=599).contains(&code.value) {
                 d.error(
                     code.pos,
-                    format!("status {} is not an HTTP error status (400 to 599)", code.value),
+                    format!(
+                        "status {} is not an HTTP error status (400 to 599)",
+                        code.value
+                    ),
                 );
             }
-            FaultResponse::Status { code: u16::try_from(code.value).unwrap_or(500) }
+            FaultResponse::Status {
+                code: u16::try_from(code.value).unwrap_or(500),
+            }
         }
         RawResponse::Partial(bytes) => {
             needs_response(d, "partial", at, at_pos);
             if bytes.value > MAX_PARTIAL_BYTES {
                 d.error(
                     bytes.pos,
-                    format!("partial lets through at most {MAX_PARTIAL_BYTES} bytes, not {}", bytes.value),
+                    format!(
+                        "partial lets through at most {MAX_PARTIAL_BYTES} bytes, not {}",
+                        bytes.value
+                    ),
                 );
             }
-            FaultResponse::Partial { bytes: usize::try_from(bytes.value).unwrap_or(0) }
+            FaultResponse::Partial {
+                bytes: usize::try_from(bytes.value).unwrap_or(0),
+            }
         }
     };
     FaultRule { when, at, response }
@@ -150,7 +186,10 @@ fn matcher(d: &mut Diagnostics, raw: &RawMatch, declared: &Declared) -> Match {
     }
     if let Some(nth) = &raw.nth {
         if nth.value == 0 {
-            d.error(nth.pos, "nth counts from 1 (nth: 1 is the first matching request)");
+            d.error(
+                nth.pos,
+                "nth counts from 1 (nth: 1 is the first matching request)",
+            );
         }
     }
     let method = raw.method.as_ref().map(|m| m.value);
@@ -233,7 +272,9 @@ fn query_name(query: RawQuery) -> &'static str {
 /// first can never fire: that is a mistake in the file, not a plan.
 fn unreachable_rules(d: &mut Diagnostics, raw: &[Sp<RawFault>], rules: &[FaultRule]) {
     for (later, rule) in rules.iter().enumerate() {
-        let earlier = rules[..later].iter().position(|first| shadows(&first.when, &rule.when));
+        let earlier = rules[..later]
+            .iter()
+            .position(|first| shadows(&first.when, &rule.when));
         if let (Some(earlier), Some(raw_rule)) = (earlier, raw.get(later)) {
             let line = raw.get(earlier).map_or(0, |r| r.pos.line);
             d.error(

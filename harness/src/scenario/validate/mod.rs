@@ -79,33 +79,42 @@ pub(super) fn scenario(raw: &RawScenario, path: &str, d: &mut Diagnostics) -> Sc
         if !(1..=10).contains(&case.value) {
             d.error(
                 case.pos,
-                format!("case {} does not exist: the lost-response cases are 1 to 10", case.value),
+                format!(
+                    "case {} does not exist: the lost-response cases are 1 to 10",
+                    case.value
+                ),
             );
         }
         case.value
     });
     let tags = tags(d, &raw.tags);
 
-    let client_timeout = raw.client_timeout.as_ref().map_or(DEFAULT_CLIENT_TIMEOUT, |t| {
-        duration_in(d, t, "client_timeout", NONZERO, MAX_CLIENT_TIMEOUT)
-            .unwrap_or(DEFAULT_CLIENT_TIMEOUT)
-    });
-    let call_deadline = raw.call_deadline.as_ref().map_or(DEFAULT_CALL_DEADLINE, |t| {
-        let deadline = duration_in(d, t, "call_deadline", NONZERO, MAX_CALL_DEADLINE)
-            .unwrap_or(DEFAULT_CALL_DEADLINE);
-        if deadline <= client_timeout {
-            d.error(
-                t.pos,
-                format!(
+    let client_timeout = raw
+        .client_timeout
+        .as_ref()
+        .map_or(DEFAULT_CLIENT_TIMEOUT, |t| {
+            duration_in(d, t, "client_timeout", NONZERO, MAX_CLIENT_TIMEOUT)
+                .unwrap_or(DEFAULT_CLIENT_TIMEOUT)
+        });
+    let call_deadline = raw
+        .call_deadline
+        .as_ref()
+        .map_or(DEFAULT_CALL_DEADLINE, |t| {
+            let deadline = duration_in(d, t, "call_deadline", NONZERO, MAX_CALL_DEADLINE)
+                .unwrap_or(DEFAULT_CALL_DEADLINE);
+            if deadline <= client_timeout {
+                d.error(
+                    t.pos,
+                    format!(
                     "call_deadline ({}) must be longer than client_timeout ({}): an adapter needs \
                      time to retry or give up",
                     show(deadline),
                     show(client_timeout)
                 ),
-            );
-        }
-        deadline
-    });
+                );
+            }
+            deadline
+        });
     // The deadline given also has to outlast the default timeout; checked once here
     // whichever of the two was written.
     if raw.call_deadline.is_none() && client_timeout >= call_deadline {
@@ -152,7 +161,10 @@ fn operations(
         d.error(raw.pos, "a scenario needs at least one operation");
     }
     if raw.value.len() > MAX_ITEMS {
-        d.error(raw.pos, format!("at most {MAX_ITEMS} operations, not {}", raw.value.len()));
+        d.error(
+            raw.pos,
+            format!("at most {MAX_ITEMS} operations, not {}", raw.value.len()),
+        );
     }
     let mut specs = Vec::with_capacity(raw.value.len());
     for op in &raw.value {
@@ -160,14 +172,21 @@ fn operations(
         if let Some(first) = declared.operations.get(&id) {
             d.error(
                 op.value.id.pos,
-                format!("duplicate operation id `{id}` (first declared at line {})", first.line),
+                format!(
+                    "duplicate operation id `{id}` (first declared at line {})",
+                    first.line
+                ),
             );
         } else {
             declared.operations.insert(id.clone(), op.value.id.pos);
         }
         resource(d, &op.value.resource, declared.resources.as_deref());
         let args = args(d, op.value.args.as_ref(), declared.max_body_bytes);
-        specs.push(OperationSpec { id, resource: op.value.resource.value.clone(), args });
+        specs.push(OperationSpec {
+            id,
+            resource: op.value.resource.value.clone(),
+            args,
+        });
     }
     specs
 }
@@ -203,8 +222,13 @@ fn args(d: &mut Diagnostics, raw: Option<&Sp<Args>>, max_body_bytes: usize) -> A
 /// `[A-Za-z0-9][A-Za-z0-9._-]*`, at most `max_len`: ids reach test names and file names.
 fn identifier(d: &mut Diagnostics, raw: &Sp<String>, what: &str, max_len: usize) -> String {
     let text = &raw.value;
-    let starts_well = text.chars().next().is_some_and(|c| c.is_ascii_alphanumeric());
-    let rest_ok = text.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    let starts_well = text
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric());
+    let rest_ok = text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
     if !starts_well || !rest_ok || text.len() > max_len {
         d.error(
             raw.pos,
@@ -231,12 +255,20 @@ fn tags(d: &mut Diagnostics, raw: &[Sp<String>]) -> Vec<String> {
     let mut seen = BTreeMap::new();
     for tag in raw {
         let text = &tag.value;
-        if text.is_empty() || text.len() > 64 || text.chars().any(|c| c.is_whitespace() || c.is_control())
+        if text.is_empty()
+            || text.len() > 64
+            || text.chars().any(|c| c.is_whitespace() || c.is_control())
         {
-            d.error(tag.pos, format!("tag `{text}` must be 1 to 64 characters without spaces"));
+            d.error(
+                tag.pos,
+                format!("tag `{text}` must be 1 to 64 characters without spaces"),
+            );
         }
         if let Some(first) = seen.insert(text.clone(), tag.pos) {
-            d.error(tag.pos, format!("tag `{text}` is listed twice (also at line {})", first.line));
+            d.error(
+                tag.pos,
+                format!("tag `{text}` is listed twice (also at line {})", first.line),
+            );
         }
     }
     raw.iter().map(|tag| tag.value.clone()).collect()

@@ -30,7 +30,10 @@ pub(super) fn provider(
 ) -> (Plan, Declared) {
     let defaults = Plan::default();
     let Some(raw) = raw.map(|p| &p.value) else {
-        let limits = Limits { stall_cap: DEFAULT_STALL_CAP, ..defaults.limits };
+        let limits = Limits {
+            stall_cap: DEFAULT_STALL_CAP,
+            ..defaults.limits
+        };
         let declared = declared(&defaults, limits, client_timeout);
         return (Plan { limits, ..defaults }, declared);
     };
@@ -39,7 +42,13 @@ pub(super) fn provider(
         None => defaults.tenants.clone(),
         Some(list) => tenants(d, list),
     };
-    let resources = raw.resources.as_ref().map(|list| resources(d, list));
+    // An empty list is reported once; later checks then treat it as absent rather
+    // than repeating "not one of ()" for every name.
+    let resources = raw
+        .resources
+        .as_ref()
+        .map(|list| resources(d, list))
+        .filter(|r| !r.is_empty());
     let limits = limits(d, raw, defaults.limits);
 
     let idempotency = match &raw.idempotency {
@@ -58,10 +67,13 @@ pub(super) fn provider(
                 );
                 IdempotencyMode::None
             });
-            let retention = idem.retention.as_ref().map_or(defaults.idempotency.retention, |r| {
-                duration_in(d, r, "retention", NONZERO, MAX_VIRTUAL)
-                    .unwrap_or(defaults.idempotency.retention)
-            });
+            let retention = idem
+                .retention
+                .as_ref()
+                .map_or(defaults.idempotency.retention, |r| {
+                    duration_in(d, r, "retention", NONZERO, MAX_VIRTUAL)
+                        .unwrap_or(defaults.idempotency.retention)
+                });
             let required = idem.required.as_ref().is_some_and(|required| {
                 if required.value && mode != IdempotencyMode::Ietf {
                     d.error(
@@ -75,7 +87,11 @@ pub(super) fn provider(
                 }
                 required.value
             });
-            Idempotency { mode, retention, required }
+            Idempotency {
+                mode,
+                retention,
+                required,
+            }
         }
     };
 
@@ -86,8 +102,14 @@ pub(super) fn provider(
     });
 
     let asynchronous = raw.asynchronous.as_ref().map(|a| Asynchronous {
-        settle_after: duration_in(d, &a.value.settle_after, "settle_after", NONZERO, MAX_VIRTUAL)
-            .unwrap_or(NONZERO),
+        settle_after: duration_in(
+            d,
+            &a.value.settle_after,
+            "settle_after",
+            NONZERO,
+            MAX_VIRTUAL,
+        )
+        .unwrap_or(NONZERO),
         result: match a.value.result {
             None | Some(RawSettle::Succeeded) => SettleResult::Succeeded,
             Some(RawSettle::Failed) => SettleResult::Failed,
@@ -96,7 +118,9 @@ pub(super) fn provider(
 
     let webhooks = raw.webhooks.as_ref().map(|w| {
         webhook_secret(d, &w.value.secret);
-        Webhooks { secret: w.value.secret.value.clone() }
+        Webhooks {
+            secret: w.value.secret.value.clone(),
+        }
     });
 
     let mut plan = Plan {
@@ -113,7 +137,11 @@ pub(super) fn provider(
         limits,
     };
     let declared = declared(&plan, limits, client_timeout);
-    plan.seed_objects = raw.seed_objects.iter().map(|s| seed_object(d, s, &declared)).collect();
+    plan.seed_objects = raw
+        .seed_objects
+        .iter()
+        .map(|s| seed_object(d, s, &declared))
+        .collect();
     (plan, declared)
 }
 
@@ -121,7 +149,10 @@ fn declared(plan: &Plan, limits: Limits, client_timeout: Duration) -> Declared {
     Declared {
         operations: BTreeMap::new(),
         tenants: plan.tenants.clone(),
-        resources: plan.resources.as_ref().map(|set| set.iter().cloned().collect()),
+        resources: plan
+            .resources
+            .as_ref()
+            .map(|set| set.iter().cloned().collect()),
         webhooks: plan.webhooks.is_some(),
         settle: plan.asynchronous.map(|a| a.result),
         stall_cap: limits.stall_cap,
@@ -132,7 +163,10 @@ fn declared(plan: &Plan, limits: Limits, client_timeout: Duration) -> Declared {
 
 fn tenants(d: &mut Diagnostics, list: &Sp<Vec<Sp<String>>>) -> Vec<String> {
     if list.value.is_empty() {
-        d.error(list.pos, "provider.tenants needs at least one credential (the adapter's)");
+        d.error(
+            list.pos,
+            "provider.tenants needs at least one credential (the adapter's)",
+        );
     }
     if list.value.len() > MAX_ITEMS {
         d.error(list.pos, format!("at most {MAX_ITEMS} tenants"));
@@ -154,7 +188,13 @@ fn tenants(d: &mut Diagnostics, list: &Sp<Vec<Sp<String>>>) -> Vec<String> {
             );
         }
         if let Some(first) = seen.insert(text.clone(), tenant.pos) {
-            d.error(tenant.pos, format!("tenant `{text}` is listed twice (also at line {})", first.line));
+            d.error(
+                tenant.pos,
+                format!(
+                    "tenant `{text}` is listed twice (also at line {})",
+                    first.line
+                ),
+            );
         }
     }
     list.value.iter().map(|t| t.value.clone()).collect()
@@ -162,7 +202,10 @@ fn tenants(d: &mut Diagnostics, list: &Sp<Vec<Sp<String>>>) -> Vec<String> {
 
 fn resources(d: &mut Diagnostics, list: &Sp<Vec<Sp<String>>>) -> Vec<String> {
     if list.value.is_empty() {
-        d.error(list.pos, "provider.resources is empty: leave it out to allow any collection");
+        d.error(
+            list.pos,
+            "provider.resources is empty: leave it out to allow any collection",
+        );
     }
     if list.value.len() > MAX_ITEMS {
         d.error(list.pos, format!("at most {MAX_ITEMS} resources"));
@@ -173,7 +216,10 @@ fn resources(d: &mut Diagnostics, list: &Sp<Vec<Sp<String>>>) -> Vec<String> {
         if let Some(first) = seen.insert(name.value.clone(), name.pos) {
             d.error(
                 name.pos,
-                format!("resource `{}` is listed twice (also at line {})", name.value, first.line),
+                format!(
+                    "resource `{}` is listed twice (also at line {})",
+                    name.value, first.line
+                ),
             );
         }
     }
@@ -181,7 +227,10 @@ fn resources(d: &mut Diagnostics, list: &Sp<Vec<Sp<String>>>) -> Vec<String> {
 }
 
 fn limits(d: &mut Diagnostics, raw: &RawProvider, defaults: Limits) -> Limits {
-    let mut limits = Limits { stall_cap: DEFAULT_STALL_CAP, ..defaults };
+    let mut limits = Limits {
+        stall_cap: DEFAULT_STALL_CAP,
+        ..defaults
+    };
     let Some(raw) = &raw.limits else {
         return limits;
     };
@@ -195,7 +244,10 @@ fn limits(d: &mut Diagnostics, raw: &RawProvider, defaults: Limits) -> Limits {
         } else {
             d.error(
                 max.pos,
-                format!("max_body_bytes must be between 1 and {MAX_BODY_BYTES}, not {}", max.value),
+                format!(
+                    "max_body_bytes must be between 1 and {MAX_BODY_BYTES}, not {}",
+                    max.value
+                ),
             );
         }
     }
@@ -205,7 +257,9 @@ fn limits(d: &mut Diagnostics, raw: &RawProvider, defaults: Limits) -> Limits {
 /// `whsec_` + base64 of a non-empty key, as Standard Webhooks define it.
 fn webhook_secret(d: &mut Diagnostics, secret: &Sp<String>) {
     let key = secret.value.strip_prefix("whsec_").map(|encoded| {
-        base64::engine::general_purpose::STANDARD.decode(encoded).map(|key| key.len())
+        base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .map(|key| key.len())
     });
     match key {
         Some(Ok(len)) if len > 0 => {}
@@ -214,7 +268,10 @@ fn webhook_secret(d: &mut Diagnostics, secret: &Sp<String>) {
             secret.pos,
             format!("the webhook secret after `whsec_` is not valid base64: {err}"),
         ),
-        None => d.error(secret.pos, "a webhook secret starts with `whsec_` (then base64)"),
+        None => d.error(
+            secret.pos,
+            "a webhook secret starts with `whsec_` (then base64)",
+        ),
     }
 }
 
@@ -234,12 +291,9 @@ fn seed_object(d: &mut Diagnostics, raw: &Sp<RawSeedObject>, declared: &Declared
         }
         reference.value.clone()
     });
-    let age = seed
-        .age
-        .as_ref()
-        .map_or(Duration::ZERO, |age| {
-            duration_in(d, age, "age", Duration::ZERO, MAX_VIRTUAL).unwrap_or(Duration::ZERO)
-        });
+    let age = seed.age.as_ref().map_or(Duration::ZERO, |age| {
+        duration_in(d, age, "age", Duration::ZERO, MAX_VIRTUAL).unwrap_or(Duration::ZERO)
+    });
     SeedObject {
         tenant: seed.tenant.value.clone(),
         resource: seed.resource.value.clone(),
@@ -254,7 +308,11 @@ pub(super) fn tenant(d: &mut Diagnostics, raw: &Sp<String>, tenants: &[String]) 
     if !tenants.contains(&raw.value) {
         d.error(
             raw.pos,
-            format!("tenant `{}` is not one of provider.tenants ({})", raw.value, tenants.join(", ")),
+            format!(
+                "tenant `{}` is not one of provider.tenants ({})",
+                raw.value,
+                tenants.join(", ")
+            ),
         );
     }
 }

@@ -14,7 +14,15 @@ use crate::scenario::span::{Pos, Sp};
 pub const DEFAULT_EVIDENCE: &str = "operator decision";
 
 /// The action keys, in the order messages list them.
-const ACTIONS: [&str; 7] = ["execute", "reconcile", "status", "advance", "parallel", "webhook", "resolve"];
+const ACTIONS: [&str; 7] = [
+    "execute",
+    "reconcile",
+    "status",
+    "advance",
+    "parallel",
+    "webhook",
+    "resolve",
+];
 
 /// One entry per step written; `None` for a step too broken to build (already reported),
 /// so that step numbers in `expect.after_step` still line up.
@@ -27,9 +35,15 @@ pub(super) fn steps(
         d.error(raw.pos, "a scenario needs at least one step");
     }
     if raw.value.len() > MAX_ITEMS {
-        d.error(raw.pos, format!("at most {MAX_ITEMS} steps, not {}", raw.value.len()));
+        d.error(
+            raw.pos,
+            format!("at most {MAX_ITEMS} steps, not {}", raw.value.len()),
+        );
     }
-    raw.value.iter().map(|s| one_step(d, s, declared, false)).collect()
+    raw.value
+        .iter()
+        .map(|s| one_step(d, s, declared, false))
+        .collect()
 }
 
 /// The modifier keys a step carries, with their positions.
@@ -60,7 +74,11 @@ fn actions(raw: &RawStep) -> Vec<(&'static str, Pos)> {
         raw.webhook.as_ref().map(|v| v.pos),
         raw.resolve.as_ref().map(|v| v.pos),
     ];
-    ACTIONS.iter().zip(positions).filter_map(|(name, pos)| pos.map(|p| (*name, p))).collect()
+    ACTIONS
+        .iter()
+        .zip(positions)
+        .filter_map(|(name, pos)| pos.map(|p| (*name, p)))
+        .collect()
 }
 
 /// The keys each action takes besides itself.
@@ -73,19 +91,30 @@ fn allowed_modifiers(action: &str) -> &'static [&'static str] {
     }
 }
 
-fn one_step(d: &mut Diagnostics, raw: &Sp<RawStep>, declared: &Declared, in_parallel: bool) -> Option<Step> {
+fn one_step(
+    d: &mut Diagnostics,
+    raw: &Sp<RawStep>,
+    declared: &Declared,
+    in_parallel: bool,
+) -> Option<Step> {
     let step = &raw.value;
     let found = actions(step);
     let (action, action_pos) = match found.as_slice() {
         [] => {
-            d.error(raw.pos, format!("a step needs one action: {}", ACTIONS.join(", ")));
+            d.error(
+                raw.pos,
+                format!("a step needs one action: {}", ACTIONS.join(", ")),
+            );
             return None;
         }
         [one] => *one,
         [first, second, ..] => {
             d.error(
                 second.1,
-                format!("a step has one action, and this one has `{}` and `{}`", first.0, second.0),
+                format!(
+                    "a step has one action, and this one has `{}` and `{}`",
+                    first.0, second.0
+                ),
             );
             return None;
         }
@@ -98,7 +127,10 @@ fn one_step(d: &mut Diagnostics, raw: &Sp<RawStep>, declared: &Declared, in_para
             } else {
                 format!("takes only {}", allowed.join(", "))
             };
-            d.error(pos, format!("`{name}` does not go with `{action}` (`{action}` {takes})"));
+            d.error(
+                pos,
+                format!("`{name}` does not go with `{action}` (`{action}` {takes})"),
+            );
         }
     }
     if in_parallel && matches!(action, "advance" | "parallel") {
@@ -113,13 +145,21 @@ fn one_step(d: &mut Diagnostics, raw: &Sp<RawStep>, declared: &Declared, in_para
         RawCrash::AfterCommit => CrashPoint::AfterCommit,
     });
     if let Some(op) = &step.execute {
-        return Some(Step::Execute { op: operation(d, op, declared), crash });
+        return Some(Step::Execute {
+            op: operation(d, op, declared),
+            crash,
+        });
     }
     if let Some(op) = &step.reconcile {
-        return Some(Step::Reconcile { op: operation(d, op, declared), crash });
+        return Some(Step::Reconcile {
+            op: operation(d, op, declared),
+            crash,
+        });
     }
     if let Some(op) = &step.status {
-        return Some(Step::Status { op: operation(d, op, declared) });
+        return Some(Step::Status {
+            op: operation(d, op, declared),
+        });
     }
     if let Some(by) = &step.advance {
         let by = duration_in(d, by, "advance", NONZERO, MAX_VIRTUAL).unwrap_or(NONZERO);
@@ -129,10 +169,17 @@ fn one_step(d: &mut Diagnostics, raw: &Sp<RawStep>, declared: &Declared, in_para
         if calls.value.len() < 2 || calls.value.len() > MAX_PARALLEL {
             d.error(
                 calls.pos,
-                format!("`parallel` runs 2 to {MAX_PARALLEL} calls at once, not {}", calls.value.len()),
+                format!(
+                    "`parallel` runs 2 to {MAX_PARALLEL} calls at once, not {}",
+                    calls.value.len()
+                ),
             );
         }
-        let calls = calls.value.iter().filter_map(|c| one_step(d, c, declared, true)).collect();
+        let calls = calls
+            .value
+            .iter()
+            .filter_map(|c| one_step(d, c, declared, true))
+            .collect();
         return Some(Step::Parallel(calls));
     }
     if let Some(op) = &step.webhook {
@@ -145,15 +192,27 @@ fn one_step(d: &mut Diagnostics, raw: &Sp<RawStep>, declared: &Declared, in_para
     None
 }
 
-fn webhook(d: &mut Diagnostics, pos: Pos, step: &RawStep, op: &Sp<String>, declared: &Declared) -> Step {
+fn webhook(
+    d: &mut Diagnostics,
+    pos: Pos,
+    step: &RawStep,
+    op: &Sp<String>,
+    declared: &Declared,
+) -> Step {
     let op_id = operation(d, op, declared);
     if !declared.webhooks {
-        d.error(op.pos, "a webhook step needs `provider.webhooks` (the provider sends no events)");
+        d.error(
+            op.pos,
+            "a webhook step needs `provider.webhooks` (the provider sends no events)",
+        );
     }
     let forged = step.forged.as_ref().is_some_and(|f| f.value);
     let event = match &step.event {
         None => {
-            d.error(pos, "a webhook step needs `event`: created, succeeded or failed");
+            d.error(
+                pos,
+                "a webhook step needs `event`: created, succeeded or failed",
+            );
             EventKind::Created
         }
         Some(event) => {
@@ -176,12 +235,20 @@ fn webhook(d: &mut Diagnostics, pos: Pos, step: &RawStep, op: &Sp<String>, decla
         if !(1..=MAX_DELIVERIES).contains(&n.value) {
             d.error(
                 n.pos,
-                format!("duplicate is the total number of deliveries, 1 to {MAX_DELIVERIES}, not {}", n.value),
+                format!(
+                    "duplicate is the total number of deliveries, 1 to {MAX_DELIVERIES}, not {}",
+                    n.value
+                ),
             );
         }
         n.value
     });
-    Step::Webhook { op: op_id, event, deliveries, forged }
+    Step::Webhook {
+        op: op_id,
+        event,
+        deliveries,
+        forged,
+    }
 }
 
 /// Why the provider could never emit `kind`, if it could not.
@@ -207,7 +274,13 @@ fn impossible_event(kind: EventKind, settle: Option<SettleResult>) -> Option<Str
     }
 }
 
-fn resolve(d: &mut Diagnostics, pos: Pos, step: &RawStep, op: &Sp<String>, declared: &Declared) -> Step {
+fn resolve(
+    d: &mut Diagnostics,
+    pos: Pos,
+    step: &RawStep,
+    op: &Sp<String>,
+    declared: &Declared,
+) -> Step {
     let op_id = operation(d, op, declared);
     let outcome = match &step.outcome {
         None => {
@@ -228,8 +301,13 @@ fn resolve(d: &mut Diagnostics, pos: Pos, step: &RawStep, op: &Sp<String>, decla
             ResolveRef::None
         }
         Some(Sp { value: None, .. }) => ResolveRef::None,
-        Some(Sp { value: Some(text), .. }) if text == "ledger" => ResolveRef::Ledger,
-        Some(Sp { value: Some(text), pos }) => {
+        Some(Sp {
+            value: Some(text), ..
+        }) if text == "ledger" => ResolveRef::Ledger,
+        Some(Sp {
+            value: Some(text),
+            pos,
+        }) => {
             if text.is_empty() || text.len() > 255 || text.chars().any(char::is_control) {
                 d.error(*pos, "provider_ref must be 1 to 255 characters");
             }
@@ -245,7 +323,12 @@ fn resolve(d: &mut Diagnostics, pos: Pos, step: &RawStep, op: &Sp<String>, decla
             e.value.clone()
         },
     );
-    Step::Resolve { op: op_id, outcome, provider_ref, evidence }
+    Step::Resolve {
+        op: op_id,
+        outcome,
+        provider_ref,
+        evidence,
+    }
 }
 
 /// Checks that a step names a declared operation.
@@ -262,6 +345,9 @@ pub(super) fn undeclared(op: &str, declared: &Declared) -> String {
     if known.is_empty() {
         format!("operation `{op}` is not declared (operations: is empty)")
     } else {
-        format!("operation `{op}` is not declared in operations: ({})", known.join(", "))
+        format!(
+            "operation `{op}` is not declared in operations: ({})",
+            known.join(", ")
+        )
     }
 }
