@@ -19,7 +19,12 @@ fn keyed(mode: IdempotencyMode) -> Plan {
     plan
 }
 
-async fn post_raw(sim: &Simulator, tenant: &str, body: &Value, key: Option<&str>) -> (u16, reqwest::header::HeaderMap, Value) {
+async fn post_raw(
+    sim: &Simulator,
+    tenant: &str,
+    body: &Value,
+    key: Option<&str>,
+) -> (u16, reqwest::header::HeaderMap, Value) {
     let response = post(sim, tenant, "tickets", body, key).await;
     let (status, headers) = (response.status().as_u16(), response.headers().clone());
     (status, headers, response.json().await.unwrap())
@@ -37,7 +42,8 @@ async fn none_ignores_keys() {
 #[tokio::test]
 async fn stripe_replays_with_the_saved_response_and_a_header() {
     let sim = start(keyed(IdempotencyMode::Stripe)).await;
-    let (status, first_headers, first) = post_raw(&sim, A, &json!({"a": 1, "b": 2}), Some("k1")).await;
+    let (status, first_headers, first) =
+        post_raw(&sim, A, &json!({"a": 1, "b": 2}), Some("k1")).await;
     assert_eq!(status, 201);
     assert!(first_headers.get("idempotent-replayed").is_none());
     // Key order does not change the fingerprint.
@@ -66,8 +72,16 @@ async fn stripe_refuses_bad_keys_without_effect() {
     let long = "k".repeat(256);
     let (status, _, body) = post_raw(&sim, A, &json!({"a": 1}), Some(&long)).await;
     assert_eq!(status, 400);
-    assert!(body["error"]["message"].as_str().unwrap().contains("255"), "{body}");
-    assert_eq!(post_raw(&sim, A, &json!({"a": 1}), Some(&"k".repeat(255))).await.0, 201);
+    assert!(
+        body["error"]["message"].as_str().unwrap().contains("255"),
+        "{body}"
+    );
+    assert_eq!(
+        post_raw(&sim, A, &json!({"a": 1}), Some(&"k".repeat(255)))
+            .await
+            .0,
+        201
+    );
     let (status, _, _) = post_raw(&sim, A, &json!({"a": 1}), Some("has space")).await;
     assert_eq!(status, 400);
     assert_eq!(sim.ledger().len(), 1);
@@ -76,29 +90,52 @@ async fn stripe_refuses_bad_keys_without_effect() {
 #[tokio::test]
 async fn stripe_saves_server_errors_but_not_validation_errors() {
     let mut plan = keyed(IdempotencyMode::Stripe);
-    plan.faults = vec![rule(Match { nth: Some(1), ..creates() }, Position::BeforeCommit, FaultResponse::Status { code: 500 })];
+    plan.faults = vec![rule(
+        Match {
+            nth: Some(1),
+            ..creates()
+        },
+        Position::BeforeCommit,
+        FaultResponse::Status { code: 500 },
+    )];
     let sim = start(plan).await;
     assert_eq!(post_raw(&sim, A, &json!({"a": 1}), Some("k1")).await.0, 500);
     let (status, headers, body) = post_raw(&sim, A, &json!({"a": 1}), Some("k1")).await;
-    assert_eq!((status, body), (500, json!({"error": {"type": "api_error"}})));
+    assert_eq!(
+        (status, body),
+        (500, json!({"error": {"type": "api_error"}}))
+    );
     assert_eq!(headers["idempotent-replayed"], "true");
     assert!(sim.ledger().is_empty());
 
     let (status, _, _) = post_raw(&sim, A, &json!({"client_reference": 5}), Some("k2")).await;
     assert_eq!(status, 400);
-    assert_eq!(post_raw(&sim, A, &json!({"a": 1}), Some("k2")).await.0, 201, "the 400 was not saved");
+    assert_eq!(
+        post_raw(&sim, A, &json!({"a": 1}), Some("k2")).await.0,
+        201,
+        "the 400 was not saved"
+    );
 }
 
 /// Fires `n` identical creates while the commit hook holds every commit, and
 /// returns the statuses once they are all answered.
-async fn concurrent_duplicates(mode: IdempotencyMode, n: usize, expected_commits: usize) -> (Arc<Simulator>, Vec<u16>) {
+async fn concurrent_duplicates(
+    mode: IdempotencyMode,
+    n: usize,
+    expected_commits: usize,
+) -> (Arc<Simulator>, Vec<u16>) {
     let sim = Arc::new(start(keyed(mode)).await);
     let commits = Arc::new(AtomicUsize::new(0));
     let committed = Arc::new(Notify::new());
     let release = Arc::new(Notify::new());
-    let (hook_commits, hook_committed, hook_release) = (commits.clone(), committed.clone(), release.clone());
+    let (hook_commits, hook_committed, hook_release) =
+        (commits.clone(), committed.clone(), release.clone());
     sim.set_commit_hook(Some(Arc::new(move |_| {
-        let (commits, committed, release) = (hook_commits.clone(), hook_committed.clone(), hook_release.clone());
+        let (commits, committed, release) = (
+            hook_commits.clone(),
+            hook_committed.clone(),
+            hook_release.clone(),
+        );
         Box::pin(async move {
             let released = release.notified();
             commits.fetch_add(1, Ordering::SeqCst);
@@ -109,12 +146,20 @@ async fn concurrent_duplicates(mode: IdempotencyMode, n: usize, expected_commits
     let mut callers = Vec::new();
     for _ in 0..n {
         let sim = sim.clone();
-        callers.push(tokio::spawn(async move { post(&sim, A, "tickets", &json!({"a": 1}), Some("same")).await.status().as_u16() }));
+        callers.push(tokio::spawn(async move {
+            post(&sim, A, "tickets", &json!({"a": 1}), Some("same"))
+                .await
+                .status()
+                .as_u16()
+        }));
     }
     // Every request has reached its answer or the hook before anything is released.
     wait_until("all duplicates arrived", || {
         let journal = sim.journal();
-        let answered = journal.iter().filter(|e| e.fate != simulator::ResponseFate::InProgress).count();
+        let answered = journal
+            .iter()
+            .filter(|e| e.fate != simulator::ResponseFate::InProgress)
+            .count();
         answered + commits.load(Ordering::SeqCst) == n
     })
     .await;
@@ -142,9 +187,19 @@ async fn concurrent_duplicates_run_once_in_stripe_and_ietf() {
 async fn racy_lets_concurrent_duplicates_all_run() {
     let (sim, statuses) = concurrent_duplicates(IdempotencyMode::Racy, 4, 4).await;
     assert_eq!(statuses, vec![201, 201, 201, 201]);
-    assert_eq!(sim.ledger().len(), 4, "check-then-set: every duplicate passed the check");
+    assert_eq!(
+        sim.ledger().len(),
+        4,
+        "check-then-set: every duplicate passed the check"
+    );
     // Sequential duplicates are still replayed: the flaw is only the race.
-    assert_eq!(post(&sim, A, "tickets", &json!({"a": 1}), Some("same")).await.status().as_u16(), 201);
+    assert_eq!(
+        post(&sim, A, "tickets", &json!({"a": 1}), Some("same"))
+            .await
+            .status()
+            .as_u16(),
+        201
+    );
     assert_eq!(sim.ledger().len(), 4);
 }
 
@@ -159,12 +214,20 @@ async fn in_flight_conflicts_have_the_mode_shape() {
     })));
     let first = {
         let sim = sim.clone();
-        tokio::spawn(async move { post(&sim, A, "tickets", &json!({"a": 1}), Some("k")).await.status().as_u16() })
+        tokio::spawn(async move {
+            post(&sim, A, "tickets", &json!({"a": 1}), Some("k"))
+                .await
+                .status()
+                .as_u16()
+        })
     };
     wait_until("the first is in flight", || sim.ledger().len() == 1).await;
     let (status, _, body) = post_raw(&sim, A, &json!({"a": 1}), Some("k")).await;
     assert_eq!(status, 409);
-    assert_eq!(body, json!({"error": {"type": "idempotency_error", "code": "idempotency_key_in_use", "message": body["error"]["message"]}}));
+    assert_eq!(
+        body,
+        json!({"error": {"type": "idempotency_error", "code": "idempotency_key_in_use", "message": body["error"]["message"]}})
+    );
     release.notify_one();
     assert_eq!(first.await.unwrap(), 201);
 }
@@ -187,11 +250,18 @@ async fn ietf_replays_and_answers_problem_details() {
     assert_eq!(headers["content-type"], "application/problem+json");
     assert_eq!(body["status"], 422);
 
-    for (key, status) in [(None, 400), (Some("1bad"), 400), (Some("\"unterminated"), 400)] {
+    for (key, status) in [
+        (None, 400),
+        (Some("1bad"), 400),
+        (Some("\"unterminated"), 400),
+    ] {
         let (got, headers, body) = post_raw(&sim, A, &json!({"a": 3}), key).await;
         assert_eq!(got, status, "{key:?}");
         assert_eq!(headers["content-type"], "application/problem+json");
-        assert!(body["type"].as_str().unwrap().starts_with("urn:lostreply:problem:idempotency-key-"));
+        assert!(body["type"]
+            .as_str()
+            .unwrap()
+            .starts_with("urn:lostreply:problem:idempotency-key-"));
     }
     assert_eq!(sim.ledger().len(), 1);
 }
@@ -210,19 +280,30 @@ async fn keys_expire_after_retention_by_the_simulator_clock() {
     post_raw(&sim, A, &json!({"a": 1}), Some("k")).await;
     sim.advance(Duration::from_secs(23 * 3600));
     let (_, headers, _) = post_raw(&sim, A, &json!({"a": 1}), Some("k")).await;
-    assert_eq!(headers["idempotent-replayed"], "true", "still retained at 23h");
+    assert_eq!(
+        headers["idempotent-replayed"], "true",
+        "still retained at 23h"
+    );
     sim.advance(Duration::from_secs(2 * 3600));
     let (status, headers, _) = post_raw(&sim, A, &json!({"a": 1}), Some("k")).await;
     assert_eq!(status, 201);
     assert!(headers.get("idempotent-replayed").is_none());
-    assert_eq!(sim.ledger().len(), 2, "an expired key is forgotten: new work");
+    assert_eq!(
+        sim.ledger().len(),
+        2,
+        "an expired key is forgotten: new work"
+    );
 }
 
 #[tokio::test]
 async fn fingerprint_in_key_runs_a_changed_body_again() {
     let sim = start(keyed(IdempotencyMode::FingerprintInKey)).await;
     post_raw(&sim, A, &json!({"a": 1}), Some("k")).await;
-    assert_eq!(post_raw(&sim, A, &json!({"a": 2}), Some("k")).await.0, 201, "stripe would answer 400");
+    assert_eq!(
+        post_raw(&sim, A, &json!({"a": 2}), Some("k")).await.0,
+        201,
+        "stripe would answer 400"
+    );
     assert_eq!(sim.ledger().len(), 2);
 }
 
@@ -240,7 +321,11 @@ async fn global_scope_leaks_another_tenants_response() {
     let sim = start(keyed(IdempotencyMode::GlobalScope)).await;
     let (_, _, mine) = post_raw(&sim, A, &json!({"a": 1}), Some("k")).await;
     let (status, _, theirs) = post_raw(&sim, B, &json!({"a": 1}), Some("k")).await;
-    assert_eq!((status, &theirs["id"]), (201, &mine["id"]), "tenant b sees tenant a's object");
+    assert_eq!(
+        (status, &theirs["id"]),
+        (201, &mine["id"]),
+        "tenant b sees tenant a's object"
+    );
     assert_eq!(sim.ledger().len(), 1);
 
     let sim = start(keyed(IdempotencyMode::Stripe)).await;
@@ -252,31 +337,86 @@ async fn global_scope_leaks_another_tenants_response() {
 
 #[tokio::test]
 async fn stuck_in_flight_keeps_a_failed_key_in_flight_until_it_expires() {
-    let fail_first = || vec![rule(Match { nth: Some(1), ..creates() }, Position::BeforeCommit, FaultResponse::Drop)];
+    let fail_first = || {
+        vec![rule(
+            Match {
+                nth: Some(1),
+                ..creates()
+            },
+            Position::BeforeCommit,
+            FaultResponse::Drop,
+        )]
+    };
     let mut plan = keyed(IdempotencyMode::StuckInFlight);
     plan.faults = fail_first();
     let sim = start(plan).await;
-    assert!(post_with(&client(2000), &sim, A, "tickets", &json!({"a": 1}), Some("k")).await.is_err());
-    assert_eq!(post_raw(&sim, A, &json!({"a": 1}), Some("k")).await.0, 409, "stuck");
+    assert!(post_with(
+        &client(2000),
+        &sim,
+        A,
+        "tickets",
+        &json!({"a": 1}),
+        Some("k")
+    )
+    .await
+    .is_err());
+    assert_eq!(
+        post_raw(&sim, A, &json!({"a": 1}), Some("k")).await.0,
+        409,
+        "stuck"
+    );
     sim.advance(Duration::from_secs(24 * 3600));
-    assert_eq!(post_raw(&sim, A, &json!({"a": 1}), Some("k")).await.0, 201, "expired at last");
+    assert_eq!(
+        post_raw(&sim, A, &json!({"a": 1}), Some("k")).await.0,
+        201,
+        "expired at last"
+    );
 
     // The good modes release the key of an abandoned attempt.
     for mode in [IdempotencyMode::Stripe, IdempotencyMode::Ietf] {
         let mut plan = keyed(mode);
         plan.faults = fail_first();
         let sim = start(plan).await;
-        assert!(post_with(&client(2000), &sim, A, "tickets", &json!({"a": 1}), Some("k")).await.is_err());
-        assert_eq!(post_raw(&sim, A, &json!({"a": 1}), Some("k")).await.0, 201, "{mode:?}");
+        assert!(post_with(
+            &client(2000),
+            &sim,
+            A,
+            "tickets",
+            &json!({"a": 1}),
+            Some("k")
+        )
+        .await
+        .is_err());
+        assert_eq!(
+            post_raw(&sim, A, &json!({"a": 1}), Some("k")).await.0,
+            201,
+            "{mode:?}"
+        );
     }
 }
 
 #[tokio::test]
 async fn a_replay_after_a_lost_response_returns_the_committed_object() {
     let mut plan = keyed(IdempotencyMode::Stripe);
-    plan.faults = vec![rule(Match { nth: Some(1), ..creates() }, Position::AfterCommit, FaultResponse::Drop)];
+    plan.faults = vec![rule(
+        Match {
+            nth: Some(1),
+            ..creates()
+        },
+        Position::AfterCommit,
+        FaultResponse::Drop,
+    )];
     let sim = start(plan).await;
-    assert!(post_with(&client(2000), &sim, A, "tickets", &json!({"a": 1}), Some("k")).await.is_err());
+    assert!(post_with(
+        &client(2000),
+        &sim,
+        A,
+        "tickets",
+        &json!({"a": 1}),
+        Some("k")
+    )
+    .await
+    .is_err());
     let (status, headers, body) = post_raw(&sim, A, &json!({"a": 1}), Some("k")).await;
     assert_eq!((status, &body["id"]), (201, &json!(sim.ledger()[0].id)));
     assert_eq!(headers["idempotent-replayed"], "true");

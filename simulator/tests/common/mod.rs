@@ -6,7 +6,10 @@
 use std::time::Duration;
 
 use serde_json::Value;
-use simulator::{FaultResponse, FaultRule, Match, Plan, Position, RequestKind, ResponseFate, ServeOptions, Simulator};
+use simulator::{
+    FaultResponse, FaultRule, Match, Plan, Position, RequestKind, ResponseFate, ServeOptions,
+    Simulator,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -21,7 +24,9 @@ pub fn plan() -> Plan {
 }
 
 pub async fn start(plan: Plan) -> Simulator {
-    Simulator::start(plan, ServeOptions::default()).await.unwrap()
+    Simulator::start(plan, ServeOptions::default())
+        .await
+        .unwrap()
 }
 
 /// A client that gives up after `timeout_ms`, with no connection reuse so that
@@ -39,11 +44,23 @@ pub fn rule(when: Match, at: Position, response: FaultResponse) -> FaultRule {
 }
 
 pub fn creates() -> Match {
-    Match { method: Some("POST".to_owned()), kind: Some(RequestKind::Create), ..Match::default() }
+    Match {
+        method: Some("POST".to_owned()),
+        kind: Some(RequestKind::Create),
+        ..Match::default()
+    }
 }
 
-pub async fn post(sim: &Simulator, tenant: &str, resource: &str, body: &Value, key: Option<&str>) -> reqwest::Response {
-    post_with(&client(2000), sim, tenant, resource, body, key).await.unwrap()
+pub async fn post(
+    sim: &Simulator,
+    tenant: &str,
+    resource: &str,
+    body: &Value,
+    key: Option<&str>,
+) -> reqwest::Response {
+    post_with(&client(2000), sim, tenant, resource, body, key)
+        .await
+        .unwrap()
 }
 
 pub async fn post_with(
@@ -54,7 +71,10 @@ pub async fn post_with(
     body: &Value,
     key: Option<&str>,
 ) -> reqwest::Result<reqwest::Response> {
-    let mut request = client.post(format!("{}/v1/{resource}", sim.base_url())).bearer_auth(tenant).json(body);
+    let mut request = client
+        .post(format!("{}/v1/{resource}", sim.base_url()))
+        .bearer_auth(tenant)
+        .json(body);
     if let Some(key) = key {
         request = request.header("Idempotency-Key", key);
     }
@@ -62,7 +82,12 @@ pub async fn post_with(
 }
 
 pub async fn get(sim: &Simulator, tenant: &str, path_and_query: &str) -> reqwest::Response {
-    client(2000).get(format!("{}{path_and_query}", sim.base_url())).bearer_auth(tenant).send().await.unwrap()
+    client(2000)
+        .get(format!("{}{path_and_query}", sim.base_url()))
+        .bearer_auth(tenant)
+        .send()
+        .await
+        .unwrap()
 }
 
 pub async fn json(response: reqwest::Response) -> (u16, Value) {
@@ -75,7 +100,10 @@ pub async fn json(response: reqwest::Response) -> (u16, Value) {
 pub async fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     while !condition() {
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting until {what}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting until {what}"
+        );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
@@ -83,7 +111,9 @@ pub async fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
 /// The fate of journal entry `seq` (1-based) once it is no longer in progress.
 pub async fn fate_of(sim: &Simulator, seq: usize) -> ResponseFate {
     wait_until("the response has ended", || {
-        sim.journal().get(seq - 1).is_some_and(|e| e.fate != ResponseFate::InProgress)
+        sim.journal()
+            .get(seq - 1)
+            .is_some_and(|e| e.fate != ResponseFate::InProgress)
     })
     .await;
     sim.journal()[seq - 1].fate.clone()
@@ -122,7 +152,9 @@ pub async fn read_raw(stream: &mut TcpStream, wait_ms: u64) -> Raw {
             Err(_) => return Raw::Silent(got),
             Ok(Ok(0)) => return Raw::Closed(got),
             Ok(Ok(n)) => got.extend_from_slice(&buffer[..n]),
-            Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionReset => return Raw::Reset(got),
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                return Raw::Reset(got)
+            }
             Ok(Err(e)) => panic!("unexpected socket error {e}"),
         }
     }
@@ -130,7 +162,10 @@ pub async fn read_raw(stream: &mut TcpStream, wait_ms: u64) -> Raw {
 
 /// Splits a raw HTTP response into (status, headers text, body bytes).
 pub fn split_response(bytes: &[u8]) -> (u16, String, Vec<u8>) {
-    let end = bytes.windows(4).position(|w| w == b"\r\n\r\n").expect("a complete head");
+    let end = bytes
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a complete head");
     let head = String::from_utf8(bytes[..end].to_vec()).unwrap();
     let status = head.split(' ').nth(1).unwrap().parse().unwrap();
     (status, head, bytes[end + 4..].to_vec())
