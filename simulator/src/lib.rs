@@ -206,6 +206,7 @@ impl Simulator {
             control_token: options.control_token,
             webhook_key,
             tasks: Tasks::default(),
+            finished: watch::channel(0).0,
         });
         let accept = tokio::spawn(server::accept_loop(shared.clone(), listener));
         Ok(Simulator {
@@ -262,6 +263,19 @@ impl Simulator {
     pub fn sign(&self, event: &Event) -> Option<Delivery> {
         let key = self.shared.webhook_key.as_ref()?;
         Some(webhook::delivery(key, event, self.now_ms()))
+    }
+
+    /// Waits until request `seq` (a journal position) has ended: its response was
+    /// sent or lost and the provider has finished with it (an idempotency key's
+    /// result is saved before that). The harness waits here after a crash, so the
+    /// next step meets the provider as it would be moments later in production.
+    pub async fn wait_request_done(&self, seq: u64) {
+        let mut finished = self.shared.finished.subscribe();
+        while !self.shared.is_done(seq) {
+            if finished.changed().await.is_err() {
+                return;
+            }
+        }
     }
 
     /// Installs (or removes) the hook run between commit and response.

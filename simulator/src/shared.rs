@@ -86,6 +86,9 @@ pub(crate) struct Shared {
     pub control_token: Option<String>,
     pub webhook_key: Option<Vec<u8>>,
     pub tasks: Tasks,
+    /// Bumped whenever a response ends, so the harness can wait for one
+    /// request's end without polling.
+    pub finished: watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -108,6 +111,14 @@ impl Shared {
     pub(crate) fn finish(&self, seq: u64, fate: ResponseFate) {
         let real_end_ms = self.real_ms();
         self.state().journal.finish(seq, fate, real_end_ms);
+        self.finished.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// True once request `seq` has ended (or does not exist).
+    pub(crate) fn is_done(&self, seq: u64) -> bool {
+        let state = self.state();
+        let index = usize::try_from(seq.saturating_sub(1)).unwrap_or(usize::MAX);
+        state.journal.entries().get(index).is_none_or(|e| e.fate != ResponseFate::InProgress)
     }
 
     pub(crate) fn advance(&self, by: Duration) -> i64 {

@@ -200,8 +200,12 @@ impl<'a> StepRunner<'a> {
         let out = self.session.call(spec.name, &spec.request, self.scenario.call_deadline, crash_rx).await;
         let end_ms = self.now_ms();
         if let Some(gate) = gate {
-            // The adapter is dead (or finished): let the held response go, then remove the hook.
-            gate.release(self.sim);
+            // The adapter is dead (or finished): let the held response go, remove the
+            // hook, and wait until the provider is done with that request (its key's
+            // result saved), as it would be by the time a real reconciler starts.
+            if let Some(seq) = gate.release(self.sim) {
+                let _ = tokio::time::timeout(CRASH_GATE_WAIT, self.sim.wait_request_done(seq)).await;
+            }
             if out.end == CallEnd::Crashed {
                 if let Err(e) = self.session.rebuild() {
                     self.infra_error(step, format!("cannot rebuild the adapter after the crash: {e}"));
@@ -367,18 +371,25 @@ pub(crate) fn step_label(step: &Step) -> String {
 /// Holds the commit of one operation's effect until the adapter is dead.
 struct CrashGate {
     dead: watch::Sender<bool>,
+    /// The journal position of the request whose commit fired the crash.
+    fired_by: Arc<Mutex<Option<u64>>>,
 }
 
 impl CrashGate {
     fn install(sim: &Simulator, credential: &str, op: &OperationSpec, kill: oneshot::Sender<()>) -> CrashGate {
         let (dead_tx, dead_rx) = watch::channel(false);
         let kill = Arc::new(Mutex::new(Some(kill)));
+        let fired_by = Arc::new(Mutex::new(None));
+        let fired = fired_by.clone();
         let credential = credential.to_owned();
         let resource = op.resource.clone();
         let args = op.args.clone();
         let hook: simulator::CommitHook = Arc::new(move |effect: Effect| {
             let mine = effect.tenant == credential && effect.resource == resource && effect.args == args;
             let kill = if mine { kill.lock().unwrap_or_else(|p| p.into_inner()).take() } else { None };
+            if kill.is_some() {
+                *fired.lock().unwrap_or_else(|p| p.into_inner()) = effect.request_seq;
+            }
             let mut dead_rx = dead_rx.clone();
             Box::pin(async move {
                 if let Some(kill) = kill {
@@ -390,11 +401,13 @@ impl CrashGate {
             })
         });
         sim.set_commit_hook(Some(hook));
-        CrashGate { dead: dead_tx }
+        CrashGate { dead: dead_tx, fired_by }
     }
 
-    fn release(self, sim: &Simulator) {
+    /// Lets the held response go and removes the hook; returns the request that fired.
+    fn release(self, sim: &Simulator) -> Option<u64> {
         let _ = self.dead.send(true);
         sim.set_commit_hook(None);
+        *self.fired_by.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
