@@ -1,1 +1,323 @@
-//! Serves one adapter-protocol call on stdin/stdout with an in-process adapter.
+//! Serves one adapter-protocol call on stdin/stdout with an in-process adapter,
+//! so any [`AdapterFactory`] can also be run as a process adapter
+//! (`lostreply adapter reference <call>`): read the one JSON request, build a
+//! fresh adapter over the state directory, dispatch, write the one JSON reply.
+
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use crate::adapter::{AdapterFactory, AdapterFailure};
+use crate::protocol::{CallName, PROTOCOL_VERSION};
+
+/// Where a process adapter finds its durable store.
+pub const STATE_DIR_ENV: &str = "LOSTREPLY_STATE_DIR";
+
+/// Largest request read from stdin. A request is a few kilobytes; this bound
+/// keeps a runaway writer from filling memory.
+pub const MAX_REQUEST_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Why a call could not be served. Every variant says what and where.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeCallError {
+    /// The call name is not one of the five.
+    #[error("unknown call {0:?}: expected execute, reconcile, webhook, resolve or status")]
+    UnknownCall(String),
+    /// `LOSTREPLY_STATE_DIR` is unset or empty.
+    #[error("{STATE_DIR_ENV} is not set: a process adapter needs its state directory")]
+    NoStateDir,
+    /// stdin could not be read.
+    #[error("cannot read the {call} request from stdin: {source}")]
+    Read {
+        /// The call.
+        call: &'static str,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// stdin held more than [`MAX_REQUEST_BYTES`].
+    #[error("the {call} request on stdin is larger than {MAX_REQUEST_BYTES} bytes")]
+    TooLarge {
+        /// The call.
+        call: &'static str,
+    },
+    /// The request is not the JSON the call expects.
+    #[error("bad {call} request on stdin: {source} (line {line}, column {column})", line = source.line(), column = source.column())]
+    BadRequest {
+        /// The call.
+        call: &'static str,
+        /// The parse error, with its position.
+        source: serde_json::Error,
+    },
+    /// The request speaks another protocol version.
+    #[error(
+        "the {call} request says protocol {found}; this adapter speaks protocol {PROTOCOL_VERSION}"
+    )]
+    Protocol {
+        /// The call.
+        call: &'static str,
+        /// The version in the request.
+        found: u32,
+    },
+    /// The factory could not build an adapter over the state directory.
+    #[error("cannot build adapter {adapter} over {state_dir}: {source}")]
+    Build {
+        /// The factory's name.
+        adapter: String,
+        /// The state directory.
+        state_dir: PathBuf,
+        /// What failed.
+        source: AdapterFailure,
+    },
+    /// The adapter's call failed.
+    #[error("adapter {adapter} failed in {call}: {source}")]
+    Adapter {
+        /// The factory's name.
+        adapter: String,
+        /// The call.
+        call: &'static str,
+        /// What failed.
+        source: AdapterFailure,
+    },
+    /// The reply could not be written to stdout.
+    #[error("cannot write the {call} reply to stdout: {source}")]
+    Write {
+        /// The call.
+        call: &'static str,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// The state directory from [`STATE_DIR_ENV`].
+pub fn state_dir_from_env() -> Result<PathBuf, ServeCallError> {
+    match std::env::var_os(STATE_DIR_ENV) {
+        Some(dir) if !dir.is_empty() => Ok(PathBuf::from(dir)),
+        Some(_) | None => Err(ServeCallError::NoStateDir),
+    }
+}
+
+/// Serves one call: reads one JSON request from `stdin` (to its end), builds a
+/// fresh adapter from `factory` over `state_dir`, runs the call named `call`
+/// (`execute`, `reconcile`, `webhook`, `resolve` or `status`) and writes its
+/// reply as one line of JSON to `stdout`. Nothing is written on error; the
+/// caller prints the error on stderr and exits non-zero.
+pub async fn serve_call<R, W>(
+    factory: &dyn AdapterFactory,
+    call: &str,
+    state_dir: &Path,
+    stdin: R,
+    mut stdout: W,
+) -> Result<(), ServeCallError>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let call = CallName::parse(call).ok_or_else(|| ServeCallError::UnknownCall(call.to_owned()))?;
+    let name = call.as_str();
+    let input = read_request(stdin, name).await?;
+    let build = || {
+        factory
+            .build(state_dir)
+            .map_err(|source| ServeCallError::Build {
+                adapter: factory.name(),
+                state_dir: state_dir.to_owned(),
+                source,
+            })
+    };
+    let failed = |source| ServeCallError::Adapter {
+        adapter: factory.name(),
+        call: name,
+        source,
+    };
+    let reply = match call {
+        CallName::Execute => {
+            let request: crate::protocol::ExecuteRequest = parse(&input, name)?;
+            check_protocol(request.common.protocol, name)?;
+            to_json(&build()?.execute(request).await.map_err(failed)?)
+        }
+        CallName::Reconcile => {
+            let request: crate::protocol::OperationRequest = parse(&input, name)?;
+            check_protocol(request.common.protocol, name)?;
+            to_json(&build()?.reconcile(request).await.map_err(failed)?)
+        }
+        CallName::Webhook => {
+            let request: crate::protocol::WebhookRequest = parse(&input, name)?;
+            check_protocol(request.common.protocol, name)?;
+            to_json(&build()?.webhook(request).await.map_err(failed)?)
+        }
+        CallName::Resolve => {
+            let request: crate::protocol::ResolveRequest = parse(&input, name)?;
+            check_protocol(request.common.protocol, name)?;
+            to_json(&build()?.resolve(request).await.map_err(failed)?)
+        }
+        CallName::Status => {
+            let request: crate::protocol::OperationRequest = parse(&input, name)?;
+            check_protocol(request.common.protocol, name)?;
+            to_json(&build()?.status(request).await.map_err(failed)?)
+        }
+    };
+    let write = |source| ServeCallError::Write { call: name, source };
+    stdout.write_all(reply.as_bytes()).await.map_err(write)?;
+    stdout.write_all(b"\n").await.map_err(write)?;
+    stdout.flush().await.map_err(write)?;
+    Ok(())
+}
+
+async fn read_request<R: AsyncRead + Unpin>(
+    stdin: R,
+    call: &'static str,
+) -> Result<Vec<u8>, ServeCallError> {
+    let mut input = Vec::new();
+    // Read one byte past the limit to tell "exactly at the limit" from "over it".
+    stdin
+        .take(MAX_REQUEST_BYTES + 1)
+        .read_to_end(&mut input)
+        .await
+        .map_err(|source| ServeCallError::Read { call, source })?;
+    if input.len() as u64 > MAX_REQUEST_BYTES {
+        return Err(ServeCallError::TooLarge { call });
+    }
+    Ok(input)
+}
+
+fn parse<T: DeserializeOwned>(input: &[u8], call: &'static str) -> Result<T, ServeCallError> {
+    serde_json::from_slice(input).map_err(|source| ServeCallError::BadRequest { call, source })
+}
+
+fn check_protocol(found: u32, call: &'static str) -> Result<(), ServeCallError> {
+    if found == PROTOCOL_VERSION {
+        Ok(())
+    } else {
+        Err(ServeCallError::Protocol { call, found })
+    }
+}
+
+fn to_json<T: Serialize>(reply: &T) -> String {
+    // Replies are plain structs of strings, bools and enums: serialising them
+    // cannot fail, but an error still becomes valid JSON rather than a panic.
+    serde_json::to_string(reply)
+        .unwrap_or_else(|e| serde_json::json!({"error": e.to_string()}).to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::reference::ReferenceFactory;
+
+    fn common() -> Value {
+        json!({
+            "protocol": 1,
+            "now": "2026-01-01T00:00:00Z",
+            "provider": {
+                "base_url": "http://127.0.0.1:9",
+                "credential": "sk_test_a",
+                "contract": {
+                    "idempotency": {"mode": "stripe", "header": "Idempotency-Key", "retention_s": 86400},
+                    "lookup": {"retrieve": true, "client_reference": true, "list_recent": true},
+                    "asynchronous": false,
+                    "webhooks": null
+                }
+            },
+            "client_timeout_ms": 250
+        })
+    }
+
+    fn with(mut base: Value, extra: Value) -> Value {
+        let (Value::Object(b), Value::Object(e)) = (&mut base, extra) else {
+            unreachable!()
+        };
+        b.extend(e);
+        base
+    }
+
+    async fn serve(call: &str, dir: &Path, input: &str) -> Result<Value, ServeCallError> {
+        let mut out = Vec::new();
+        serve_call(&ReferenceFactory, call, dir, input.as_bytes(), &mut out).await?;
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.ends_with('\n') && text.lines().count() == 1,
+            "{text:?}"
+        );
+        Ok(serde_json::from_str(&text).unwrap())
+    }
+
+    #[tokio::test]
+    async fn status_round_trips_through_the_process_protocol() {
+        let dir = tempfile::tempdir().unwrap();
+        let request = with(common(), json!({"operation_id": "op-1"})).to_string();
+        let reply = serve("status", dir.path(), &request).await.unwrap();
+        assert_eq!(
+            reply,
+            json!({"operation_id": "op-1", "outcome": "unknown", "provider_ref": null,
+                   "needs_review": false, "evidence": "no record of this operation in the store"})
+        );
+        // resolve parses its own shape and answers the same for an unknown id.
+        let resolve = with(
+            common(),
+            json!({"operation_id": "op-1", "resolution": {"outcome": "failed", "provider_ref": null,
+                    "evidence": "checked the console", "by": "operator"}}),
+        );
+        let reply = serve("resolve", dir.path(), &resolve.to_string())
+            .await
+            .unwrap();
+        assert_eq!(reply["outcome"], "unknown");
+        // A webhook with no webhooks in the contract is rejected, not an error.
+        let webhook = with(common(), json!({"headers": {}, "body": "{}"}));
+        let reply = serve("webhook", dir.path(), &webhook.to_string())
+            .await
+            .unwrap();
+        assert_eq!(reply, json!({"accepted": false, "operation_id": null}));
+    }
+
+    #[tokio::test]
+    async fn bad_calls_and_bad_json_are_clear_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = serve("exectue", dir.path(), "{}").await.unwrap_err();
+        assert!(
+            matches!(err, ServeCallError::UnknownCall(ref c) if c == "exectue"),
+            "{err}"
+        );
+
+        let err = serve("status", dir.path(), "{\"operation_id\": ")
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, ServeCallError::BadRequest { call: "status", .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("line 1"), "{err}");
+
+        // Valid JSON of the wrong shape names the missing field.
+        let err = serve("execute", dir.path(), &common().to_string())
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("operation"), "{err}");
+
+        let old = with(common(), json!({"protocol": 2, "operation_id": "op-1"}));
+        let err = serve("reconcile", dir.path(), &old.to_string())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, ServeCallError::Protocol { found: 2, .. }),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn oversized_requests_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let huge = vec![b' '; usize::try_from(MAX_REQUEST_BYTES).unwrap() + 1];
+        let mut out = Vec::new();
+        let err = serve_call(&ReferenceFactory, "status", dir.path(), &huge[..], &mut out)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ServeCallError::TooLarge { .. }), "{err}");
+        assert!(out.is_empty());
+    }
+}

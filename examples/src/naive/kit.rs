@@ -1,0 +1,386 @@
+//! What the naive adapters have in common, written the way such code usually
+//! is: a thin HTTP helper, a one-file-per-operation JSON store without locks,
+//! and reply builders. None of their flaws live here; each adapter's module
+//! shows its own.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use harness::adapter::{Adapter, AdapterFactory, AdapterFailure};
+use harness::protocol::{
+    Common, OperationRequest, OutcomeKind, OutcomeReply, ResolveRequest, WebhookReply,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// A naive adapter's factory: a name and a constructor over the state directory.
+pub struct Factory {
+    /// The adapter's display name (`naive-01-fails-on-timeout`).
+    pub name: &'static str,
+    /// Builds an instance.
+    pub build: fn(&Path) -> Result<Box<dyn Adapter>, AdapterFailure>,
+}
+
+impl std::fmt::Debug for Factory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Factory")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AdapterFactory for Factory {
+    fn name(&self) -> String {
+        self.name.to_owned()
+    }
+
+    fn build(&self, state_dir: &Path) -> Result<Box<dyn Adapter>, AdapterFailure> {
+        (self.build)(state_dir)
+    }
+}
+
+/// A response the helper read completely.
+#[derive(Debug, Clone)]
+pub struct Resp {
+    /// HTTP status.
+    pub status: u16,
+    /// `Idempotent-Replayed: true` was present.
+    pub replayed: bool,
+    /// The body as JSON (`Null` when it was not JSON).
+    pub body: Value,
+}
+
+impl Resp {
+    /// 2xx.
+    pub fn ok(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
+    /// `error.type` of an error body (empty when absent).
+    pub fn error_type(&self) -> &str {
+        self.body
+            .pointer("/error/type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+
+    /// The object's `id`.
+    pub fn id(&self) -> Option<String> {
+        self.body
+            .get("id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    }
+
+    /// The object's `status`.
+    pub fn object_status(&self) -> &str {
+        self.body
+            .get("status")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+}
+
+/// A small HTTP client for the provider.
+#[derive(Debug, Clone)]
+pub struct Http {
+    client: reqwest::Client,
+    base_url: String,
+    credential: String,
+}
+
+impl Http {
+    /// A client with the request's timeout.
+    pub fn new(common: &Common) -> Result<Http, AdapterFailure> {
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_millis(common.client_timeout_ms))
+            .no_proxy()
+            .pool_max_idle_per_host(0)
+            .build()
+            .map_err(AdapterFailure::new)?;
+        Ok(Http {
+            client,
+            base_url: common.provider.base_url.trim_end_matches('/').to_owned(),
+            credential: common.provider.credential.clone(),
+        })
+    }
+
+    /// `POST /v1/{resource}` with an optional idempotency header.
+    pub async fn post(
+        &self,
+        resource: &str,
+        body: &Value,
+        key: Option<(&str, &str)>,
+    ) -> Result<Resp, String> {
+        let mut request = self
+            .client
+            .post(format!("{}/v1/{resource}", self.base_url))
+            .bearer_auth(&self.credential)
+            .json(body);
+        if let Some((header, key)) = key {
+            request = request.header(header, key);
+        }
+        read(request.send().await).await
+    }
+
+    /// `GET {path}` (path and query, e.g. `/v1/tickets?client_reference=op-1`).
+    pub async fn get(&self, path: &str) -> Result<Resp, String> {
+        let request = self
+            .client
+            .get(format!("{}{path}", self.base_url))
+            .bearer_auth(&self.credential);
+        read(request.send().await).await
+    }
+}
+
+async fn read(sent: reqwest::Result<reqwest::Response>) -> Result<Resp, String> {
+    let response = sent.map_err(describe)?;
+    let status = response.status().as_u16();
+    let replayed = response
+        .headers()
+        .get("idempotent-replayed")
+        .is_some_and(|v| v.as_bytes() == b"true");
+    let bytes = response.bytes().await.map_err(describe)?;
+    let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    Ok(Resp {
+        status,
+        replayed,
+        body,
+    })
+}
+
+fn describe(error: reqwest::Error) -> String {
+    if error.is_timeout() {
+        "timeout".to_owned()
+    } else {
+        format!("request error: {error}")
+    }
+}
+
+/// The create body most adapters send: the arguments plus our correlation field.
+pub fn create_body(args: &Map<String, Value>, op_id: &str) -> Value {
+    let mut body = args.clone();
+    body.insert(
+        "client_reference".to_owned(),
+        Value::String(op_id.to_owned()),
+    );
+    Value::Object(body)
+}
+
+/// The provider's status word as an outcome.
+pub fn outcome_of(object_status: &str) -> OutcomeKind {
+    match object_status {
+        "succeeded" => OutcomeKind::Succeeded,
+        "processing" => OutcomeKind::Pending,
+        "failed" => OutcomeKind::Failed,
+        _ => OutcomeKind::Unknown,
+    }
+}
+
+/// True for `succeeded` and `failed`.
+pub fn is_final(outcome: OutcomeKind) -> bool {
+    match outcome {
+        OutcomeKind::Succeeded | OutcomeKind::Failed => true,
+        OutcomeKind::Pending | OutcomeKind::Unknown => false,
+    }
+}
+
+/// A key no other request has used ("a fresh UUID").
+pub fn fresh_key(prefix: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!(
+        "{prefix}-{nanos:x}-{}",
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// What the naive adapters remember about an operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Operation id.
+    pub op_id: String,
+    /// Collection.
+    pub resource: String,
+    /// Arguments.
+    pub args: Map<String, Value>,
+    /// The idempotency key in use, if any.
+    pub key: Option<String>,
+    /// Create attempts sent so far.
+    pub attempts: u32,
+    /// The claim.
+    pub outcome: OutcomeKind,
+    /// The provider object, once known.
+    pub provider_ref: Option<String>,
+    /// Why.
+    pub evidence: String,
+}
+
+impl Entry {
+    /// A new entry for an operation about to be sent.
+    pub fn new(op: &harness::protocol::Operation) -> Entry {
+        Entry {
+            op_id: op.id.clone(),
+            resource: op.resource.clone(),
+            args: op.args.clone(),
+            key: None,
+            attempts: 0,
+            outcome: OutcomeKind::Unknown,
+            provider_ref: None,
+            evidence: "sending".to_owned(),
+        }
+    }
+
+    /// Records an outcome.
+    pub fn set(&mut self, outcome: OutcomeKind, provider_ref: Option<String>, evidence: String) {
+        self.outcome = outcome;
+        self.provider_ref = provider_ref;
+        self.evidence = evidence;
+    }
+
+    /// The protocol reply.
+    pub fn reply(&self) -> OutcomeReply {
+        OutcomeReply {
+            operation_id: self.op_id.clone(),
+            outcome: self.outcome,
+            provider_ref: self.provider_ref.clone(),
+            needs_review: false,
+            evidence: self.evidence.clone(),
+        }
+    }
+}
+
+/// The reply for an operation nobody wrote down.
+pub fn no_record(op_id: &str) -> OutcomeReply {
+    OutcomeReply {
+        operation_id: op_id.to_owned(),
+        outcome: OutcomeKind::Unknown,
+        provider_ref: None,
+        needs_review: false,
+        evidence: "no record".to_owned(),
+    }
+}
+
+/// One JSON file per operation, read and written whole. No lock.
+#[derive(Debug, Clone)]
+pub struct FileStore {
+    dir: PathBuf,
+}
+
+impl FileStore {
+    /// Opens the store under `state_dir`.
+    pub fn open(state_dir: &Path) -> Result<FileStore, AdapterFailure> {
+        let dir = state_dir.join("naive");
+        fs::create_dir_all(&dir)
+            .map_err(|e| AdapterFailure::new(format!("create {}: {e}", dir.display())))?;
+        Ok(FileStore { dir })
+    }
+
+    fn path(&self, op_id: &str) -> Result<PathBuf, AdapterFailure> {
+        let plain = !op_id.is_empty()
+            && op_id.len() <= 64
+            && op_id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if plain {
+            Ok(self.dir.join(format!("{op_id}.json")))
+        } else {
+            Err(AdapterFailure::new(format!(
+                "operation id {op_id:?} is not [A-Za-z0-9_-]{{1,64}}"
+            )))
+        }
+    }
+
+    /// The entry, if any.
+    pub fn get(&self, op_id: &str) -> Result<Option<Entry>, AdapterFailure> {
+        let path = self.path(op_id)?;
+        match fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| AdapterFailure::new(format!("{}: {e}", path.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(AdapterFailure::new(format!("read {}: {e}", path.display()))),
+        }
+    }
+
+    /// Writes the entry (to a temporary file, then renamed, so readers never
+    /// see half a file).
+    pub fn put(&self, entry: &Entry) -> Result<(), AdapterFailure> {
+        let path = self.path(&entry.op_id)?;
+        let tmp = self.dir.join(format!("{}.tmp", fresh_key(&entry.op_id)));
+        let bytes = serde_json::to_vec_pretty(entry).map_err(AdapterFailure::new)?;
+        fs::write(&tmp, bytes)
+            .and_then(|()| fs::rename(&tmp, &path))
+            .map_err(|e| AdapterFailure::new(format!("write {}: {e}", path.display())))
+    }
+
+    /// `status`: the stored entry, no network.
+    pub fn status(&self, request: &OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
+        Ok(match self.get(&request.operation_id)? {
+            Some(entry) => entry.reply(),
+            None => no_record(&request.operation_id),
+        })
+    }
+
+    /// `resolve` as most of them do it: take the operator's word unless the
+    /// outcome is already final.
+    pub fn resolve(&self, request: &ResolveRequest) -> Result<OutcomeReply, AdapterFailure> {
+        let Some(mut entry) = self.get(&request.operation_id)? else {
+            return Ok(no_record(&request.operation_id));
+        };
+        if !is_final(entry.outcome) {
+            entry.set(
+                request.resolution.outcome,
+                request.resolution.provider_ref.clone(),
+                format!("operator: {}", request.resolution.evidence),
+            );
+            self.put(&entry)?;
+        }
+        Ok(entry.reply())
+    }
+}
+
+/// For adapters that do not use webhooks at all.
+pub fn webhooks_not_used() -> WebhookReply {
+    WebhookReply {
+        accepted: false,
+        operation_id: None,
+    }
+}
+
+/// The usual reading of a create's answer: 2xx by the object's status, other
+/// 4xx a rejection, anything else (5xx, no answer) not known yet.
+pub fn read_create(answer: &Result<Resp, String>) -> (OutcomeKind, Option<String>, String) {
+    match answer {
+        Ok(resp) if resp.ok() => (
+            outcome_of(resp.object_status()),
+            resp.id(),
+            format!("{} {}", resp.status, resp.object_status()),
+        ),
+        Ok(resp) if resp.status < 500 => (
+            OutcomeKind::Failed,
+            None,
+            format!("rejected: {} {}", resp.status, resp.error_type()),
+        ),
+        Ok(resp) => (
+            OutcomeKind::Unknown,
+            None,
+            format!("status {}", resp.status),
+        ),
+        Err(error) => (OutcomeKind::Unknown, None, error.clone()),
+    }
+}
+
+/// The first listed object whose `client_reference` is ours.
+pub fn find_ours(list: &Resp, op_id: &str) -> Option<Value> {
+    list.body
+        .get("data")
+        .and_then(Value::as_array)?
+        .iter()
+        .find(|o| o.get("client_reference").and_then(Value::as_str) == Some(op_id))
+        .cloned()
+}
