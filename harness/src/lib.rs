@@ -3,7 +3,15 @@
 #![deny(missing_docs)]
 
 pub mod adapter;
+pub mod builtin;
+pub mod cli;
+pub mod check;
+pub mod driver;
+pub mod exit;
 pub mod protocol;
 pub mod reference;
+pub mod report_build;
+pub mod run;
 pub mod scenario;
 pub mod serve_call;
+pub mod testing;

@@ -1,1 +1,5 @@
-fn main() {}
+//! `lostreply`: see `lostreply --help`. Thin on purpose: everything lives in the library.
+
+fn main() {
+    std::process::exit(harness::cli::main());
+}

@@ -1,5 +1,178 @@
 //! Pure writers from a [`model::Report`] to a `Write`: terminal summary, JSON,
-//! JUnit XML, Markdown and a self-contained HTML page. No clock, no file system.
+//! JUnit XML, Markdown and a self-contained HTML page. No clock, no file system:
+//! the harness fills the model and picks where the bytes go.
+//!
+//! # Map
+//! - [`model`]: the report model (plain serde data) the harness fills and every
+//!   writer reads, with lookups that resolve evidence pointers.
+//! - `text` (private): the plain-text renderings shared by every writer: one
+//!   journal line, one call line, one evidence line, durations, stderr excerpts.
+//!   A new way of saying something goes here, once.
+//! - [`terminal`]: a progress line per finished scenario and the end-of-run summary.
+//! - [`json`]: the model as pretty JSON, and back (`docs/report-json.md`).
+//! - [`junit`]: JUnit XML through quick-junit, for CI test views.
+//! - [`markdown`]: a pull-request comment.
+//! - [`html`]: one offline page with an SVG timeline per scenario.
+//! - [`Format`] and [`write`]: pick writers by name (`--format json,junit,html`).
+//!
+//! # Invariants
+//! - Writers are pure functions of the model: the same report gives the same bytes.
+//! - Every `match` over `Verdict`, `CallEnd`, `Check` and `Evidence` is
+//!   exhaustive, so a new variant makes every writer decide how to show it.
+//! - Adapter- and scenario-supplied text is untrusted: it is made one-line safe
+//!   for the terminal, escaped for Markdown, XML and HTML.
 #![deny(missing_docs)]
 
+pub mod html;
+pub mod json;
+pub mod junit;
+pub mod markdown;
 pub mod model;
+pub mod terminal;
+mod text;
+
+use std::fmt;
+use std::io::{self, Write};
+use std::str::FromStr;
+
+pub use html::write_html;
+pub use json::{read_json, write_json, ReadJsonError};
+pub use junit::write_junit;
+pub use markdown::write_markdown;
+pub use terminal::{write_progress_line, write_summary, TerminalStyle};
+
+/// A report format the harness can write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Format {
+    /// The end-of-run summary as plain text (no colours when written to a file).
+    Terminal,
+    /// The model as JSON, readable back with [`read_json`].
+    Json,
+    /// JUnit XML for CI.
+    Junit,
+    /// A pull-request comment.
+    Markdown,
+    /// A self-contained page with timelines.
+    Html,
+}
+
+/// A format name that is not one of [`Format::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown report format `{name}`: expected one of terminal, json, junit, markdown, html")]
+pub struct UnknownFormat {
+    /// The name as given.
+    pub name: String,
+}
+
+impl Format {
+    /// Every format, in the order the documentation lists them.
+    pub const ALL: [Format; 5] = [
+        Format::Terminal,
+        Format::Json,
+        Format::Junit,
+        Format::Markdown,
+        Format::Html,
+    ];
+
+    /// The name used on the command line: `terminal`, `json`, `junit`, `markdown`, `html`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Terminal => "terminal",
+            Format::Json => "json",
+            Format::Junit => "junit",
+            Format::Markdown => "markdown",
+            Format::Html => "html",
+        }
+    }
+
+    /// The usual file extension, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Terminal => "txt",
+            Format::Json => "json",
+            Format::Junit => "xml",
+            Format::Markdown => "md",
+            Format::Html => "html",
+        }
+    }
+
+    /// Parses one name as [`Format::name`] gives it (surrounding spaces ignored).
+    pub fn parse(name: &str) -> Result<Format, UnknownFormat> {
+        let trimmed = name.trim();
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name() == trimmed)
+            .ok_or_else(|| UnknownFormat {
+                name: trimmed.to_string(),
+            })
+    }
+
+    /// Parses a comma-separated list such as `json,junit,html`, keeping the
+    /// first occurrence of each format in the order given.
+    pub fn parse_list(names: &str) -> Result<Vec<Format>, UnknownFormat> {
+        let mut formats = Vec::new();
+        for name in names.split(',') {
+            let format = Format::parse(name)?;
+            if !formats.contains(&format) {
+                formats.push(format);
+            }
+        }
+        Ok(formats)
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Format {
+    type Err = UnknownFormat;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Format::parse(s)
+    }
+}
+
+/// Writes `report` in `format`. [`Format::Terminal`] here is the summary without
+/// colours (for a file); for a console, call [`write_summary`] with a style.
+pub fn write(format: Format, w: &mut dyn Write, report: &model::Report) -> io::Result<()> {
+    match format {
+        Format::Terminal => write_summary(w, report, TerminalStyle { color: false }),
+        Format::Json => write_json(w, report),
+        Format::Junit => write_junit(w, report),
+        Format::Markdown => write_markdown(w, report),
+        Format::Html => write_html(w, report),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for format in Format::ALL {
+            assert_eq!(Format::parse(format.name()), Ok(format));
+            assert_eq!(format.to_string().parse::<Format>(), Ok(format));
+        }
+    }
+
+    #[test]
+    fn lists_parse_in_order_without_repeats() {
+        assert_eq!(
+            Format::parse_list("json, junit,html,json"),
+            Ok(vec![Format::Json, Format::Junit, Format::Html])
+        );
+    }
+
+    #[test]
+    fn unknown_names_are_named_in_the_error() {
+        let err = Format::parse_list("json,yaml").unwrap_err();
+        assert_eq!(err.name, "yaml");
+        assert!(err.to_string().contains("expected one of terminal, json"));
+        assert!(Format::parse("").is_err());
+    }
+}

@@ -185,7 +185,7 @@ pub struct CallRecord {
 
 /// How an adapter call ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "end", rename_all = "snake_case")]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum CallEnd {
     /// A reply was read.
     Replied,
@@ -417,5 +417,64 @@ impl Report {
             }
         }
         items
+    }
+}
+
+impl Verdict {
+    /// The name used in JSON and in file-friendly places: `passed`, `violated`,
+    /// `adapter_error`, `infra_error`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Passed => "passed",
+            Verdict::Violated => "violated",
+            Verdict::AdapterError => "adapter_error",
+            Verdict::InfraError => "infra_error",
+        }
+    }
+}
+
+impl OutcomeKind {
+    /// The protocol's name: `succeeded`, `failed`, `pending`, `unknown`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutcomeKind::Succeeded => "succeeded",
+            OutcomeKind::Failed => "failed",
+            OutcomeKind::Pending => "pending",
+            OutcomeKind::Unknown => "unknown",
+        }
+    }
+}
+
+impl AdapterKind {
+    /// `in-process` or `process`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AdapterKind::InProcess => "in-process",
+            AdapterKind::Process => "process",
+        }
+    }
+}
+
+/// Lookups that evidence needs: a violation points at records by number or id,
+/// and every writer resolves those pointers the same way.
+impl ScenarioReport {
+    /// The journal entry with this `seq`.
+    pub fn request(&self, seq: u64) -> Option<&RequestRecord> {
+        self.journal.iter().find(|r| r.seq == seq)
+    }
+
+    /// The adapter call with this `index`.
+    pub fn call(&self, index: usize) -> Option<&CallRecord> {
+        self.calls.iter().find(|c| c.index == index)
+    }
+
+    /// The ledger effect with this id.
+    pub fn effect(&self, id: &str) -> Option<&EffectRecord> {
+        self.ledger.iter().find(|e| e.id == id)
+    }
+
+    /// The webhook delivery made by this call.
+    pub fn delivery(&self, call_index: usize) -> Option<&DeliveryRecord> {
+        self.deliveries.iter().find(|d| d.call_index == call_index)
     }
 }

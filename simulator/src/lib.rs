@@ -4,22 +4,71 @@
 //! Map of the crate:
 //! - [`plan`]: the typed input (tenants, idempotency mode, lookups, faults, limits).
 //! - [`record`]: what it remembers (ledger, journal, events).
+//! - `server` accepts connections and serves each with hyper over `conn`'s
+//!   socket wrapper, which lets a fault end the connection with a FIN or an RST,
+//!   or watch it for the client leaving while a response is held.
+//! - `provider` is one request's life (`/v1/...`): journal, fault selection
+//!   (`faults`), body, idempotency (`idempotency`), commit (`store`), response
+//!   shape (`body`: full, partial, idle).
+//! - `control` is the harness's API under `/_lostreply/`.
+//! - [`webhook`] signs events as Standard Webhooks do.
 //!
 //! The harness owns the clock: it moves only through [`Simulator::advance`] or the
 //! control API, never with tokio's paused time (real sockets, real client timeouts).
+//!
+//! Architecture invariant: every request outside `/_lostreply/` is journaled
+//! before anything else happens to it, and its journal fate is written by
+//! the code that acted on the socket (the response body, or the connection task).
 #![deny(missing_docs)]
 
+mod body;
+mod canonical;
+mod conn;
+mod control;
+mod faults;
+mod idempotency;
+mod journal;
+pub mod names;
 pub mod plan;
+mod provider;
+mod query;
 pub mod record;
+mod responses;
+mod server;
+mod shared;
+mod store;
+mod sync;
+mod time;
+mod validate;
+pub mod webhook;
 
 use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
 
+pub use canonical::canonical_json;
+pub use control::MAX_CONTROL_BODY_BYTES;
+pub use idempotency::MAX_KEY_BYTES;
+pub use journal::MAX_JOURNAL_ENTRIES;
 pub use plan::*;
+pub use provider::{
+    BODY_READ_TIMEOUT, DEFAULT_LIST_LIMIT, DRAIN_LIMIT_BYTES, MAX_CLIENT_REFERENCE_BYTES, MAX_PAGE_OBJECTS,
+};
 pub use record::*;
+pub use server::{HEADER_READ_TIMEOUT, MAX_CONNECTIONS};
+pub use time::rfc3339;
+
+use crate::faults::FaultCounters;
+use crate::idempotency::KeyTable;
+use crate::journal::Journal;
+use crate::shared::{Shared, State, Tasks};
+use crate::store::{NewObject, Store};
+use crate::sync::lock;
 
 /// Called after an effect commits and before its response leaves; the response
 /// waits for the returned future. The harness uses it to kill an adapter "right
@@ -32,7 +81,7 @@ pub struct ServeOptions {
     /// Listen address. Loopback and port 0 (any free port) by default.
     pub bind: SocketAddr,
     /// Required when `bind` is not loopback: the control API then wants
-    /// `Authorization: Bearer <token>`.
+    /// `Authorization: Bearer <token>`. When given on loopback, it is required too.
     pub control_token: Option<String>,
 }
 
@@ -51,6 +100,9 @@ pub enum StartError {
     /// A non-loopback address without a control token.
     #[error("refusing to bind {0} without a control token: the control API would be open")]
     ControlUnguarded(SocketAddr),
+    /// A control token that is empty or not visible ASCII.
+    #[error("the control token must be non-empty visible ASCII without spaces")]
+    BadControlToken,
     /// The socket could not be bound.
     #[error("cannot bind {addr}: {source}")]
     Bind {
@@ -63,78 +115,150 @@ pub enum StartError {
 
 /// A running simulator. Dropping it without [`Simulator::shutdown`] aborts its tasks.
 pub struct Simulator {
-    _private: (),
+    shared: Arc<Shared>,
+    addr: SocketAddr,
+    shutdown: watch::Sender<bool>,
+    accept: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl std::fmt::Debug for Simulator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Simulator").finish_non_exhaustive()
+        f.debug_struct("Simulator").field("addr", &self.addr).finish_non_exhaustive()
     }
 }
 
 impl Simulator {
     /// Binds, seeds the objects and starts serving.
     pub async fn start(plan: Plan, options: ServeOptions) -> Result<Simulator, StartError> {
-        let _ = (plan, options);
-        unimplemented!("simulator under construction")
+        let webhook_key = validate::check_plan(&plan).map_err(StartError::InvalidPlan)?;
+        if let Some(token) = &options.control_token {
+            if token.is_empty() || !token.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
+                return Err(StartError::BadControlToken);
+            }
+        }
+        if !options.bind.ip().is_loopback() && options.control_token.is_none() {
+            return Err(StartError::ControlUnguarded(options.bind));
+        }
+        let mut store = Store::new(plan.seed);
+        for seed in &plan.seed_objects {
+            let mut body = seed.args.clone();
+            if let Some(reference) = &seed.client_reference {
+                body.insert("client_reference".to_owned(), serde_json::Value::String(reference.clone()));
+            }
+            let new = NewObject {
+                tenant: seed.tenant.clone(),
+                resource: seed.resource.clone(),
+                args: seed.args.clone(),
+                client_reference: seed.client_reference.clone(),
+                metadata: None,
+                idempotency_key: None,
+                fingerprint: canonical_json(&serde_json::Value::Object(body)),
+                attempt: 0,
+                request_seq: None,
+            };
+            let age_ms = i64::try_from(seed.age.as_millis()).unwrap_or(i64::MAX);
+            let created_at_ms = plan.clock_start_ms.saturating_sub(age_ms).max(time::min_clock_ms());
+            store
+                .seed(&plan, new, created_at_ms)
+                .map_err(|full| StartError::InvalidPlan(format!("seed_objects: more than limits.max_objects ({})", full.max_objects)))?;
+        }
+        let listener = TcpListener::bind(options.bind)
+            .await
+            .map_err(|source| StartError::Bind { addr: options.bind, source })?;
+        let addr = listener.local_addr().map_err(|source| StartError::Bind { addr: options.bind, source })?;
+        let (shutdown, shutdown_rx) = watch::channel(false);
+        let state = State {
+            now_ms: plan.clock_start_ms,
+            store,
+            keys: KeyTable::default(),
+            journal: Journal::default(),
+            faults: FaultCounters::new(plan.faults.len()),
+            attempts: Default::default(),
+        };
+        let shared = Arc::new(Shared {
+            plan,
+            state: Mutex::new(state),
+            hook: RwLock::new(None),
+            started: Instant::now(),
+            shutdown: shutdown_rx,
+            control_token: options.control_token,
+            webhook_key,
+            tasks: Tasks::default(),
+        });
+        let accept = tokio::spawn(server::accept_loop(shared.clone(), listener));
+        Ok(Simulator { shared, addr, shutdown, accept: Mutex::new(Some(accept)) })
     }
 
     /// The address it listens on.
     pub fn local_addr(&self) -> SocketAddr {
-        unimplemented!()
+        self.addr
     }
 
     /// `http://127.0.0.1:PORT`: what adapters call.
     pub fn base_url(&self) -> String {
-        unimplemented!()
+        format!("http://{}", self.addr)
     }
 
     /// `http://127.0.0.1:PORT/_lostreply`: the control API.
     pub fn control_url(&self) -> String {
-        unimplemented!()
+        format!("http://{}/_lostreply", self.addr)
     }
 
     /// The simulator clock, ms since the Unix epoch.
     pub fn now_ms(&self) -> i64 {
-        unimplemented!()
+        self.shared.state().now_ms
     }
 
     /// Moves the clock forward; settles asynchronous objects whose time has come
-    /// (producing their events) and forgets expired idempotency keys.
+    /// (producing their events) and forgets expired idempotency keys. The clock
+    /// stops at the end of year 9999.
     pub fn advance(&self, by: Duration) {
-        let _ = by;
-        unimplemented!()
+        self.shared.advance(by);
     }
 
-    /// Every effect, in commit order.
+    /// Every effect, in commit order (seed objects first).
     pub fn ledger(&self) -> Vec<Effect> {
-        unimplemented!()
+        self.shared.state().store.effects().to_vec()
     }
 
     /// Every request, in arrival order.
     pub fn journal(&self) -> Vec<JournalEntry> {
-        unimplemented!()
+        self.shared.state().journal.entries().to_vec()
     }
 
     /// Every event produced so far, in order.
     pub fn events(&self) -> Vec<Event> {
-        unimplemented!()
+        self.shared.state().store.events().to_vec()
     }
 
     /// Signs a delivery of `event` at the current clock; `None` without webhooks.
     pub fn sign(&self, event: &Event) -> Option<Delivery> {
-        let _ = event;
-        unimplemented!()
+        let key = self.shared.webhook_key.as_ref()?;
+        Some(webhook::delivery(key, event, self.now_ms()))
     }
 
     /// Installs (or removes) the hook run between commit and response.
     pub fn set_commit_hook(&self, hook: Option<CommitHook>) {
-        let _ = hook;
-        unimplemented!()
+        *self.shared.hook.write().unwrap_or_else(std::sync::PoisonError::into_inner) = hook;
     }
 
-    /// Stops accepting, closes connections, waits for the tasks to end.
+    /// Stops accepting, closes connections (held ones included), waits for the tasks to end.
     pub async fn shutdown(self) {
-        let _ = Duration::ZERO;
+        let _ = self.shutdown.send(true);
+        let accept = lock(&self.accept).take();
+        if let Some(accept) = accept {
+            let _ = accept.await;
+        }
+        self.shared.tasks.wait_all().await;
+    }
+}
+
+impl Drop for Simulator {
+    fn drop(&mut self) {
+        let _ = self.shutdown.send(true);
+        if let Some(accept) = lock(&self.accept).take() {
+            accept.abort();
+        }
+        self.shared.tasks.abort_all();
     }
 }

@@ -85,7 +85,8 @@ pub enum ResponseFate {
     },
 }
 
-/// The fault a request met.
+/// The fault a request met. Serialized as
+/// `{"rule":0,"at":"after_commit","response":"drop"}`; see [`fault_response_json`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AppliedFault {
     /// Index of the rule in the plan's fault list (0-based).
@@ -96,8 +97,48 @@ pub struct AppliedFault {
     pub response: FaultResponse,
 }
 
+impl Serialize for AppliedFault {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("AppliedFault", 3)?;
+        out.serialize_field("rule", &self.rule)?;
+        out.serialize_field("at", self.at.name())?;
+        out.serialize_field("response", &fault_response_json(&self.response))?;
+        out.end()
+    }
+}
+
+/// A fault response as scenarios write it: `"drop"`, `"reset"`, `"idle"`, `"ok"`,
+/// `{"stall":{"then":"commit"}}`, `{"delay_ms":300}`, `{"status":500}`, `{"partial":12}`.
+pub fn fault_response_json(response: &FaultResponse) -> serde_json::Value {
+    use serde_json::json;
+    match response {
+        FaultResponse::Ok => json!("ok"),
+        FaultResponse::Drop => json!("drop"),
+        FaultResponse::Reset => json!("reset"),
+        FaultResponse::Idle => json!("idle"),
+        FaultResponse::Stall { then } => {
+            let then = match then {
+                crate::plan::StallThen::Abandon => "abandon",
+                crate::plan::StallThen::Commit => "commit",
+            };
+            json!({"stall": {"then": then}})
+        }
+        FaultResponse::Delay { delay } => json!({"delay_ms": u64::try_from(delay.as_millis()).unwrap_or(u64::MAX)}),
+        FaultResponse::Status { code } => json!({"status": code}),
+        FaultResponse::Partial { bytes } => json!({"partial": bytes}),
+    }
+}
+
+fn kind_name<S: serde::Serializer>(kind: &Option<RequestKind>, serializer: S) -> Result<S::Ok, S::Error> {
+    match kind {
+        Some(kind) => serializer.serialize_some(kind.name()),
+        None => serializer.serialize_none(),
+    }
+}
+
 /// One request as the provider saw it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct JournalEntry {
     /// Position in the journal, from 1.
     pub seq: u64,
@@ -116,6 +157,7 @@ pub struct JournalEntry {
     /// Raw query string, if any.
     pub query: Option<String>,
     /// What the request asked for, when it addressed a collection.
+    #[serde(serialize_with = "kind_name")]
     pub kind: Option<RequestKind>,
     /// Collection name, when the path named one.
     pub resource: Option<String>,
@@ -129,7 +171,8 @@ pub struct JournalEntry {
     pub effect: Option<String>,
     /// True when the response was an idempotent replay of a saved response.
     pub replayed: bool,
-    /// How the response ended.
+    /// How the response ended (serialized flat: `"fate":"sent","status":201`).
+    #[serde(flatten)]
     pub fate: ResponseFate,
 }
 
@@ -158,7 +201,7 @@ impl EventKind {
 
 /// An event the provider produced. It is never sent by the simulator; the harness
 /// delivers it (signed afresh by [`crate::Simulator::sign`]) when a scenario says.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Event {
     /// `evt_…`, the same on every delivery.
     pub id: String,
@@ -177,7 +220,7 @@ pub struct Event {
 }
 
 /// One signed delivery of an event: the headers and the raw body to hand the adapter.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Delivery {
     /// `webhook-id`, `webhook-timestamp`, `webhook-signature`, `content-type`.
     pub headers: std::collections::BTreeMap<String, String>,

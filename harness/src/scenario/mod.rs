@@ -1,4 +1,147 @@
 //! Scenario files: parsing (with spans), validation, and conversion into a
 //! [`model::Scenario`].
+//!
+//! The path through this module: [`load`] reads a file, [`parse`] reads its
+//! YAML into the `raw` serde types (every value with its line and column;
+//! unknown keys and wrong types stop here), then `validate` checks what needs
+//! more than one value (references, impossible fault rules, step forms) and
+//! builds the model, reporting every problem it finds in one pass.
+//! docs/scenario-format.md is the format's reference; [`schema`] is its JSON Schema.
 
+mod error;
 pub mod model;
+mod raw;
+mod schema;
+mod span;
+mod validate;
+
+use std::path::Path;
+
+pub use error::{Diagnostic, ScenarioError, MAX_DIAGNOSTICS};
+pub use schema::schema;
+pub use validate::{
+    DEFAULT_CALL_DEADLINE, DEFAULT_CLIENT_TIMEOUT, DEFAULT_EVIDENCE, DEFAULT_STALL_CAP,
+};
+
+use error::Diagnostics;
+use model::Scenario;
+use span::Pos;
+
+/// Largest scenario file read (a scenario is a page or two of YAML).
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// Reads and validates the scenario file at `path` (named in diagnostics as given).
+pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    let shown = path.display().to_string();
+    let read_error = |source| ScenarioError::Read {
+        path: shown.clone(),
+        source,
+    };
+    let size = std::fs::metadata(path).map_err(read_error)?.len();
+    if size > MAX_FILE_BYTES {
+        let mut d = Diagnostics::new(&shown, "");
+        d.error(
+            Pos { line: 0, column: 0 },
+            format!("the file is {size} bytes; a scenario may have at most {MAX_FILE_BYTES}"),
+        );
+        return Err(d.into_error());
+    }
+    let bytes = std::fs::read(path).map_err(read_error)?;
+    match std::str::from_utf8(&bytes) {
+        Ok(text) => parse(text, &shown),
+        Err(err) => {
+            let valid = String::from_utf8_lossy(&bytes[..err.valid_up_to()]).into_owned();
+            let pos = end_of(&valid);
+            let mut d = Diagnostics::new(&shown, &valid);
+            d.error(pos, "the file is not UTF-8 text (a bad byte starts here)");
+            Err(d.into_error())
+        }
+    }
+}
+
+/// Parses and validates scenario text; `path` only names the file in diagnostics.
+pub fn parse(text: &str, path: &str) -> Result<Scenario, ScenarioError> {
+    let mut d = Diagnostics::new(path, text);
+    if text.len() as u64 > MAX_FILE_BYTES {
+        d.error(
+            Pos { line: 0, column: 0 },
+            format!(
+                "the text is {} bytes; a scenario may have at most {MAX_FILE_BYTES}",
+                text.len()
+            ),
+        );
+        return Err(d.into_error());
+    }
+    if is_blank(text) {
+        d.error(
+            Pos::START,
+            "the file is empty: a scenario starts with `version: 1`",
+        );
+        return Err(d.into_error());
+    }
+    let raw = match serde_saphyr::from_str_with_options::<raw::RawScenario>(text, yaml_options()) {
+        Ok(raw) => raw,
+        Err(err) => {
+            let pos = err.location().map_or(Pos::START, |at| Pos {
+                line: at.line(),
+                column: at.column(),
+            });
+            d.error(pos, yaml_message(&err));
+            return Err(d.into_error());
+        }
+    };
+    let scenario = validate::scenario(&raw, path, &mut d);
+    if d.is_empty() {
+        Ok(scenario)
+    } else {
+        Err(d.into_error())
+    }
+}
+
+fn yaml_options() -> serde_saphyr::Options {
+    serde_saphyr::options! {
+        // `y`, `no`, `on` stay strings inside `args` (the YAML 1.1 "Norway problem").
+        strict_booleans: true,
+        // Snippets are rendered by `Diagnostic`, once, the same way for every error.
+        with_snippet: false,
+    }
+}
+
+/// The reader's message, with its terse type names made readable.
+fn yaml_message(err: &serde_saphyr::Error) -> String {
+    use serde_saphyr::MessageFormatter as _;
+    let message = serde_saphyr::DefaultMessageFormatter
+        .format_message(err)
+        .into_owned();
+    let whole = |max: u64| format!("expected a whole number from 0 to {max}");
+    match message.as_str() {
+        "invalid u8" => whole(u8::MAX.into()),
+        "invalid u16" => whole(u16::MAX.into()),
+        "invalid u32" => whole(u32::MAX.into()),
+        "invalid u64" => whole(u64::MAX),
+        "expected mapping start" => {
+            "expected a mapping (`key: value` lines or {key: value})".to_owned()
+        }
+        "expected sequence start" => "expected a list (`- item` lines or [a, b])".to_owned(),
+        _ => message,
+    }
+}
+
+/// Only whitespace and comments: no document at all.
+fn is_blank(text: &str) -> bool {
+    text.lines().all(|line| {
+        let line = line.trim();
+        line.is_empty() || line.starts_with('#')
+    })
+}
+
+/// The position just after `text` (where the first bad byte of a file sits).
+fn end_of(text: &str) -> Pos {
+    let line = text.matches('\n').count() as u64 + 1;
+    let column = text
+        .rsplit('\n')
+        .next()
+        .map_or(0, |last| last.chars().count()) as u64
+        + 1;
+    Pos { line, column }
+}

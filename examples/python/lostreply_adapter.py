@@ -1,0 +1,1130 @@
+#!/usr/bin/env python3
+"""A correct lostreply adapter in Python, speaking the adapter protocol v1.
+
+Usage: ``python3 lostreply_adapter.py <execute|reconcile|webhook|resolve|status>``
+with one JSON object on stdin; one JSON object is written to stdout.
+
+This is the Python twin of the Rust reference adapter: both implement the
+algorithm of docs/writing-an-adapter.md ("the reference algorithm") and must
+behave the same on every scenario. It uses only the standard library so that
+it runs anywhere Python 3.11 does, and so that every line of its behaviour is
+here to read.
+
+The shape of the file follows the shape of the problem:
+
+* ``Store``: the durable record of each operation. Intent is written *before*
+  the create is sent, so that a crash after the provider committed leaves
+  behind the key and reference that let a later process find the effect.
+* ``ProviderClient``: one HTTP request with one deadline, and a precise name
+  for every way the answer can be lost (timeout, reset, closed, truncated,
+  unparsable), because "what exactly did we see" is the evidence.
+* classification: turns an HTTP answer into a claim. Only a definite answer
+  is ``succeeded``/``failed``; anything ambiguous is ``unknown``.
+* webhook verification: Standard Webhooks signatures, checked in constant time
+  against the simulator clock.
+* the five calls, each holding the operation's lock for its whole duration, so
+  two processes racing on one operation act one after the other.
+
+Exit status: 0 with a reply for every request it can read, including requests
+it cannot act on (those get an ``unknown`` outcome with evidence saying why).
+Non-zero only for protocol misuse: an unknown call name, stdin that is not one
+JSON object, a protocol version other than 1, or no state directory.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import datetime as dt
+import fcntl
+import hashlib
+import hmac
+import http.client
+import json
+import os
+import re
+import socket
+import sys
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+PROTOCOL_VERSION = 1
+CALLS = ("execute", "reconcile", "webhook", "resolve", "status")
+
+# Operation ids name files in the store, so anything beyond this alphabet is
+# refused: no separator can reach the path, whatever the caller sends.
+OPERATION_ID_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}\Z")
+
+# Limits (everything has one). A provider object is small; a request from the
+# harness is small. Larger means something is wrong, and wrong is not evidence.
+MAX_RESPONSE_BODY_BYTES = 1024 * 1024
+MAX_REQUEST_BYTES = 8 * 1024 * 1024
+MAX_EVENTS_REMEMBERED = 1000
+
+# Standard Webhooks' default tolerance: a signed event older or newer than
+# this (by the simulator clock) could be a replay of a captured delivery.
+WEBHOOK_TOLERANCE_S = 300
+
+# After this many reconciles in a row without evidence, automation stops and a
+# person must look: retrying forever hides the problem instead of reporting it.
+MAX_INCONCLUSIVE_RECONCILES = 3
+
+# list_recent looks a little before the first send, because the provider's
+# created_at and our `now` come from the same clock but not the same instant.
+LIST_WINDOW_BEFORE_S = 60
+LIST_LIMIT = 100
+
+TERMINAL = ("succeeded", "failed")
+
+
+def log(message: str) -> None:
+    """Diagnostics go to stderr: the harness keeps them for the report."""
+    print(f"lostreply_adapter: {message}", file=sys.stderr)
+
+
+# --------------------------------------------------------------------------
+# Requests from the harness
+# --------------------------------------------------------------------------
+
+
+class BadRequest(Exception):
+    """A request field is missing or malformed. The reply is ``unknown`` with
+    this message as evidence: the adapter cannot decide, so it says so."""
+
+
+@dataclass(frozen=True)
+class Contract:
+    """What the provider documents about itself (the request's
+    ``provider.contract``). Every decision about keys and lookups is made from
+    this, never from guessing what the provider might support."""
+
+    idempotency_mode: str
+    idempotency_header: str
+    retention_s: int
+    retrieve: bool
+    client_reference: bool
+    list_recent: bool
+    asynchronous: bool
+    webhook_secret: str | None
+
+    @property
+    def has_keys(self) -> bool:
+        """Keys make a retry safe: the provider replays instead of redoing."""
+        return self.idempotency_mode != "none"
+
+    @property
+    def has_lookup(self) -> bool:
+        """A lookup that can find our object without knowing its id."""
+        return self.client_reference or self.list_recent
+
+
+@dataclass(frozen=True)
+class Common:
+    """Fields every call carries."""
+
+    now: dt.datetime
+    base_url: str
+    credential: str
+    contract: Contract
+    client_timeout_ms: int
+
+
+def _field(obj: Any, name: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if not isinstance(obj, dict) or name not in obj:
+        raise BadRequest(f"request lacks {where}{name}")
+    value = obj[name]
+    # bool is an int in Python; a timeout of `true` is still a malformed request.
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
+        raise BadRequest(f"request field {where}{name} has the wrong type")
+    return value
+
+
+def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def parse_time(text: str) -> dt.datetime:
+    """Parses RFC 3339 (``Z`` or an offset, any number of fraction digits).
+
+    The simulator clock is the only clock an adapter may use for ages and
+    retention: the harness moves it by hours in milliseconds of real time.
+    """
+    match = re.fullmatch(
+        r"(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})", text
+    )
+    if match is None:
+        raise ValueError(f"not an RFC 3339 time: {text!r}")
+    date, clock, fraction, offset = match.groups()
+    micros = (fraction or ".0")[1:7].ljust(6, "0")
+    zone = "+00:00" if offset in ("Z", "z") else offset
+    return dt.datetime.fromisoformat(f"{date}T{clock}.{micros}{zone}")
+
+
+def format_time(moment: dt.datetime) -> str:
+    """RFC 3339 in UTC, whole seconds (floored: it only ever widens a window)."""
+    return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_common(request: dict[str, Any]) -> Common:
+    """Reads the common fields, raising ``BadRequest`` naming the first bad one."""
+    try:
+        now = parse_time(_field(request, "now", str, ""))
+    except ValueError as err:
+        raise BadRequest(f"request field now: {err}") from None
+    provider = _field(request, "provider", dict, "")
+    contract = _field(provider, "contract", dict, "provider.")
+    idem = _field(contract, "idempotency", dict, "provider.contract.")
+    lookup = _field(contract, "lookup", dict, "provider.contract.")
+    webhooks = contract.get("webhooks")
+    if webhooks is not None and not isinstance(webhooks, dict):
+        raise BadRequest("request field provider.contract.webhooks must be null or an object")
+    secret = _field(webhooks, "secret", str, "provider.contract.webhooks.") if webhooks else None
+    timeout_ms = _field(request, "client_timeout_ms", int, "")
+    if timeout_ms <= 0:
+        raise BadRequest("request field client_timeout_ms must be positive")
+    base_url = _field(provider, "base_url", str, "provider.")
+    scheme = urllib.parse.urlsplit(base_url).scheme
+    if scheme not in ("http", "https"):
+        raise BadRequest(f"provider.base_url must be http(s), got {base_url!r}")
+    return Common(
+        now=now,
+        base_url=base_url,
+        credential=_field(provider, "credential", str, "provider."),
+        contract=Contract(
+            idempotency_mode=_field(idem, "mode", str, "provider.contract.idempotency."),
+            idempotency_header=idem.get("header") or "Idempotency-Key",
+            retention_s=_field(idem, "retention_s", int, "provider.contract.idempotency."),
+            retrieve=_field(lookup, "retrieve", bool, "provider.contract.lookup."),
+            client_reference=_field(lookup, "client_reference", bool, "provider.contract.lookup."),
+            list_recent=_field(lookup, "list_recent", bool, "provider.contract.lookup."),
+            asynchronous=bool(contract.get("asynchronous", False)),
+            webhook_secret=secret,
+        ),
+        client_timeout_ms=timeout_ms,
+    )
+
+
+def check_operation_id(value: Any) -> str:
+    """Operation ids become file names: only a safe alphabet is accepted."""
+    if not isinstance(value, str) or OPERATION_ID_RE.match(value) is None:
+        raise BadRequest(
+            f"operation id {value!r} is not a valid id ([A-Za-z0-9_.-], 1 to 64 characters); nothing was done"
+        )
+    return value
+
+
+# --------------------------------------------------------------------------
+# Store
+# --------------------------------------------------------------------------
+
+
+class StoreError(Exception):
+    """The durable store could not be read or written. Without it no claim can
+    be made safely, so the reply is ``unknown`` and a person must look."""
+
+
+@dataclass
+class Record:
+    """Everything the adapter knows about one operation, as stored on disk.
+
+    ``key`` and ``client_reference`` are derived from the operation id, never
+    from the action or the arguments: two operations that happen to look alike
+    are still two operations, and one operation keeps one key for its life.
+    """
+
+    operation: dict[str, Any]
+    key: str
+    client_reference: str
+    first_sent_at: str
+    outcome: str = "unknown"
+    provider_ref: str | None = None
+    needs_review: bool = False
+    evidence: str = "create about to be sent"
+    inconclusive: int = 0
+    events_seen: list[str] = field(default_factory=list)
+
+    @property
+    def op_id(self) -> str:
+        return str(self.operation["id"])
+
+    @property
+    def resource(self) -> str:
+        return str(self.operation["resource"])
+
+    @property
+    def args(self) -> dict[str, Any]:
+        return dict(self.operation["args"])
+
+    @property
+    def terminal(self) -> bool:
+        return self.outcome in TERMINAL
+
+    def reply(self, evidence: str | None = None) -> dict[str, Any]:
+        """The protocol's outcome reply for this record."""
+        return {
+            "operation_id": self.op_id,
+            "outcome": self.outcome,
+            "provider_ref": self.provider_ref,
+            "needs_review": self.needs_review,
+            "evidence": self.evidence if evidence is None else evidence,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "operation": self.operation,
+            "key": self.key,
+            "client_reference": self.client_reference,
+            "first_sent_at": self.first_sent_at,
+            "outcome": self.outcome,
+            "provider_ref": self.provider_ref,
+            "needs_review": self.needs_review,
+            "evidence": self.evidence,
+            "inconclusive": self.inconclusive,
+            "events_seen": self.events_seen,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Record":
+        try:
+            operation = data["operation"]
+            if not isinstance(operation.get("args"), dict):
+                raise TypeError("operation.args is not an object")
+            record = cls(
+                operation={
+                    "id": str(operation["id"]),
+                    "resource": str(operation["resource"]),
+                    "args": operation["args"],
+                },
+                key=str(data["key"]),
+                client_reference=str(data["client_reference"]),
+                first_sent_at=str(data["first_sent_at"]),
+                outcome=str(data["outcome"]),
+                provider_ref=data.get("provider_ref"),
+                needs_review=bool(data.get("needs_review", False)),
+                evidence=str(data.get("evidence", "")),
+                inconclusive=int(data.get("inconclusive", 0)),
+                events_seen=[str(e) for e in data.get("events_seen", [])],
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            raise StoreError(f"stored record is malformed: {err}") from None
+        if record.outcome not in ("unknown", "pending", "succeeded", "failed"):
+            raise StoreError(f"stored record has an unknown outcome {record.outcome!r}")
+        return record
+
+
+class Store:
+    """One JSON file per operation under ``<state dir>/ops/``, replaced
+    atomically, plus one lock file per operation.
+
+    Atomic replacement (write a temporary file, fsync, rename, fsync the
+    directory) means a reader sees the old record or the new one, never half of
+    one, even if the writer is SIGKILLed mid-write: ``status`` can therefore
+    read without a lock.
+    """
+
+    def __init__(self, state_dir: str) -> None:
+        self.ops_dir = os.path.join(state_dir, "ops")
+        try:
+            os.makedirs(self.ops_dir, exist_ok=True)
+        except OSError as err:
+            raise StoreError(f"cannot create the store in {self.ops_dir}: {err}") from None
+
+    def _path(self, op_id: str, suffix: str) -> str:
+        # check_operation_id already ran; checking again keeps the path safe
+        # even if a caller forgets.
+        if OPERATION_ID_RE.match(op_id) is None:
+            raise StoreError(f"refusing a store path for operation id {op_id!r}")
+        return os.path.join(self.ops_dir, op_id + suffix)
+
+    @contextlib.contextmanager
+    def lock(self, op_id: str) -> Iterator[None]:
+        """Exclusive lock on one operation for the duration of a call.
+
+        ``flock`` is released by the kernel when the process dies, so a
+        crashed worker never leaves an operation locked.
+        """
+        try:
+            fd = os.open(self._path(op_id, ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as err:
+            raise StoreError(f"cannot open the lock for {op_id}: {err}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            # Closing the descriptor releases the lock.
+            os.close(fd)
+
+    def load(self, op_id: str) -> Record | None:
+        """The stored record, or ``None`` when the store has never seen the id."""
+        try:
+            with open(self._path(op_id, ".json"), "rb") as f:
+                raw = f.read()
+        except FileNotFoundError:
+            return None
+        except OSError as err:
+            raise StoreError(f"cannot read the record of {op_id}: {err}") from None
+        try:
+            data = json.loads(raw)
+        except ValueError as err:
+            raise StoreError(f"the record of {op_id} is not JSON: {err}") from None
+        return Record.from_json(data)
+
+    def save(self, record: Record) -> None:
+        """Durably replaces the record (see the class docstring for why)."""
+        final = self._path(record.op_id, ".json")
+        tmp = final + ".tmp"
+        payload = json.dumps(record.to_json(), sort_keys=True, indent=2).encode()
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                view = memoryview(payload)
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, final)
+            dir_fd = os.open(self.ops_dir, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        except OSError as err:
+            raise StoreError(f"cannot save the record of {record.op_id}: {err}") from None
+
+
+# --------------------------------------------------------------------------
+# Provider client
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HttpAnswer:
+    """A complete HTTP answer: status, headers (lower-case names), whole body."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        """The parsed body; raises ``ValueError`` when it is not JSON."""
+        return json.loads(self.body.decode("utf-8"))
+
+    def error_type(self) -> str:
+        """The provider's error type, from ``{"error":{"type":…}}`` or a
+        problem+json ``type``/``title``, for evidence and for telling a key
+        mismatch from an invalid request."""
+        try:
+            data = self.json()
+        except (ValueError, UnicodeDecodeError):
+            return "unparsable error body"
+        if isinstance(data, dict):
+            err = data.get("error")
+            if isinstance(err, dict) and isinstance(err.get("type"), str):
+                return err["type"]
+            for name in ("type", "title"):
+                if isinstance(data.get(name), str):
+                    return data[name]
+        return "no error type"
+
+
+class LostAnswer(Exception):
+    """The request was sent (or may have been) and no complete answer came
+    back. ``evidence`` says precisely what was observed; the caller treats all
+    of these as ambiguous, because any of them can happen after a commit."""
+
+    def __init__(self, evidence: str) -> None:
+        super().__init__(evidence)
+        self.evidence = evidence
+
+
+class ProviderClient:
+    """HTTP/1.1 to the provider with one deadline per request.
+
+    A fresh connection per request: a connection the provider broke on
+    purpose must never be reused, and one connection per request keeps the
+    provider's journal easy to read.
+    """
+
+    def __init__(self, common: Common) -> None:
+        parts = urllib.parse.urlsplit(common.base_url)
+        self.https = parts.scheme == "https"
+        self.host = parts.hostname or "127.0.0.1"
+        self.port = parts.port
+        self.prefix = parts.path.rstrip("/")
+        self.credential = common.credential
+        self.timeout_ms = common.client_timeout_ms
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> HttpAnswer:
+        """Sends one request and reads the whole answer before the deadline.
+
+        Raises ``LostAnswer`` naming the phase and the failure: the difference
+        between "nothing came back" and "a 201 came back and then the body
+        stopped" matters to the operator reading the evidence.
+        """
+        timeout_s = self.timeout_ms / 1000
+        deadline = time.monotonic() + timeout_s
+        payload = None
+        all_headers = {
+            "Authorization": f"Bearer {self.credential}",
+            "Accept": "application/json",
+        }
+        if body is not None:
+            payload = json.dumps(body, separators=(",", ":"), sort_keys=True).encode()
+            all_headers["Content-Type"] = "application/json"
+        all_headers.update(headers or {})
+        conn_cls = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
+        conn = conn_cls(self.host, self.port, timeout=timeout_s)
+        phase = "connecting"
+        status: int | None = None
+        received = 0
+        expected: int | None = None
+        try:
+            conn.connect()
+            # Keep our own reference: http.client drops conn.sock when the
+            # answer says "Connection: close", but the response still reads
+            # from this socket and we still need to move its timeout.
+            sock = conn.sock
+            phase = "sending the request"
+            _set_timeout(sock, deadline)
+            conn.request(method, self.prefix + path, body=payload, headers=all_headers)
+            phase = "waiting for the response"
+            _set_timeout(sock, deadline)
+            response = conn.getresponse()
+            status = response.status
+            expected = response.length
+            phase = f"reading the body of a {status} response"
+            chunks: list[bytes] = []
+            while True:
+                _set_timeout(sock, deadline)
+                # read1: at most one recv per call, so the deadline is checked
+                # between every piece, not only per call.
+                chunk = response.read1(64 * 1024)
+                if not chunk:
+                    break
+                received += len(chunk)
+                if received > MAX_RESPONSE_BODY_BYTES:
+                    raise LostAnswer(
+                        f"{method} {path}: {status} response body exceeds {MAX_RESPONSE_BODY_BYTES} bytes; not read"
+                    )
+                chunks.append(chunk)
+            if response.length:
+                # http.client does not raise for a short Content-Length body
+                # read in pieces; this is the same condition it would report.
+                raise http.client.IncompleteRead(b"".join(chunks), response.length)
+            return HttpAnswer(
+                status=status,
+                headers={k.lower(): v for k, v in response.getheaders()},
+                body=b"".join(chunks),
+            )
+        except LostAnswer:
+            raise
+        except (socket.timeout, TimeoutError):
+            raise LostAnswer(
+                f"{method} {path}: timeout after {self.timeout_ms} ms while {phase}"
+            ) from None
+        except http.client.IncompleteRead as err:
+            total = f" of {expected}" if expected is not None else ""
+            raise LostAnswer(
+                f"{method} {path}: truncated {status} response body "
+                f"({received}{total} bytes arrived, then the connection closed)"
+                if status is not None
+                else f"{method} {path}: truncated response ({err})"
+            ) from None
+        except http.client.RemoteDisconnected:
+            raise LostAnswer(
+                f"{method} {path}: connection closed without a response while {phase}"
+            ) from None
+        except ConnectionResetError:
+            raise LostAnswer(f"{method} {path}: connection reset while {phase}") from None
+        except BrokenPipeError:
+            raise LostAnswer(
+                f"{method} {path}: connection closed by the provider while {phase}"
+            ) from None
+        except ConnectionRefusedError:
+            raise LostAnswer(
+                f"{method} {path}: connection refused (the provider is not listening)"
+            ) from None
+        except http.client.HTTPException as err:
+            raise LostAnswer(
+                f"{method} {path}: malformed HTTP while {phase}: {type(err).__name__}"
+            ) from None
+        except OSError as err:
+            raise LostAnswer(f"{method} {path}: network error while {phase}: {err}") from None
+        finally:
+            conn.close()
+
+
+def _set_timeout(sock: socket.socket | None, deadline: float) -> None:
+    """Gives the next socket operation only what is left of the deadline."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise socket.timeout("deadline passed")
+    if sock is not None:
+        sock.settimeout(remaining)
+
+
+# --------------------------------------------------------------------------
+# Classification: from an HTTP answer to a claim
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A claim and what it rests on. ``inconclusive`` (unknown, and no person
+    asked for yet) is the "no evidence this time" that counts towards stopping
+    automation; a definite answer, even an escalation, resets that count."""
+
+    outcome: str
+    provider_ref: str | None
+    evidence: str
+    needs_review: bool = False
+
+    @property
+    def inconclusive(self) -> bool:
+        return self.outcome == "unknown" and not self.needs_review
+
+
+OBJECT_STATUS_OUTCOME = {"succeeded": "succeeded", "processing": "pending", "failed": "failed"}
+
+# Statuses that mean "refused before anything ran": the provider's contract
+# says these commit nothing, so the operation has definitely not happened.
+REJECTED_BEFORE_EXECUTION = (400, 401, 404, 413, 429)
+
+
+def classify_object(obj: Any, source: str) -> Verdict:
+    """A provider object's status is the evidence: ``processing`` is not done."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("id"), str) or not obj["id"]:
+        return Verdict("unknown", None, f"{source}: the answer is not an object with an id")
+    outcome = OBJECT_STATUS_OUTCOME.get(obj.get("status"))  # type: ignore[arg-type]
+    if outcome is None:
+        return Verdict(
+            "unknown", None, f"{source}: object {obj['id']} has an unrecognised status {obj.get('status')!r}"
+        )
+    return Verdict(outcome, obj["id"], f"{source}: object {obj['id']} is {obj['status']}")
+
+
+def classify_create(answer: HttpAnswer, key: str | None) -> Verdict:
+    """What a create's answer proves. See the reference algorithm's table."""
+    status = answer.status
+    if status in (200, 201, 202):
+        try:
+            obj = answer.json()
+        except (ValueError, UnicodeDecodeError):
+            return Verdict(
+                "unknown", None, f"create answered {status} but the body is not valid JSON: may have committed"
+            )
+        replayed = answer.headers.get("idempotent-replayed", "").lower() == "true"
+        source = f"create answered {status}" + (f" (replayed for key {key})" if replayed else "")
+        return classify_object(obj, source)
+    if status == 409:
+        return Verdict("unknown", None, "provider reports the key in flight (409): the first attempt is still running")
+    if status == 422 or (status == 400 and answer.error_type() == "idempotency_error"):
+        return Verdict(
+            "unknown",
+            None,
+            f"our key {key} was already used with other arguments ({status} {answer.error_type()}): "
+            "never a success, never retried under another key; a person must check",
+            needs_review=True,
+        )
+    if status in REJECTED_BEFORE_EXECUTION:
+        return Verdict("failed", None, f"rejected before execution: {status} {answer.error_type()}")
+    if 500 <= status <= 599:
+        return Verdict(
+            "unknown", None, f"create answered {status} {answer.error_type()}: the provider may or may not have committed"
+        )
+    return Verdict("unknown", None, f"create answered an unexpected {status}: cannot tell whether it committed")
+
+
+# --------------------------------------------------------------------------
+# Webhook verification (Standard Webhooks)
+# --------------------------------------------------------------------------
+
+
+def sign_webhook(secret: str, msg_id: str, timestamp: str, body: str) -> str:
+    """``v1,<base64 HMAC-SHA256(key, "{id}.{timestamp}.{body}")>`` where the key
+    is the base64 part of ``whsec_…``. Raises ``ValueError`` for a bad secret."""
+    encoded = secret[len("whsec_"):] if secret.startswith("whsec_") else secret
+    try:
+        key = base64.b64decode(encoded, validate=True)
+    except binascii.Error as err:
+        raise ValueError(f"webhook secret is not base64: {err}") from None
+    mac = hmac.new(key, f"{msg_id}.{timestamp}.{body}".encode(), hashlib.sha256).digest()
+    return "v1," + base64.b64encode(mac).decode()
+
+
+def verify_webhook(
+    secret: str, headers: dict[str, str], body: str, now: dt.datetime
+) -> tuple[bool, str]:
+    """Checks a delivery's signature and freshness. Returns (ok, reason).
+
+    The timestamp is checked against the simulator clock (the request's
+    ``now``) so that a captured delivery replayed later is refused, and the
+    signature comparison is constant-time so that it leaks nothing.
+    """
+    lower = {str(k).lower(): str(v) for k, v in headers.items()}
+    msg_id = lower.get("webhook-id")
+    timestamp = lower.get("webhook-timestamp")
+    signatures = lower.get("webhook-signature")
+    if not msg_id or not timestamp or not signatures:
+        return False, "missing webhook-id, webhook-timestamp or webhook-signature"
+    try:
+        sent_at = int(timestamp)
+    except ValueError:
+        return False, f"webhook-timestamp {timestamp!r} is not an integer"
+    age_s = abs(now.timestamp() - sent_at)
+    if age_s > WEBHOOK_TOLERANCE_S:
+        return False, f"webhook-timestamp is {int(age_s)} s from now (tolerance {WEBHOOK_TOLERANCE_S} s)"
+    try:
+        expected = sign_webhook(secret, msg_id, timestamp, body)
+    except ValueError as err:
+        return False, str(err)
+    # Compare every candidate (no early exit) so timing says nothing about which matched.
+    matched = False
+    for candidate in signatures.split():
+        if candidate.startswith("v1,"):
+            matched |= hmac.compare_digest(candidate.encode(), expected.encode())
+    if not matched:
+        return False, "no v1 signature matches"
+    return True, "signature verified"
+
+
+# --------------------------------------------------------------------------
+# The calls
+# --------------------------------------------------------------------------
+
+
+def unknown_reply(op_id: Any, evidence: str, needs_review: bool = False) -> dict[str, Any]:
+    """An honest "cannot tell" (also for requests the adapter cannot act on)."""
+    return {
+        "operation_id": op_id if isinstance(op_id, str) else "",
+        "outcome": "unknown",
+        "provider_ref": None,
+        "needs_review": needs_review,
+        "evidence": evidence,
+    }
+
+
+class Adapter:
+    """The five calls over one store and one provider."""
+
+    def __init__(self, store: Store, common: Common) -> None:
+        self.store = store
+        self.common = common
+        self.contract = common.contract
+        self.client = ProviderClient(common)
+
+    # -- provider requests -------------------------------------------------
+
+    def _create_body(self, record: Record) -> dict[str, Any]:
+        # Same body on every attempt (invariant 5): the args as given plus the
+        # two reserved fields, both derived from the operation id.
+        body = record.args
+        body["client_reference"] = record.client_reference
+        body["metadata"] = {"operation_id": record.op_id}
+        return body
+
+    def _send_create(self, record: Record) -> Verdict:
+        headers = {}
+        if self.contract.has_keys:
+            headers[self.contract.idempotency_header] = record.key
+        key = record.key if self.contract.has_keys else None
+        try:
+            answer = self.client.request(
+                "POST", f"/v1/{record.resource}", self._create_body(record), headers
+            )
+        except LostAnswer as lost:
+            return Verdict("unknown", None, f"{lost.evidence}: the create may or may not have committed")
+        return classify_create(answer, key)
+
+    def _get_json(self, path: str) -> tuple[Any, str | None]:
+        """A lookup's parsed 200 body, or (None, why it proves nothing)."""
+        try:
+            answer = self.client.request("GET", path)
+        except LostAnswer as lost:
+            return None, lost.evidence
+        if answer.status != 200:
+            return None, f"GET {path} answered {answer.status} {answer.error_type()}"
+        try:
+            return answer.json(), None
+        except (ValueError, UnicodeDecodeError):
+            return None, f"GET {path} answered 200 with a body that is not valid JSON"
+
+    def _retrieve(self, record: Record) -> Verdict:
+        ref = urllib.parse.quote(str(record.provider_ref), safe="")
+        path = f"/v1/{record.resource}/{ref}"
+        obj, problem = self._get_json(path)
+        if problem is not None:
+            return Verdict("unknown", None, f"retrieve of {record.provider_ref} proved nothing: {problem}")
+        verdict = classify_object(obj, f"retrieve {record.provider_ref}")
+        if verdict.provider_ref not in (None, record.provider_ref):
+            return Verdict("unknown", None, f"retrieve of {record.provider_ref} answered another object")
+        return verdict
+
+    def _search(self, record: Record) -> tuple[dict[str, Any] | None, str | None, str]:
+        """Search by client_reference. Returns (our object, problem, source)."""
+        query = urllib.parse.urlencode({"client_reference": record.client_reference})
+        path = f"/v1/{record.resource}?{query}"
+        data, problem = self._get_json(path)
+        source = f"search by client_reference {record.client_reference}"
+        if problem is None and not _is_list_envelope(data):
+            problem = f"GET {path} answered 200 without a data list"
+        if problem is not None:
+            return None, problem, source
+        ours = [o for o in data["data"] if isinstance(o, dict) and o.get("client_reference") == record.client_reference]
+        return (ours[0] if ours else None), None, source
+
+    def _list_recent(self, record: Record) -> tuple[dict[str, Any] | None, str | None, str]:
+        """List objects created since just before our first send. Only an
+        object carrying our reference or our operation id counts: another
+        actor's look-alike in the window is not evidence about ours."""
+        since = parse_time(record.first_sent_at) - dt.timedelta(seconds=LIST_WINDOW_BEFORE_S)
+        query = urllib.parse.urlencode({"created_gte": format_time(since), "limit": LIST_LIMIT})
+        path = f"/v1/{record.resource}?{query}"
+        data, problem = self._get_json(path)
+        source = f"list of objects created since {format_time(since)}"
+        if problem is None and not _is_list_envelope(data):
+            problem = f"GET {path} answered 200 without a data list"
+        if problem is not None:
+            return None, problem, source
+        ours = [o for o in data["data"] if _is_ours(o, record)]
+        if not ours and data.get("has_more") is True:
+            # The list was cut short: absence from a partial list proves nothing.
+            return None, f"GET {path} has more than {LIST_LIMIT} objects and none of these is ours", source
+        return (ours[0] if ours else None), None, source
+
+    # -- reconciliation ----------------------------------------------------
+
+    def _key_retained(self, record: Record) -> bool:
+        age_s = (self.common.now - parse_time(record.first_sent_at)).total_seconds()
+        return age_s < self.contract.retention_s
+
+    def _reconcile_locked(self, record: Record) -> Verdict:
+        """Steps a to d of the reference algorithm, for a non-terminal record."""
+        # a. We know the object: ask about it directly.
+        if record.provider_ref is not None:
+            if self.contract.retrieve:
+                return self._retrieve(record)
+            if self.contract.client_reference:
+                obj, problem, source = self._search(record)
+            elif self.contract.list_recent:
+                obj, problem, source = self._list_recent(record)
+            else:
+                return Verdict("unknown", None, f"object {record.provider_ref} is known but the provider offers no lookup")
+            if problem is not None:
+                return Verdict("unknown", None, f"{source} proved nothing: {problem}")
+            if obj is None:
+                return Verdict("unknown", None, f"{source} did not return known object {record.provider_ref}")
+            return classify_object(obj, source)
+        # b. The provider still remembers our key: replaying it is safe and is
+        # how a keyed API hands back a lost response.
+        if self.contract.has_keys and self._key_retained(record):
+            verdict = self._send_create(record)
+            return _prefixed(verdict, f"replayed the create with key {record.key}")
+        # c. Look for our object; re-create only when a lookup proves absence.
+        if self.contract.has_lookup:
+            if self.contract.client_reference:
+                obj, problem, source = self._search(record)
+            else:
+                obj, problem, source = self._list_recent(record)
+            if problem is not None:
+                return Verdict("unknown", None, f"{source} proved nothing: {problem}")
+            if obj is not None:
+                return classify_object(obj, f"{source} found ours")
+            verdict = self._send_create(record)
+            return _prefixed(verdict, f"{source} found nothing, so the create never committed; re-created")
+        # d. No key and no way to look: guessing either way is dishonest.
+        expired = " (our key has expired)" if self.contract.has_keys else ""
+        return Verdict(
+            "unknown",
+            None,
+            f"no idempotency and no lookup{expired}: cannot tell whether the create committed; a person must check",
+            needs_review=True,
+        )
+
+    def _apply(self, record: Record, verdict: Verdict, reconciling: bool) -> None:
+        """Folds a verdict into the record, never regressing.
+
+        Terminal outcomes are final (invariant 4). A known object is never
+        forgotten: ``pending`` does not fall back to ``unknown`` because one
+        lookup failed.
+        """
+        if record.terminal:
+            return
+        if verdict.outcome == "unknown" and record.outcome == "pending":
+            record.evidence = f"still pending as last seen; {verdict.evidence}"
+            return
+        record.outcome = verdict.outcome
+        if verdict.provider_ref is not None:
+            record.provider_ref = verdict.provider_ref
+        record.evidence = verdict.evidence
+        record.needs_review = verdict.needs_review
+        if verdict.inconclusive and reconciling:
+            record.inconclusive += 1
+            if record.inconclusive >= MAX_INCONCLUSIVE_RECONCILES:
+                record.needs_review = True
+                record.evidence += (
+                    f" ({record.inconclusive} reconciles in a row without evidence: automation stopped)"
+                )
+        elif not verdict.inconclusive:
+            record.inconclusive = 0
+
+    # -- the five calls ----------------------------------------------------
+
+    def execute(self, request: dict[str, Any]) -> dict[str, Any]:
+        operation = _field(request, "operation", dict, "")
+        op_id = check_operation_id(operation.get("id"))
+        resource = _field(operation, "resource", str, "operation.")
+        if re.fullmatch(r"[a-z][a-z0-9_]{0,39}", resource) is None:
+            raise BadRequest(f"operation.resource {resource!r} is not a collection name; nothing was done")
+        args = _field(operation, "args", dict, "operation.")
+        with self.store.lock(op_id):
+            record = self.store.load(op_id)
+            if record is not None:
+                # Never execute twice: a terminal record (including an
+                # operator's resolution) is the answer; otherwise find out.
+                if not record.terminal:
+                    self._apply(record, self._reconcile_locked(record), reconciling=True)
+                    self.store.save(record)
+                return record.reply()
+            record = Record(
+                operation={"id": op_id, "resource": resource, "args": args},
+                key=f"lr-{op_id}",
+                client_reference=op_id,
+                first_sent_at=format_rfc3339_exact(self.common.now),
+            )
+            # Intent is durable before the call: if this process dies after
+            # the provider commits, the key and reference survive it.
+            self.store.save(record)
+            verdict = self._send_create(record)
+            if verdict.inconclusive and self.contract.has_keys:
+                # One immediate replay under the same key: on a keyed API it
+                # either returns the committed object or does the work once.
+                first = verdict.evidence
+                verdict = _prefixed(self._send_create(record), f"after [{first}] retried with key {record.key}")
+            self._apply(record, verdict, reconciling=False)
+            self.store.save(record)
+            return record.reply()
+
+    def reconcile(self, request: dict[str, Any]) -> dict[str, Any]:
+        op_id = check_operation_id(request.get("operation_id"))
+        with self.store.lock(op_id):
+            record = self.store.load(op_id)
+            if record is None:
+                return unknown_reply(op_id, "no record of this operation in the store")
+            if not record.terminal:
+                self._apply(record, self._reconcile_locked(record), reconciling=True)
+                self.store.save(record)
+            return record.reply()
+
+    def resolve(self, request: dict[str, Any]) -> dict[str, Any]:
+        op_id = check_operation_id(request.get("operation_id"))
+        resolution = _field(request, "resolution", dict, "")
+        outcome = _field(resolution, "outcome", str, "resolution.")
+        if outcome not in TERMINAL:
+            raise BadRequest(f"resolution.outcome must be succeeded or failed, got {outcome!r}; nothing was changed")
+        provider_ref = resolution.get("provider_ref")
+        if provider_ref is not None and not isinstance(provider_ref, str):
+            raise BadRequest("resolution.provider_ref must be a string or null; nothing was changed")
+        said = resolution.get("evidence")
+        said = said if isinstance(said, str) else ""
+        with self.store.lock(op_id):
+            record = self.store.load(op_id)
+            if record is None:
+                return unknown_reply(op_id, "no record of this operation in the store; resolution not applied")
+            if record.terminal:
+                return record.reply(
+                    f"resolution ignored: the outcome was already final ({record.evidence})"
+                )
+            record.outcome = outcome
+            record.provider_ref = provider_ref
+            record.needs_review = False
+            record.evidence = f"operator: {said}"
+            self.store.save(record)
+            return record.reply()
+
+    def status(self, request: dict[str, Any]) -> dict[str, Any]:
+        op_id = check_operation_id(request.get("operation_id"))
+        # No lock and no network: records are replaced atomically, and status
+        # must never change anything, here or at the provider.
+        record = self.store.load(op_id)
+        if record is None:
+            return unknown_reply(op_id, "no record of this operation in the store")
+        return record.reply()
+
+    def webhook(self, request: dict[str, Any]) -> dict[str, Any]:
+        rejected = {"accepted": False, "operation_id": None}
+        headers = request.get("headers")
+        body = request.get("body")
+        if not isinstance(headers, dict) or not isinstance(body, str):
+            log("webhook rejected: request lacks headers (object) or body (string)")
+            return rejected
+        secret = self.contract.webhook_secret
+        if secret is None:
+            log("webhook rejected: the provider's contract has no webhooks")
+            return rejected
+        ok, reason = verify_webhook(secret, headers, body, self.common.now)
+        if not ok:
+            log(f"webhook rejected: {reason}")
+            return rejected
+        try:
+            event = json.loads(body)
+        except ValueError:
+            log("webhook rejected: signed body is not JSON")
+            return rejected
+        data = event.get("data") if isinstance(event, dict) else None
+        if not isinstance(data, dict) or not isinstance(event.get("type"), str):
+            log("webhook rejected: event lacks type or data")
+            return rejected
+        op_id = _correlate(data)
+        if op_id is None:
+            return {"accepted": True, "operation_id": None}
+        event_id = {str(k).lower(): v for k, v in headers.items()}["webhook-id"]
+        with self.store.lock(op_id):
+            record = self.store.load(op_id)
+            if record is None:
+                return {"accepted": True, "operation_id": None}
+            if event_id in record.events_seen:
+                # The same event delivered again: already applied or ignored.
+                return {"accepted": True, "operation_id": op_id}
+            record.events_seen = (record.events_seen + [event_id])[-MAX_EVENTS_REMEMBERED:]
+            verdict = _event_verdict(event["type"], data, event_id)
+            if verdict is not None and _same_object(record, verdict):
+                # _apply never regresses: a late "created (processing)" after
+                # a settle, or any event after a resolution, changes nothing.
+                self._apply(record, verdict, reconciling=False)
+            self.store.save(record)
+            return {"accepted": True, "operation_id": op_id}
+
+
+def format_rfc3339_exact(moment: dt.datetime) -> str:
+    """RFC 3339 in UTC keeping microseconds: first_sent_at is compared with
+    later clocks for retention, so it must not be rounded."""
+    return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _prefixed(verdict: Verdict, prefix: str) -> Verdict:
+    return Verdict(verdict.outcome, verdict.provider_ref, f"{prefix}: {verdict.evidence}", verdict.needs_review)
+
+
+def _is_list_envelope(data: Any) -> bool:
+    return isinstance(data, dict) and isinstance(data.get("data"), list)
+
+
+def _is_ours(obj: Any, record: Record) -> bool:
+    if not isinstance(obj, dict):
+        return False
+    if obj.get("client_reference") == record.client_reference:
+        return True
+    metadata = obj.get("metadata")
+    return isinstance(metadata, dict) and metadata.get("operation_id") == record.op_id
+
+
+def _correlate(data: dict[str, Any]) -> str | None:
+    """The operation an event is about: our client_reference, else our
+    metadata.operation_id. Anything else is not ours to apply."""
+    candidates = [data.get("client_reference")]
+    metadata = data.get("metadata")
+    if isinstance(metadata, dict):
+        candidates.append(metadata.get("operation_id"))
+    for candidate in candidates:
+        if isinstance(candidate, str) and OPERATION_ID_RE.match(candidate):
+            return candidate
+    return None
+
+
+def _event_verdict(event_type: str, data: dict[str, Any], event_id: str) -> Verdict | None:
+    """What an event proves. ``{resource}.created`` carries the object as it was
+    at commit (possibly still processing); the settle events are final."""
+    source = f"event {event_id} ({event_type})"
+    suffix = event_type.rsplit(".", 1)[-1]
+    if suffix == "created":
+        return classify_object(data, source)
+    if suffix in ("succeeded", "failed") and isinstance(data.get("id"), str):
+        return Verdict(suffix, data["id"], f"{source}: object {data['id']} is {suffix}")
+    return None
+
+
+def _same_object(record: Record, verdict: Verdict) -> bool:
+    """An event about another object than the one we already hold changes nothing."""
+    if verdict.outcome == "unknown" or verdict.provider_ref is None:
+        return False
+    return record.provider_ref in (None, verdict.provider_ref)
+
+
+# --------------------------------------------------------------------------
+# Entry point
+# --------------------------------------------------------------------------
+
+
+def handle(call: str, request: dict[str, Any], state_dir: str) -> dict[str, Any]:
+    """Runs one call. Anything the adapter cannot act on becomes a reply that
+    says so (``unknown`` or a rejected webhook), never a crash."""
+    op_id = request.get("operation_id")
+    if call == "execute":
+        operation = request.get("operation")
+        op_id = operation.get("id") if isinstance(operation, dict) else None
+    try:
+        common = parse_common(request)
+        adapter = Adapter(Store(state_dir), common)
+        handler = getattr(adapter, call)
+        return handler(request)
+    except BadRequest as err:
+        log(f"{call}: {err}")
+        if call == "webhook":
+            return {"accepted": False, "operation_id": None}
+        return unknown_reply(op_id, f"cannot act on this request: {err}")
+    except StoreError as err:
+        log(f"{call}: {err}")
+        if call == "webhook":
+            return {"accepted": False, "operation_id": None}
+        return unknown_reply(op_id, f"the durable store failed: {err}", needs_review=True)
+
+
+def main(argv: list[str]) -> int:
+    """Protocol plumbing: argv, environment, stdin, stdout, exit status."""
+    if len(argv) != 2 or argv[1] not in CALLS:
+        log(f"usage: lostreply_adapter.py <{'|'.join(CALLS)}> (got {argv[1:]!r})")
+        return 2
+    call = argv[1]
+    version = os.environ.get("LOSTREPLY_PROTOCOL")
+    if version is not None and version != str(PROTOCOL_VERSION):
+        log(f"LOSTREPLY_PROTOCOL={version!r}: this adapter speaks protocol {PROTOCOL_VERSION} only")
+        return 2
+    state_dir = os.environ.get("LOSTREPLY_STATE_DIR")
+    if not state_dir:
+        log("LOSTREPLY_STATE_DIR is not set: there is nowhere to keep the durable store")
+        return 2
+    raw = sys.stdin.buffer.read(MAX_REQUEST_BYTES + 1)
+    if len(raw) > MAX_REQUEST_BYTES:
+        log(f"{call}: stdin is larger than {MAX_REQUEST_BYTES} bytes")
+        return 2
+    try:
+        request = json.loads(raw)
+    except ValueError as err:
+        log(f"{call}: stdin is not JSON: {err}")
+        return 2
+    if not isinstance(request, dict):
+        log(f"{call}: stdin must be one JSON object, got {type(request).__name__}")
+        return 2
+    if request.get("protocol") != PROTOCOL_VERSION:
+        log(f"{call}: request protocol is {request.get('protocol')!r}; this adapter speaks {PROTOCOL_VERSION}")
+        return 2
+    reply = handle(call, request, state_dir)
+    sys.stdout.write(json.dumps(reply) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

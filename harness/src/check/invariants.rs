@@ -1,0 +1,318 @@
+//! The seven invariants.
+
+use std::collections::BTreeMap;
+
+use reports::model::{Evidence, Violation};
+use simulator::{Effect, ObjectStatus};
+
+use super::attribution::{create_body, Attribution};
+use super::{invariant, outcome_name};
+use crate::protocol::{CallName, OutcomeKind};
+use crate::run::observation::{Call, Observation};
+
+pub(super) fn check_all(obs: &Observation, a: &Attribution) -> Vec<Violation> {
+    let mut v = Vec::new();
+    at_most_once(obs, a, &mut v);
+    success_has_effect(obs, a, &mut v);
+    failure_has_no_effect(obs, a, &mut v);
+    terminal_is_final(obs, &mut v);
+    same_key_same_args(obs, a, &mut v);
+    status_is_read_only(obs, &mut v);
+    forged_changes_nothing(obs, &mut v);
+    v
+}
+
+fn effect_evidence(effects: &[&Effect]) -> Vec<Evidence> {
+    let mut ev = Vec::new();
+    for e in effects {
+        if let Some(seq) = e.request_seq {
+            ev.push(Evidence::Request { seq });
+        }
+        ev.push(Evidence::Effect { id: e.id.clone() });
+    }
+    ev
+}
+
+/// Calls about an operation that produced an outcome, in the order they ended.
+fn outcome_calls<'o>(obs: &'o Observation, op: &str) -> Vec<&'o Call> {
+    let mut calls: Vec<&Call> = obs.calls.iter().filter(|c| c.operation_id.as_deref() == Some(op) && c.outcome.is_some()).collect();
+    calls.sort_by_key(|c| (c.end_ms, c.index));
+    calls
+}
+
+/// 1. At most one effect per logical operation (a group: no more than its operations).
+fn at_most_once(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>) {
+    for (g, group) in a.groups.iter().enumerate() {
+        let effects = a.effects_of_group(g, &obs.ledger);
+        if effects.len() > group.ops.len() {
+            let ids: Vec<&str> = effects.iter().map(|e| e.id.as_str()).collect();
+            let keys: Vec<String> = effects.iter().map(|e| e.idempotency_key.clone().unwrap_or_else(|| "no key".to_owned())).collect();
+            let who = group.ops.join(", ");
+            v.push(Violation {
+                check: invariant(1),
+                operation_id: group.ops.first().cloned(),
+                message: format!(
+                    "{who}: {} effects for {} operation(s): {} (keys: {})",
+                    effects.len(),
+                    group.ops.len(),
+                    ids.join(", "),
+                    keys.join(", ")
+                ),
+                evidence: effect_evidence(&effects),
+            });
+        }
+    }
+}
+
+/// 2. `succeeded` names a provider_ref that is one of the operation's effects,
+/// done (not still processing, not settled failed), and claimed by no other operation.
+fn success_has_effect(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>) {
+    let mut claimed: BTreeMap<String, (String, usize)> = BTreeMap::new();
+    for op in &obs.scenario.operations {
+        let Some(g) = a.group(&op.id) else { continue };
+        let mut reported = false;
+        for call in outcome_calls(obs, &op.id) {
+            let Some(reply) = &call.outcome else { continue };
+            if reply.outcome != OutcomeKind::Succeeded {
+                continue;
+            }
+            let effect = reply.provider_ref.as_deref().and_then(|r| obs.ledger.iter().find(|e| e.id == r));
+            let problem = match (reply.provider_ref.as_deref(), effect) {
+                (None, _) => Some("reports succeeded with no provider_ref".to_owned()),
+                (Some(r), None) => Some(format!("reports succeeded with provider_ref {r}, which is not in the ledger")),
+                (Some(r), Some(e)) if a.effect_group.get(&e.id) != Some(&g) => {
+                    Some(format!("reports succeeded with provider_ref {r}, which is not an effect of this operation"))
+                }
+                (Some(r), Some(e)) if e.status == ObjectStatus::Processing => {
+                    Some(format!("reports succeeded while {r} is still processing"))
+                }
+                (Some(_), Some(_)) => None,
+            };
+            if let Some(problem) = problem {
+                if !reported {
+                    let mut evidence = vec![Evidence::Call { index: call.index }];
+                    if let Some(e) = effect {
+                        evidence.push(Evidence::Effect { id: e.id.clone() });
+                    }
+                    evidence.extend(effect_evidence(&a.effects_of_group(g, &obs.ledger)));
+                    v.push(Violation {
+                        check: invariant(2),
+                        operation_id: Some(op.id.clone()),
+                        message: format!("{}: {} {problem}", op.id, call.name.as_str()),
+                        evidence,
+                    });
+                    reported = true;
+                }
+                continue;
+            }
+            if let Some(r) = &reply.provider_ref {
+                match claimed.get(r) {
+                    Some((other, other_call)) if other != &op.id => {
+                        v.push(Violation {
+                            check: invariant(2),
+                            operation_id: Some(op.id.clone()),
+                            message: format!("{} and {other} both claim the one effect {r}", op.id),
+                            evidence: vec![Evidence::Call { index: *other_call }, Evidence::Call { index: call.index }, Evidence::Effect { id: r.clone() }],
+                        });
+                    }
+                    Some(_) => {}
+                    None => {
+                        claimed.insert(r.clone(), (op.id.clone(), call.index));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// 3. No failure while an effect exists; an object that settled `failed` is a
+/// confirmed failure, so claiming success for it is the violation instead.
+fn failure_has_no_effect(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>) {
+    for op in &obs.scenario.operations {
+        let Some(g) = a.group(&op.id) else { continue };
+        let effects = a.effects_of_group(g, &obs.ledger);
+        let live: Vec<&Effect> = effects.iter().copied().filter(|e| e.status != ObjectStatus::Failed).collect();
+        for call in outcome_calls(obs, &op.id) {
+            let Some(reply) = &call.outcome else { continue };
+            let problem = match reply.outcome {
+                OutcomeKind::Failed if !live.is_empty() => Some((
+                    format!("{}: {} reports failed, but the provider holds {}", op.id, call.name.as_str(), ids(&live)),
+                    &live,
+                )),
+                OutcomeKind::Succeeded => {
+                    let settled_failed: Vec<&Effect> =
+                        effects.iter().copied().filter(|e| Some(e.id.as_str()) == reply.provider_ref.as_deref() && e.status == ObjectStatus::Failed).collect();
+                    if settled_failed.is_empty() {
+                        None
+                    } else {
+                        Some((format!("{}: {} reports succeeded, but {} settled failed", op.id, call.name.as_str(), ids(&settled_failed)), &effects))
+                    }
+                }
+                OutcomeKind::Failed | OutcomeKind::Pending | OutcomeKind::Unknown => None,
+            };
+            if let Some((message, shown)) = problem {
+                let mut evidence = vec![Evidence::Call { index: call.index }];
+                evidence.extend(effect_evidence(shown));
+                v.push(Violation { check: invariant(3), operation_id: Some(op.id.clone()), message, evidence });
+                break;
+            }
+        }
+    }
+}
+
+fn ids(effects: &[&Effect]) -> String {
+    effects.iter().map(|e| e.id.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+/// 4. Once `succeeded` or `failed` is reported, every later report says the same.
+fn terminal_is_final(obs: &Observation, v: &mut Vec<Violation>) {
+    for op in &obs.scenario.operations {
+        let mut terminal: Option<&Call> = None;
+        for call in outcome_calls(obs, &op.id) {
+            let Some(reply) = &call.outcome else { continue };
+            match terminal.and_then(|t| t.outcome.as_ref().map(|o| (t, o))) {
+                None => {
+                    if matches!(reply.outcome, OutcomeKind::Succeeded | OutcomeKind::Failed) {
+                        terminal = Some(call);
+                    }
+                }
+                Some((first_call, first)) => {
+                    if first.outcome != reply.outcome || first.provider_ref != reply.provider_ref {
+                        v.push(Violation {
+                            check: invariant(4),
+                            operation_id: Some(op.id.clone()),
+                            message: format!(
+                                "{}: reported {} ({}) in call {}, then {} ({}) in call {}",
+                                op.id,
+                                outcome_name(first.outcome),
+                                first.provider_ref.as_deref().unwrap_or("no ref"),
+                                first_call.index,
+                                outcome_name(reply.outcome),
+                                reply.provider_ref.as_deref().unwrap_or("no ref"),
+                                call.index
+                            ),
+                            evidence: vec![Evidence::Call { index: first_call.index }, Evidence::Call { index: call.index }],
+                        });
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// 5. Every create attempt of one operation carries the same key (where the
+/// contract has keys) and the same arguments.
+fn same_key_same_args(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>) {
+    let keyed = obs.scenario.plan.idempotency.mode != simulator::IdempotencyMode::None;
+    for (g, group) in a.groups.iter().enumerate() {
+        // Ops sharing arguments on purpose are separate actions with separate keys;
+        // the per-operation key rule only applies to single-operation groups.
+        let requests = a.requests_of_group(g, &obs.journal);
+        let Some(first) = requests.first() else { continue };
+        let op_id = group.ops.first().cloned().unwrap_or_default();
+        let Some(op) = obs.scenario.operations.iter().find(|o| o.id == op_id) else { continue };
+        for r in &requests {
+            let body = r.fingerprint.as_deref().and_then(create_body);
+            if body.as_ref().is_some_and(|b| b.args != op.args) {
+                v.push(Violation {
+                    check: invariant(5),
+                    operation_id: Some(op.id.clone()),
+                    message: format!("{}: create request #{} carries other arguments than the operation's", op.id, r.seq),
+                    evidence: vec![Evidence::Request { seq: first.seq }, Evidence::Request { seq: r.seq }],
+                });
+                break;
+            }
+            if keyed && group.ops.len() == 1 && r.idempotency_key != first.idempotency_key {
+                v.push(Violation {
+                    check: invariant(5),
+                    operation_id: Some(op.id.clone()),
+                    message: format!(
+                        "{}: create request #{} carries key {}, but #{} carried {}",
+                        op.id,
+                        r.seq,
+                        r.idempotency_key.as_deref().unwrap_or("none"),
+                        first.seq,
+                        first.idempotency_key.as_deref().unwrap_or("none")
+                    ),
+                    evidence: vec![Evidence::Request { seq: first.seq }, Evidence::Request { seq: r.seq }],
+                });
+                break;
+            }
+        }
+    }
+    for &seq in &a.unattributed_requests {
+        v.push(Violation {
+            check: invariant(5),
+            operation_id: None,
+            message: format!("create request #{seq} matches no operation's arguments or reference: the adapter created something no operation asked for"),
+            evidence: vec![Evidence::Request { seq }],
+        });
+    }
+}
+
+/// 6. `status` sends nothing to the provider. Checked on calls made alone (in a
+/// `parallel` step other calls' requests interleave and cannot be told apart).
+fn status_is_read_only(obs: &Observation, v: &mut Vec<Violation>) {
+    for call in &obs.calls {
+        if call.name != CallName::Status {
+            continue;
+        }
+        let Some((before, after)) = call.journal_window else { continue };
+        if after > before {
+            let seqs: Vec<u64> = obs.journal[before.min(obs.journal.len())..after.min(obs.journal.len())].iter().map(|e| e.seq).collect();
+            let mut evidence = vec![Evidence::Call { index: call.index }];
+            evidence.extend(seqs.iter().map(|&seq| Evidence::Request { seq }));
+            v.push(Violation {
+                check: invariant(6),
+                operation_id: call.operation_id.clone(),
+                message: format!(
+                    "{}: status call {} sent {} request(s) to the provider",
+                    call.operation_id.as_deref().unwrap_or("?"),
+                    call.index,
+                    seqs.len()
+                ),
+                evidence,
+            });
+        }
+    }
+}
+
+/// 7. A forged webhook changes nothing: it is not accepted, the store's record
+/// is the same before and after, and no effect appears.
+fn forged_changes_nothing(obs: &Observation, v: &mut Vec<Violation>) {
+    for probe in &obs.forged {
+        let delivery = &obs.calls[probe.delivery];
+        let before = obs.calls[probe.before].outcome.as_ref();
+        let after = obs.calls[probe.after].outcome.as_ref();
+        let accepted = delivery.webhook.as_ref().is_some_and(|w| w.accepted);
+        let changed = before != after;
+        let grew = probe.ledger_len.1 > probe.ledger_len.0;
+        let mut what = Vec::new();
+        if accepted {
+            what.push("accepted it".to_owned());
+        }
+        if changed {
+            what.push(format!(
+                "its record went from {} to {}",
+                before.map(|o| outcome_name(o.outcome)).unwrap_or("no answer"),
+                after.map(|o| outcome_name(o.outcome)).unwrap_or("no answer")
+            ));
+        }
+        if grew {
+            what.push("a new effect appeared".to_owned());
+        }
+        if !what.is_empty() {
+            v.push(Violation {
+                check: invariant(7),
+                operation_id: Some(probe.operation_id.clone()),
+                message: format!("{}: a forged webhook (wrong signature) was delivered and the adapter {}", probe.operation_id, what.join("; ")),
+                evidence: vec![
+                    Evidence::Call { index: probe.before },
+                    Evidence::Delivery { call_index: probe.delivery },
+                    Evidence::Call { index: probe.after },
+                ],
+            });
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! The verdict: the seven invariants of scenarios.md, checked in every run, and
+//! the scenario's own `expect`. Each violation names the rule, the operation and
+//! the evidence (journal entries, effects and adapter calls) that show it.
+
+pub mod attribution;
+mod expectations;
+mod invariants;
+
+use reports::model::{Check, Violation};
+
+use crate::protocol::OutcomeKind;
+use crate::run::observation::Observation;
+use attribution::Attribution;
+
+/// The invariants, numbered as in scenarios.md.
+pub const INVARIANTS: [(u8, &str); 7] = [
+    (1, "at-most-once"),
+    (2, "no-success-without-effect"),
+    (3, "no-failure-with-effect"),
+    (4, "terminal-is-final"),
+    (5, "same-key-same-arguments"),
+    (6, "status-is-read-only"),
+    (7, "forged-webhook-changes-nothing"),
+];
+
+/// Checks one run: every invariant, then every expectation.
+pub fn check(obs: &Observation) -> Vec<Violation> {
+    let attribution = Attribution::build(&obs.scenario.operations, &obs.journal, &obs.ledger, &obs.credential);
+    let mut violations = invariants::check_all(obs, &attribution);
+    violations.extend(expectations::check_all(obs, &attribution));
+    violations
+}
+
+/// The `Check` of invariant `number`.
+pub(crate) fn invariant(number: u8) -> Check {
+    let name = INVARIANTS.iter().find(|(n, _)| *n == number).map(|(_, name)| *name).unwrap_or("unknown");
+    Check::Invariant { number, name: name.to_owned() }
+}
+
+/// The protocol's name of an outcome.
+pub fn outcome_name(outcome: OutcomeKind) -> &'static str {
+    match outcome {
+        OutcomeKind::Succeeded => "succeeded",
+        OutcomeKind::Failed => "failed",
+        OutcomeKind::Pending => "pending",
+        OutcomeKind::Unknown => "unknown",
+    }
+}
+
+/// `[succeeded, unknown]`.
+pub(crate) fn outcome_list(outcomes: &[OutcomeKind]) -> String {
+    format!("[{}]", outcomes.iter().map(|o| outcome_name(*o)).collect::<Vec<_>>().join(", "))
+}

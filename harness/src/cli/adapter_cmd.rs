@@ -1,0 +1,34 @@
+//! `lostreply adapter NAME CALL`: a bundled in-process adapter served over the
+//! process protocol, so the same code can be certified both ways.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::exit;
+
+#[derive(Debug, Args)]
+pub(super) struct AdapterArgs {
+    /// The bundled adapter (reference).
+    name: String,
+    /// The call: execute, reconcile, webhook, resolve or status.
+    call: String,
+}
+
+pub(super) async fn adapter(args: AdapterArgs) -> i32 {
+    let Some(factory) = crate::builtin::adapter(&args.name) else {
+        eprintln!("lostreply adapter: no bundled adapter named {:?} (bundled: {})", args.name, crate::builtin::ADAPTERS.join(", "));
+        return exit::BAD_INPUT;
+    };
+    let Some(state_dir) = std::env::var_os("LOSTREPLY_STATE_DIR").map(PathBuf::from) else {
+        eprintln!("lostreply adapter: LOSTREPLY_STATE_DIR is not set (the harness sets it for every call)");
+        return exit::BAD_INPUT;
+    };
+    match crate::serve_call::serve_call(factory.as_ref(), &args.call, &state_dir, tokio::io::stdin(), tokio::io::stdout()).await {
+        Ok(()) => exit::OK,
+        Err(e) => {
+            eprintln!("lostreply adapter {}: {e}", args.name);
+            exit::BAD_INPUT
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! The `lostreply` command line: flags parsed by clap into low-level args, then
+//! turned into the library's configuration. `main` only maps the result to an
+//! exit code.
+
+mod adapter_cmd;
+mod run_cmd;
+mod scenarios_arg;
+
+pub use scenarios_arg::load_or_builtin as load_scenarios;
+mod serve_cmd;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::exit;
+
+/// When the response is lost, does your code still do each thing at most once,
+/// and does it tell the truth about what happened?
+#[derive(Debug, Parser)]
+#[command(name = "lostreply", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run scenarios against an adapter (default: the built-in library against the reference adapter).
+    Run(run_cmd::RunArgs),
+    /// Check scenario files without running them.
+    Validate {
+        /// Scenario files or directories of them.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// Print the JSON Schema of the scenario format (for editors).
+    Schema,
+    /// List the built-in scenarios.
+    List,
+    /// Start a simulator by hand; its first stdout line is JSON with base_url, control_url and credentials.
+    Serve(serve_cmd::ServeArgs),
+    /// Serve one adapter-protocol call with a bundled adapter: `lostreply adapter reference execute`.
+    Adapter(adapter_cmd::AdapterArgs),
+}
+
+/// Runs the command line and returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { exit::BAD_INPUT } else { exit::OK };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("lostreply: cannot start the async runtime: {e}");
+            return exit::ADAPTER_OR_INFRA;
+        }
+    };
+    runtime.block_on(async move {
+        match cli.command {
+            Command::Run(args) => run_cmd::run(args).await,
+            Command::Validate { paths } => validate(&paths),
+            Command::Schema => {
+                match serde_json::to_string_pretty(&crate::scenario::schema()) {
+                    Ok(text) => println!("{text}"),
+                    Err(e) => {
+                        eprintln!("lostreply: cannot print the schema: {e}");
+                        return exit::ADAPTER_OR_INFRA;
+                    }
+                }
+                exit::OK
+            }
+            Command::List => list(),
+            Command::Serve(args) => serve_cmd::serve(args).await,
+            Command::Adapter(args) => adapter_cmd::adapter(args).await,
+        }
+    })
+}
+
+fn validate(paths: &[PathBuf]) -> i32 {
+    match scenarios_arg::load_paths(paths) {
+        Ok(scenarios) => {
+            for s in &scenarios {
+                println!("ok  {}  ({}, {} steps)", s.path, s.id, s.steps.len());
+            }
+            exit::OK
+        }
+        Err(message) => {
+            eprintln!("{message}");
+            exit::BAD_INPUT
+        }
+    }
+}
+
+fn list() -> i32 {
+    match crate::builtin::scenarios() {
+        Ok(scenarios) => {
+            for s in scenarios {
+                let case = s.case.map(|c| format!("case {c:>2}")).unwrap_or_else(|| "       ".to_owned());
+                println!("{case}  {:<40} [{}]  {}", s.id, s.tags.join(", "), s.title);
+            }
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            exit::BAD_INPUT
+        }
+    }
+}

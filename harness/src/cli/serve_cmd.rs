@@ -1,0 +1,130 @@
+//! `lostreply serve`: a simulator started by hand, for exploring an adapter or
+//! for test suites in other languages. The first stdout line is one JSON object
+//! (base_url, control_url, credentials) so scripts can read where it is.
+
+use std::io::Write;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use simulator::{IdempotencyMode, Plan, ServeOptions, Simulator};
+
+use crate::exit;
+
+#[derive(Debug, Args)]
+pub(super) struct ServeArgs {
+    /// Port to listen on (0: any free port).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Address to bind. Anything but loopback requires --control-token.
+    #[arg(long, default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
+    bind: IpAddr,
+    /// Bearer token guarding the control API (required off loopback).
+    #[arg(long, value_name = "TOKEN", env = "LOSTREPLY_CONTROL_TOKEN")]
+    control_token: Option<String>,
+    /// Idempotency mode: none, stripe, ietf, or a known-bad one (fingerprint_in_key, no_fingerprint, racy, global_scope, stuck_in_flight).
+    #[arg(long, value_name = "MODE")]
+    idempotency: Option<String>,
+    /// How long keys are kept, by the simulator clock (e.g. 24h).
+    #[arg(long, value_name = "DURATION")]
+    retention: Option<String>,
+    /// Take the provider and faults sections of a scenario file.
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
+    /// Seed for object and event ids.
+    #[arg(long, default_value_t = crate::run::DEFAULT_SEED)]
+    seed: u64,
+}
+
+pub(super) async fn serve(args: ServeArgs) -> i32 {
+    let mut plan = match &args.scenario {
+        Some(path) => match crate::scenario::load(path) {
+            Ok(s) => s.plan,
+            Err(e) => {
+                eprintln!("{e}");
+                return exit::BAD_INPUT;
+            }
+        },
+        None => Plan::default(),
+    };
+    plan.seed = args.seed;
+    if let Some(mode) = &args.idempotency {
+        match IdempotencyMode::from_name(mode) {
+            Some(m) => plan.idempotency.mode = m,
+            None => {
+                let names: Vec<&str> = IdempotencyMode::ALL.iter().map(|m| m.name()).collect();
+                eprintln!("lostreply serve: --idempotency {mode:?}: unknown mode (one of {})", names.join(", "));
+                return exit::BAD_INPUT;
+            }
+        }
+    }
+    if let Some(text) = &args.retention {
+        match humantime::parse_duration(text) {
+            Ok(d) if d > Duration::ZERO => plan.idempotency.retention = d,
+            Ok(_) => {
+                eprintln!("lostreply serve: --retention must be longer than zero");
+                return exit::BAD_INPUT;
+            }
+            Err(e) => {
+                eprintln!("lostreply serve: --retention {text:?}: {e} (examples: 24h, 90m, 30s)");
+                return exit::BAD_INPUT;
+            }
+        }
+    }
+    let options = ServeOptions { bind: SocketAddr::new(args.bind, args.port), control_token: args.control_token.clone() };
+    let credentials = plan.tenants.clone();
+    let mode = plan.idempotency.mode;
+    let retention = plan.idempotency.retention;
+    let faults = plan.faults.len();
+    let sim = match Simulator::start(plan, options).await {
+        Ok(sim) => sim,
+        Err(e) => {
+            eprintln!("lostreply serve: {e}");
+            return match e {
+                simulator::StartError::Bind { .. } => exit::ADAPTER_OR_INFRA,
+                simulator::StartError::InvalidPlan(_) | simulator::StartError::ControlUnguarded(_) | simulator::StartError::BadControlToken => exit::BAD_INPUT,
+            };
+        }
+    };
+    let banner = serde_json::json!({
+        "base_url": sim.base_url(),
+        "control_url": sim.control_url(),
+        "credentials": credentials,
+    });
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{banner}");
+    let _ = writeln!(out, "lostreply simulator listening on {}", sim.base_url());
+    let _ = writeln!(out, "  idempotency: {} (retention {})", mode.name(), humantime::format_duration(retention));
+    let _ = writeln!(out, "  fault rules: {faults}");
+    let _ = writeln!(out, "  control API: {} (ledger, journal, events, clock, health)", sim.control_url());
+    let _ = writeln!(out, "  stop with Ctrl-C or SIGTERM");
+    let _ = out.flush();
+    drop(out);
+    wait_for_stop().await;
+    sim.shutdown().await;
+    println!("lostreply simulator stopped");
+    exit::OK
+}
+
+async fn wait_for_stop() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

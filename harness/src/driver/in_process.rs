@@ -1,0 +1,99 @@
+//! A Rust adapter in this process. Each call runs as its own task so that a
+//! crash can abort it at the commit point and a panic is an adapter error, not ours.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use reports::model::CallEnd;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use tokio::sync::oneshot;
+
+use super::{crash_signal, CallOutput};
+use crate::adapter::{Adapter, AdapterFactory, AdapterFailure};
+use crate::protocol::CallName;
+
+pub(super) struct Instance {
+    factory: Arc<dyn AdapterFactory>,
+    current: Mutex<Arc<dyn Adapter>>,
+}
+
+impl Instance {
+    pub(super) fn build(factory: Arc<dyn AdapterFactory>, state_dir: &Path) -> Result<Instance, String> {
+        let adapter = factory.build(state_dir).map_err(|e| e.to_string())?;
+        Ok(Instance { factory, current: Mutex::new(Arc::from(adapter)) })
+    }
+
+    pub(super) fn rebuild(&self, state_dir: &Path) -> Result<(), String> {
+        let fresh: Arc<dyn Adapter> = Arc::from(self.factory.build(state_dir).map_err(|e| e.to_string())?);
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = fresh;
+        Ok(())
+    }
+
+    fn adapter(&self) -> Arc<dyn Adapter> {
+        self.current.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub(super) async fn call(
+        &self,
+        name: CallName,
+        request: &serde_json::Value,
+        deadline: Duration,
+        crash: Option<oneshot::Receiver<()>>,
+    ) -> CallOutput {
+        let adapter = self.adapter();
+        let request = request.clone();
+        let mut task = tokio::spawn(async move { dispatch(adapter.as_ref(), name, request).await });
+        let crash = crash_signal(crash);
+        let end = tokio::select! {
+            joined = &mut task => match joined {
+                Ok(Ok(reply)) => return CallOutput { reply: Some(reply), end: CallEnd::Replied, stderr: String::new() },
+                Ok(Err(failure)) => CallEnd::Failed { message: failure.0 },
+                Err(join) if join.is_panic() => CallEnd::Failed { message: format!("the adapter panicked: {}", panic_message(join.into_panic())) },
+                Err(join) => CallEnd::Failed { message: format!("the adapter task ended: {join}") },
+            },
+            _ = tokio::time::sleep(deadline) => {
+                task.abort();
+                let _ = task.await;
+                CallEnd::Deadline { deadline_ms: deadline.as_millis() as u64 }
+            }
+            _ = crash => {
+                // Aborting the task drops every future and socket it held, as a kill would.
+                task.abort();
+                let _ = task.await;
+                CallEnd::Crashed
+            }
+        };
+        CallOutput { reply: None, end, stderr: String::new() }
+    }
+}
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-text panic payload".to_owned()
+    }
+}
+
+async fn dispatch(adapter: &dyn Adapter, name: CallName, request: serde_json::Value) -> Result<serde_json::Value, AdapterFailure> {
+    match name {
+        CallName::Execute => reply(adapter.execute(typed(request)?).await?),
+        CallName::Reconcile => reply(adapter.reconcile(typed(request)?).await?),
+        CallName::Webhook => reply(adapter.webhook(typed(request)?).await?),
+        CallName::Resolve => reply(adapter.resolve(typed(request)?).await?),
+        CallName::Status => reply(adapter.status(typed(request)?).await?),
+    }
+}
+
+fn typed<T: DeserializeOwned>(request: serde_json::Value) -> Result<T, AdapterFailure> {
+    // The harness built this request; a mismatch here is a harness bug, reported loudly.
+    serde_json::from_value(request).map_err(|e| AdapterFailure::new(format!("harness sent a malformed request: {e}")))
+}
+
+fn reply<T: Serialize>(value: T) -> Result<serde_json::Value, AdapterFailure> {
+    serde_json::to_value(value).map_err(AdapterFailure::new)
+}

@@ -1,0 +1,145 @@
+//! One process per call: `<command...> <call>`, the request on stdin, the reply
+//! on stdout. A crash is SIGKILL, as in production.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use reports::model::CallEnd;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
+use tokio::sync::oneshot;
+
+use super::{crash_signal, parse_reply, tail_text, CallOutput, STDERR_KEEP_BYTES, STDOUT_LIMIT_BYTES};
+use crate::protocol::{CallName, PROTOCOL_VERSION};
+
+/// A process adapter's command line (program and arguments), split like a shell would.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessCommand {
+    argv: Vec<String>,
+}
+
+impl ProcessCommand {
+    /// Splits `python3 adapter.py --flag` into words. Errors on an empty line or unbalanced quotes.
+    pub fn parse(line: &str) -> Result<ProcessCommand, String> {
+        let argv = shlex::split(line).ok_or_else(|| format!("cannot split adapter command {line:?}: unbalanced quotes"))?;
+        if argv.is_empty() {
+            return Err("the adapter command is empty".to_owned());
+        }
+        Ok(ProcessCommand { argv })
+    }
+
+    /// From already split words.
+    pub fn from_argv(argv: Vec<String>) -> Result<ProcessCommand, String> {
+        if argv.is_empty() {
+            return Err("the adapter command is empty".to_owned());
+        }
+        Ok(ProcessCommand { argv })
+    }
+
+    /// The command as one pasteable line.
+    pub fn display(&self) -> String {
+        shlex::try_join(self.argv.iter().map(String::as_str)).unwrap_or_else(|_| self.argv.join(" "))
+    }
+
+    pub(super) async fn call(
+        &self,
+        name: CallName,
+        request: &serde_json::Value,
+        state_dir: &Path,
+        deadline: Duration,
+        crash: Option<oneshot::Receiver<()>>,
+    ) -> CallOutput {
+        let mut child = match Command::new(&self.argv[0])
+            .args(&self.argv[1..])
+            .arg(name.as_str())
+            .env("LOSTREPLY_STATE_DIR", state_dir)
+            .env("LOSTREPLY_PROTOCOL", PROTOCOL_VERSION.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+        {
+            Ok(child) => child,
+            Err(e) => {
+                return CallOutput {
+                    reply: None,
+                    end: CallEnd::Failed { message: format!("cannot start `{}`: {e}", self.display()) },
+                    stderr: String::new(),
+                }
+            }
+        };
+        // Pipes are taken once; all three exist because they were requested above.
+        let (Some(mut stdin), Some(mut stdout), Some(mut stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take()) else {
+            return CallOutput { reply: None, end: CallEnd::Failed { message: "child pipes missing".to_owned() }, stderr: String::new() };
+        };
+        let body = request.to_string().into_bytes();
+        // Write stdin concurrently with reading stdout: a child that answers before
+        // reading everything must not deadlock us on a full pipe.
+        let writer = async move {
+            // A child that exits without reading its stdin is its business, not an error here.
+            let _ = stdin.write_all(&body).await;
+            let _ = stdin.shutdown().await;
+        };
+        let out_reader = async move {
+            let mut buf = Vec::new();
+            let _ = (&mut stdout).take(STDOUT_LIMIT_BYTES as u64 + 1).read_to_end(&mut buf).await;
+            buf
+        };
+        let err_reader = async move {
+            let mut buf = Vec::new();
+            // Bounded: an adapter that floods stderr cannot exhaust memory.
+            let _ = (&mut stderr).take(8 * STDERR_KEEP_BYTES as u64).read_to_end(&mut buf).await;
+            buf
+        };
+        let io = async { tokio::join!(writer, out_reader, err_reader) };
+        let crash = crash_signal(crash);
+
+        tokio::pin!(io);
+        let ended = tokio::select! {
+            (_, out, err) = &mut io => {
+                let status = child.wait().await;
+                Ended::Finished { status, out, err }
+            }
+            _ = tokio::time::sleep(deadline) => Ended::Deadline,
+            _ = crash => Ended::Crashed,
+        };
+        match ended {
+            Ended::Finished { status, out, err } => {
+                let stderr = tail_text(&err, STDERR_KEEP_BYTES);
+                match status {
+                    Ok(s) if s.success() => match parse_reply(&out) {
+                        Ok(reply) => CallOutput { reply: Some(reply), end: CallEnd::Replied, stderr },
+                        Err(message) => CallOutput { reply: None, end: CallEnd::BadReply { message }, stderr },
+                    },
+                    Ok(s) => CallOutput { reply: None, end: CallEnd::Exited { code: s.code() }, stderr },
+                    Err(e) => CallOutput { reply: None, end: CallEnd::Failed { message: format!("waiting for the adapter: {e}") }, stderr },
+                }
+            }
+            Ended::Deadline | Ended::Crashed => {
+                // SIGKILL, then reap, so that no zombie outlives the run.
+                let _ = child.start_kill();
+                let _ = child.wait().await;
+                // The pipes close with the child; keep what it said on stderr. Bounded,
+                // because a grandchild could hold them open.
+                let stderr = match tokio::time::timeout(Duration::from_secs(1), &mut io).await {
+                    Ok((_, _, err)) => tail_text(&err, STDERR_KEEP_BYTES),
+                    Err(_) => String::new(),
+                };
+                let end = if matches!(ended, Ended::Deadline) {
+                    CallEnd::Deadline { deadline_ms: deadline.as_millis() as u64 }
+                } else {
+                    CallEnd::Crashed
+                };
+                CallOutput { reply: None, end, stderr }
+            }
+        }
+    }
+}
+
+enum Ended {
+    Finished { status: std::io::Result<std::process::ExitStatus>, out: Vec<u8>, err: Vec<u8> },
+    Deadline,
+    Crashed,
+}

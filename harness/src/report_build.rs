@@ -1,0 +1,172 @@
+//! Turns an [`Observation`] and its violations into the report model the writers read.
+
+use reports::model::{
+    CallEnd, CallRecord, EffectRecord, ErrorRecord, OperationReport, Outcome, RequestRecord, ScenarioReport, Verdict, Violation,
+};
+use simulator::{FaultResponse, JournalEntry, ObjectStatus, ResponseFate, StallThen};
+
+use crate::check::attribution::Attribution;
+use crate::run::observation::Observation;
+
+/// The report of one scenario run.
+pub fn scenario_report(obs: &Observation, violations: Vec<Violation>, reproduce: String) -> ScenarioReport {
+    let s = &obs.scenario;
+    let attribution = Attribution::build(&s.operations, &obs.journal, &obs.ledger, &obs.credential);
+    let op_of_group = |g: usize| attribution.groups.get(g).and_then(|grp| grp.ops.first().cloned());
+    let mut errors: Vec<ErrorRecord> = obs.errors.clone();
+    for call in &obs.calls {
+        if let Some(message) = call_error(&call.end) {
+            errors.push(ErrorRecord { step: call.step, call_index: Some(call.index), message });
+        }
+    }
+    let verdict = if !violations.is_empty() {
+        // A proven violation stands whatever else went wrong.
+        Verdict::Violated
+    } else if obs.infra_failed {
+        Verdict::InfraError
+    } else if !errors.is_empty() {
+        Verdict::AdapterError
+    } else {
+        Verdict::Passed
+    };
+    ScenarioReport {
+        id: s.id.clone(),
+        title: s.title.clone(),
+        path: s.path.clone(),
+        case: s.case,
+        tags: s.tags.clone(),
+        verdict,
+        seed: obs.seed,
+        reproduce,
+        duration_ms: obs.duration_ms,
+        sim_start_ms: obs.sim_start_ms,
+        operations: s
+            .operations
+            .iter()
+            .map(|op| OperationReport {
+                id: op.id.clone(),
+                resource: op.resource.clone(),
+                args: serde_json::Value::Object(op.args.clone()),
+                effects: attribution
+                    .group(&op.id)
+                    .map(|g| attribution.effects_of_group(g, &obs.ledger).iter().map(|e| e.id.clone()).collect())
+                    .unwrap_or_default(),
+                final_outcome: obs.final_outcome(&op.id).map(|o| Outcome {
+                    outcome: o.outcome,
+                    provider_ref: o.provider_ref.clone(),
+                    needs_review: o.needs_review,
+                    evidence: o.evidence.clone(),
+                }),
+            })
+            .collect(),
+        steps: obs.steps.clone(),
+        calls: obs
+            .calls
+            .iter()
+            .map(|c| CallRecord {
+                index: c.index,
+                step: c.step,
+                call: c.name.as_str().to_owned(),
+                operation_id: c.operation_id.clone(),
+                request: c.request.clone(),
+                reply: c.reply.clone(),
+                end: c.end.clone(),
+                stderr: c.stderr.clone(),
+                start_ms: c.start_ms,
+                end_ms: c.end_ms,
+            })
+            .collect(),
+        journal: obs.journal.iter().map(|e| request_record(e, obs.simulator_offset_ms)).collect(),
+        ledger: obs
+            .ledger
+            .iter()
+            .map(|e| EffectRecord {
+                id: e.id.clone(),
+                tenant: e.tenant.clone(),
+                resource: e.resource.clone(),
+                args: serde_json::Value::Object(e.args.clone()),
+                idempotency_key: e.idempotency_key.clone(),
+                sim_ms: e.created_at_ms,
+                status: status_name(e.status).to_owned(),
+                request_seq: e.request_seq,
+                operation_id: attribution.effect_group.get(&e.id).and_then(|&g| op_of_group(g)),
+            })
+            .collect(),
+        deliveries: obs.deliveries.clone(),
+        violations,
+        errors,
+    }
+}
+
+fn call_error(end: &CallEnd) -> Option<String> {
+    match end {
+        CallEnd::Replied | CallEnd::Crashed => None,
+        CallEnd::Exited { code: Some(code) } => Some(format!("the adapter exited with code {code}")),
+        CallEnd::Exited { code: None } => Some("the adapter was killed by a signal".to_owned()),
+        CallEnd::BadReply { message } => Some(format!("bad reply: {message}")),
+        CallEnd::Deadline { deadline_ms } => Some(format!("the adapter outlived its {deadline_ms} ms deadline and was killed")),
+        CallEnd::Failed { message } => Some(format!("the adapter failed: {message}")),
+    }
+}
+
+fn status_name(status: ObjectStatus) -> &'static str {
+    match status {
+        ObjectStatus::Processing => "processing",
+        ObjectStatus::Succeeded => "succeeded",
+        ObjectStatus::Failed => "failed",
+    }
+}
+
+/// `drop`, `stall (then commit)`, `status 500`.
+pub fn fault_name(response: &FaultResponse) -> String {
+    match response {
+        FaultResponse::Ok => "ok".to_owned(),
+        FaultResponse::Drop => "drop".to_owned(),
+        FaultResponse::Reset => "reset".to_owned(),
+        FaultResponse::Stall { then: StallThen::Abandon } => "stall".to_owned(),
+        FaultResponse::Stall { then: StallThen::Commit } => "stall (then commit)".to_owned(),
+        FaultResponse::Delay { delay } => format!("delay {}", humantime::format_duration(*delay)),
+        FaultResponse::Status { code } => format!("status {code}"),
+        FaultResponse::Partial { bytes } => format!("partial {bytes} bytes"),
+        FaultResponse::Idle => "idle".to_owned(),
+    }
+}
+
+fn fate_text(fate: &ResponseFate) -> (String, bool) {
+    match fate {
+        ResponseFate::InProgress => ("still in progress".to_owned(), true),
+        ResponseFate::Sent { status } => (format!("sent {status}"), false),
+        ResponseFate::Dropped => ("dropped (closed without a byte)".to_owned(), true),
+        ResponseFate::Reset => ("reset (TCP RST)".to_owned(), true),
+        ResponseFate::Stalled { client_left: true } => ("stalled until the client left".to_owned(), true),
+        ResponseFate::Stalled { client_left: false } => ("stalled until the cap".to_owned(), true),
+        ResponseFate::Truncated { status, bytes } => (format!("{status} truncated after {bytes} body bytes"), true),
+        ResponseFate::Idle { status, client_left } => {
+            let until = if *client_left { "the client left" } else { "the cap" };
+            (format!("{status} headers, then silence until {until}"), true)
+        }
+    }
+}
+
+fn request_record(e: &JournalEntry, offset_ms: u64) -> RequestRecord {
+    let (fate, lost) = fate_text(&e.fate);
+    RequestRecord {
+        seq: e.seq,
+        sim_ms: e.at_ms,
+        start_ms: e.real_start_ms + offset_ms,
+        end_ms: e.real_end_ms.map(|t| t + offset_ms),
+        tenant: e.tenant.clone(),
+        method: e.method.clone(),
+        target: match &e.query {
+            Some(q) => format!("{}?{q}", e.path),
+            None => e.path.clone(),
+        },
+        kind: e.kind.map(|k| k.name().to_owned()),
+        idempotency_key: e.idempotency_key.clone(),
+        fault: e.fault.map(|f| format!("{} {} (rule {})", f.at.name(), fault_name(&f.response), f.rule + 1)),
+        effect: e.effect.clone(),
+        replayed: e.replayed,
+        fate,
+        lost,
+    }
+}

@@ -1,0 +1,103 @@
+//! What one scenario run saw: every adapter call and its reply, the steps with
+//! their timings, webhook deliveries and the provider's ledger and journal.
+//! The checks and the report are both computed from this, and only from this.
+
+use std::collections::BTreeMap;
+
+use reports::model::{CallEnd, DeliveryRecord, ErrorRecord, StepReport};
+use simulator::{Effect, JournalEntry};
+
+use crate::protocol::{CallName, OutcomeReply, WebhookReply};
+use crate::scenario::model::Scenario;
+
+/// One adapter call as the harness made it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    /// Position in [`Observation::calls`].
+    pub index: usize,
+    /// The step that made it (0: the final `status` sweep).
+    pub step: usize,
+    /// Which call.
+    pub name: CallName,
+    /// The operation concerned, if one.
+    pub operation_id: Option<String>,
+    /// What the harness sent.
+    pub request: serde_json::Value,
+    /// The raw reply, if one came back.
+    pub reply: Option<serde_json::Value>,
+    /// The reply read as an outcome (execute, reconcile, resolve, status), if it is one.
+    pub outcome: Option<OutcomeReply>,
+    /// The reply read as a webhook answer, if it is one.
+    pub webhook: Option<WebhookReply>,
+    /// How the call ended.
+    pub end: CallEnd,
+    /// The adapter's stderr tail.
+    pub stderr: String,
+    /// Real ms since the scenario started.
+    pub start_ms: u64,
+    /// Real ms since the scenario started.
+    pub end_ms: u64,
+    /// Journal length when the call started and ended; `None` inside a `parallel`
+    /// step, where other calls' requests interleave.
+    pub journal_window: Option<(usize, usize)>,
+    /// True when the harness made it to look, not the scenario (status around a
+    /// forged delivery). Probes never count as the step's reported outcome.
+    pub probe: bool,
+}
+
+/// A forged delivery and what the adapter's store said around it (invariant 7).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForgedProbe {
+    /// The operation the event was about.
+    pub operation_id: String,
+    /// The `status` call before the delivery.
+    pub before: usize,
+    /// The `webhook` call that delivered it.
+    pub delivery: usize,
+    /// The `status` call after.
+    pub after: usize,
+    /// Effects in the ledger before and after.
+    pub ledger_len: (usize, usize),
+}
+
+/// Everything a scenario run observed.
+#[derive(Debug, Clone)]
+pub struct Observation {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// The seed it ran with.
+    pub seed: u64,
+    /// The adapter's credential (the first tenant).
+    pub credential: String,
+    /// Every call, in the order they started.
+    pub calls: Vec<Call>,
+    /// The steps with their timings.
+    pub steps: Vec<StepReport>,
+    /// Webhook deliveries.
+    pub deliveries: Vec<DeliveryRecord>,
+    /// Forged deliveries with their before/after probes.
+    pub forged: Vec<ForgedProbe>,
+    /// The provider's ledger at the end.
+    pub ledger: Vec<Effect>,
+    /// The provider's journal at the end.
+    pub journal: Vec<JournalEntry>,
+    /// Real ms between the scenario's start and the simulator's start (journal times are the simulator's).
+    pub simulator_offset_ms: u64,
+    /// Simulator clock at start.
+    pub sim_start_ms: i64,
+    /// The final `status` call per operation.
+    pub final_status: BTreeMap<String, usize>,
+    /// Adapter and infrastructure errors.
+    pub errors: Vec<ErrorRecord>,
+    /// True when an error came from the harness or simulator rather than the adapter.
+    pub infra_failed: bool,
+    /// Real duration of the run.
+    pub duration_ms: u64,
+}
+
+impl Observation {
+    /// The final outcome reply of an operation, if its `status` answered.
+    pub fn final_outcome(&self, op: &str) -> Option<&OutcomeReply> {
+        self.final_status.get(op).and_then(|&i| self.calls[i].outcome.as_ref())
+    }
+}

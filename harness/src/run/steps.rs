@@ -1,0 +1,400 @@
+//! Drives one scenario's steps against a running simulator and the adapter,
+//! recording everything into an [`Observation`].
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use reports::model::{CallEnd, DeliveryRecord, ErrorRecord, StepReport};
+use serde_json::{json, Value};
+use simulator::{Effect, Simulator};
+use tokio::sync::{oneshot, watch};
+
+use super::contract::common_fields;
+use super::observation::{Call, ForgedProbe};
+use crate::driver::Session;
+use crate::protocol::{CallName, OutcomeReply, WebhookReply};
+use crate::scenario::model::{CrashPoint, OperationSpec, ResolveRef, Scenario, Step};
+
+/// How long a commit may wait for the harness to kill the adapter: bounded, so a
+/// harness bug cannot hang the simulator.
+const CRASH_GATE_WAIT: Duration = Duration::from_secs(10);
+
+/// The state of one scenario run while its steps execute.
+pub(super) struct StepRunner<'a> {
+    pub scenario: &'a Scenario,
+    pub sim: &'a Simulator,
+    pub session: &'a Session,
+    pub started: Instant,
+    pub credential: String,
+    pub forged_secret: String,
+    pub calls: Mutex<Vec<Call>>,
+    pub steps: Vec<StepReport>,
+    pub deliveries: Vec<DeliveryRecord>,
+    pub forged: Vec<ForgedProbe>,
+    pub errors: Mutex<Vec<ErrorRecord>>,
+    pub notes: Mutex<Vec<(usize, String)>>,
+}
+
+/// One adapter call to make.
+struct CallSpec {
+    name: CallName,
+    op: Option<String>,
+    request: Value,
+    crash: Option<CrashPoint>,
+    probe: bool,
+}
+
+impl<'a> StepRunner<'a> {
+    fn now_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    fn operation(&self, id: &str) -> Option<&'a OperationSpec> {
+        self.scenario.operations.iter().find(|o| o.id == id)
+    }
+
+    /// Runs every step in order.
+    pub async fn run_steps(&mut self) {
+        for (i, step) in self.scenario.steps.iter().enumerate() {
+            let number = i + 1;
+            let start_ms = self.now_ms();
+            let sim_start_ms = self.sim.now_ms();
+            let mut label = self.run_step(number, step).await;
+            for (_, note) in self.notes.lock().unwrap_or_else(|p| p.into_inner()).iter().filter(|(n, _)| *n == number) {
+                label.push_str(&format!(" ({note})"));
+            }
+            self.steps.push(StepReport {
+                number,
+                label,
+                start_ms,
+                end_ms: self.now_ms(),
+                sim_start_ms,
+                sim_end_ms: self.sim.now_ms(),
+            });
+        }
+    }
+
+    /// Asks `status` of every operation, once, after the last step.
+    pub async fn final_sweep(&mut self) -> BTreeMap<String, usize> {
+        let mut finals = BTreeMap::new();
+        for op in &self.scenario.operations {
+            let spec = self.status_spec(&op.id, false);
+            let index = self.call_one(0, spec, true).await;
+            finals.insert(op.id.clone(), index);
+        }
+        finals
+    }
+
+    async fn run_step(&mut self, number: usize, step: &Step) -> String {
+        match step {
+            Step::Advance { by } => {
+                self.sim.advance(*by);
+                format!("advance {}", humantime::format_duration(*by))
+            }
+            Step::Parallel(inner) => {
+                let mut specs = Vec::new();
+                let mut labels = Vec::new();
+                for s in inner {
+                    labels.push(step_label(s));
+                    match self.call_spec(s) {
+                        Some(spec) => specs.push(spec),
+                        None => labels.push("(not an adapter call: skipped)".to_owned()),
+                    }
+                }
+                // Deliveries inside a parallel step are plain calls: their signed
+                // bodies were prepared above, at the same clock.
+                let futures = specs.into_iter().map(|spec| self.call_one(number, spec, false));
+                let _ = futures::future::join_all(futures).await;
+                format!("parallel [{}]", labels.join(", "))
+            }
+            Step::Webhook { op, event, deliveries, forged } => {
+                self.deliver(number, op, *event, *deliveries, *forged).await;
+                step_label(step)
+            }
+            Step::Execute { .. } | Step::Reconcile { .. } | Step::Status { .. } | Step::Resolve { .. } => {
+                match self.call_spec(step) {
+                    Some(spec) => {
+                        let index = self.call_one(number, spec, true).await;
+                        let crashed = self.with_calls(|c| c[index].end == CallEnd::Crashed);
+                        let mut label = step_label(step);
+                        if matches!(step, Step::Execute { crash: Some(_), .. } | Step::Reconcile { crash: Some(_), .. }) && !crashed {
+                            label.push_str(" (crash point not reached)");
+                        }
+                        label
+                    }
+                    None => step_label(step),
+                }
+            }
+        }
+    }
+
+    fn with_calls<R>(&self, f: impl FnOnce(&mut Vec<Call>) -> R) -> R {
+        f(&mut self.calls.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    fn status_spec(&self, op: &str, probe: bool) -> CallSpec {
+        let mut request = json!({ "operation_id": op });
+        self.add_common(&mut request);
+        CallSpec { name: CallName::Status, op: Some(op.to_owned()), request, crash: None, probe }
+    }
+
+    fn add_common(&self, request: &mut Value) {
+        let common = common_fields(self.scenario, self.sim, &self.credential);
+        if let (Some(obj), Value::Object(common)) = (request.as_object_mut(), common) {
+            obj.extend(common);
+        }
+    }
+
+    /// The call a step makes; `None` for steps that are not a single call.
+    fn call_spec(&self, step: &Step) -> Option<CallSpec> {
+        let (name, op, mut request, crash) = match step {
+            Step::Execute { op, crash } => {
+                let spec = self.operation(op)?;
+                let request = json!({ "operation": {
+                    "id": spec.id, "action": "create", "resource": spec.resource, "args": spec.args,
+                }});
+                (CallName::Execute, op, request, *crash)
+            }
+            Step::Reconcile { op, crash } => (CallName::Reconcile, op, json!({ "operation_id": op }), *crash),
+            Step::Status { op } => (CallName::Status, op, json!({ "operation_id": op }), None),
+            Step::Resolve { op, outcome, provider_ref, evidence } => {
+                let provider_ref = match provider_ref {
+                    ResolveRef::None => None,
+                    ResolveRef::Literal(id) => Some(id.clone()),
+                    ResolveRef::Ledger => self.effects_of(op).first().map(|e| e.id.clone()),
+                };
+                let request = json!({ "operation_id": op, "resolution": {
+                    "outcome": outcome, "provider_ref": provider_ref, "evidence": evidence, "by": "operator",
+                }});
+                (CallName::Resolve, op, request, None)
+            }
+            Step::Advance { .. } | Step::Parallel(_) | Step::Webhook { .. } => return None,
+        };
+        self.add_common(&mut request);
+        Some(CallSpec { name, op: Some(op.clone()), request, crash, probe: false })
+    }
+
+    /// The adapter tenant's effects whose arguments are this operation's.
+    fn effects_of(&self, op: &str) -> Vec<Effect> {
+        let Some(spec) = self.operation(op) else { return Vec::new() };
+        self.sim
+            .ledger()
+            .into_iter()
+            .filter(|e| e.request_seq.is_some() && e.tenant == self.credential && e.resource == spec.resource && e.args == spec.args)
+            .collect()
+    }
+
+    /// Makes one call, with its crash gate if the step asks for one. Returns its index.
+    async fn call_one(&self, step: usize, spec: CallSpec, sequential: bool) -> usize {
+        let (crash_rx, gate) = match (spec.crash, spec.op.as_deref().and_then(|op| self.operation(op))) {
+            (Some(CrashPoint::AfterCommit), Some(op)) => {
+                let (tx, rx) = oneshot::channel();
+                let gate = CrashGate::install(self.sim, &self.credential, op, tx);
+                (Some(rx), Some(gate))
+            }
+            _ => (None, None),
+        };
+        let journal_before = self.sim.journal().len();
+        let start_ms = self.now_ms();
+        let out = self.session.call(spec.name, &spec.request, self.scenario.call_deadline, crash_rx).await;
+        let end_ms = self.now_ms();
+        if let Some(gate) = gate {
+            // The adapter is dead (or finished): let the held response go, then remove the hook.
+            gate.release(self.sim);
+            if out.end == CallEnd::Crashed {
+                if let Err(e) = self.session.rebuild() {
+                    self.infra_error(step, format!("cannot rebuild the adapter after the crash: {e}"));
+                }
+            }
+        }
+        let journal_after = self.sim.journal().len();
+        let (outcome, webhook) = read_reply(spec.name, out.reply.as_ref());
+        // A reply that parses as JSON but not as the protocol's shape is a bad reply.
+        let end = match (&out.end, spec.name, &outcome, &webhook) {
+            (CallEnd::Replied, CallName::Webhook, _, None) | (CallEnd::Replied, CallName::Execute | CallName::Reconcile | CallName::Resolve | CallName::Status, None, _) => {
+                CallEnd::BadReply { message: bad_shape_message(spec.name, out.reply.as_ref()) }
+            }
+            _ => out.end.clone(),
+        };
+        self.with_calls(|calls| {
+            let index = calls.len();
+            calls.push(Call {
+                index,
+                step,
+                name: spec.name,
+                operation_id: spec.op.clone(),
+                request: spec.request,
+                reply: out.reply,
+                outcome,
+                webhook,
+                end,
+                stderr: out.stderr,
+                start_ms,
+                end_ms,
+                journal_window: sequential.then_some((journal_before, journal_after)),
+                probe: spec.probe,
+            });
+            index
+        })
+    }
+
+    async fn deliver(&mut self, step: usize, op: &str, kind: simulator::EventKind, deliveries: u32, forged: bool) {
+        let object_ids: Vec<String> = self.effects_of(op).into_iter().map(|e| e.id).collect();
+        let Some(event) = self.sim.events().into_iter().find(|e| e.kind == kind && object_ids.contains(&e.object_id)) else {
+            // Not an error: an adapter that never created the object leaves nothing to deliver.
+            self.steps_note(step, format!("no {} event for {op}: nothing delivered", kind.name()));
+            return;
+        };
+        for attempt in 1..=deliveries.max(1) {
+            let Some(mut delivery) = self.sim.sign(&event) else {
+                self.infra_error(step, "the scenario delivers a webhook but the provider has no webhook secret".to_owned());
+                return;
+            };
+            if forged {
+                let id = delivery.headers.get("webhook-id").cloned().unwrap_or_default();
+                let ts = delivery.headers.get("webhook-timestamp").and_then(|t| t.parse().ok()).unwrap_or(0);
+                match simulator::webhook::signature(&self.forged_secret, &id, ts, &delivery.body) {
+                    Ok(sig) => {
+                        delivery.headers.insert("webhook-signature".to_owned(), sig);
+                    }
+                    Err(e) => {
+                        self.infra_error(step, format!("cannot forge a signature: {e}"));
+                        return;
+                    }
+                }
+            }
+            let mut request = json!({ "headers": delivery.headers, "body": delivery.body });
+            self.add_common(&mut request);
+            let spec = CallSpec { name: CallName::Webhook, op: Some(op.to_owned()), request, crash: None, probe: false };
+            if forged {
+                let ledger_before = self.sim.ledger().len();
+                let before = self.call_one(step, self.status_spec(op, true), true).await;
+                let delivery_index = self.call_one(step, spec, true).await;
+                let after = self.call_one(step, self.status_spec(op, true), true).await;
+                self.forged.push(ForgedProbe {
+                    operation_id: op.to_owned(),
+                    before,
+                    delivery: delivery_index,
+                    after,
+                    ledger_len: (ledger_before, self.sim.ledger().len()),
+                });
+                self.record_delivery(step, &event, forged, attempt, delivery_index);
+            } else {
+                let index = self.call_one(step, spec, true).await;
+                self.record_delivery(step, &event, forged, attempt, index);
+            }
+        }
+    }
+
+    fn record_delivery(&mut self, step: usize, event: &simulator::Event, forged: bool, attempt: u32, call_index: usize) {
+        self.deliveries.push(DeliveryRecord {
+            step,
+            event_id: event.id.clone(),
+            event_type: event.event_type.clone(),
+            forged,
+            attempt,
+            call_index,
+        });
+    }
+
+    fn steps_note(&self, step: usize, note: String) {
+        self.notes.lock().unwrap_or_else(|p| p.into_inner()).push((step, note));
+    }
+
+    fn infra_error(&self, step: usize, message: String) {
+        self.errors.lock().unwrap_or_else(|p| p.into_inner()).push(ErrorRecord { step, call_index: None, message });
+    }
+
+    /// Moves the recorded calls out.
+    pub fn into_parts(self) -> (Vec<Call>, Vec<StepReport>, Vec<DeliveryRecord>, Vec<ForgedProbe>, Vec<ErrorRecord>) {
+        (
+            self.calls.into_inner().unwrap_or_else(|p| p.into_inner()),
+            self.steps,
+            self.deliveries,
+            self.forged,
+            self.errors.into_inner().unwrap_or_else(|p| p.into_inner()),
+        )
+    }
+}
+
+fn read_reply(name: CallName, reply: Option<&Value>) -> (Option<OutcomeReply>, Option<WebhookReply>) {
+    let Some(reply) = reply else { return (None, None) };
+    match name {
+        CallName::Webhook => (None, serde_json::from_value(reply.clone()).ok()),
+        CallName::Execute | CallName::Reconcile | CallName::Resolve | CallName::Status => (serde_json::from_value(reply.clone()).ok(), None),
+    }
+}
+
+fn bad_shape_message(name: CallName, reply: Option<&Value>) -> String {
+    let err = match reply {
+        Some(v) => match name {
+            CallName::Webhook => serde_json::from_value::<WebhookReply>(v.clone()).err(),
+            CallName::Execute | CallName::Reconcile | CallName::Resolve | CallName::Status => serde_json::from_value::<OutcomeReply>(v.clone()).err(),
+        },
+        None => None,
+    };
+    match err {
+        Some(e) => format!("the {} reply does not follow the protocol: {e}", name.as_str()),
+        None => format!("the {} reply does not follow the protocol", name.as_str()),
+    }
+}
+
+/// A one-line description of a step, for reports.
+pub(crate) fn step_label(step: &Step) -> String {
+    match step {
+        Step::Execute { op, crash: None } => format!("execute {op}"),
+        Step::Execute { op, crash: Some(CrashPoint::AfterCommit) } => format!("execute {op} (crash after_commit)"),
+        Step::Reconcile { op, crash: None } => format!("reconcile {op}"),
+        Step::Reconcile { op, crash: Some(CrashPoint::AfterCommit) } => format!("reconcile {op} (crash after_commit)"),
+        Step::Status { op } => format!("status {op}"),
+        Step::Advance { by } => format!("advance {}", humantime::format_duration(*by)),
+        Step::Parallel(inner) => format!("parallel [{}]", inner.iter().map(step_label).collect::<Vec<_>>().join(", ")),
+        Step::Webhook { op, event, deliveries, forged } => {
+            let mut s = format!("webhook {op} {}", event.name());
+            if *deliveries > 1 {
+                s.push_str(&format!(" ×{deliveries}"));
+            }
+            if *forged {
+                s.push_str(" (forged)");
+            }
+            s
+        }
+        Step::Resolve { op, outcome, .. } => format!("resolve {op} as {}", crate::check::outcome_name(*outcome)),
+    }
+}
+
+/// Holds the commit of one operation's effect until the adapter is dead.
+struct CrashGate {
+    dead: watch::Sender<bool>,
+}
+
+impl CrashGate {
+    fn install(sim: &Simulator, credential: &str, op: &OperationSpec, kill: oneshot::Sender<()>) -> CrashGate {
+        let (dead_tx, dead_rx) = watch::channel(false);
+        let kill = Arc::new(Mutex::new(Some(kill)));
+        let credential = credential.to_owned();
+        let resource = op.resource.clone();
+        let args = op.args.clone();
+        let hook: simulator::CommitHook = Arc::new(move |effect: Effect| {
+            let mine = effect.tenant == credential && effect.resource == resource && effect.args == args;
+            let kill = if mine { kill.lock().unwrap_or_else(|p| p.into_inner()).take() } else { None };
+            let mut dead_rx = dead_rx.clone();
+            Box::pin(async move {
+                if let Some(kill) = kill {
+                    if kill.send(()).is_ok() {
+                        // Hold the response until the adapter is gone, so it never sees it.
+                        let _ = tokio::time::timeout(CRASH_GATE_WAIT, dead_rx.wait_for(|dead| *dead)).await;
+                    }
+                }
+            })
+        });
+        sim.set_commit_hook(Some(hook));
+        CrashGate { dead: dead_tx }
+    }
+
+    fn release(self, sim: &Simulator) {
+        let _ = self.dead.send(true);
+        sim.set_commit_hook(None);
+    }
+}

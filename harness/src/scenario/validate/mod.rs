@@ -1,0 +1,344 @@
+//! Raw scenario -> model: every check that needs more than one value's shape.
+//! Each check records its problem and carries on with a stand-in, so one pass
+//! reports everything it can; the result is used only when nothing was recorded.
+
+mod expect;
+mod faults;
+mod provider;
+mod steps;
+
+pub use provider::DEFAULT_STALL_CAP;
+pub use steps::DEFAULT_EVIDENCE;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::scenario::error::Diagnostics;
+use crate::scenario::model::{OperationSpec, Scenario};
+use crate::scenario::raw::{Args, DurationText, RawOperation, RawScenario};
+use crate::scenario::span::{Pos, Sp};
+
+/// Most body bytes a `{partial: N}` fault may let through (a response is never that large).
+pub(crate) const MAX_PARTIAL_BYTES: u64 = 1 << 20;
+/// Most deliveries of one webhook event in one step.
+pub(crate) const MAX_DELIVERIES: u32 = 100;
+/// Most calls in one `parallel` step.
+pub(crate) const MAX_PARALLEL: usize = 16;
+/// Most operations, steps and fault rules in one file (a scenario is a small story).
+pub(crate) const MAX_ITEMS: usize = 1000;
+
+/// Default `client_timeout`.
+pub const DEFAULT_CLIENT_TIMEOUT: Duration = Duration::from_millis(250);
+/// Default `call_deadline`.
+pub const DEFAULT_CALL_DEADLINE: Duration = Duration::from_secs(30);
+/// Longest `client_timeout` (real time: runs stay short).
+const MAX_CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Longest `call_deadline`.
+const MAX_CALL_DEADLINE: Duration = Duration::from_secs(600);
+/// Longest simulator-clock duration (retention, settle_after, age, advance): ten years
+/// keeps every clock sum far from overflowing.
+const MAX_VIRTUAL: Duration = Duration::from_secs(3650 * 24 * 3600);
+/// Shortest duration that is not zero, for the checks that forbid zero.
+const NONZERO: Duration = Duration::from_millis(1);
+
+/// What later checks need to know about what the file declared.
+#[derive(Debug)]
+pub(super) struct Declared {
+    /// Operation ids and where each was declared.
+    pub operations: BTreeMap<String, Pos>,
+    /// Tenant credentials.
+    pub tenants: Vec<String>,
+    /// `provider.resources`, if given.
+    pub resources: Option<Vec<String>>,
+    /// `provider.webhooks` is present.
+    pub webhooks: bool,
+    /// What asynchronous objects settle to, if the provider is asynchronous.
+    pub settle: Option<simulator::SettleResult>,
+    /// `provider.limits.stall_cap`.
+    pub stall_cap: Duration,
+    /// `provider.limits.max_body_bytes`.
+    pub max_body_bytes: usize,
+    /// `client_timeout`.
+    pub client_timeout: Duration,
+}
+
+/// Checks everything and builds the scenario (meaningful only if `d` stays empty).
+pub(super) fn scenario(raw: &RawScenario, path: &str, d: &mut Diagnostics) -> Scenario {
+    if raw.version.value != 1 {
+        d.error(
+            raw.version.pos,
+            format!(
+                "unsupported format version {}: this lostreply reads `version: 1`",
+                raw.version.value
+            ),
+        );
+    }
+    let id = identifier(d, &raw.id, "scenario id", 80);
+    let title = title(d, &raw.title);
+    let case = raw.case.as_ref().map(|case| {
+        if !(1..=10).contains(&case.value) {
+            d.error(
+                case.pos,
+                format!(
+                    "case {} does not exist: the lost-response cases are 1 to 10",
+                    case.value
+                ),
+            );
+        }
+        case.value
+    });
+    let tags = tags(d, &raw.tags);
+
+    let client_timeout = raw
+        .client_timeout
+        .as_ref()
+        .map_or(DEFAULT_CLIENT_TIMEOUT, |t| {
+            duration_in(d, t, "client_timeout", NONZERO, MAX_CLIENT_TIMEOUT)
+                .unwrap_or(DEFAULT_CLIENT_TIMEOUT)
+        });
+    let call_deadline = raw
+        .call_deadline
+        .as_ref()
+        .map_or(DEFAULT_CALL_DEADLINE, |t| {
+            let deadline = duration_in(d, t, "call_deadline", NONZERO, MAX_CALL_DEADLINE)
+                .unwrap_or(DEFAULT_CALL_DEADLINE);
+            if deadline <= client_timeout {
+                d.error(
+                    t.pos,
+                    format!(
+                    "call_deadline ({}) must be longer than client_timeout ({}): an adapter needs \
+                     time to retry or give up",
+                    show(deadline),
+                    show(client_timeout)
+                ),
+                );
+            }
+            deadline
+        });
+    // The deadline given also has to outlast the default timeout; checked once here
+    // whichever of the two was written.
+    if raw.call_deadline.is_none() && client_timeout >= call_deadline {
+        if let Some(t) = &raw.client_timeout {
+            d.error(
+                t.pos,
+                format!(
+                    "client_timeout ({}) must be shorter than call_deadline ({})",
+                    show(client_timeout),
+                    show(call_deadline)
+                ),
+            );
+        }
+    }
+
+    let (mut plan, mut declared) = provider::provider(d, raw.provider.as_ref(), client_timeout);
+    let operations = operations(d, &raw.operations, &mut declared);
+    plan.faults = faults::faults(d, &raw.faults, &declared);
+    let steps = steps::steps(d, &raw.steps, &declared);
+    let expect = expect::expectations(d, raw.expect.as_ref(), &steps, &declared);
+    let steps = steps.into_iter().flatten().collect();
+
+    Scenario {
+        path: path.to_owned(),
+        id,
+        title,
+        case,
+        tags,
+        plan,
+        operations,
+        steps,
+        expect,
+        client_timeout,
+        call_deadline,
+    }
+}
+
+fn operations(
+    d: &mut Diagnostics,
+    raw: &Sp<Vec<Sp<RawOperation>>>,
+    declared: &mut Declared,
+) -> Vec<OperationSpec> {
+    if raw.value.is_empty() {
+        d.error(raw.pos, "a scenario needs at least one operation");
+    }
+    if raw.value.len() > MAX_ITEMS {
+        d.error(
+            raw.pos,
+            format!("at most {MAX_ITEMS} operations, not {}", raw.value.len()),
+        );
+    }
+    let mut specs = Vec::with_capacity(raw.value.len());
+    for op in &raw.value {
+        let id = identifier(d, &op.value.id, "operation id", 64);
+        if let Some(first) = declared.operations.get(&id) {
+            d.error(
+                op.value.id.pos,
+                format!(
+                    "duplicate operation id `{id}` (first declared at line {})",
+                    first.line
+                ),
+            );
+        } else {
+            declared.operations.insert(id.clone(), op.value.id.pos);
+        }
+        resource(d, &op.value.resource, declared.resources.as_deref());
+        let args = args(d, op.value.args.as_ref(), declared.max_body_bytes);
+        specs.push(OperationSpec {
+            id,
+            resource: op.value.resource.value.clone(),
+            args,
+        });
+    }
+    specs
+}
+
+/// The reserved create fields: they are not arguments.
+const RESERVED_FIELDS: [&str; 2] = ["client_reference", "metadata"];
+
+/// Checks an `args:` mapping (none: empty).
+fn args(d: &mut Diagnostics, raw: Option<&Sp<Args>>, max_body_bytes: usize) -> Args {
+    let Some(raw) = raw else {
+        return Args::new();
+    };
+    for reserved in RESERVED_FIELDS {
+        if raw.value.contains_key(reserved) {
+            d.error(
+                raw.pos,
+                format!("`{reserved}` is a reserved field of the create body, not an argument"),
+            );
+        }
+    }
+    let size = serde_json::to_vec(&raw.value).map_or(usize::MAX, |body| body.len());
+    if size > max_body_bytes {
+        d.error(
+            raw.pos,
+            format!(
+                "these arguments make a {size}-byte body, more than max_body_bytes ({max_body_bytes})"
+            ),
+        );
+    }
+    raw.value.clone()
+}
+
+/// `[A-Za-z0-9][A-Za-z0-9._-]*`, at most `max_len`: ids reach test names and file names.
+fn identifier(d: &mut Diagnostics, raw: &Sp<String>, what: &str, max_len: usize) -> String {
+    let text = &raw.value;
+    let starts_well = text
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric());
+    let rest_ok = text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if !starts_well || !rest_ok || text.len() > max_len {
+        d.error(
+            raw.pos,
+            format!(
+                "{what} `{text}` is not valid: use letters, digits, `.`, `_` and `-`, starting with \
+                 a letter or digit, at most {max_len} characters"
+            ),
+        );
+    }
+    text.clone()
+}
+
+fn title(d: &mut Diagnostics, raw: &Sp<String>) -> String {
+    let text = raw.value.trim();
+    if text.is_empty() {
+        d.error(raw.pos, "the title is empty");
+    } else if text.contains(['\n', '\r']) || text.chars().count() > 200 {
+        d.error(raw.pos, "the title is one line of at most 200 characters");
+    }
+    text.to_owned()
+}
+
+fn tags(d: &mut Diagnostics, raw: &[Sp<String>]) -> Vec<String> {
+    let mut seen = BTreeMap::new();
+    for tag in raw {
+        let text = &tag.value;
+        if text.is_empty()
+            || text.len() > 64
+            || text.chars().any(|c| c.is_whitespace() || c.is_control())
+        {
+            d.error(
+                tag.pos,
+                format!("tag `{text}` must be 1 to 64 characters without spaces"),
+            );
+        }
+        if let Some(first) = seen.insert(text.clone(), tag.pos) {
+            d.error(
+                tag.pos,
+                format!("tag `{text}` is listed twice (also at line {})", first.line),
+            );
+        }
+    }
+    raw.iter().map(|tag| tag.value.clone()).collect()
+}
+
+/// Is `name` a valid collection name: `[a-z][a-z0-9_]{0,39}`.
+pub(super) fn is_resource_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && name.len() <= 40
+}
+
+/// Checks a collection name and that the provider has it.
+fn resource(d: &mut Diagnostics, raw: &Sp<String>, resources: Option<&[String]>) {
+    let name = &raw.value;
+    if !is_resource_name(name) {
+        d.error(
+            raw.pos,
+            format!(
+                "resource name `{name}` is not valid: lower-case letters, digits and `_`, starting \
+                 with a letter, at most 40 characters"
+            ),
+        );
+    } else if let Some(resources) = resources {
+        if !resources.contains(name) {
+            d.error(
+                raw.pos,
+                format!(
+                    "resource `{name}` is not one of provider.resources ({})",
+                    resources.join(", ")
+                ),
+            );
+        }
+    }
+}
+
+/// Parses a duration and checks `min <= it <= max`.
+fn duration_in(
+    d: &mut Diagnostics,
+    raw: &Sp<DurationText>,
+    what: &str,
+    min: Duration,
+    max: Duration,
+) -> Option<Duration> {
+    let text = raw.value.0.trim();
+    match humantime::parse_duration(text) {
+        Err(err) => {
+            d.error(
+                raw.pos,
+                format!(
+                    "bad duration `{text}` for {what}: {err} (write it like 300ms, 60s, 2m or 24h)"
+                ),
+            );
+            None
+        }
+        Ok(value) if value < min || value > max => {
+            let range = if min.is_zero() {
+                format!("at most {}", show(max))
+            } else {
+                format!("between {} and {}", show(min), show(max))
+            };
+            d.error(raw.pos, format!("{what} must be {range}, not {text}"));
+            None
+        }
+        Ok(value) => Some(value),
+    }
+}
+
+/// A duration the way a scenario writes it.
+fn show(duration: Duration) -> String {
+    humantime::format_duration(duration).to_string()
+}

@@ -1,0 +1,330 @@
+//! `provider:` -> the simulator's plan (without faults) and what later checks need.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use base64::Engine as _;
+use simulator::{
+    Asynchronous, Idempotency, IdempotencyMode, Limits, Lookup, Plan, SeedObject, SettleResult,
+    Webhooks,
+};
+
+use super::{args, duration_in, resource, show, Declared, MAX_ITEMS, MAX_VIRTUAL, NONZERO};
+use crate::scenario::error::Diagnostics;
+use crate::scenario::raw::{RawProvider, RawSeedObject, RawSettle};
+use crate::scenario::span::Sp;
+
+/// Default `provider.limits.stall_cap`: short, so that a stalled run stays short.
+pub const DEFAULT_STALL_CAP: Duration = Duration::from_secs(3);
+/// Longest `stall_cap` (real time).
+const MAX_STALL_CAP: Duration = Duration::from_secs(60);
+/// Largest `max_body_bytes`.
+const MAX_BODY_BYTES: u64 = 16 * 1024 * 1024;
+/// Longest credential or `client_reference` (provider-api.md).
+const MAX_TOKEN_BYTES: usize = 255;
+
+pub(super) fn provider(
+    d: &mut Diagnostics,
+    raw: Option<&Sp<RawProvider>>,
+    client_timeout: Duration,
+) -> (Plan, Declared) {
+    let defaults = Plan::default();
+    let Some(raw) = raw.map(|p| &p.value) else {
+        let limits = Limits {
+            stall_cap: DEFAULT_STALL_CAP,
+            ..defaults.limits
+        };
+        let declared = declared(&defaults, limits, client_timeout);
+        return (Plan { limits, ..defaults }, declared);
+    };
+
+    let tenants = match &raw.tenants {
+        None => defaults.tenants.clone(),
+        Some(list) => tenants(d, list),
+    };
+    // An empty list is reported once; later checks then treat it as absent rather
+    // than repeating "not one of ()" for every name.
+    let resources = raw
+        .resources
+        .as_ref()
+        .map(|list| resources(d, list))
+        .filter(|r| !r.is_empty());
+    let limits = limits(d, raw, defaults.limits);
+
+    let idempotency = match &raw.idempotency {
+        None => defaults.idempotency.clone(),
+        Some(idem) => {
+            let idem = &idem.value;
+            let mode = IdempotencyMode::from_name(&idem.mode.value.0).unwrap_or_else(|| {
+                let names: Vec<&str> = IdempotencyMode::ALL.iter().map(|m| m.name()).collect();
+                d.error(
+                    idem.mode.pos,
+                    format!(
+                        "unknown idempotency mode `{}`: one of {}",
+                        idem.mode.value.0,
+                        names.join(", ")
+                    ),
+                );
+                IdempotencyMode::None
+            });
+            let retention = idem
+                .retention
+                .as_ref()
+                .map_or(defaults.idempotency.retention, |r| {
+                    duration_in(d, r, "retention", NONZERO, MAX_VIRTUAL)
+                        .unwrap_or(defaults.idempotency.retention)
+                });
+            let required = idem.required.as_ref().is_some_and(|required| {
+                if required.value && mode != IdempotencyMode::Ietf {
+                    d.error(
+                        required.pos,
+                        format!(
+                            "`required: true` is an ietf rule; mode `{}` processes creates \
+                             without a key",
+                            mode.name()
+                        ),
+                    );
+                }
+                required.value
+            });
+            Idempotency {
+                mode,
+                retention,
+                required,
+            }
+        }
+    };
+
+    let lookup = raw.lookup.as_ref().map_or(defaults.lookup, |l| Lookup {
+        retrieve: l.value.retrieve.unwrap_or(true),
+        client_reference: l.value.client_reference.unwrap_or(true),
+        list_recent: l.value.list_recent.unwrap_or(true),
+    });
+
+    let asynchronous = raw.asynchronous.as_ref().map(|a| Asynchronous {
+        settle_after: duration_in(
+            d,
+            &a.value.settle_after,
+            "settle_after",
+            NONZERO,
+            MAX_VIRTUAL,
+        )
+        .unwrap_or(NONZERO),
+        result: match a.value.result {
+            None | Some(RawSettle::Succeeded) => SettleResult::Succeeded,
+            Some(RawSettle::Failed) => SettleResult::Failed,
+        },
+    });
+
+    let webhooks = raw.webhooks.as_ref().map(|w| {
+        webhook_secret(d, &w.value.secret);
+        Webhooks {
+            secret: w.value.secret.value.clone(),
+        }
+    });
+
+    let mut plan = Plan {
+        tenants,
+        resources: resources.map(|list| list.into_iter().collect::<BTreeSet<_>>()),
+        idempotency,
+        lookup,
+        asynchronous,
+        webhooks,
+        seed_objects: Vec::new(),
+        faults: Vec::new(),
+        clock_start_ms: defaults.clock_start_ms,
+        seed: 0,
+        limits,
+    };
+    let declared = declared(&plan, limits, client_timeout);
+    plan.seed_objects = raw
+        .seed_objects
+        .iter()
+        .map(|s| seed_object(d, s, &declared))
+        .collect();
+    (plan, declared)
+}
+
+fn declared(plan: &Plan, limits: Limits, client_timeout: Duration) -> Declared {
+    Declared {
+        operations: BTreeMap::new(),
+        tenants: plan.tenants.clone(),
+        resources: plan
+            .resources
+            .as_ref()
+            .map(|set| set.iter().cloned().collect()),
+        webhooks: plan.webhooks.is_some(),
+        settle: plan.asynchronous.map(|a| a.result),
+        stall_cap: limits.stall_cap,
+        max_body_bytes: limits.max_body_bytes,
+        client_timeout,
+    }
+}
+
+fn tenants(d: &mut Diagnostics, list: &Sp<Vec<Sp<String>>>) -> Vec<String> {
+    if list.value.is_empty() {
+        d.error(
+            list.pos,
+            "provider.tenants needs at least one credential (the adapter's)",
+        );
+    }
+    if list.value.len() > MAX_ITEMS {
+        d.error(list.pos, format!("at most {MAX_ITEMS} tenants"));
+    }
+    let mut seen = BTreeMap::new();
+    for tenant in &list.value {
+        let text = &tenant.value;
+        // It travels in `Authorization: Bearer ...`: visible ASCII only.
+        if text.is_empty()
+            || text.len() > MAX_TOKEN_BYTES
+            || !text.bytes().all(|b| b.is_ascii_graphic())
+        {
+            d.error(
+                tenant.pos,
+                format!(
+                    "tenant credential `{text}` must be 1 to {MAX_TOKEN_BYTES} visible ASCII \
+                     characters (it is sent as a bearer token)"
+                ),
+            );
+        }
+        if let Some(first) = seen.insert(text.clone(), tenant.pos) {
+            d.error(
+                tenant.pos,
+                format!(
+                    "tenant `{text}` is listed twice (also at line {})",
+                    first.line
+                ),
+            );
+        }
+    }
+    list.value.iter().map(|t| t.value.clone()).collect()
+}
+
+fn resources(d: &mut Diagnostics, list: &Sp<Vec<Sp<String>>>) -> Vec<String> {
+    if list.value.is_empty() {
+        d.error(
+            list.pos,
+            "provider.resources is empty: leave it out to allow any collection",
+        );
+    }
+    if list.value.len() > MAX_ITEMS {
+        d.error(list.pos, format!("at most {MAX_ITEMS} resources"));
+    }
+    let mut seen = BTreeMap::new();
+    for name in &list.value {
+        resource(d, name, None);
+        if let Some(first) = seen.insert(name.value.clone(), name.pos) {
+            d.error(
+                name.pos,
+                format!(
+                    "resource `{}` is listed twice (also at line {})",
+                    name.value, first.line
+                ),
+            );
+        }
+    }
+    list.value.iter().map(|n| n.value.clone()).collect()
+}
+
+fn limits(d: &mut Diagnostics, raw: &RawProvider, defaults: Limits) -> Limits {
+    let mut limits = Limits {
+        stall_cap: DEFAULT_STALL_CAP,
+        ..defaults
+    };
+    let Some(raw) = &raw.limits else {
+        return limits;
+    };
+    if let Some(cap) = &raw.value.stall_cap {
+        limits.stall_cap =
+            duration_in(d, cap, "stall_cap", NONZERO, MAX_STALL_CAP).unwrap_or(DEFAULT_STALL_CAP);
+    }
+    if let Some(max) = &raw.value.max_body_bytes {
+        if (1..=MAX_BODY_BYTES).contains(&max.value) {
+            limits.max_body_bytes = usize::try_from(max.value).unwrap_or(defaults.max_body_bytes);
+        } else {
+            d.error(
+                max.pos,
+                format!(
+                    "max_body_bytes must be between 1 and {MAX_BODY_BYTES}, not {}",
+                    max.value
+                ),
+            );
+        }
+    }
+    limits
+}
+
+/// `whsec_` + base64 of a non-empty key, as Standard Webhooks define it.
+fn webhook_secret(d: &mut Diagnostics, secret: &Sp<String>) {
+    let key = secret.value.strip_prefix("whsec_").map(|encoded| {
+        base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .map(|key| key.len())
+    });
+    match key {
+        Some(Ok(len)) if len > 0 => {}
+        Some(Ok(_)) => d.error(secret.pos, "the webhook secret's key is empty"),
+        Some(Err(err)) => d.error(
+            secret.pos,
+            format!("the webhook secret after `whsec_` is not valid base64: {err}"),
+        ),
+        None => d.error(
+            secret.pos,
+            "a webhook secret starts with `whsec_` (then base64)",
+        ),
+    }
+}
+
+fn seed_object(d: &mut Diagnostics, raw: &Sp<RawSeedObject>, declared: &Declared) -> SeedObject {
+    let seed = &raw.value;
+    tenant(d, &seed.tenant, &declared.tenants);
+    resource(d, &seed.resource, declared.resources.as_deref());
+    let client_reference = seed.client_reference.as_ref().map(|reference| {
+        if reference.value.len() > MAX_TOKEN_BYTES {
+            d.error(
+                reference.pos,
+                format!(
+                    "client_reference is {} bytes; the provider keeps at most {MAX_TOKEN_BYTES}",
+                    reference.value.len()
+                ),
+            );
+        }
+        reference.value.clone()
+    });
+    let age = seed.age.as_ref().map_or(Duration::ZERO, |age| {
+        duration_in(d, age, "age", Duration::ZERO, MAX_VIRTUAL).unwrap_or(Duration::ZERO)
+    });
+    SeedObject {
+        tenant: seed.tenant.value.clone(),
+        resource: seed.resource.value.clone(),
+        args: args(d, seed.args.as_ref(), declared.max_body_bytes),
+        client_reference,
+        age,
+    }
+}
+
+/// Checks that a credential is one of the declared tenants.
+pub(super) fn tenant(d: &mut Diagnostics, raw: &Sp<String>, tenants: &[String]) {
+    if !tenants.contains(&raw.value) {
+        d.error(
+            raw.pos,
+            format!(
+                "tenant `{}` is not one of provider.tenants ({})",
+                raw.value,
+                tenants.join(", ")
+            ),
+        );
+    }
+}
+
+/// Used by fault checks: the stall cap against the client's timeout, in words.
+pub(super) fn stall_too_short(declared: &Declared) -> Option<String> {
+    (declared.stall_cap <= declared.client_timeout).then(|| {
+        format!(
+            "a stall must outlast the client, but stall_cap ({}) is not longer than \
+             client_timeout ({})",
+            show(declared.stall_cap),
+            show(declared.client_timeout)
+        )
+    })
+}

@@ -1,0 +1,99 @@
+//! `cargo test` integration for Rust adapter authors: one test per scenario,
+//! listed by name and filterable, each failure showing its evidence.
+//!
+//! In your crate's `Cargo.toml`:
+//! ```toml
+//! [[test]]
+//! name = "lostreply"
+//! harness = false
+//! ```
+//! and in `tests/lostreply.rs`:
+//! ```ignore
+//! fn main() -> std::process::ExitCode {
+//!     harness::testing::main(std::sync::Arc::new(my_crate::MyAdapterFactory))
+//! }
+//! ```
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use reports::model::{AdapterInfo, Report, Verdict, SCHEMA_VERSION};
+
+use crate::adapter::AdapterFactory;
+use crate::driver::AdapterUnderTest;
+use crate::run::{run_scenario, RunOptions, DEFAULT_SEED};
+use crate::scenario::model::Scenario;
+
+/// What to run.
+#[derive(Debug, Clone, Default)]
+pub struct TestConfig {
+    /// Scenario files or directories; empty: the built-in library.
+    pub paths: Vec<PathBuf>,
+    /// The seed (default [`DEFAULT_SEED`]; `LOSTREPLY_SEED` overrides it).
+    pub seed: Option<u64>,
+}
+
+/// Runs the built-in library against `factory` as libtest-style tests.
+pub fn main(factory: Arc<dyn AdapterFactory>) -> std::process::ExitCode {
+    main_with(factory, TestConfig::default())
+}
+
+/// Like [`main`], with a configuration.
+pub fn main_with(factory: Arc<dyn AdapterFactory>, config: TestConfig) -> std::process::ExitCode {
+    let args = Arguments::from_args();
+    match trials(factory, &config) {
+        Ok(trials) => libtest_mimic::run(&args, trials).exit_code(),
+        Err(message) => {
+            eprintln!("{message}");
+            std::process::ExitCode::from(crate::exit::BAD_INPUT as u8)
+        }
+    }
+}
+
+/// One trial per scenario, named `case02::lost-after-commit` (or `extra::…`).
+pub fn trials(factory: Arc<dyn AdapterFactory>, config: &TestConfig) -> Result<Vec<Trial>, String> {
+    let scenarios = crate::cli::load_scenarios(&config.paths)?;
+    let seed = match std::env::var("LOSTREPLY_SEED") {
+        Ok(text) => text.parse().map_err(|e| format!("LOSTREPLY_SEED={text:?}: {e}"))?,
+        Err(_) => config.seed.unwrap_or(DEFAULT_SEED),
+    };
+    let adapter = AdapterUnderTest::InProcess(factory);
+    Ok(scenarios.into_iter().map(|s| trial(s, adapter.clone(), seed)).collect())
+}
+
+fn trial(scenario: Scenario, adapter: AdapterUnderTest, seed: u64) -> Trial {
+    let name = match scenario.case {
+        Some(c) => format!("case{c:02}::{}", scenario.id),
+        None => format!("scenarios::{}", scenario.id),
+    };
+    let reproduce = format!("LOSTREPLY_SEED={seed} cargo test -- {name} --exact");
+    Trial::test(name, move || run_one(&scenario, adapter, seed, reproduce))
+}
+
+fn run_one(scenario: &Scenario, adapter: AdapterUnderTest, seed: u64, reproduce: String) -> Result<(), Failed> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Failed::from(format!("cannot start a runtime: {e}")))?;
+    let options = RunOptions { adapter: adapter.clone(), seed, jobs: 1, command_prefix: String::new() };
+    let mut report = runtime.block_on(run_scenario(scenario, &options));
+    report.reproduce = reproduce;
+    match report.verdict {
+        Verdict::Passed => Ok(()),
+        Verdict::Violated | Verdict::AdapterError | Verdict::InfraError => {
+            let full = Report {
+                schema_version: SCHEMA_VERSION,
+                tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+                adapter: AdapterInfo { name: adapter.display_name(), kind: adapter.kind() },
+                seed,
+                duration_ms: report.duration_ms,
+                scenarios: vec![report],
+            };
+            let mut text = Vec::new();
+            let _ = reports::terminal::write_summary(&mut text, &full, reports::terminal::TerminalStyle { color: false });
+            Err(Failed::from(String::from_utf8_lossy(&text).into_owned()))
+        }
+    }
+}

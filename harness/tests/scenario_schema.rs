@@ -1,0 +1,292 @@
+//! The JSON Schema agrees with the parser: it lists the format's keys and
+//! forms, accepts the valid fixtures and rejects shapes the parser rejects.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::collections::BTreeSet;
+
+use harness::scenario;
+use serde_json::Value;
+
+const FULL: &str = include_str!("scenario/full.yaml");
+const MINIMAL: &str = include_str!("scenario/minimal.yaml");
+
+fn def<'a>(schema: &'a Value, name: &str) -> &'a Value {
+    &schema["$defs"][name]
+}
+
+#[test]
+fn lists_the_top_level_keys() {
+    let schema = scenario::schema();
+    let keys: BTreeSet<&str> = schema["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let expected: BTreeSet<&str> = [
+        "version",
+        "id",
+        "title",
+        "case",
+        "tags",
+        "client_timeout",
+        "call_deadline",
+        "provider",
+        "operations",
+        "faults",
+        "steps",
+        "expect",
+    ]
+    .into();
+    assert_eq!(keys, expected);
+    assert_eq!(schema["additionalProperties"], false);
+    let required: BTreeSet<&str> = schema["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        required,
+        ["version", "id", "title", "operations", "steps"].into()
+    );
+    assert!(schema["properties"]["client_timeout"]["description"]
+        .as_str()
+        .unwrap()
+        .contains("250ms"));
+}
+
+#[test]
+fn lists_the_fault_response_forms() {
+    let schema = scenario::schema();
+    let forms = def(&schema, "FaultResponse")["oneOf"].as_array().unwrap();
+    let plain: Vec<&str> = forms[0]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(plain, vec!["drop", "reset", "stall", "idle", "ok"]);
+    let keyed: Vec<&str> = forms[1..]
+        .iter()
+        .map(|form| form["required"][0].as_str().unwrap())
+        .collect();
+    assert_eq!(keyed, vec!["stall", "delay", "status", "partial"]);
+}
+
+#[test]
+fn lists_the_provider_keys_and_step_forms() {
+    let schema = scenario::schema();
+    let keys: BTreeSet<&str> = def(&schema, "Provider")["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let expected: BTreeSet<&str> = [
+        "idempotency",
+        "lookup",
+        "asynchronous",
+        "webhooks",
+        "seed_objects",
+        "tenants",
+        "resources",
+        "limits",
+    ]
+    .into();
+    assert_eq!(keys, expected);
+    let actions: Vec<&str> = def(&schema, "Step")["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|form| form["required"][0].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        actions,
+        vec![
+            "execute",
+            "reconcile",
+            "status",
+            "advance",
+            "parallel",
+            "webhook",
+            "resolve"
+        ]
+    );
+}
+
+fn yaml(text: &str) -> Value {
+    serde_saphyr::from_str(text).unwrap()
+}
+
+#[test]
+fn accepts_what_the_parser_accepts() {
+    let schema = scenario::schema();
+    for text in [FULL, MINIMAL] {
+        scenario::parse(text, "x").unwrap();
+        if let Err(why) = check(&schema, &schema, &yaml(text), "$") {
+            panic!("the schema rejects a valid scenario: {why}");
+        }
+    }
+}
+
+#[test]
+fn rejects_shapes_the_parser_rejects() {
+    let schema = scenario::schema();
+    let broken = [
+        ("version: 1\n", "version: 1\nbogus: 1\n"),
+        ("- execute: op-1\n", "- {execute: op-1, retry: 3}\n"),
+        ("- execute: op-1\n", "- {execute: op-1, reconcile: op-1}\n"),
+        (
+            "- execute: op-1\n",
+            "- parallel: [{advance: 1h}, {status: op-1}]\n",
+        ),
+        ("steps:", "faults: [{response: dorp}]\nsteps:"),
+        ("steps:", "faults: [{response: {status: 700}}]\nsteps:"),
+        (
+            "steps:",
+            "faults: [{response: {delay: 1s, status: 500}}]\nsteps:",
+        ),
+        (
+            "steps:",
+            "faults: [{when: {method: PUT}, response: drop}]\nsteps:",
+        ),
+        ("steps:", "case: 11\nsteps:"),
+        ("steps:", "client_timeout: 250\nsteps:"),
+    ];
+    for (from, to) in broken {
+        let text = MINIMAL.replace(from, to);
+        assert_ne!(text, MINIMAL, "{from:?} not in the fixture");
+        assert!(
+            scenario::parse(&text, "x").is_err(),
+            "the parser accepts {text}"
+        );
+        assert!(
+            check(&schema, &schema, &yaml(&text), "$").is_err(),
+            "the schema accepts {text}"
+        );
+    }
+}
+
+/// A small JSON Schema checker: the keywords the scenario schema uses
+/// (`pattern` is approximated: a duration must start with a digit).
+fn check(root: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), String> {
+    let fail = |why: String| Err(format!("{at}: {why}"));
+    if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
+        let name = reference.strip_prefix("#/$defs/").unwrap();
+        check(root, &root["$defs"][name], value, at)?;
+    }
+    if let Some(types) = schema.get("type") {
+        let types: Vec<&str> = match types {
+            Value::String(one) => vec![one.as_str()],
+            Value::Array(many) => many.iter().map(|t| t.as_str().unwrap()).collect(),
+            other => panic!("type {other}"),
+        };
+        let fits = types.iter().any(|t| match *t {
+            "object" => value.is_object(),
+            "array" => value.is_array(),
+            "string" => value.is_string(),
+            "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
+            "boolean" => value.is_boolean(),
+            "null" => value.is_null(),
+            other => panic!("type {other}"),
+        });
+        if !fits {
+            return fail(format!("{value} is not {types:?}"));
+        }
+    }
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
+        if !allowed.contains(value) {
+            return fail(format!("{value} not in {allowed:?}"));
+        }
+    }
+    if let Some(constant) = schema.get("const") {
+        if constant != value {
+            return fail(format!("{value} is not {constant}"));
+        }
+    }
+    if let Some(n) = value.as_f64() {
+        if schema
+            .get("minimum")
+            .and_then(Value::as_f64)
+            .is_some_and(|min| n < min)
+        {
+            return fail(format!("{n} below minimum"));
+        }
+        if schema
+            .get("maximum")
+            .and_then(Value::as_f64)
+            .is_some_and(|max| n > max)
+        {
+            return fail(format!("{n} above maximum"));
+        }
+    }
+    if schema.get("pattern").is_some() {
+        let text = value.as_str().unwrap_or("");
+        if !text.trim_start().starts_with(|c: char| c.is_ascii_digit()) {
+            return fail(format!("{value} does not match the pattern"));
+        }
+    }
+    if let Some(object) = value.as_object() {
+        let properties = schema.get("properties").and_then(Value::as_object);
+        for required in schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if !object.contains_key(required.as_str().unwrap()) {
+                return fail(format!("missing {required}"));
+            }
+        }
+        for (key, item) in object {
+            let here = format!("{at}.{key}");
+            match properties.and_then(|p| p.get(key)) {
+                Some(property) => check(root, property, item, &here)?,
+                None => match schema.get("additionalProperties") {
+                    Some(Value::Bool(false)) => return fail(format!("unknown key {key}")),
+                    Some(extra @ Value::Object(_)) => check(root, extra, item, &here)?,
+                    _ => {}
+                },
+            }
+        }
+    }
+    if let Some(items) = value.as_array() {
+        let count = items.len() as u64;
+        if schema
+            .get("minItems")
+            .and_then(Value::as_u64)
+            .is_some_and(|min| count < min)
+        {
+            return fail("too few items".into());
+        }
+        if schema
+            .get("maxItems")
+            .and_then(Value::as_u64)
+            .is_some_and(|max| count > max)
+        {
+            return fail("too many items".into());
+        }
+        if let Some(item_schema) = schema.get("items") {
+            for (i, item) in items.iter().enumerate() {
+                check(root, item_schema, item, &format!("{at}[{i}]"))?;
+            }
+        }
+    }
+    if let Some(any) = schema.get("anyOf").and_then(Value::as_array) {
+        if !any.iter().any(|s| check(root, s, value, at).is_ok()) {
+            return fail(format!("{value} fits none of anyOf"));
+        }
+    }
+    if let Some(one) = schema.get("oneOf").and_then(Value::as_array) {
+        let fitting = one
+            .iter()
+            .filter(|s| check(root, s, value, at).is_ok())
+            .count();
+        if fitting != 1 {
+            return fail(format!("{value} fits {fitting} of oneOf"));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,593 @@
+//! One scenario's SVG timeline. The x axis is real time since the scenario
+//! started; each lane is one kind of event:
+//!
+//! | lane | item | where |
+//! |---|---|---|
+//! | steps | a bar per step | `start_ms..end_ms` |
+//! | clock | a marker per clock move (`sim_start_ms != sim_end_ms`) | step start |
+//! | adapter calls | a bar per call, labelled `execute op-1 → unknown` | `start_ms..end_ms` |
+//! | provider requests | a bar per journal entry; faults amber, lost responses dashed | `start_ms..end_ms` (open to the right if it never ended) |
+//! | commits | a diamond per effect a request committed | end of that request: the report has no finer commit time |
+//! | webhooks | a dot per delivery, hollow when forged | start of the delivering call |
+//! | outcomes | a dot per reported outcome, coloured by outcome | end of the call that reported it |
+//!
+//! Items a violation points at carry the class `evidence` (drawn red) and
+//! `data-violations="1 2"` (which of the scenario's violations).
+
+use std::io::{self, Write};
+
+use serde_json::Value;
+
+use super::{escape, EvidenceMarks};
+use crate::model::{CallEnd, CallRecord, Check, Evidence, OutcomeKind, ScenarioReport};
+use crate::text;
+
+/// Width of the lane labels on the left.
+const LABEL_WIDTH_PX: f64 = 130.0;
+/// Width of the time axis.
+const PLOT_WIDTH_PX: f64 = 820.0;
+/// Margin right of the plot, so that the last label has room.
+const RIGHT_MARGIN_PX: f64 = 10.0;
+/// Height of the axis band on top.
+const AXIS_HEIGHT_PX: f64 = 22.0;
+/// Height of one row in a lane; overlapping bars get one row each.
+const ROW_HEIGHT_PX: f64 = 22.0;
+/// Height of a bar inside its row.
+const BAR_HEIGHT_PX: f64 = 14.0;
+/// Narrowest bar drawn, so that an instant call is still visible.
+const MIN_BAR_WIDTH_PX: f64 = 3.0;
+/// Roughly how wide one label character is, to cut labels to their bar.
+const CHAR_WIDTH_PX: f64 = 6.6;
+/// How many intervals the time axis is divided into.
+const AXIS_TICKS: u64 = 5;
+
+/// The key of an item on the timeline, shared by the drawing and by evidence,
+/// so an evidence pointer finds the element it should highlight.
+pub(super) fn item_key(scenario: &ScenarioReport, evidence: &Evidence) -> String {
+    match evidence {
+        Evidence::Request { seq } => format!("req-{seq}"),
+        Evidence::Call { index } => format!("call-{index}"),
+        // Effect ids come from the provider: use the ledger position instead,
+        // so that element ids stay simple and unique.
+        Evidence::Effect { id } => match scenario.ledger.iter().position(|e| &e.id == id) {
+            Some(position) => format!("effect-{position}"),
+            None => "effect-missing".to_string(),
+        },
+        Evidence::Delivery { call_index } => format!("delivery-{call_index}"),
+    }
+}
+
+/// The element id of an item key in one scenario's section.
+pub(super) fn item_id(anchor: &str, key: &str) -> String {
+    format!("{anchor}-{key}")
+}
+
+/// `invariant-1` or `expectation-final`: a token for `data-check`.
+pub(super) fn check_token(check: &Check) -> String {
+    match check {
+        Check::Invariant { number, .. } => format!("invariant-{number}"),
+        Check::Expectation { key } => format!("expectation-{key}"),
+    }
+}
+
+/// What an outcome marker's key adds to its call's key. Evidence names the call;
+/// both the call's bar and its outcome marker light up.
+const OUTCOME_KEY_SUFFIX: &str = "-outcome";
+
+/// One drawable thing: a bar from `start_ms` to `end_ms`, or a marker when
+/// they are equal and `marker` is set.
+struct Item {
+    key: String,
+    classes: String,
+    start_ms: u64,
+    end_ms: u64,
+    label: String,
+    tooltip: String,
+    marker: Option<Marker>,
+}
+
+#[derive(Clone, Copy)]
+enum Marker {
+    Diamond,
+    Dot,
+    Triangle,
+}
+
+struct Lane {
+    name: &'static str,
+    class: &'static str,
+    items: Vec<Item>,
+}
+
+/// Maps real milliseconds onto the plot.
+struct Scale {
+    span_ms: u64,
+}
+
+impl Item {
+    /// The key evidence uses for this item.
+    fn evidence_key(&self) -> &str {
+        self.key
+            .strip_suffix(OUTCOME_KEY_SUFFIX)
+            .unwrap_or(&self.key)
+    }
+}
+
+impl Scale {
+    fn x(&self, ms: u64) -> f64 {
+        LABEL_WIDTH_PX + PLOT_WIDTH_PX * (ms.min(self.span_ms) as f64) / (self.span_ms as f64)
+    }
+}
+
+/// Writes `<svg class="timeline" data-scenario="…">` for one scenario.
+pub(super) fn write_timeline(
+    w: &mut dyn Write,
+    anchor: &str,
+    scenario: &ScenarioReport,
+    marks: &EvidenceMarks,
+) -> io::Result<()> {
+    let scale = Scale {
+        span_ms: span_ms(scenario).max(1),
+    };
+    let lanes = lanes(scenario, scale.span_ms);
+    let rows: Vec<Vec<usize>> = lanes
+        .iter()
+        .map(|lane| pack_rows(&lane.items, &scale))
+        .collect();
+    let row_counts: Vec<usize> = rows
+        .iter()
+        .map(|r| r.iter().copied().max().map_or(1, |m| m + 1))
+        .collect();
+    let height = AXIS_HEIGHT_PX + ROW_HEIGHT_PX * row_counts.iter().sum::<usize>() as f64 + 6.0;
+    let width = LABEL_WIDTH_PX + PLOT_WIDTH_PX + RIGHT_MARGIN_PX;
+    writeln!(
+        w,
+        "<svg class=\"timeline\" id=\"{anchor}-timeline\" data-scenario=\"{}\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"timeline of {}\">",
+        escape(&scenario.id),
+        escape(&scenario.id)
+    )?;
+    write_axis(w, &scale, height)?;
+    let mut top = AXIS_HEIGHT_PX;
+    for ((lane, lane_rows), row_count) in lanes.iter().zip(&rows).zip(&row_counts) {
+        write_lane(w, anchor, lane, lane_rows, top, &scale, marks)?;
+        top += ROW_HEIGHT_PX * *row_count as f64;
+    }
+    writeln!(w, "</svg>")
+}
+
+/// The real time the picture spans: the latest thing that happened.
+fn span_ms(scenario: &ScenarioReport) -> u64 {
+    let steps = scenario.steps.iter().map(|s| s.end_ms);
+    let calls = scenario.calls.iter().map(|c| c.end_ms);
+    let journal = scenario
+        .journal
+        .iter()
+        .map(|r| r.end_ms.unwrap_or(r.start_ms));
+    steps
+        .chain(calls)
+        .chain(journal)
+        .chain(std::iter::once(scenario.duration_ms))
+        .max()
+        .unwrap_or(0)
+}
+
+fn write_axis(w: &mut dyn Write, scale: &Scale, height: f64) -> io::Result<()> {
+    writeln!(w, "<g class=\"axis\">")?;
+    for tick in 0..=AXIS_TICKS {
+        let ms = scale.span_ms * tick / AXIS_TICKS;
+        let x = scale.x(ms);
+        let anchor = if tick == AXIS_TICKS { "end" } else { "start" };
+        writeln!(
+            w,
+            "<line class=\"tick\" x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{height:.1}\"/><text x=\"{x:.1}\" y=\"12\" text-anchor=\"{anchor}\">{}</text>",
+            AXIS_HEIGHT_PX - 6.0,
+            text::duration(ms)
+        )?;
+    }
+    writeln!(w, "</g>")
+}
+
+fn write_lane(
+    w: &mut dyn Write,
+    anchor: &str,
+    lane: &Lane,
+    rows: &[usize],
+    top: f64,
+    scale: &Scale,
+    marks: &EvidenceMarks,
+) -> io::Result<()> {
+    writeln!(
+        w,
+        "<g class=\"lane {}\" data-lane=\"{}\">",
+        lane.class, lane.class
+    )?;
+    writeln!(
+        w,
+        "<line class=\"lane-line\" x1=\"0\" y1=\"{top:.1}\" x2=\"{:.1}\" y2=\"{top:.1}\"/><text class=\"lane-label\" x=\"4\" y=\"{:.1}\">{}</text>",
+        LABEL_WIDTH_PX + PLOT_WIDTH_PX,
+        top + 15.0,
+        lane.name
+    )?;
+    for (position, (item, row)) in lane.items.iter().zip(rows).enumerate() {
+        let y = top + ROW_HEIGHT_PX * *row as f64 + (ROW_HEIGHT_PX - BAR_HEIGHT_PX) / 2.0;
+        // A label may run until the next item in its row begins.
+        let room_end_px = lane.items[position + 1..]
+            .iter()
+            .zip(&rows[position + 1..])
+            .find(|(_, next_row)| *next_row == row)
+            .map_or(
+                LABEL_WIDTH_PX + PLOT_WIDTH_PX + RIGHT_MARGIN_PX,
+                |(next, _)| scale.x(next.start_ms) - 2.0,
+            );
+        write_item(w, anchor, item, y, room_end_px, scale, marks)?;
+    }
+    writeln!(w, "</g>")
+}
+
+fn write_item(
+    w: &mut dyn Write,
+    anchor: &str,
+    item: &Item,
+    y: f64,
+    room_end_px: f64,
+    scale: &Scale,
+    marks: &EvidenceMarks,
+) -> io::Result<()> {
+    let violations = marks.get(item.evidence_key());
+    let (evidence_class, evidence_attr) = match violations {
+        Some(numbers) => (
+            " evidence",
+            format!(
+                " data-violations=\"{}\"",
+                numbers
+                    .iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+        ),
+        None => ("", String::new()),
+    };
+    writeln!(
+        w,
+        "<g class=\"item {}{evidence_class}\" id=\"{}\"{evidence_attr}><title>{}</title>",
+        item.classes,
+        escape(&item_id(anchor, &item.key)),
+        escape(&item.tooltip)
+    )?;
+    let x = scale.x(item.start_ms);
+    let mid_y = y + BAR_HEIGHT_PX / 2.0;
+    let label_x = match item.marker {
+        None => {
+            let bar_width = (scale.x(item.end_ms) - x).max(MIN_BAR_WIDTH_PX);
+            writeln!(
+                w,
+                "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{bar_width:.1}\" height=\"{BAR_HEIGHT_PX:.1}\" rx=\"2\"/>"
+            )?;
+            x + 3.0
+        }
+        Some(marker) => {
+            write_marker(w, marker, x, mid_y)?;
+            x + 8.0
+        }
+    };
+    let max_chars = ((room_end_px - label_x) / CHAR_WIDTH_PX).max(1.0) as usize;
+    writeln!(
+        w,
+        "<text x=\"{label_x:.1}\" y=\"{:.1}\">{}</text></g>",
+        mid_y + 4.0,
+        escape(&text::truncate(&item.label, max_chars))
+    )
+}
+
+fn write_marker(w: &mut dyn Write, marker: Marker, x: f64, y: f64) -> io::Result<()> {
+    match marker {
+        Marker::Diamond => writeln!(
+            w,
+            "<path d=\"M{x:.1} {:.1} L{:.1} {y:.1} L{x:.1} {:.1} L{:.1} {y:.1} Z\"/>",
+            y - 6.0,
+            x + 6.0,
+            y + 6.0,
+            x - 6.0
+        ),
+        Marker::Dot => writeln!(w, "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"5\"/>"),
+        Marker::Triangle => writeln!(
+            w,
+            "<path d=\"M{x:.1} {:.1} L{:.1} {:.1} L{:.1} {:.1} Z\"/>",
+            y - 6.0,
+            x + 6.0,
+            y + 5.0,
+            x - 6.0,
+            y + 5.0
+        ),
+    }
+}
+
+/// Gives each item the first row where it does not overlap the previous item's
+/// bar or label; items are drawn in record order.
+fn pack_rows(items: &[Item], scale: &Scale) -> Vec<usize> {
+    let mut row_ends_px: Vec<f64> = Vec::new();
+    let mut rows = Vec::with_capacity(items.len());
+    for item in items {
+        let start_px = scale.x(item.start_ms);
+        let bar_end_px = scale.x(item.end_ms).max(start_px + MIN_BAR_WIDTH_PX);
+        // A marker's label runs past it; keep a little room so that labels of
+        // close markers do not sit on each other.
+        let end_px = match item.marker {
+            Some(_) => start_px + 10.0 + CHAR_WIDTH_PX * item.label.chars().count().min(16) as f64,
+            None => bar_end_px,
+        };
+        // Bars that touch (one step ends as the next begins) share a row.
+        let row = match row_ends_px.iter().position(|&end| end <= start_px + 0.5) {
+            Some(row) => row,
+            None => {
+                row_ends_px.push(0.0);
+                row_ends_px.len() - 1
+            }
+        };
+        row_ends_px[row] = end_px;
+        rows.push(row);
+    }
+    rows
+}
+
+fn lanes(scenario: &ScenarioReport, span_ms: u64) -> Vec<Lane> {
+    vec![
+        Lane {
+            name: "steps",
+            class: "steps",
+            items: step_items(scenario),
+        },
+        Lane {
+            name: "clock",
+            class: "clock",
+            items: clock_items(scenario),
+        },
+        Lane {
+            name: "adapter calls",
+            class: "calls",
+            items: scenario.calls.iter().map(call_item).collect(),
+        },
+        Lane {
+            name: "provider requests",
+            class: "requests",
+            items: request_items(scenario, span_ms),
+        },
+        Lane {
+            name: "commits",
+            class: "commits",
+            items: commit_items(scenario),
+        },
+        Lane {
+            name: "webhooks",
+            class: "webhooks",
+            items: webhook_items(scenario),
+        },
+        Lane {
+            name: "outcomes",
+            class: "outcomes",
+            items: outcome_items(scenario),
+        },
+    ]
+}
+
+fn step_items(scenario: &ScenarioReport) -> Vec<Item> {
+    scenario
+        .steps
+        .iter()
+        .map(|step| {
+            let label = format!("{} {}", step.number, text::one_line(&step.label));
+            Item {
+                key: format!("step-{}", step.number),
+                classes: "step".to_string(),
+                start_ms: step.start_ms,
+                end_ms: step.end_ms,
+                tooltip: format!(
+                    "step {label} ({})",
+                    text::duration(step.end_ms.saturating_sub(step.start_ms))
+                ),
+                label,
+                marker: None,
+            }
+        })
+        .collect()
+}
+
+fn clock_items(scenario: &ScenarioReport) -> Vec<Item> {
+    scenario
+        .steps
+        .iter()
+        .filter(|step| step.sim_start_ms != step.sim_end_ms)
+        .map(|step| {
+            let moved = text::sim_span(step.sim_end_ms.saturating_sub(step.sim_start_ms));
+            let since_start = text::sim_span(step.sim_end_ms.saturating_sub(scenario.sim_start_ms));
+            Item {
+                key: format!("clock-{}", step.number),
+                classes: "clock-move".to_string(),
+                start_ms: step.start_ms,
+                end_ms: step.start_ms,
+                label: format!("+{moved}"),
+                tooltip: format!(
+                    "step {}: simulator clock moved {moved}, now start+{since_start}",
+                    step.number
+                ),
+                marker: Some(Marker::Triangle),
+            }
+        })
+        .collect()
+}
+
+/// `execute op-1 → unknown`: the call and its reply's outcome in a few words.
+fn call_label(call: &CallRecord) -> String {
+    let mut label = text::one_line(&call.call);
+    if let Some(op) = &call.operation_id {
+        label.push(' ');
+        label.push_str(&text::one_line(op));
+    }
+    let ending = match &call.end {
+        CallEnd::Replied => call
+            .reply
+            .as_ref()
+            .and_then(|r| {
+                r.get("outcome")
+                    .and_then(Value::as_str)
+                    .map(text::one_line)
+                    .or_else(|| {
+                        r.get("accepted")
+                            .and_then(Value::as_bool)
+                            .map(|a| if a { "accepted" } else { "rejected" }.to_string())
+                    })
+            })
+            .unwrap_or_else(|| "replied".to_string()),
+        CallEnd::Crashed => "crashed".to_string(),
+        CallEnd::Exited { .. } => "exited".to_string(),
+        CallEnd::BadReply { .. } => "bad reply".to_string(),
+        CallEnd::Deadline { .. } => "deadline".to_string(),
+        CallEnd::Failed { .. } => "failed".to_string(),
+    };
+    format!("{label} → {ending}")
+}
+
+fn call_end_class(end: &CallEnd) -> &'static str {
+    match end {
+        CallEnd::Replied => "replied",
+        CallEnd::Crashed => "crashed",
+        CallEnd::Exited { .. } => "exited",
+        CallEnd::BadReply { .. } => "bad-reply",
+        CallEnd::Deadline { .. } => "deadline",
+        CallEnd::Failed { .. } => "failed",
+    }
+}
+
+fn call_item(call: &CallRecord) -> Item {
+    Item {
+        key: format!("call-{}", call.index),
+        classes: format!("call {}", call_end_class(&call.end)),
+        start_ms: call.start_ms,
+        end_ms: call.end_ms,
+        label: call_label(call),
+        tooltip: text::call_line(call),
+        marker: None,
+    }
+}
+
+fn request_items(scenario: &ScenarioReport, span_ms: u64) -> Vec<Item> {
+    scenario
+        .journal
+        .iter()
+        .map(|request| {
+            let mut classes = String::from("request");
+            if request.fault.is_some() {
+                classes.push_str(" fault");
+            }
+            if request.lost {
+                classes.push_str(" lost");
+            }
+            if request.replayed {
+                classes.push_str(" replayed");
+            }
+            if request.end_ms.is_none() {
+                classes.push_str(" open");
+            }
+            let mut label = format!(
+                "#{} {} {}",
+                request.seq,
+                text::one_line(&request.method),
+                text::one_line(&request.target)
+            );
+            if let Some(fault) = &request.fault {
+                label.push_str(&format!(" ⚡ {}", text::one_line(fault)));
+            } else if request.lost {
+                label.push_str(&format!(" ({})", text::one_line(&request.fate)));
+            }
+            Item {
+                key: format!("req-{}", request.seq),
+                classes,
+                start_ms: request.start_ms,
+                end_ms: request.end_ms.unwrap_or(span_ms),
+                label,
+                tooltip: text::journal_line(request),
+                marker: None,
+            }
+        })
+        .collect()
+}
+
+fn commit_items(scenario: &ScenarioReport) -> Vec<Item> {
+    scenario
+        .ledger
+        .iter()
+        .enumerate()
+        .filter_map(|(position, effect)| {
+            // Seed objects existed before the run: nothing committed them in it.
+            let request = scenario.request(effect.request_seq?)?;
+            let at_ms = request.end_ms.unwrap_or(request.start_ms);
+            Some(Item {
+                key: format!("effect-{position}"),
+                classes: "commit".to_string(),
+                start_ms: at_ms,
+                end_ms: at_ms,
+                label: text::one_line(&effect.id),
+                tooltip: text::effect_line(effect),
+                marker: Some(Marker::Diamond),
+            })
+        })
+        .collect()
+}
+
+fn webhook_items(scenario: &ScenarioReport) -> Vec<Item> {
+    scenario
+        .deliveries
+        .iter()
+        .map(|delivery| {
+            let at_ms = scenario
+                .call(delivery.call_index)
+                .map_or(0, |call| call.start_ms);
+            let mut label = text::one_line(&delivery.event_type);
+            if delivery.attempt > 1 {
+                label.push_str(&format!(" ×{}", delivery.attempt));
+            }
+            if delivery.forged {
+                label.push_str(" (forged)");
+            }
+            Item {
+                key: format!("delivery-{}", delivery.call_index),
+                classes: if delivery.forged {
+                    "webhook forged"
+                } else {
+                    "webhook"
+                }
+                .to_string(),
+                start_ms: at_ms,
+                end_ms: at_ms,
+                label,
+                tooltip: text::delivery_line(delivery),
+                marker: Some(Marker::Dot),
+            }
+        })
+        .collect()
+}
+
+/// A marker per outcome reply. Its key is the call's own key plus `-outcome`:
+/// evidence pointing at a call highlights the call's bar.
+fn outcome_items(scenario: &ScenarioReport) -> Vec<Item> {
+    scenario
+        .calls
+        .iter()
+        .filter_map(|call| {
+            let outcome = call.reply.as_ref()?.get("outcome")?.as_str()?;
+            // The class comes from our own names, never from the reply's text.
+            let kind = serde_json::from_value::<OutcomeKind>(Value::String(outcome.to_string()));
+            let class = kind.map_or("other", OutcomeKind::as_str);
+            Some(Item {
+                key: format!("call-{}{OUTCOME_KEY_SUFFIX}", call.index),
+                classes: format!("outcome outcome-{class}"),
+                start_ms: call.end_ms,
+                end_ms: call.end_ms,
+                label: text::one_line(outcome),
+                tooltip: text::call_line(call),
+                marker: Some(Marker::Dot),
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,58 @@
+//! Canonical JSON: the request fingerprint. Object keys are sorted at every
+//! depth so that two bodies that differ only in key order are the same action
+//! (serde_json keeps insertion order in this workspace, so sorting is explicit).
+
+use serde_json::Value;
+
+/// The canonical JSON text of `value`: no whitespace, object keys sorted bytewise.
+pub fn canonical_json(value: &Value) -> String {
+    let mut out = String::new();
+    write_canonical(value, &mut out);
+    out
+}
+
+// Recursion depth is bounded by serde_json's parser (128 levels).
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (index, (key, item)) in entries.into_iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                write_canonical(item, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => {
+            out.push_str(&value.to_string());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_sorted_at_every_depth() {
+        let a: Value = serde_json::from_str(r#"{"b":1,"a":{"z":[{"y":1,"x":2}],"c":"é"}}"#).unwrap_or_default();
+        let b: Value = serde_json::from_str(r#"{ "a": {"c":"é", "z":[{"x":2,"y":1}]}, "b": 1 }"#).unwrap_or_default();
+        assert_eq!(canonical_json(&a), r#"{"a":{"c":"é","z":[{"x":2,"y":1}]},"b":1}"#);
+        assert_eq!(canonical_json(&a), canonical_json(&b));
+    }
+}

@@ -1,0 +1,202 @@
+//! One client connection, shared between hyper (which owns the HTTP exchange)
+//! and the fault engine (which sometimes has to act on the socket itself).
+//!
+//! The socket sits in an `Arc` so that a stall can watch it for the client's
+//! EOF or RST while hyper still owns the connection, and so that the
+//! connection task can end it with a FIN or an RST after hyper is gone.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{ready, Context, Poll};
+use std::time::Duration;
+
+use futures::task::AtomicWaker;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::sync::{oneshot, watch};
+
+use crate::sync::lock;
+
+/// How the connection must end, decided by a request's fault.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// FIN without a byte of response (`drop`); the journal says `dropped`.
+    Drop { seq: u64 },
+    /// RST (`reset`); the journal says `reset`.
+    Reset { seq: u64 },
+    /// FIN after a stall; the journal already says how the stall ended.
+    Close,
+}
+
+/// The shared state of one connection.
+#[derive(Debug)]
+pub(crate) struct Conn {
+    pub(crate) stream: TcpStream,
+    writes_blocked: AtomicBool,
+    ending: Mutex<Option<oneshot::Sender<Ending>>>,
+    flushes: AtomicU64,
+    flush_waker: AtomicWaker,
+}
+
+impl Conn {
+    pub(crate) fn new(stream: TcpStream) -> (Arc<Conn>, oneshot::Receiver<Ending>) {
+        let (tx, rx) = oneshot::channel();
+        let conn = Conn {
+            stream,
+            writes_blocked: AtomicBool::new(false),
+            ending: Mutex::new(Some(tx)),
+            flushes: AtomicU64::new(0),
+            flush_waker: AtomicWaker::new(),
+        };
+        (Arc::new(conn), rx)
+    }
+
+    /// Asks the connection task to end the connection this way. From here on
+    /// nothing hyper writes reaches the socket.
+    pub(crate) fn request_end(&self, ending: Ending) {
+        self.writes_blocked.store(true, Ordering::SeqCst);
+        if let Some(tx) = lock(&self.ending).take() {
+            let _ = tx.send(ending);
+        }
+    }
+
+    /// How many times hyper flushed (each flush follows writing all it had buffered).
+    pub(crate) fn flushes(&self) -> u64 {
+        self.flushes.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn register_flush_waker(&self, cx: &Context<'_>) {
+        self.flush_waker.register(cx.waker());
+    }
+}
+
+/// Why a hold (stall or idle) ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HoldEnd {
+    /// The client closed or reset the connection.
+    ClientLeft,
+    /// `Limits::stall_cap` ran out first.
+    Cap,
+    /// The simulator is shutting down.
+    Shutdown,
+}
+
+/// Holds until the client leaves (EOF or error on the socket), the cap runs out
+/// or the simulator shuts down. Whatever the client still sends is discarded:
+/// a held connection is never reused.
+pub(crate) async fn hold_until_client_leaves(conn: &Conn, cap: Duration, mut shutdown: watch::Receiver<bool>) -> HoldEnd {
+    let watch_socket = async {
+        let mut scratch = [0u8; 4096];
+        loop {
+            if conn.stream.readable().await.is_err() {
+                return;
+            }
+            match conn.stream.try_read(&mut scratch) {
+                Ok(0) => return,
+                Ok(_) => continue,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(_) => return,
+            }
+        }
+    };
+    tokio::select! {
+        () = watch_socket => HoldEnd::ClientLeft,
+        () = tokio::time::sleep(cap) => HoldEnd::Cap,
+        _ = shutdown.wait_for(|down| *down) => HoldEnd::Shutdown,
+    }
+}
+
+/// The socket as hyper sees it: plain reads and writes on the shared stream,
+/// plus a flush counter (partial bodies wait for it) and a write gate.
+#[derive(Debug)]
+pub(crate) struct FaultIo {
+    conn: Arc<Conn>,
+}
+
+impl FaultIo {
+    pub(crate) fn new(conn: Arc<Conn>) -> FaultIo {
+        FaultIo { conn }
+    }
+
+    fn blocked(&self) -> Option<io::Error> {
+        self.conn
+            .writes_blocked
+            .load(Ordering::SeqCst)
+            .then(|| io::Error::new(io::ErrorKind::BrokenPipe, "connection ended by a fault"))
+    }
+}
+
+impl AsyncRead for FaultIo {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let stream = &self.conn.stream;
+        loop {
+            ready!(stream.poll_read_ready(cx))?;
+            match stream.try_read(buf.initialize_unfilled()) {
+                Ok(n) => {
+                    buf.advance(n);
+                    return Poll::Ready(Ok(()));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
+    }
+}
+
+impl AsyncWrite for FaultIo {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
+        if let Some(e) = self.blocked() {
+            return Poll::Ready(Err(e));
+        }
+        let stream = &self.conn.stream;
+        loop {
+            ready!(stream.poll_write_ready(cx))?;
+            match stream.try_write(data) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                result => return Poll::Ready(result),
+            }
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        if let Some(e) = self.blocked() {
+            return Poll::Ready(Err(e));
+        }
+        let stream = &self.conn.stream;
+        loop {
+            ready!(stream.poll_write_ready(cx))?;
+            match stream.try_write_vectored(bufs) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                result => return Poll::Ready(result),
+            }
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        // Writes go straight to the socket, so a flush only marks the moment
+        // hyper has written everything it buffered.
+        self.conn.flushes.fetch_add(1, Ordering::SeqCst);
+        self.conn.flush_waker.wake();
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let _ = shutdown_write(&self.conn.stream);
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// Sends a FIN (the write half closes; the read half stays open).
+pub(crate) fn shutdown_write(stream: &TcpStream) -> io::Result<()> {
+    socket2::SockRef::from(stream).shutdown(std::net::Shutdown::Write)
+}

@@ -1,0 +1,148 @@
+//! The control API under `/_lostreply/`: the harness's view of the provider.
+//! Never journaled, never matched by faults.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{DefaultBodyLimit, FromRequestParts, Path, State};
+use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use bytes::Bytes;
+use http::StatusCode;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::shared::Shared;
+use crate::time::rfc3339;
+use crate::webhook;
+
+/// Largest control request body.
+pub const MAX_CONTROL_BODY_BYTES: usize = 64 * 1024;
+
+fn control_error(status: StatusCode, kind: &str, message: &str) -> Response {
+    (status, Json(json!({"error": {"type": kind, "message": message}}))).into_response()
+}
+
+/// Present on every control handler: with a control token configured, the
+/// request must carry `Authorization: Bearer <token>`.
+struct ControlAuth;
+
+impl FromRequestParts<Arc<Shared>> for ControlAuth {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, shared: &Arc<Shared>) -> Result<Self, Self::Rejection> {
+        let Some(token) = &shared.control_token else {
+            return Ok(ControlAuth);
+        };
+        let presented = parts
+            .headers
+            .get(http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, credential)| credential.trim());
+        if presented.is_some_and(|p| constant_time_eq(p.as_bytes(), token.as_bytes())) {
+            Ok(ControlAuth)
+        } else {
+            Err(control_error(StatusCode::UNAUTHORIZED, "unauthorized", "the control API wants Authorization: Bearer <control token>"))
+        }
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The control router, to be nested under `/_lostreply`.
+pub(crate) fn router() -> Router<Arc<Shared>> {
+    Router::new()
+        .route("/health", get(health))
+        .route("/ledger", get(ledger))
+        .route("/journal", get(journal))
+        .route("/events", get(events))
+        .route("/events/{id}/delivery", post(sign_event))
+        .route("/clock", get(clock).post(advance_clock))
+        .fallback(unknown)
+        .layer(DefaultBodyLimit::max(MAX_CONTROL_BODY_BYTES))
+}
+
+async fn unknown(_auth: ControlAuth) -> Response {
+    control_error(StatusCode::NOT_FOUND, "not_found", "no such control endpoint; see docs/provider-api.md")
+}
+
+async fn health(_auth: ControlAuth) -> Response {
+    Json(json!({"status": "ok"})).into_response()
+}
+
+async fn ledger(_auth: ControlAuth, State(shared): State<Arc<Shared>>) -> Response {
+    let state = shared.state();
+    Json(json!({"data": state.store.effects()})).into_response()
+}
+
+async fn journal(_auth: ControlAuth, State(shared): State<Arc<Shared>>) -> Response {
+    let state = shared.state();
+    Json(json!({"data": state.journal.entries()})).into_response()
+}
+
+async fn events(_auth: ControlAuth, State(shared): State<Arc<Shared>>) -> Response {
+    let state = shared.state();
+    Json(json!({"data": state.store.events()})).into_response()
+}
+
+async fn sign_event(_auth: ControlAuth, State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
+    let Some(key) = &shared.webhook_key else {
+        return control_error(StatusCode::CONFLICT, "no_webhooks", "this plan has no webhooks");
+    };
+    let state = shared.state();
+    match state.store.event(&id) {
+        Some(event) => {
+            let delivery = webhook::delivery(key, event, state.now_ms);
+            Json(json!({"headers": delivery.headers, "body": delivery.body})).into_response()
+        }
+        None => control_error(StatusCode::NOT_FOUND, "not_found", &format!("no event `{id}`")),
+    }
+}
+
+fn clock_body(now_ms: i64) -> Response {
+    Json(json!({"now_ms": now_ms, "now": rfc3339(now_ms)})).into_response()
+}
+
+async fn clock(_auth: ControlAuth, State(shared): State<Arc<Shared>>) -> Response {
+    let now_ms = shared.state().now_ms;
+    clock_body(now_ms)
+}
+
+/// `{"advance_ms": N}` or `{"advance": "25h"}` (humantime syntax), exactly one.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AdvanceRequest {
+    advance_ms: Option<u64>,
+    advance: Option<String>,
+}
+
+async fn advance_clock(_auth: ControlAuth, State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    let request: AdvanceRequest = match serde_json::from_slice(&body) {
+        Ok(request) => request,
+        Err(e) => {
+            let message = format!("body must be {{\"advance_ms\": N}} or {{\"advance\": \"25h\"}}: {e}");
+            return control_error(StatusCode::BAD_REQUEST, "invalid_request", &message);
+        }
+    };
+    let by = match (request.advance_ms, request.advance) {
+        (Some(ms), None) => Duration::from_millis(ms),
+        (None, Some(text)) => match humantime::parse_duration(&text) {
+            Ok(by) => by,
+            Err(e) => {
+                let message = format!("advance `{text}` is not a duration such as 300ms, 2m or 25h: {e}");
+                return control_error(StatusCode::BAD_REQUEST, "invalid_request", &message);
+            }
+        },
+        (Some(_), Some(_)) | (None, None) => {
+            let message = "give exactly one of advance_ms and advance";
+            return control_error(StatusCode::BAD_REQUEST, "invalid_request", message);
+        }
+    };
+    clock_body(shared.advance(by))
+}

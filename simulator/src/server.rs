@@ -1,0 +1,118 @@
+//! The listener: one task accepts, one task per connection serves it with
+//! hyper, and ends it with a FIN or an RST when a fault asks.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+use tower::ServiceExt;
+
+use crate::conn::{hold_until_client_leaves, shutdown_write, Conn, Ending, FaultIo};
+use crate::control;
+use crate::provider::provider_entry;
+use crate::record::ResponseFate;
+use crate::shared::Shared;
+
+/// Most connections served at once; further clients wait in the accept queue.
+pub const MAX_CONNECTIONS: usize = 1024;
+/// Longest a client may take to send a request's head.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The router: the control API under `/_lostreply`, the provider everywhere else.
+pub(crate) fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .nest("/_lostreply", control::router())
+        .fallback(provider_entry)
+        .with_state(shared)
+}
+
+/// Accepts until shutdown.
+pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
+    let router = router(shared.clone());
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let mut shutdown = shared.shutdown.clone();
+    loop {
+        let permit = tokio::select! {
+            _ = shutdown.wait_for(|down| *down) => return,
+            permit = slots.clone().acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => return,
+            },
+        };
+        let accepted = tokio::select! {
+            _ = shutdown.wait_for(|down| *down) => return,
+            accepted = listener.accept() => accepted.map(|(stream, _)| (stream, permit)),
+        };
+        match accepted {
+            Ok((stream, permit)) => {
+                let (shared, router) = (shared.clone(), router.clone());
+                let task_shared = shared.clone();
+                shared.tasks.spawn(async move {
+                    serve_connection(task_shared, router, stream).await;
+                    drop(permit);
+                });
+            }
+            // Out of descriptors and the like: back off instead of spinning.
+            Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+        }
+    }
+}
+
+async fn serve_connection(shared: Arc<Shared>, router: Router, stream: TcpStream) {
+    let _ = stream.set_nodelay(true);
+    let (conn, ending) = Conn::new(stream);
+    let service_conn = conn.clone();
+    let service = tower::service_fn(move |mut request: hyper::Request<Incoming>| {
+        request.extensions_mut().insert(service_conn.clone());
+        let router = router.clone();
+        async move { Ok::<_, Infallible>(router.oneshot(request).await.unwrap_or_else(|never| match never {})) }
+    });
+    let mut builder = http1::Builder::new();
+    builder
+        // A client that half-closes or goes away mid-request must not cancel the
+        // provider's work; stalls watch the socket themselves.
+        .half_close(true)
+        // `Date` comes from the simulator clock, set per response.
+        .auto_date_header(false)
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT);
+    let served = builder.serve_connection(TokioIo::new(FaultIo::new(conn.clone())), TowerToHyperService::new(service));
+    let mut served = Box::pin(served);
+    let mut shutdown = shared.shutdown.clone();
+    let ending = tokio::select! {
+        _ = &mut served => None,
+        ending = ending => ending.ok(),
+        _ = shutdown.wait_for(|down| *down) => None,
+    };
+    // hyper lets go of the socket here; what follows acts on it directly.
+    drop(served);
+    match ending {
+        None => {}
+        Some(Ending::Reset { seq }) => {
+            shared.finish(seq, ResponseFate::Reset);
+            // Closing with SO_LINGER 0 sends an RST instead of a FIN.
+            let _ = conn.stream.set_zero_linger();
+        }
+        Some(Ending::Drop { seq }) => {
+            shared.finish(seq, ResponseFate::Dropped);
+            close_gracefully(&shared, &conn).await;
+        }
+        Some(Ending::Close) => close_gracefully(&shared, &conn).await,
+    }
+}
+
+/// FIN, then read what the client still sends until it closes (bounded):
+/// closing with unread data would turn the FIN into an RST.
+async fn close_gracefully(shared: &Shared, conn: &Conn) {
+    if shutdown_write(&conn.stream).is_err() {
+        return;
+    }
+    hold_until_client_leaves(conn, shared.plan.limits.stall_cap, shared.shutdown.clone()).await;
+}

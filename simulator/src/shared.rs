@@ -1,0 +1,124 @@
+//! The state every task of one simulator shares.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::{Mutex, MutexGuard, RwLock};
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::faults::FaultCounters;
+use crate::idempotency::KeyTable;
+use crate::journal::Journal;
+use crate::plan::Plan;
+use crate::record::ResponseFate;
+use crate::store::Store;
+use crate::sync::lock;
+use crate::time::max_clock_ms;
+use crate::CommitHook;
+
+/// Everything that changes, behind one lock: requests are few and short, and one
+/// lock makes "check the key, then commit" orderings easy to reason about.
+#[derive(Debug)]
+pub(crate) struct State {
+    /// The simulator clock, ms since the Unix epoch.
+    pub now_ms: i64,
+    pub store: Store,
+    pub keys: KeyTable,
+    pub journal: Journal,
+    pub faults: FaultCounters,
+    /// Create requests per (tenant, resource, fingerprint): `Effect::attempt`.
+    pub attempts: BTreeMap<(String, String, String), u32>,
+}
+
+impl State {
+    /// Moves time: settles asynchronous work and forgets expired keys.
+    pub(crate) fn advance_to(&mut self, plan: &Plan, now_ms: i64) {
+        self.now_ms = self.now_ms.max(now_ms.min(max_clock_ms()));
+        self.store.settle_due(plan, self.now_ms);
+        self.keys.expire(retention_ms(plan), self.now_ms);
+    }
+}
+
+/// The plan's key retention in ms.
+pub(crate) fn retention_ms(plan: &Plan) -> i64 {
+    i64::try_from(plan.idempotency.retention.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// Tracks every task so that shutdown can wait for them and drop can abort them.
+#[derive(Debug, Default)]
+pub(crate) struct Tasks {
+    set: Mutex<JoinSet<()>>,
+}
+
+impl Tasks {
+    pub(crate) fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
+        let mut set = lock(&self.set);
+        // Reap finished tasks so the set stays as small as the live work.
+        while set.try_join_next().is_some() {}
+        set.spawn(task);
+    }
+
+    /// Waits for every task, including tasks spawned while waiting.
+    pub(crate) async fn wait_all(&self) {
+        loop {
+            let mut set = std::mem::take(&mut *lock(&self.set));
+            if set.is_empty() {
+                return;
+            }
+            while set.join_next().await.is_some() {}
+        }
+    }
+
+    pub(crate) fn abort_all(&self) {
+        lock(&self.set).abort_all();
+    }
+}
+
+/// One simulator's shared state.
+pub(crate) struct Shared {
+    pub plan: Plan,
+    pub state: Mutex<State>,
+    pub hook: RwLock<Option<CommitHook>>,
+    pub started: Instant,
+    pub shutdown: watch::Receiver<bool>,
+    pub control_token: Option<String>,
+    pub webhook_key: Option<Vec<u8>>,
+    pub tasks: Tasks,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared").finish_non_exhaustive()
+    }
+}
+
+impl Shared {
+    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+
+    /// Real ms since the simulator started (journal timings).
+    pub(crate) fn real_ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Records how request `seq`'s response ended.
+    pub(crate) fn finish(&self, seq: u64, fate: ResponseFate) {
+        let real_end_ms = self.real_ms();
+        self.state().journal.finish(seq, fate, real_end_ms);
+    }
+
+    pub(crate) fn advance(&self, by: Duration) -> i64 {
+        let by_ms = i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
+        let mut state = self.state();
+        let target = state.now_ms.saturating_add(by_ms);
+        state.advance_to(&self.plan, target);
+        state.now_ms
+    }
+
+    pub(crate) fn hook(&self) -> Option<CommitHook> {
+        self.hook.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+}

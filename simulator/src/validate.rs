@@ -1,0 +1,108 @@
+//! Plan checks at start: an inconsistent plan is refused with a message that
+//! names the field, instead of surprising a run halfway.
+
+use std::collections::BTreeSet;
+
+use crate::names::is_valid_resource_name;
+use crate::plan::{FaultResponse, Plan, Position, StallThen};
+use crate::provider::MAX_CLIENT_REFERENCE_BYTES;
+use crate::time::{max_clock_ms, min_clock_ms};
+use crate::webhook::secret_key;
+
+/// Checks `plan`; returns the decoded webhook key (if any).
+pub(crate) fn check_plan(plan: &Plan) -> Result<Option<Vec<u8>>, String> {
+    if plan.tenants.is_empty() {
+        return Err("tenants: at least one credential is needed".to_owned());
+    }
+    let mut seen = BTreeSet::new();
+    for (index, tenant) in plan.tenants.iter().enumerate() {
+        if tenant.is_empty() || !tenant.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
+            return Err(format!("tenants[{index}]: a credential is non-empty visible ASCII without spaces"));
+        }
+        if !seen.insert(tenant) {
+            return Err(format!("tenants[{index}]: `{tenant}` appears twice"));
+        }
+    }
+    if let Some(resources) = &plan.resources {
+        if let Some(bad) = resources.iter().find(|r| !is_valid_resource_name(r)) {
+            return Err(format!("resources: `{bad}` does not match [a-z][a-z0-9_]{{0,39}}"));
+        }
+    }
+    let resource_allowed = |r: &str| is_valid_resource_name(r) && plan.resources.as_ref().is_none_or(|set| set.contains(r));
+    if !(min_clock_ms()..=max_clock_ms()).contains(&plan.clock_start_ms) {
+        return Err(format!("clock_start_ms: {} is outside years -9999..=9999", plan.clock_start_ms));
+    }
+    if plan.limits.max_body_bytes == 0 {
+        return Err("limits.max_body_bytes: must be at least 1".to_owned());
+    }
+    for (index, seed) in plan.seed_objects.iter().enumerate() {
+        if !plan.tenants.contains(&seed.tenant) {
+            return Err(format!("seed_objects[{index}].tenant: `{}` is not a tenant of the plan", seed.tenant));
+        }
+        if !resource_allowed(&seed.resource) {
+            return Err(format!("seed_objects[{index}].resource: `{}` is not a resource of the plan", seed.resource));
+        }
+        if seed.client_reference.as_ref().is_some_and(|r| r.len() > MAX_CLIENT_REFERENCE_BYTES) {
+            return Err(format!("seed_objects[{index}].client_reference: longer than {MAX_CLIENT_REFERENCE_BYTES} bytes"));
+        }
+        if let Some(reserved) = ["client_reference", "metadata"].iter().find(|k| seed.args.contains_key(**k)) {
+            return Err(format!("seed_objects[{index}].args: `{reserved}` is reserved; use the seed's own field"));
+        }
+    }
+    for (index, rule) in plan.faults.iter().enumerate() {
+        let at = rule.at;
+        if rule.when.nth == Some(0) {
+            return Err(format!("faults[{index}].when.nth: counts from 1"));
+        }
+        if let Some(method) = &rule.when.method {
+            if method.is_empty() || method.bytes().any(|b| !b.is_ascii_uppercase()) {
+                return Err(format!("faults[{index}].when.method: `{method}` must be an upper-case method such as POST"));
+            }
+        }
+        if let Some(resource) = &rule.when.resource {
+            if !resource_allowed(resource) {
+                return Err(format!("faults[{index}].when.resource: `{resource}` is not a resource of the plan"));
+            }
+        }
+        if let Some(tenant) = &rule.when.tenant {
+            if !plan.tenants.contains(tenant) {
+                return Err(format!("faults[{index}].when.tenant: `{tenant}` is not a tenant of the plan"));
+            }
+        }
+        if let Some(why) = fault_shape_error(rule.response, at) {
+            return Err(format!("faults[{index}]: {why}"));
+        }
+    }
+    plan.webhooks
+        .as_ref()
+        .map(|hooks| secret_key(&hooks.secret).map_err(|e| format!("webhooks.secret: {e}")))
+        .transpose()
+}
+
+/// Fault responses that cannot happen where the rule puts them.
+fn fault_shape_error(response: FaultResponse, at: Position) -> Option<String> {
+    match response {
+        FaultResponse::Status { code } if !(400..=599).contains(&code) => {
+            Some(format!("status {code} is not an error status (400..=599)"))
+        }
+        FaultResponse::Partial { .. } | FaultResponse::Idle => match at {
+            Position::BeforeRead | Position::BeforeCommit => Some(format!(
+                "partial and idle cut the provider's response, which exists only at after_commit (got {})",
+                at.name()
+            )),
+            Position::AfterCommit => None,
+        },
+        FaultResponse::Stall { then: StallThen::Commit } => match at {
+            Position::BeforeRead => {
+                Some("`stall then: commit` at before_read cannot commit a body it never read; use before_commit".to_owned())
+            }
+            Position::BeforeCommit | Position::AfterCommit => None,
+        },
+        FaultResponse::Ok
+        | FaultResponse::Drop
+        | FaultResponse::Reset
+        | FaultResponse::Delay { .. }
+        | FaultResponse::Status { .. }
+        | FaultResponse::Stall { then: StallThen::Abandon } => None,
+    }
+}
