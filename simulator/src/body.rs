@@ -37,7 +37,9 @@ enum Mode {
     /// hyper closes the connection.
     Partial { flushes_before: Option<u64> },
     /// Nothing after the headers until the client leaves or the cap runs out.
-    Idle { hold: Option<BoxFuture<'static, HoldEnd>> },
+    Idle {
+        hold: Option<BoxFuture<'static, HoldEnd>>,
+    },
 }
 
 /// A response body with fault behaviour and fate recording.
@@ -52,13 +54,22 @@ pub(crate) struct FaultBody {
 
 impl std::fmt::Debug for FaultBody {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FaultBody").field("full_len", &self.full_len).finish_non_exhaustive()
+        f.debug_struct("FaultBody")
+            .field("full_len", &self.full_len)
+            .finish_non_exhaustive()
     }
 }
 
 impl FaultBody {
     pub(crate) fn full(data: Bytes, conn: Arc<Conn>, sink: FateSink) -> FaultBody {
-        FaultBody { full_len: data.len() as u64, data, handed: 0, mode: Mode::Full, conn, sink: Some(sink) }
+        FaultBody {
+            full_len: data.len() as u64,
+            data,
+            handed: 0,
+            mode: Mode::Full,
+            conn,
+            sink: Some(sink),
+        }
     }
 
     /// The first `bytes` bytes of `data`. A cut at or beyond the end sends it whole.
@@ -71,14 +82,23 @@ impl FaultBody {
             data: data.slice(..bytes),
             full_len,
             handed: 0,
-            mode: Mode::Partial { flushes_before: None },
+            mode: Mode::Partial {
+                flushes_before: None,
+            },
             conn,
             sink: Some(sink),
         }
     }
 
     pub(crate) fn idle(data: Bytes, conn: Arc<Conn>, sink: FateSink) -> FaultBody {
-        FaultBody { full_len: data.len() as u64, data: Bytes::new(), handed: 0, mode: Mode::Idle { hold: None }, conn, sink: Some(sink) }
+        FaultBody {
+            full_len: data.len() as u64,
+            data: Bytes::new(),
+            handed: 0,
+            mode: Mode::Idle { hold: None },
+            conn,
+            sink: Some(sink),
+        }
     }
 
     fn record(&mut self, fate: ResponseFate) {
@@ -92,7 +112,10 @@ impl FaultBody {
     }
 
     fn cut(reason: &str) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
-        Poll::Ready(Some(Err(io::Error::new(io::ErrorKind::ConnectionAborted, reason.to_owned()))))
+        Poll::Ready(Some(Err(io::Error::new(
+            io::ErrorKind::ConnectionAborted,
+            reason.to_owned(),
+        ))))
     }
 }
 
@@ -100,7 +123,10 @@ impl Body for FaultBody {
     type Data = Bytes;
     type Error = io::Error;
 
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
         let this = &mut *self;
         if !this.data.is_empty() {
             let chunk = std::mem::take(&mut this.data);
@@ -117,7 +143,10 @@ impl Body for FaultBody {
                 if this.conn.flushes() <= before {
                     return Poll::Pending;
                 }
-                let fate = ResponseFate::Truncated { status: this.status(), bytes: this.handed as usize };
+                let fate = ResponseFate::Truncated {
+                    status: this.status(),
+                    bytes: this.handed as usize,
+                };
                 this.record(fate);
                 FaultBody::cut("partial fault: response cut")
             }
@@ -125,8 +154,14 @@ impl Body for FaultBody {
                 let hold = hold.get_or_insert_with(|| {
                     let conn = this.conn.clone();
                     let (cap, shutdown) = match &this.sink {
-                        Some(sink) => (sink.shared.plan.limits.stall_cap, sink.shared.shutdown.clone()),
-                        None => (std::time::Duration::ZERO, tokio::sync::watch::channel(true).1),
+                        Some(sink) => (
+                            sink.shared.plan.limits.stall_cap,
+                            sink.shared.shutdown.clone(),
+                        ),
+                        None => (
+                            std::time::Duration::ZERO,
+                            tokio::sync::watch::channel(true).1,
+                        ),
                     };
                     async move { hold_until_client_leaves(&conn, cap, shutdown).await }.boxed()
                 });
@@ -137,7 +172,10 @@ impl Body for FaultBody {
                     HoldEnd::ClientLeft => true,
                     HoldEnd::Cap | HoldEnd::Shutdown => false,
                 };
-                let fate = ResponseFate::Idle { status: this.status(), client_left };
+                let fate = ResponseFate::Idle {
+                    status: this.status(),
+                    client_left,
+                };
                 this.record(fate);
                 FaultBody::cut("idle fault: response abandoned")
             }
@@ -164,8 +202,14 @@ impl Drop for FaultBody {
         let status = self.status();
         let fate = match self.mode {
             Mode::Full if self.handed == self.full_len => ResponseFate::Sent { status },
-            Mode::Full | Mode::Partial { .. } => ResponseFate::Truncated { status, bytes: self.handed as usize },
-            Mode::Idle { .. } => ResponseFate::Idle { status, client_left: true },
+            Mode::Full | Mode::Partial { .. } => ResponseFate::Truncated {
+                status,
+                bytes: self.handed as usize,
+            },
+            Mode::Idle { .. } => ResponseFate::Idle {
+                status,
+                client_left: true,
+            },
         };
         self.record(fate);
     }

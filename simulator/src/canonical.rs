@@ -50,9 +50,14 @@ mod tests {
 
     #[test]
     fn keys_are_sorted_at_every_depth() {
-        let a: Value = serde_json::from_str(r#"{"b":1,"a":{"z":[{"y":1,"x":2}],"c":"é"}}"#).unwrap_or_default();
-        let b: Value = serde_json::from_str(r#"{ "a": {"c":"é", "z":[{"x":2,"y":1}]}, "b": 1 }"#).unwrap_or_default();
-        assert_eq!(canonical_json(&a), r#"{"a":{"c":"é","z":[{"x":2,"y":1}]},"b":1}"#);
+        let a: Value = serde_json::from_str(r#"{"b":1,"a":{"z":[{"y":1,"x":2}],"c":"é"}}"#)
+            .unwrap_or_default();
+        let b: Value = serde_json::from_str(r#"{ "a": {"c":"é", "z":[{"x":2,"y":1}]}, "b": 1 }"#)
+            .unwrap_or_default();
+        assert_eq!(
+            canonical_json(&a),
+            r#"{"a":{"c":"é","z":[{"x":2,"y":1}]},"b":1}"#
+        );
         assert_eq!(canonical_json(&a), canonical_json(&b));
     }
 }

@@ -86,7 +86,11 @@ pub(crate) enum HoldEnd {
 /// Holds until the client leaves (EOF or error on the socket), the cap runs out
 /// or the simulator shuts down. Whatever the client still sends is discarded:
 /// a held connection is never reused.
-pub(crate) async fn hold_until_client_leaves(conn: &Conn, cap: Duration, mut shutdown: watch::Receiver<bool>) -> HoldEnd {
+pub(crate) async fn hold_until_client_leaves(
+    conn: &Conn,
+    cap: Duration,
+    mut shutdown: watch::Receiver<bool>,
+) -> HoldEnd {
     let watch_socket = async {
         let mut scratch = [0u8; 4096];
         loop {
@@ -129,7 +133,11 @@ impl FaultIo {
 }
 
 impl AsyncRead for FaultIo {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         let stream = &self.conn.stream;
         loop {
             ready!(stream.poll_read_ready(cx))?;
@@ -146,7 +154,11 @@ impl AsyncRead for FaultIo {
 }
 
 impl AsyncWrite for FaultIo {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
         if let Some(e) = self.blocked() {
             return Poll::Ready(Err(e));
         }

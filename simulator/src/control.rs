@@ -22,7 +22,11 @@ use crate::webhook;
 pub const MAX_CONTROL_BODY_BYTES: usize = 64 * 1024;
 
 fn control_error(status: StatusCode, kind: &str, message: &str) -> Response {
-    (status, Json(json!({"error": {"type": kind, "message": message}}))).into_response()
+    (
+        status,
+        Json(json!({"error": {"type": kind, "message": message}})),
+    )
+        .into_response()
 }
 
 /// Present on every control handler: with a control token configured, the
@@ -32,7 +36,10 @@ struct ControlAuth;
 impl FromRequestParts<Arc<Shared>> for ControlAuth {
     type Rejection = Response;
 
-    async fn from_request_parts(parts: &mut Parts, shared: &Arc<Shared>) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        shared: &Arc<Shared>,
+    ) -> Result<Self, Self::Rejection> {
         let Some(token) = &shared.control_token else {
             return Ok(ControlAuth);
         };
@@ -46,7 +53,11 @@ impl FromRequestParts<Arc<Shared>> for ControlAuth {
         if presented.is_some_and(|p| constant_time_eq(p.as_bytes(), token.as_bytes())) {
             Ok(ControlAuth)
         } else {
-            Err(control_error(StatusCode::UNAUTHORIZED, "unauthorized", "the control API wants Authorization: Bearer <control token>"))
+            Err(control_error(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "the control API wants Authorization: Bearer <control token>",
+            ))
         }
     }
 }
@@ -69,7 +80,11 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
 }
 
 async fn unknown(_auth: ControlAuth) -> Response {
-    control_error(StatusCode::NOT_FOUND, "not_found", "no such control endpoint; see docs/provider-api.md")
+    control_error(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        "no such control endpoint; see docs/provider-api.md",
+    )
 }
 
 async fn health(_auth: ControlAuth) -> Response {
@@ -91,9 +106,17 @@ async fn events(_auth: ControlAuth, State(shared): State<Arc<Shared>>) -> Respon
     Json(json!({"data": state.store.events()})).into_response()
 }
 
-async fn sign_event(_auth: ControlAuth, State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
+async fn sign_event(
+    _auth: ControlAuth,
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+) -> Response {
     let Some(key) = &shared.webhook_key else {
-        return control_error(StatusCode::CONFLICT, "no_webhooks", "this plan has no webhooks");
+        return control_error(
+            StatusCode::CONFLICT,
+            "no_webhooks",
+            "this plan has no webhooks",
+        );
     };
     let state = shared.state();
     match state.store.event(&id) {
@@ -101,7 +124,11 @@ async fn sign_event(_auth: ControlAuth, State(shared): State<Arc<Shared>>, Path(
             let delivery = webhook::delivery(key, event, state.now_ms);
             Json(json!({"headers": delivery.headers, "body": delivery.body})).into_response()
         }
-        None => control_error(StatusCode::NOT_FOUND, "not_found", &format!("no event `{id}`")),
+        None => control_error(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            &format!("no event `{id}`"),
+        ),
     }
 }
 
@@ -122,11 +149,16 @@ struct AdvanceRequest {
     advance: Option<String>,
 }
 
-async fn advance_clock(_auth: ControlAuth, State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+async fn advance_clock(
+    _auth: ControlAuth,
+    State(shared): State<Arc<Shared>>,
+    body: Bytes,
+) -> Response {
     let request: AdvanceRequest = match serde_json::from_slice(&body) {
         Ok(request) => request,
         Err(e) => {
-            let message = format!("body must be {{\"advance_ms\": N}} or {{\"advance\": \"25h\"}}: {e}");
+            let message =
+                format!("body must be {{\"advance_ms\": N}} or {{\"advance\": \"25h\"}}: {e}");
             return control_error(StatusCode::BAD_REQUEST, "invalid_request", &message);
         }
     };
@@ -135,7 +167,8 @@ async fn advance_clock(_auth: ControlAuth, State(shared): State<Arc<Shared>>, bo
         (None, Some(text)) => match humantime::parse_duration(&text) {
             Ok(by) => by,
             Err(e) => {
-                let message = format!("advance `{text}` is not a duration such as 300ms, 2m or 25h: {e}");
+                let message =
+                    format!("advance `{text}` is not a duration such as 300ms, 2m or 25h: {e}");
                 return control_error(StatusCode::BAD_REQUEST, "invalid_request", &message);
             }
         },

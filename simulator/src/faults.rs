@@ -20,14 +20,20 @@ pub(crate) struct FaultCounters {
 
 impl FaultCounters {
     pub(crate) fn new(rules: usize) -> FaultCounters {
-        FaultCounters { seen: vec![0; rules] }
+        FaultCounters {
+            seen: vec![0; rules],
+        }
     }
 
     /// Counts `facts` against every rule and returns the first rule that matches,
     /// `nth` included. Every rule counts every request that matches its other
     /// fields, even when an earlier rule wins: `nth: 2` is the second such
     /// request, whatever happened to the first.
-    pub(crate) fn select(&mut self, rules: &[FaultRule], facts: &RequestFacts<'_>) -> Option<(usize, FaultRule)> {
+    pub(crate) fn select(
+        &mut self,
+        rules: &[FaultRule],
+        facts: &RequestFacts<'_>,
+    ) -> Option<(usize, FaultRule)> {
         let mut winner = None;
         for (index, rule) in rules.iter().enumerate() {
             if !fields_match(rule, facts) {
@@ -49,10 +55,19 @@ impl FaultCounters {
 fn fields_match(rule: &FaultRule, facts: &RequestFacts<'_>) -> bool {
     let when = &rule.when;
     when.method.as_deref().is_none_or(|m| m == facts.method)
-        && when.resource.as_deref().is_none_or(|r| Some(r) == facts.resource)
+        && when
+            .resource
+            .as_deref()
+            .is_none_or(|r| Some(r) == facts.resource)
         && when.kind.is_none_or(|k| Some(k) == facts.kind)
-        && when.tenant.as_deref().is_none_or(|t| Some(t) == facts.tenant)
-        && when.query.as_deref().is_none_or(|q| facts.query_names.iter().any(|n| n == q))
+        && when
+            .tenant
+            .as_deref()
+            .is_none_or(|t| Some(t) == facts.tenant)
+        && when
+            .query
+            .as_deref()
+            .is_none_or(|q| facts.query_names.iter().any(|n| n == q))
 }
 
 #[cfg(test)]
@@ -62,7 +77,11 @@ mod tests {
 
     fn rule(method: &str, nth: Option<u32>, response: FaultResponse) -> FaultRule {
         FaultRule {
-            when: Match { method: Some(method.to_owned()), nth, ..Match::default() },
+            when: Match {
+                method: Some(method.to_owned()),
+                nth,
+                ..Match::default()
+            },
             at: Position::AfterCommit,
             response,
         }
@@ -76,10 +95,21 @@ mod tests {
             rule("POST", None, FaultResponse::Status { code: 500 }),
         ];
         let mut counters = FaultCounters::new(rules.len());
-        let facts = RequestFacts { method: "POST", resource: None, kind: None, tenant: None, query_names: &[] };
-        let picks: Vec<Option<usize>> = (0..3).map(|_| counters.select(&rules, &facts).map(|(i, _)| i)).collect();
+        let facts = RequestFacts {
+            method: "POST",
+            resource: None,
+            kind: None,
+            tenant: None,
+            query_names: &[],
+        };
+        let picks: Vec<Option<usize>> = (0..3)
+            .map(|_| counters.select(&rules, &facts).map(|(i, _)| i))
+            .collect();
         assert_eq!(picks, vec![Some(0), Some(1), Some(2)]);
-        let get = RequestFacts { method: "GET", ..facts };
+        let get = RequestFacts {
+            method: "GET",
+            ..facts
+        };
         assert!(counters.select(&rules, &get).is_none());
     }
 }

@@ -93,10 +93,16 @@ pub(crate) fn parse_key(
         [] if required && mode == IdempotencyMode::Ietf => return Err(KeyError::Missing),
         [] => return Ok(None),
         [one] => *one,
-        [_, _, ..] => return Err(KeyError::Invalid("send one Idempotency-Key header, not several".to_owned())),
+        [_, _, ..] => {
+            return Err(KeyError::Invalid(
+                "send one Idempotency-Key header, not several".to_owned(),
+            ))
+        }
     };
     let Ok(text) = raw.to_str() else {
-        return Err(KeyError::Invalid("Idempotency-Key must be visible ASCII".to_owned()));
+        return Err(KeyError::Invalid(
+            "Idempotency-Key must be visible ASCII".to_owned(),
+        ));
     };
     let key = match mode {
         IdempotencyMode::Ietf => parse_structured_key(text)?,
@@ -131,7 +137,11 @@ fn parse_bare_key(text: &str) -> Result<String, KeyError> {
 
 /// RFC 8941 sf-string (`"abc"`, escapes `\"` and `\\`) or, leniently, an sf-token.
 fn parse_structured_key(text: &str) -> Result<String, KeyError> {
-    let invalid = |why: &str| KeyError::Invalid(format!("Idempotency-Key is not a structured-field string: {why}"));
+    let invalid = |why: &str| {
+        KeyError::Invalid(format!(
+            "Idempotency-Key is not a structured-field string: {why}"
+        ))
+    };
     if let Some(inner) = text.strip_prefix('"') {
         let mut key = String::new();
         let mut chars = inner.chars();
@@ -158,12 +168,18 @@ fn parse_structured_key(text: &str) -> Result<String, KeyError> {
     let mut chars = text.chars();
     match chars.next() {
         Some(c) if c.is_ascii_alphabetic() || c == '*' => {}
-        Some(_) => return Err(invalid("a bare token must start with a letter or `*`; quote the key")),
+        Some(_) => {
+            return Err(invalid(
+                "a bare token must start with a letter or `*`; quote the key",
+            ))
+        }
         None => return Err(invalid("empty")),
     }
     let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~:/".contains(c);
     if let Some(bad) = chars.find(|c| !tchar(*c)) {
-        return Err(invalid(&format!("`{bad}` is not allowed in a bare token; quote the key")));
+        return Err(invalid(&format!(
+            "`{bad}` is not allowed in a bare token; quote the key"
+        )));
     }
     Ok(text.to_owned())
 }
@@ -217,7 +233,10 @@ impl KeyTable {
             Some(entry) => match &entry.state {
                 KeyState::InFlight => Decision::InFlight,
                 // Known-bad: no_fingerprint never compares bodies.
-                KeyState::Done(saved) if entry.fingerprint == fingerprint || mode == IdempotencyMode::NoFingerprint => {
+                KeyState::Done(saved)
+                    if entry.fingerprint == fingerprint
+                        || mode == IdempotencyMode::NoFingerprint =>
+                {
                     Decision::Replay(saved.clone())
                 }
                 KeyState::Done(_) => Decision::Mismatch,
@@ -249,7 +268,14 @@ impl KeyTable {
     }
 
     /// The work ended without committing.
-    pub(crate) fn fail(&mut self, mode: IdempotencyMode, scope: Scope, fingerprint: &str, failure: Failure, now_ms: i64) {
+    pub(crate) fn fail(
+        &mut self,
+        mode: IdempotencyMode,
+        scope: Scope,
+        fingerprint: &str,
+        failure: Failure,
+        now_ms: i64,
+    ) {
         match mode {
             // Known-bad: the key stays in flight until it expires.
             IdempotencyMode::StuckInFlight => {}
@@ -259,7 +285,9 @@ impl KeyTable {
             | IdempotencyMode::NoFingerprint
             | IdempotencyMode::Racy
             | IdempotencyMode::GlobalScope => match failure {
-                Failure::Status(saved) if saved.status >= 500 => self.succeed(scope, fingerprint, saved, now_ms),
+                Failure::Status(saved) if saved.status >= 500 => {
+                    self.succeed(scope, fingerprint, saved, now_ms)
+                }
                 Failure::Status(_) | Failure::Abandoned => {
                     self.entries.remove(&scope);
                 }
@@ -272,7 +300,8 @@ impl KeyTable {
 
     /// Forgets every key whose retention ran out by `now_ms`.
     pub(crate) fn expire(&mut self, retention_ms: i64, now_ms: i64) {
-        self.entries.retain(|_, entry| entry.first_used_ms.saturating_add(retention_ms) > now_ms);
+        self.entries
+            .retain(|_, entry| entry.first_used_ms.saturating_add(retention_ms) > now_ms);
     }
 }
 
@@ -281,7 +310,8 @@ mod tests {
     use super::*;
 
     fn ietf(text: &str) -> Result<Option<String>, KeyError> {
-        let value = HeaderValue::from_str(text).map_err(|_| KeyError::Invalid("header".to_owned()))?;
+        let value =
+            HeaderValue::from_str(text).map_err(|_| KeyError::Invalid("header".to_owned()))?;
         parse_key(IdempotencyMode::Ietf, false, &[&value])
     }
 
@@ -301,11 +331,17 @@ mod tests {
     #[test]
     fn stripe_keys_are_bounded() {
         let ok = HeaderValue::from_static("k-1");
-        assert_eq!(parse_key(IdempotencyMode::Stripe, false, &[&ok]), Ok(Some("k-1".to_owned())));
+        assert_eq!(
+            parse_key(IdempotencyMode::Stripe, false, &[&ok]),
+            Ok(Some("k-1".to_owned()))
+        );
         let long = HeaderValue::from_str(&"k".repeat(256)).unwrap_or(ok.clone());
         assert!(parse_key(IdempotencyMode::Stripe, false, &[&long]).is_err());
         assert!(parse_key(IdempotencyMode::Stripe, false, &[&ok, &ok]).is_err());
-        assert_eq!(parse_key(IdempotencyMode::Ietf, true, &[]), Err(KeyError::Missing));
+        assert_eq!(
+            parse_key(IdempotencyMode::Ietf, true, &[]),
+            Err(KeyError::Missing)
+        );
         assert_eq!(parse_key(IdempotencyMode::None, true, &[&ok]), Ok(None));
     }
 }

@@ -57,7 +57,8 @@ pub use idempotency::MAX_KEY_BYTES;
 pub use journal::MAX_JOURNAL_ENTRIES;
 pub use plan::*;
 pub use provider::{
-    BODY_READ_TIMEOUT, DEFAULT_LIST_LIMIT, DRAIN_LIMIT_BYTES, MAX_CLIENT_REFERENCE_BYTES, MAX_PAGE_OBJECTS,
+    BODY_READ_TIMEOUT, DEFAULT_LIST_LIMIT, DRAIN_LIMIT_BYTES, MAX_CLIENT_REFERENCE_BYTES,
+    MAX_PAGE_OBJECTS,
 };
 pub use record::*;
 pub use server::{HEADER_READ_TIMEOUT, MAX_CONNECTIONS};
@@ -87,7 +88,10 @@ pub struct ServeOptions {
 
 impl Default for ServeOptions {
     fn default() -> Self {
-        ServeOptions { bind: SocketAddr::from(([127, 0, 0, 1], 0)), control_token: None }
+        ServeOptions {
+            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            control_token: None,
+        }
     }
 }
 
@@ -123,7 +127,9 @@ pub struct Simulator {
 
 impl std::fmt::Debug for Simulator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Simulator").field("addr", &self.addr).finish_non_exhaustive()
+        f.debug_struct("Simulator")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
     }
 }
 
@@ -143,7 +149,10 @@ impl Simulator {
         for seed in &plan.seed_objects {
             let mut body = seed.args.clone();
             if let Some(reference) = &seed.client_reference {
-                body.insert("client_reference".to_owned(), serde_json::Value::String(reference.clone()));
+                body.insert(
+                    "client_reference".to_owned(),
+                    serde_json::Value::String(reference.clone()),
+                );
             }
             let new = NewObject {
                 tenant: seed.tenant.clone(),
@@ -157,15 +166,28 @@ impl Simulator {
                 request_seq: None,
             };
             let age_ms = i64::try_from(seed.age.as_millis()).unwrap_or(i64::MAX);
-            let created_at_ms = plan.clock_start_ms.saturating_sub(age_ms).max(time::min_clock_ms());
-            store
-                .seed(&plan, new, created_at_ms)
-                .map_err(|full| StartError::InvalidPlan(format!("seed_objects: more than limits.max_objects ({})", full.max_objects)))?;
+            let created_at_ms = plan
+                .clock_start_ms
+                .saturating_sub(age_ms)
+                .max(time::min_clock_ms());
+            store.seed(&plan, new, created_at_ms).map_err(|full| {
+                StartError::InvalidPlan(format!(
+                    "seed_objects: more than limits.max_objects ({})",
+                    full.max_objects
+                ))
+            })?;
         }
-        let listener = TcpListener::bind(options.bind)
-            .await
-            .map_err(|source| StartError::Bind { addr: options.bind, source })?;
-        let addr = listener.local_addr().map_err(|source| StartError::Bind { addr: options.bind, source })?;
+        let listener =
+            TcpListener::bind(options.bind)
+                .await
+                .map_err(|source| StartError::Bind {
+                    addr: options.bind,
+                    source,
+                })?;
+        let addr = listener.local_addr().map_err(|source| StartError::Bind {
+            addr: options.bind,
+            source,
+        })?;
         let (shutdown, shutdown_rx) = watch::channel(false);
         let state = State {
             now_ms: plan.clock_start_ms,
@@ -186,7 +208,12 @@ impl Simulator {
             tasks: Tasks::default(),
         });
         let accept = tokio::spawn(server::accept_loop(shared.clone(), listener));
-        Ok(Simulator { shared, addr, shutdown, accept: Mutex::new(Some(accept)) })
+        Ok(Simulator {
+            shared,
+            addr,
+            shutdown,
+            accept: Mutex::new(Some(accept)),
+        })
     }
 
     /// The address it listens on.
@@ -239,7 +266,11 @@ impl Simulator {
 
     /// Installs (or removes) the hook run between commit and response.
     pub fn set_commit_hook(&self, hook: Option<CommitHook>) {
-        *self.shared.hook.write().unwrap_or_else(std::sync::PoisonError::into_inner) = hook;
+        *self
+            .shared
+            .hook
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = hook;
     }
 
     /// Stops accepting, closes connections (held ones included), waits for the tasks to end.

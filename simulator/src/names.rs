@@ -27,7 +27,10 @@ pub fn is_valid_resource_name(name: &str) -> bool {
 /// `reviews` -> `rvw`, `charges` -> `crg`). Short names keep what they have
 /// (`a1` -> `a`). Stable, so a resource always gets the same prefix.
 pub fn id_prefix(resource: &str) -> String {
-    let singular = resource.strip_suffix('s').filter(|s| !s.is_empty()).unwrap_or(resource);
+    let singular = resource
+        .strip_suffix('s')
+        .filter(|s| !s.is_empty())
+        .unwrap_or(resource);
     let mut chars = singular.chars();
     let Some(first) = chars.next() else {
         return "obj".to_owned();

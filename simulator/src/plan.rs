@@ -139,7 +139,11 @@ pub struct Lookup {
 
 impl Default for Lookup {
     fn default() -> Self {
-        Lookup { retrieve: true, client_reference: true, list_recent: true }
+        Lookup {
+            retrieve: true,
+            client_reference: true,
+            list_recent: true,
+        }
     }
 }
 

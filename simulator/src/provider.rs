@@ -72,7 +72,11 @@ pub(crate) async fn provider_entry(
             // The connection task drops this future when it ends the connection.
             std::future::pending().await
         }
-        Err(_) => (http::StatusCode::SERVICE_UNAVAILABLE, "simulator shutting down").into_response(),
+        Err(_) => (
+            http::StatusCode::SERVICE_UNAVAILABLE,
+            "simulator shutting down",
+        )
+            .into_response(),
     }
 }
 
@@ -89,7 +93,10 @@ fn parse_route(path: &str) -> Route {
         return Route::Unknown(None);
     };
     let segments: Vec<&str> = rest.split('/').collect();
-    let resource = segments.first().filter(|r| is_valid_resource_name(r)).map(|r| (*r).to_owned());
+    let resource = segments
+        .first()
+        .filter(|r| is_valid_resource_name(r))
+        .map(|r| (*r).to_owned());
     match (resource, segments.as_slice()) {
         (Some(resource), [_]) => Route::Collection(resource),
         (Some(resource), [_, id]) if !id.is_empty() => Route::Item(resource, (*id).to_owned()),
@@ -120,7 +127,12 @@ fn authenticate(shared: &Shared, headers: &HeaderMap) -> Option<String> {
         return None;
     }
     let credential = credential.trim();
-    shared.plan.tenants.iter().find(|t| t.as_str() == credential).cloned()
+    shared
+        .plan
+        .tenants
+        .iter()
+        .find(|t| t.as_str() == credential)
+        .cloned()
 }
 
 /// One request's context once it is journaled.
@@ -139,7 +151,9 @@ impl Ctx {
 
     /// The fault that acts on the way out of a request that commits nothing.
     fn rule_on_the_way_out(&self) -> Option<&FaultRule> {
-        self.fault.as_ref().filter(|rule| rule.at != Position::BeforeRead)
+        self.fault
+            .as_ref()
+            .filter(|rule| rule.at != Position::BeforeRead)
     }
 
     fn stall_cap(&self) -> Duration {
@@ -156,28 +170,40 @@ impl Ctx {
 
     /// Holds the response until the client leaves (or the cap); records the stall.
     async fn stall(&self) -> HoldEnd {
-        let end = hold_until_client_leaves(&self.conn, self.stall_cap(), self.shared.shutdown.clone()).await;
+        let end =
+            hold_until_client_leaves(&self.conn, self.stall_cap(), self.shared.shutdown.clone())
+                .await;
         let client_left = match end {
             HoldEnd::ClientLeft => true,
             HoldEnd::Cap | HoldEnd::Shutdown => false,
         };
-        self.shared.finish(self.seq, ResponseFate::Stalled { client_left });
+        self.shared
+            .finish(self.seq, ResponseFate::Stalled { client_left });
         end
     }
 
     fn respond(&self, prepared: Prepared, shape: Shape) -> Outcome {
-        let sink = FateSink { shared: self.shared.clone(), seq: self.seq, status: prepared.status };
+        let sink = FateSink {
+            shared: self.shared.clone(),
+            seq: self.seq,
+            status: prepared.status,
+        };
         let full_len = prepared.body.len();
         let body = match shape {
             Shape::Full => FaultBody::full(prepared.body, self.conn.clone(), sink),
-            Shape::Partial(bytes) => FaultBody::partial(prepared.body, bytes, self.conn.clone(), sink),
+            Shape::Partial(bytes) => {
+                FaultBody::partial(prepared.body, bytes, self.conn.clone(), sink)
+            }
             Shape::Idle => FaultBody::idle(prepared.body, self.conn.clone(), sink),
         };
         let mut response = Response::new(Body::new(body));
-        *response.status_mut() =
-            http::StatusCode::from_u16(prepared.status).unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
+        *response.status_mut() = http::StatusCode::from_u16(prepared.status)
+            .unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
         let headers = response.headers_mut();
-        headers.insert(http::header::CONTENT_TYPE, HeaderValue::from_static(prepared.content_type));
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static(prepared.content_type),
+        );
         headers.insert(http::header::CONTENT_LENGTH, HeaderValue::from(full_len));
         let now_ms = self.shared.state().now_ms;
         if let Ok(date) = HeaderValue::from_str(&http_date(now_ms)) {
@@ -209,7 +235,9 @@ impl Ctx {
                 self.delay(delay).await;
                 self.respond(prepared, Shape::Full)
             }
-            FaultResponse::Status { code } => self.respond(responses::fault_status(code), Shape::Full),
+            FaultResponse::Status { code } => {
+                self.respond(responses::fault_status(code), Shape::Full)
+            }
             FaultResponse::Partial { bytes } => self.respond(prepared, Shape::Partial(bytes)),
             FaultResponse::Idle => self.respond(prepared, Shape::Idle),
         }
@@ -236,14 +264,20 @@ async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Request) -> Outco
     };
     let tenant = authenticate(&shared, &parts.headers);
     let key_headers: Vec<&HeaderValue> = parts.headers.get_all("idempotency-key").iter().collect();
-    let raw_key = key_headers.first().map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let raw_key = key_headers
+        .first()
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
 
     let (seq, fault) = {
         let mut state = shared.state();
         if state.journal.is_full() {
             drop(state);
             return Outcome::Respond(
-                (http::StatusCode::SERVICE_UNAVAILABLE, "journal full: restart the simulator").into_response(),
+                (
+                    http::StatusCode::SERVICE_UNAVAILABLE,
+                    "journal full: restart the simulator",
+                )
+                    .into_response(),
             );
         }
         let now_ms = state.now_ms;
@@ -269,14 +303,24 @@ async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Request) -> Outco
             resource: resource.clone(),
             idempotency_key: raw_key,
             fingerprint: None,
-            fault: fault.as_ref().map(|(rule, f)| AppliedFault { rule: *rule, at: f.at, response: f.response }),
+            fault: fault.as_ref().map(|(rule, f)| AppliedFault {
+                rule: *rule,
+                at: f.at,
+                response: f.response,
+            }),
             effect: None,
             replayed: false,
             fate: ResponseFate::InProgress,
         };
         (state.journal.push(entry), fault.map(|(_, rule)| rule))
     };
-    let ctx = Ctx { shared, conn, seq, tenant, fault };
+    let ctx = Ctx {
+        shared,
+        conn,
+        seq,
+        tenant,
+        fault,
+    };
 
     if let Some(rule) = ctx.rule_at(Position::BeforeRead) {
         match rule.response {
@@ -301,19 +345,33 @@ async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Request) -> Outco
     let reply = match (&ctx.tenant, kind, route) {
         (None, _, _) => responses::unauthorized(),
         (Some(_), _, Route::Unknown(_)) => responses::not_found(),
-        (Some(_), _, Route::Collection(r) | Route::Item(r, _)) if !resource_exists(&ctx.shared, &r) => {
+        (Some(_), _, Route::Collection(r) | Route::Item(r, _))
+            if !resource_exists(&ctx.shared, &r) =>
+        {
             responses::not_found()
         }
         (Some(_), None, Route::Collection(_)) => method_not_allowed("GET, POST"),
         (Some(_), None, Route::Item(..)) => method_not_allowed("GET"),
         (Some(tenant), Some(RequestKind::Create), Route::Collection(resource)) => {
             let tenant = tenant.clone();
-            match create(&ctx, &tenant, &resource, &path, raw_query.as_deref(), &parts.headers, body).await {
+            match create(
+                &ctx,
+                &tenant,
+                &resource,
+                &path,
+                raw_query.as_deref(),
+                &parts.headers,
+                body,
+            )
+            .await
+            {
                 Ok(outcome) => return outcome,
                 Err(reply) => return ctx.deliver(reply, ctx.rule_on_the_way_out()).await,
             }
         }
-        (Some(tenant), Some(kind), route) => lookup(&ctx, tenant, kind, &route, raw_query.as_deref()),
+        (Some(tenant), Some(kind), route) => {
+            lookup(&ctx, tenant, kind, &route, raw_query.as_deref())
+        }
     };
     // Requests that never read their body still drain it, so that the client
     // reads the answer rather than a reset caused by unread data.
@@ -322,7 +380,11 @@ async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Request) -> Outco
 }
 
 fn resource_exists(shared: &Shared, resource: &str) -> bool {
-    shared.plan.resources.as_ref().is_none_or(|set| set.contains(resource))
+    shared
+        .plan
+        .resources
+        .as_ref()
+        .is_none_or(|set| set.contains(resource))
 }
 
 fn method_not_allowed(allow: &str) -> Prepared {
@@ -351,7 +413,9 @@ async fn read_body(mut body: Body, headers: &HeaderMap, max: usize) -> Result<By
         let mut seen = 0usize;
         while let Some(frame) = body.frame().await {
             let frame = frame.map_err(|e| BodyError::Unreadable(e.to_string()))?;
-            let Ok(data) = frame.into_data() else { continue };
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
             seen = seen.saturating_add(data.len());
             if seen > max {
                 too_large = true;
@@ -370,7 +434,11 @@ async fn read_body(mut body: Body, headers: &HeaderMap, max: usize) -> Result<By
     };
     tokio::time::timeout(BODY_READ_TIMEOUT, read)
         .await
-        .unwrap_or_else(|_| Err(BodyError::Unreadable("timed out reading the request body".to_owned())))
+        .unwrap_or_else(|_| {
+            Err(BodyError::Unreadable(
+                "timed out reading the request body".to_owned(),
+            ))
+        })
 }
 
 /// Reads and discards what is left of a body, within bounds.
@@ -402,9 +470,12 @@ fn key_error(mode: IdempotencyMode, error: &KeyError) -> Prepared {
             "Idempotency-Key is missing",
             "this endpoint requires an Idempotency-Key header",
         ),
-        (KeyError::Invalid(why), true) => {
-            responses::problem(400, "idempotency-key-invalid", "Idempotency-Key is invalid", why)
-        }
+        (KeyError::Invalid(why), true) => responses::problem(
+            400,
+            "idempotency-key-invalid",
+            "Idempotency-Key is invalid",
+            why,
+        ),
         (KeyError::Invalid(why), false) => responses::invalid_request(why),
     }
 }
@@ -412,7 +483,12 @@ fn key_error(mode: IdempotencyMode, error: &KeyError) -> Prepared {
 fn mismatch(mode: IdempotencyMode) -> Prepared {
     let detail = "this Idempotency-Key was first used with a different request body";
     if is_ietf(mode) {
-        responses::problem(422, "idempotency-key-reused", "Idempotency-Key reused with a different body", detail)
+        responses::problem(
+            422,
+            "idempotency-key-reused",
+            "Idempotency-Key reused with a different body",
+            detail,
+        )
     } else {
         responses::error(400, "idempotency_error", detail)
     }
@@ -421,7 +497,12 @@ fn mismatch(mode: IdempotencyMode) -> Prepared {
 fn in_flight(mode: IdempotencyMode) -> Prepared {
     let detail = "a request with this Idempotency-Key is still being processed";
     if is_ietf(mode) {
-        responses::problem(409, "idempotency-key-in-use", "Idempotency-Key in use", detail)
+        responses::problem(
+            409,
+            "idempotency-key-in-use",
+            "Idempotency-Key in use",
+            detail,
+        )
     } else {
         Prepared::json(
             409,
@@ -447,8 +528,16 @@ fn replay(mode: IdempotencyMode, saved: Saved) -> Prepared {
 }
 
 fn saved_of(prepared: &Prepared) -> Saved {
-    let location = prepared.headers.iter().find(|(name, _)| *name == "location").map(|(_, v)| v.clone());
-    Saved { status: prepared.status, body: prepared.body.clone(), location }
+    let location = prepared
+        .headers
+        .iter()
+        .find(|(name, _)| *name == "location")
+        .map(|(_, v)| v.clone());
+    Saved {
+        status: prepared.status,
+        body: prepared.body.clone(),
+        location,
+    }
 }
 
 /// A validated create, ready to commit.
@@ -478,18 +567,24 @@ async fn create(
             return Err(responses::error(413, "payload_too_large", &message));
         }
         Err(BodyError::Unreadable(why)) => {
-            return Err(responses::invalid_request(&format!("cannot read the request body: {why}")))
+            return Err(responses::invalid_request(&format!(
+                "cannot read the request body: {why}"
+            )))
         }
     };
     if let Some(name) = query::names(raw_query).first() {
-        return Err(responses::invalid_request(&format!("create takes no query parameters; got `{name}`")));
+        return Err(responses::invalid_request(&format!(
+            "create takes no query parameters; got `{name}`"
+        )));
     }
     let value: Value = serde_json::from_slice(&bytes)
         .map_err(|e| responses::invalid_request(&format!("request body is not valid JSON: {e}")))?;
     let fingerprint = canonical_json(&value);
     let attempt = {
         let mut state = ctx.shared.state();
-        state.journal.update(ctx.seq, |entry| entry.fingerprint = Some(fingerprint.clone()));
+        state.journal.update(ctx.seq, |entry| {
+            entry.fingerprint = Some(fingerprint.clone())
+        });
         let count = state
             .attempts
             .entry((tenant.to_owned(), resource.to_owned(), fingerprint.clone()))
@@ -505,7 +600,9 @@ async fn create(
     };
     let client_reference = match fields.remove("client_reference") {
         None => None,
-        Some(Value::String(reference)) if reference.len() <= MAX_CLIENT_REFERENCE_BYTES => Some(reference),
+        Some(Value::String(reference)) if reference.len() <= MAX_CLIENT_REFERENCE_BYTES => {
+            Some(reference)
+        }
         Some(Value::String(reference)) => {
             return Err(responses::invalid_request(&format!(
                 "client_reference is {} bytes; at most {MAX_CLIENT_REFERENCE_BYTES} are accepted",
@@ -523,21 +620,36 @@ async fn create(
         None => None,
         Some(object @ Value::Object(_)) => Some(object),
         Some(other) => {
-            return Err(responses::invalid_request(&format!("metadata must be an object, got {}", json_kind(&other))))
+            return Err(responses::invalid_request(&format!(
+                "metadata must be an object, got {}",
+                json_kind(&other)
+            )))
         }
     };
     let key_headers: Vec<&HeaderValue> = headers.get_all("idempotency-key").iter().collect();
-    let key = parse_key(mode, plan.idempotency.required, &key_headers).map_err(|e| key_error(mode, &e))?;
+    let key = parse_key(mode, plan.idempotency.required, &key_headers)
+        .map_err(|e| key_error(mode, &e))?;
     let decision = {
         let mut state = ctx.shared.state();
         let now_ms = state.now_ms;
-        state.keys.check(mode, retention_ms(plan), tenant, path, key.as_deref(), &fingerprint, now_ms)
+        state.keys.check(
+            mode,
+            retention_ms(plan),
+            tenant,
+            path,
+            key.as_deref(),
+            &fingerprint,
+            now_ms,
+        )
     };
     let ticket = match decision {
         Decision::Untracked => None,
         Decision::Proceed(scope) => Some(scope),
         Decision::Replay(saved) => {
-            ctx.shared.state().journal.update(ctx.seq, |entry| entry.replayed = true);
+            ctx.shared
+                .state()
+                .journal
+                .update(ctx.seq, |entry| entry.replayed = true);
             return Err(replay(mode, saved));
         }
         Decision::Mismatch => return Err(mismatch(mode)),
@@ -556,7 +668,9 @@ async fn create(
             args: fields,
             client_reference,
             metadata,
-            idempotency_key: key_headers.first().map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
+            idempotency_key: key_headers
+                .first()
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
             fingerprint,
             attempt,
             request_seq: Some(ctx.seq),
@@ -611,7 +725,13 @@ fn fail_key(ctx: &Ctx, intake: &Intake, failure: Failure) {
     let plan = &ctx.shared.plan;
     let mut state = ctx.shared.state();
     let now_ms = state.now_ms;
-    state.keys.fail(plan.idempotency.mode, scope, &intake.new.fingerprint, failure, now_ms);
+    state.keys.fail(
+        plan.idempotency.mode,
+        scope,
+        &intake.new.fingerprint,
+        failure,
+        now_ms,
+    );
 }
 
 /// Commits the effect, runs the commit hook, saves the response for replays.
@@ -622,7 +742,9 @@ async fn commit(ctx: &Ctx, intake: Intake) -> Prepared {
         let now_ms = state.now_ms;
         let result = state.store.commit(plan, intake.new.clone(), now_ms);
         if let Ok(effect) = &result {
-            state.journal.update(ctx.seq, |entry| entry.effect = Some(effect.id.clone()));
+            state
+                .journal
+                .update(ctx.seq, |entry| entry.effect = Some(effect.id.clone()));
         }
         result
     };
@@ -640,7 +762,9 @@ async fn commit(ctx: &Ctx, intake: Intake) -> Prepared {
     if let Some(scope) = intake.ticket {
         let mut state = ctx.shared.state();
         let now_ms = state.now_ms;
-        state.keys.succeed(scope, &intake.new.fingerprint, saved_of(&reply), now_ms);
+        state
+            .keys
+            .succeed(scope, &intake.new.fingerprint, saved_of(&reply), now_ms);
     }
     reply
 }
@@ -674,7 +798,13 @@ fn json_kind(value: &Value) -> &'static str {
 }
 
 /// Retrieve, search and list: read-only, answered from the store.
-fn lookup(ctx: &Ctx, tenant: &str, kind: RequestKind, route: &Route, raw_query: Option<&str>) -> Prepared {
+fn lookup(
+    ctx: &Ctx,
+    tenant: &str,
+    kind: RequestKind,
+    route: &Route,
+    raw_query: Option<&str>,
+) -> Prepared {
     let lookups = ctx.shared.plan.lookup;
     let pairs = match query::parse(raw_query) {
         Ok(pairs) => pairs,
@@ -692,7 +822,9 @@ fn lookup(ctx: &Ctx, tenant: &str, kind: RequestKind, route: &Route, raw_query: 
                 return responses::not_found();
             }
             if let Some((name, _)) = pairs.first() {
-                return responses::invalid_request(&format!("retrieve takes no query parameters; got `{name}`"));
+                return responses::invalid_request(&format!(
+                    "retrieve takes no query parameters; got `{name}`"
+                ));
             }
             match state.store.get(tenant, resource, id) {
                 Some(effect) => Prepared::json(200, &object_json(effect)),
@@ -701,7 +833,9 @@ fn lookup(ctx: &Ctx, tenant: &str, kind: RequestKind, route: &Route, raw_query: 
         }
         (RequestKind::Search, None) => {
             if !lookups.client_reference {
-                return responses::unsupported_query("this provider offers no search by client_reference");
+                return responses::unsupported_query(
+                    "this provider offers no search by client_reference",
+                );
             }
             let mut reference = None;
             for (name, value) in &pairs {
@@ -715,14 +849,16 @@ fn lookup(ctx: &Ctx, tenant: &str, kind: RequestKind, route: &Route, raw_query: 
                 }
             }
             let reference = reference.unwrap_or_default();
-            let found = state
-                .store
-                .newest_first(tenant, resource, |e| e.client_reference.as_deref() == Some(reference.as_str()));
+            let found = state.store.newest_first(tenant, resource, |e| {
+                e.client_reference.as_deref() == Some(reference.as_str())
+            });
             page(&found, MAX_PAGE_OBJECTS)
         }
         (RequestKind::List, None) => {
             if !lookups.list_recent {
-                return responses::unsupported_query("this provider offers no list of recent objects");
+                return responses::unsupported_query(
+                    "this provider offers no list of recent objects",
+                );
             }
             let mut since_ms = i64::MIN;
             let mut limit = DEFAULT_LIST_LIMIT;
@@ -751,12 +887,15 @@ fn lookup(ctx: &Ctx, tenant: &str, kind: RequestKind, route: &Route, raw_query: 
                     }
                 }
             }
-            let found = state.store.newest_first(tenant, resource, |e| e.created_at_ms >= since_ms);
+            let found = state
+                .store
+                .newest_first(tenant, resource, |e| e.created_at_ms >= since_ms);
             page(&found, limit)
         }
-        (RequestKind::Create | RequestKind::Retrieve | RequestKind::Search | RequestKind::List, _) => {
-            responses::not_found()
-        }
+        (
+            RequestKind::Create | RequestKind::Retrieve | RequestKind::Search | RequestKind::List,
+            _,
+        ) => responses::not_found(),
     }
 }
 

@@ -32,7 +32,9 @@ fn decode(text: &str) -> Result<String, String> {
         match bytes[index] {
             b'+' => out.push(b' '),
             b'%' => {
-                let hex = bytes.get(index + 1..index + 3).and_then(|h| std::str::from_utf8(h).ok());
+                let hex = bytes
+                    .get(index + 1..index + 3)
+                    .and_then(|h| std::str::from_utf8(h).ok());
                 let byte = hex.and_then(|h| u8::from_str_radix(h, 16).ok());
                 let Some(byte) = byte else {
                     return Err(format!("bad percent-encoding at byte {index}"));
@@ -55,11 +57,17 @@ mod tests {
     fn decodes_and_refuses_bad_input() {
         assert_eq!(
             parse(Some("client_reference=a%20b+c&limit=3")),
-            Ok(vec![("client_reference".to_owned(), "a b c".to_owned()), ("limit".to_owned(), "3".to_owned())])
+            Ok(vec![
+                ("client_reference".to_owned(), "a b c".to_owned()),
+                ("limit".to_owned(), "3".to_owned())
+            ])
         );
         assert!(parse(Some("a=%zz")).is_err());
         assert!(parse(Some("a=%e9")).is_err());
         assert!(parse(Some("a=1&a=2")).is_err());
-        assert_eq!(names(Some("x=1&client_reference")), vec!["x".to_owned(), "client_reference".to_owned()]);
+        assert_eq!(
+            names(Some("x=1&client_reference")),
+            vec!["x".to_owned(), "client_reference".to_owned()]
+        );
     }
 }

@@ -124,13 +124,18 @@ pub fn fault_response_json(response: &FaultResponse) -> serde_json::Value {
             };
             json!({"stall": {"then": then}})
         }
-        FaultResponse::Delay { delay } => json!({"delay_ms": u64::try_from(delay.as_millis()).unwrap_or(u64::MAX)}),
+        FaultResponse::Delay { delay } => {
+            json!({"delay_ms": u64::try_from(delay.as_millis()).unwrap_or(u64::MAX)})
+        }
         FaultResponse::Status { code } => json!({"status": code}),
         FaultResponse::Partial { bytes } => json!({"partial": bytes}),
     }
 }
 
-fn kind_name<S: serde::Serializer>(kind: &Option<RequestKind>, serializer: S) -> Result<S::Ok, S::Error> {
+fn kind_name<S: serde::Serializer>(
+    kind: &Option<RequestKind>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
     match kind {
         Some(kind) => serializer.serialize_some(kind.name()),
         None => serializer.serialize_none(),

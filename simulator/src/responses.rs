@@ -20,7 +20,12 @@ pub(crate) struct Prepared {
 
 impl Prepared {
     pub(crate) fn json(status: u16, value: &Value) -> Prepared {
-        Prepared { status, content_type: JSON, body: Bytes::from(value.to_string()), headers: Vec::new() }
+        Prepared {
+            status,
+            content_type: JSON,
+            body: Bytes::from(value.to_string()),
+            headers: Vec::new(),
+        }
     }
 
     pub(crate) fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Prepared {
@@ -36,7 +41,10 @@ pub(crate) fn bare_error(status: u16, kind: &str) -> Prepared {
 
 /// `{"error":{"type":…,"message":…}}`.
 pub(crate) fn error(status: u16, kind: &str, message: &str) -> Prepared {
-    Prepared::json(status, &json!({"error": {"type": kind, "message": message}}))
+    Prepared::json(
+        status,
+        &json!({"error": {"type": kind, "message": message}}),
+    )
 }
 
 pub(crate) fn unauthorized() -> Prepared {
@@ -65,7 +73,10 @@ pub(crate) fn problem(status: u16, name: &str, title: &str, detail: &str) -> Pre
         "status": status,
         "detail": detail,
     });
-    Prepared { content_type: PROBLEM_JSON, ..Prepared::json(status, &body) }
+    Prepared {
+        content_type: PROBLEM_JSON,
+        ..Prepared::json(status, &body)
+    }
 }
 
 /// The answer of a `status` fault: what a real provider would say with that code.

@@ -72,7 +72,14 @@ async fn serve_connection(shared: Arc<Shared>, router: Router, stream: TcpStream
     let service = tower::service_fn(move |mut request: hyper::Request<Incoming>| {
         request.extensions_mut().insert(service_conn.clone());
         let router = router.clone();
-        async move { Ok::<_, Infallible>(router.oneshot(request).await.unwrap_or_else(|never| match never {})) }
+        async move {
+            Ok::<_, Infallible>(
+                router
+                    .oneshot(request)
+                    .await
+                    .unwrap_or_else(|never| match never {}),
+            )
+        }
     });
     let mut builder = http1::Builder::new();
     builder
@@ -83,7 +90,10 @@ async fn serve_connection(shared: Arc<Shared>, router: Router, stream: TcpStream
         .auto_date_header(false)
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_READ_TIMEOUT);
-    let served = builder.serve_connection(TokioIo::new(FaultIo::new(conn.clone())), TowerToHyperService::new(service));
+    let served = builder.serve_connection(
+        TokioIo::new(FaultIo::new(conn.clone())),
+        TowerToHyperService::new(service),
+    );
     let mut served = Box::pin(served);
     let mut shutdown = shared.shutdown.clone();
     let ending = tokio::select! {

@@ -119,6 +119,9 @@ impl Shared {
     }
 
     pub(crate) fn hook(&self) -> Option<CommitHook> {
-        self.hook.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        self.hook
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 }

@@ -72,7 +72,10 @@ pub(crate) fn object_json(effect: &Effect) -> Value {
         client_reference: effect.client_reference.as_deref(),
         created_at: rfc3339(effect.created_at_ms),
         args: &effect.args,
-        metadata: effect.metadata.clone().unwrap_or_else(|| Value::Object(Map::new())),
+        metadata: effect
+            .metadata
+            .clone()
+            .unwrap_or_else(|| Value::Object(Map::new())),
     };
     serde_json::to_value(view).unwrap_or(Value::Null)
 }
@@ -102,19 +105,37 @@ impl Store {
     }
 
     /// Commits one effect at `now_ms`: the object exists from here on.
-    pub(crate) fn commit(&mut self, plan: &Plan, new: NewObject, now_ms: i64) -> Result<Effect, StoreFull> {
+    pub(crate) fn commit(
+        &mut self,
+        plan: &Plan,
+        new: NewObject,
+        now_ms: i64,
+    ) -> Result<Effect, StoreFull> {
         self.insert(plan, new, now_ms, true)
     }
 
     /// An object that existed before the run: settled, no event.
-    pub(crate) fn seed(&mut self, plan: &Plan, new: NewObject, created_at_ms: i64) -> Result<Effect, StoreFull> {
+    pub(crate) fn seed(
+        &mut self,
+        plan: &Plan,
+        new: NewObject,
+        created_at_ms: i64,
+    ) -> Result<Effect, StoreFull> {
         self.insert(plan, new, created_at_ms, false)
     }
 
-    fn insert(&mut self, plan: &Plan, new: NewObject, created_at_ms: i64, live: bool) -> Result<Effect, StoreFull> {
+    fn insert(
+        &mut self,
+        plan: &Plan,
+        new: NewObject,
+        created_at_ms: i64,
+        live: bool,
+    ) -> Result<Effect, StoreFull> {
         let held = self.per_tenant.get(&new.tenant).copied().unwrap_or(0);
         if held >= plan.limits.max_objects {
-            return Err(StoreFull { max_objects: plan.limits.max_objects });
+            return Err(StoreFull {
+                max_objects: plan.limits.max_objects,
+            });
         }
         let id = loop {
             let candidate = random_id(&id_prefix(&new.resource), &mut self.object_ids);
@@ -145,7 +166,12 @@ impl Store {
         *self.per_tenant.entry(new.tenant).or_insert(0) += 1;
         self.effects.push(effect.clone());
         if live {
-            self.emit(plan, self.effects.len() - 1, EventKind::Created, created_at_ms);
+            self.emit(
+                plan,
+                self.effects.len() - 1,
+                EventKind::Created,
+                created_at_ms,
+            );
         }
         Ok(effect)
     }
@@ -202,13 +228,18 @@ impl Store {
     }
 
     /// The caller's objects in `resource` that pass `keep`, newest first.
-    pub(crate) fn newest_first(&self, tenant: &str, resource: &str, keep: impl Fn(&Effect) -> bool) -> Vec<&Effect> {
+    pub(crate) fn newest_first(
+        &self,
+        tenant: &str,
+        resource: &str,
+        keep: impl Fn(&Effect) -> bool,
+    ) -> Vec<&Effect> {
         let mut found: Vec<&Effect> = self
             .effects
             .iter()
             .filter(|e| e.tenant == tenant && e.resource == resource && keep(e))
             .collect();
-        found.sort_by(|a, b| (b.created_at_ms, b.seq).cmp(&(a.created_at_ms, a.seq)));
+        found.sort_by_key(|e| std::cmp::Reverse((e.created_at_ms, e.seq)));
         found
     }
 

@@ -14,7 +14,8 @@ pub(crate) fn min_clock_ms() -> i64 {
 
 fn timestamp(ms: i64) -> Timestamp {
     // The clock is kept within jiff's range (checked at start, clamped on advance).
-    Timestamp::from_millisecond(ms.clamp(min_clock_ms(), max_clock_ms())).unwrap_or(Timestamp::UNIX_EPOCH)
+    Timestamp::from_millisecond(ms.clamp(min_clock_ms(), max_clock_ms()))
+        .unwrap_or(Timestamp::UNIX_EPOCH)
 }
 
 /// RFC 3339 in UTC with milliseconds: `2026-01-01T00:00:00.000Z`.
@@ -24,7 +25,9 @@ pub fn rfc3339(ms: i64) -> String {
 
 /// An HTTP `Date` header value (IMF-fixdate).
 pub(crate) fn http_date(ms: i64) -> String {
-    timestamp(ms).strftime("%a, %d %b %Y %H:%M:%S GMT").to_string()
+    timestamp(ms)
+        .strftime("%a, %d %b %Y %H:%M:%S GMT")
+        .to_string()
 }
 
 /// Parses an RFC 3339 instant (with `Z` or an offset) into ms since the epoch.
@@ -40,9 +43,18 @@ mod tests {
     fn formats_and_parses() {
         assert_eq!(rfc3339(1_767_225_600_000), "2026-01-01T00:00:00.000Z");
         assert_eq!(rfc3339(1_767_225_600_250), "2026-01-01T00:00:00.250Z");
-        assert_eq!(http_date(1_767_225_600_000), "Thu, 01 Jan 2026 00:00:00 GMT");
-        assert_eq!(parse_rfc3339("2026-01-01T01:00:00+01:00"), Some(1_767_225_600_000));
-        assert_eq!(parse_rfc3339("2026-01-01T00:00:00.250Z"), Some(1_767_225_600_250));
+        assert_eq!(
+            http_date(1_767_225_600_000),
+            "Thu, 01 Jan 2026 00:00:00 GMT"
+        );
+        assert_eq!(
+            parse_rfc3339("2026-01-01T01:00:00+01:00"),
+            Some(1_767_225_600_000)
+        );
+        assert_eq!(
+            parse_rfc3339("2026-01-01T00:00:00.250Z"),
+            Some(1_767_225_600_250)
+        );
         assert_eq!(parse_rfc3339("yesterday"), None);
         assert_eq!(parse_rfc3339("2026-01-01"), None);
     }

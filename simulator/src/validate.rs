@@ -17,7 +17,9 @@ pub(crate) fn check_plan(plan: &Plan) -> Result<Option<Vec<u8>>, String> {
     let mut seen = BTreeSet::new();
     for (index, tenant) in plan.tenants.iter().enumerate() {
         if tenant.is_empty() || !tenant.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
-            return Err(format!("tenants[{index}]: a credential is non-empty visible ASCII without spaces"));
+            return Err(format!(
+                "tenants[{index}]: a credential is non-empty visible ASCII without spaces"
+            ));
         }
         if !seen.insert(tenant) {
             return Err(format!("tenants[{index}]: `{tenant}` appears twice"));
@@ -25,28 +27,50 @@ pub(crate) fn check_plan(plan: &Plan) -> Result<Option<Vec<u8>>, String> {
     }
     if let Some(resources) = &plan.resources {
         if let Some(bad) = resources.iter().find(|r| !is_valid_resource_name(r)) {
-            return Err(format!("resources: `{bad}` does not match [a-z][a-z0-9_]{{0,39}}"));
+            return Err(format!(
+                "resources: `{bad}` does not match [a-z][a-z0-9_]{{0,39}}"
+            ));
         }
     }
-    let resource_allowed = |r: &str| is_valid_resource_name(r) && plan.resources.as_ref().is_none_or(|set| set.contains(r));
+    let resource_allowed = |r: &str| {
+        is_valid_resource_name(r) && plan.resources.as_ref().is_none_or(|set| set.contains(r))
+    };
     if !(min_clock_ms()..=max_clock_ms()).contains(&plan.clock_start_ms) {
-        return Err(format!("clock_start_ms: {} is outside years -9999..=9999", plan.clock_start_ms));
+        return Err(format!(
+            "clock_start_ms: {} is outside years -9999..=9999",
+            plan.clock_start_ms
+        ));
     }
     if plan.limits.max_body_bytes == 0 {
         return Err("limits.max_body_bytes: must be at least 1".to_owned());
     }
     for (index, seed) in plan.seed_objects.iter().enumerate() {
         if !plan.tenants.contains(&seed.tenant) {
-            return Err(format!("seed_objects[{index}].tenant: `{}` is not a tenant of the plan", seed.tenant));
+            return Err(format!(
+                "seed_objects[{index}].tenant: `{}` is not a tenant of the plan",
+                seed.tenant
+            ));
         }
         if !resource_allowed(&seed.resource) {
-            return Err(format!("seed_objects[{index}].resource: `{}` is not a resource of the plan", seed.resource));
+            return Err(format!(
+                "seed_objects[{index}].resource: `{}` is not a resource of the plan",
+                seed.resource
+            ));
         }
-        if seed.client_reference.as_ref().is_some_and(|r| r.len() > MAX_CLIENT_REFERENCE_BYTES) {
+        if seed
+            .client_reference
+            .as_ref()
+            .is_some_and(|r| r.len() > MAX_CLIENT_REFERENCE_BYTES)
+        {
             return Err(format!("seed_objects[{index}].client_reference: longer than {MAX_CLIENT_REFERENCE_BYTES} bytes"));
         }
-        if let Some(reserved) = ["client_reference", "metadata"].iter().find(|k| seed.args.contains_key(**k)) {
-            return Err(format!("seed_objects[{index}].args: `{reserved}` is reserved; use the seed's own field"));
+        if let Some(reserved) = ["client_reference", "metadata"]
+            .iter()
+            .find(|k| seed.args.contains_key(**k))
+        {
+            return Err(format!(
+                "seed_objects[{index}].args: `{reserved}` is reserved; use the seed's own field"
+            ));
         }
     }
     for (index, rule) in plan.faults.iter().enumerate() {
@@ -61,12 +85,16 @@ pub(crate) fn check_plan(plan: &Plan) -> Result<Option<Vec<u8>>, String> {
         }
         if let Some(resource) = &rule.when.resource {
             if !resource_allowed(resource) {
-                return Err(format!("faults[{index}].when.resource: `{resource}` is not a resource of the plan"));
+                return Err(format!(
+                    "faults[{index}].when.resource: `{resource}` is not a resource of the plan"
+                ));
             }
         }
         if let Some(tenant) = &rule.when.tenant {
             if !plan.tenants.contains(tenant) {
-                return Err(format!("faults[{index}].when.tenant: `{tenant}` is not a tenant of the plan"));
+                return Err(format!(
+                    "faults[{index}].when.tenant: `{tenant}` is not a tenant of the plan"
+                ));
             }
         }
         if let Some(why) = fault_shape_error(rule.response, at) {

@@ -22,7 +22,9 @@ pub enum WebhookSecretError {
 
 /// Decodes `whsec_<base64>` into the HMAC key bytes.
 pub fn secret_key(secret: &str) -> Result<Vec<u8>, WebhookSecretError> {
-    let encoded = secret.strip_prefix("whsec_").ok_or(WebhookSecretError::MissingPrefix)?;
+    let encoded = secret
+        .strip_prefix("whsec_")
+        .ok_or(WebhookSecretError::MissingPrefix)?;
     let key = STANDARD
         .decode(encoded)
         .map_err(|e| WebhookSecretError::NotBase64(e.to_string()))?;
@@ -57,6 +59,27 @@ pub(crate) fn signature_with_key(key: &[u8], msg_id: &str, timestamp_s: i64, bod
     format!("v1,{}", STANDARD.encode(mac.finalize().into_bytes()))
 }
 
+/// Signs one delivery of `event` at `now_ms` (simulator clock).
+pub(crate) fn delivery(
+    key: &[u8],
+    event: &crate::record::Event,
+    now_ms: i64,
+) -> crate::record::Delivery {
+    let timestamp_s = now_ms.div_euclid(1000);
+    let mut headers = std::collections::BTreeMap::new();
+    headers.insert("content-type".to_owned(), "application/json".to_owned());
+    headers.insert("webhook-id".to_owned(), event.id.clone());
+    headers.insert("webhook-timestamp".to_owned(), timestamp_s.to_string());
+    headers.insert(
+        "webhook-signature".to_owned(),
+        signature_with_key(key, &event.id, timestamp_s, &event.body),
+    );
+    crate::record::Delivery {
+        headers,
+        body: event.body.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -64,18 +87,10 @@ mod tests {
     #[test]
     fn bad_secrets_are_named() {
         assert_eq!(secret_key("MfKQ"), Err(WebhookSecretError::MissingPrefix));
-        assert!(matches!(secret_key("whsec_!!"), Err(WebhookSecretError::NotBase64(_))));
+        assert!(matches!(
+            secret_key("whsec_!!"),
+            Err(WebhookSecretError::NotBase64(_))
+        ));
         assert_eq!(secret_key("whsec_"), Err(WebhookSecretError::EmptyKey));
     }
-}
-
-/// Signs one delivery of `event` at `now_ms` (simulator clock).
-pub(crate) fn delivery(key: &[u8], event: &crate::record::Event, now_ms: i64) -> crate::record::Delivery {
-    let timestamp_s = now_ms.div_euclid(1000);
-    let mut headers = std::collections::BTreeMap::new();
-    headers.insert("content-type".to_owned(), "application/json".to_owned());
-    headers.insert("webhook-id".to_owned(), event.id.clone());
-    headers.insert("webhook-timestamp".to_owned(), timestamp_s.to_string());
-    headers.insert("webhook-signature".to_owned(), signature_with_key(key, &event.id, timestamp_s, &event.body));
-    crate::record::Delivery { headers, body: event.body.clone() }
 }
