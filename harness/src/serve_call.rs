@@ -90,6 +90,25 @@ pub enum ServeCallError {
     },
 }
 
+impl ServeCallError {
+    /// True when the caller got something wrong (call name, request, size,
+    /// protocol, environment): exit code 2. False for the adapter's own
+    /// failures and I/O: exit code 3.
+    pub fn is_bad_input(&self) -> bool {
+        match self {
+            ServeCallError::UnknownCall(_)
+            | ServeCallError::NoStateDir
+            | ServeCallError::TooLarge { .. }
+            | ServeCallError::BadRequest { .. }
+            | ServeCallError::Protocol { .. } => true,
+            ServeCallError::Read { .. }
+            | ServeCallError::Build { .. }
+            | ServeCallError::Adapter { .. }
+            | ServeCallError::Write { .. } => false,
+        }
+    }
+}
+
 /// The state directory from [`STATE_DIR_ENV`].
 pub fn state_dir_from_env() -> Result<PathBuf, ServeCallError> {
     match std::env::var_os(STATE_DIR_ENV) {

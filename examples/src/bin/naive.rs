@@ -40,7 +40,8 @@ async fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("naive {case} {call}: {error}");
-            ExitCode::from(3)
+            // 2: bad input or usage; 3: an adapter error (the documented exit codes).
+            ExitCode::from(if error.is_bad_input() { 2 } else { 3 })
         }
     }
 }

@@ -1,0 +1,513 @@
+//! Each naive adapter really has its flaw: for every lost-response case, a
+//! small situation of that case run against a real simulator, checked with the
+//! case's invariant. The reference adapter must pass every situation and the
+//! case's naive adapter must be caught by it. (The scenario files are the real
+//! CI gate; this keeps the adapters honest on their own.)
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use harness::adapter::{Adapter, AdapterFactory};
+use harness::protocol::{
+    Common, Contract, ContractIdempotency, ContractLookup, ContractWebhooks, ExecuteRequest,
+    Operation, OperationRequest, OutcomeKind, OutcomeReply, ProviderInfo, Resolution,
+    ResolveRequest, WebhookRequest,
+};
+use harness::reference::ReferenceFactory;
+use simulator::{
+    Asynchronous, FaultResponse, FaultRule, Idempotency, IdempotencyMode, Lookup, Match, Plan,
+    Position, RequestKind, ServeOptions, SettleResult, Simulator, Webhooks,
+};
+
+const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+const NO_LOOKUP: Lookup = Lookup {
+    retrieve: false,
+    client_reference: false,
+    list_recent: false,
+};
+const SEARCH_ONLY: Lookup = Lookup {
+    retrieve: false,
+    client_reference: true,
+    list_recent: false,
+};
+
+fn plan(mode: IdempotencyMode, lookup: Lookup, faults: Vec<FaultRule>) -> Plan {
+    Plan {
+        idempotency: Idempotency {
+            mode,
+            ..Idempotency::default()
+        },
+        lookup,
+        faults,
+        ..Plan::default()
+    }
+}
+
+fn post_fault(nth: u32, at: Position, response: FaultResponse) -> FaultRule {
+    FaultRule {
+        when: Match {
+            method: Some("POST".into()),
+            nth: Some(nth),
+            ..Match::default()
+        },
+        at,
+        response,
+    }
+}
+
+/// A violation, in words.
+type Checked = Result<(), String>;
+
+struct Probe<'f> {
+    factory: &'f dyn AdapterFactory,
+    sim: Simulator,
+    plan: Plan,
+    dir: tempfile::TempDir,
+}
+
+impl<'f> Probe<'f> {
+    async fn start(factory: &'f dyn AdapterFactory, plan: Plan) -> Probe<'f> {
+        let sim = Simulator::start(plan.clone(), ServeOptions::default())
+            .await
+            .unwrap();
+        Probe {
+            factory,
+            sim,
+            plan,
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn adapter(&self) -> Box<dyn Adapter> {
+        self.factory.build(self.dir.path()).unwrap()
+    }
+
+    fn common(&self) -> Common {
+        Common {
+            protocol: 1,
+            now: jiff::Timestamp::from_millisecond(self.sim.now_ms())
+                .unwrap()
+                .to_string(),
+            provider: ProviderInfo {
+                base_url: self.sim.base_url(),
+                credential: self.plan.tenants[0].clone(),
+                contract: Contract {
+                    idempotency: ContractIdempotency {
+                        mode: self.plan.idempotency.mode.name().to_owned(),
+                        header: "Idempotency-Key".into(),
+                        retention_s: self.plan.idempotency.retention.as_secs(),
+                    },
+                    lookup: ContractLookup {
+                        retrieve: self.plan.lookup.retrieve,
+                        client_reference: self.plan.lookup.client_reference,
+                        list_recent: self.plan.lookup.list_recent,
+                    },
+                    asynchronous: self.plan.asynchronous.is_some(),
+                    webhooks: self.plan.webhooks.as_ref().map(|w| ContractWebhooks {
+                        secret: w.secret.clone(),
+                    }),
+                },
+            },
+            client_timeout_ms: 1_500,
+        }
+    }
+
+    fn execute_request(&self, op: &str) -> ExecuteRequest {
+        let mut args = serde_json::Map::new();
+        args.insert("title".into(), format!("Purchase review {op}").into());
+        args.insert("amount".into(), 1200.into());
+        ExecuteRequest {
+            operation: Operation {
+                id: op.into(),
+                action: "create".into(),
+                resource: "tickets".into(),
+                args,
+            },
+            common: self.common(),
+        }
+    }
+
+    async fn execute(&self, adapter: &dyn Adapter, op: &str) -> OutcomeReply {
+        adapter.execute(self.execute_request(op)).await.unwrap()
+    }
+
+    fn op(&self, op: &str) -> OperationRequest {
+        OperationRequest {
+            operation_id: op.into(),
+            common: self.common(),
+        }
+    }
+
+    /// Effects attributed to `op` by its arguments' title.
+    fn effects_of(&self, op: &str) -> Vec<simulator::Effect> {
+        let title = serde_json::Value::from(format!("Purchase review {op}"));
+        self.sim
+            .ledger()
+            .into_iter()
+            .filter(|e| e.args.get("title") == Some(&title))
+            .collect()
+    }
+
+    /// Invariant 1: at most one effect per operation.
+    fn at_most_once(&self, op: &str) -> Checked {
+        match self.effects_of(op).len() {
+            0 | 1 => Ok(()),
+            n => Err(format!("{op}: {n} effects")),
+        }
+    }
+
+    /// Invariant 5: one key and one body on every create.
+    fn same_key_and_args(&self) -> Checked {
+        let creates: Vec<_> = self
+            .sim
+            .journal()
+            .into_iter()
+            .filter(|j| j.kind == Some(RequestKind::Create))
+            .collect();
+        let keys: Vec<_> = creates.iter().map(|c| c.idempotency_key.clone()).collect();
+        let bodies: Vec<_> = creates
+            .iter()
+            .filter_map(|c| c.fingerprint.clone())
+            .collect();
+        if keys.windows(2).any(|w| w[0] != w[1]) {
+            return Err(format!("keys differ across attempts: {keys:?}"));
+        }
+        if bodies.windows(2).any(|w| w[0] != w[1]) {
+            return Err(format!("bodies differ across attempts: {bodies:?}"));
+        }
+        Ok(())
+    }
+
+    /// Invariants 2 and 3 against the final `status`, plus the allowed outcomes.
+    async fn final_is(&self, op: &str, allowed: &[OutcomeKind]) -> Checked {
+        let reply = self.adapter().status(self.op(op)).await.unwrap();
+        if !allowed.contains(&reply.outcome) {
+            return Err(format!(
+                "{op}: final {:?}, allowed {allowed:?} ({})",
+                reply.outcome, reply.evidence
+            ));
+        }
+        let effects = self.effects_of(op);
+        match reply.outcome {
+            OutcomeKind::Succeeded => {
+                let named = effects
+                    .iter()
+                    .any(|e| Some(&e.id) == reply.provider_ref.as_ref());
+                if !named {
+                    return Err(format!(
+                        "{op}: succeeded names {:?}, not an effect of it",
+                        reply.provider_ref
+                    ));
+                }
+            }
+            OutcomeKind::Failed => {
+                if effects
+                    .iter()
+                    .any(|e| e.status != simulator::ObjectStatus::Failed)
+                {
+                    return Err(format!("{op}: failed while an effect exists"));
+                }
+            }
+            OutcomeKind::Pending | OutcomeKind::Unknown => {}
+        }
+        Ok(())
+    }
+}
+
+const SUCCEEDED: &[OutcomeKind] = &[OutcomeKind::Succeeded];
+
+/// Runs case `case`'s situation with `factory`; `Err` names the violation.
+async fn situation(case: u8, factory: &dyn AdapterFactory) -> Checked {
+    use FaultResponse::Drop;
+    use Position::{AfterCommit, BeforeRead};
+    match case {
+        1 => {
+            let p = Probe::start(
+                factory,
+                plan(
+                    IdempotencyMode::Stripe,
+                    Lookup::default(),
+                    vec![post_fault(1, BeforeRead, Drop)],
+                ),
+            )
+            .await;
+            let adapter = p.adapter();
+            p.execute(adapter.as_ref(), "op-1").await;
+            adapter.reconcile(p.op("op-1")).await.unwrap();
+            p.final_is("op-1", SUCCEEDED).await
+        }
+        2 | 4 => {
+            let p = Probe::start(
+                factory,
+                plan(
+                    IdempotencyMode::Stripe,
+                    Lookup::default(),
+                    vec![post_fault(1, AfterCommit, Drop)],
+                ),
+            )
+            .await;
+            let adapter = p.adapter();
+            p.execute(adapter.as_ref(), "op-1").await;
+            adapter.reconcile(p.op("op-1")).await.unwrap();
+            p.at_most_once("op-1")?;
+            p.same_key_and_args()?;
+            p.final_is("op-1", SUCCEEDED).await
+        }
+        3 => {
+            let mut plan = plan(IdempotencyMode::Stripe, Lookup::default(), vec![]);
+            plan.asynchronous = Some(Asynchronous {
+                settle_after: Duration::from_secs(60),
+                result: SettleResult::Failed,
+            });
+            let p = Probe::start(factory, plan).await;
+            let adapter = p.adapter();
+            p.execute(adapter.as_ref(), "op-1").await;
+            adapter.reconcile(p.op("op-1")).await.unwrap();
+            p.final_is("op-1", &[OutcomeKind::Pending, OutcomeKind::Unknown])
+                .await?;
+            p.sim.advance(Duration::from_secs(61));
+            adapter.reconcile(p.op("op-1")).await.unwrap();
+            p.at_most_once("op-1")?;
+            p.final_is("op-1", &[OutcomeKind::Failed]).await
+        }
+        5 => {
+            let p = Probe::start(
+                factory,
+                plan(IdempotencyMode::Stripe, Lookup::default(), vec![]),
+            )
+            .await;
+            let adapter = p.adapter();
+            p.execute(adapter.as_ref(), "op-1").await;
+            p.execute(adapter.as_ref(), "op-2").await;
+            p.final_is("op-1", SUCCEEDED).await?;
+            p.final_is("op-2", SUCCEEDED).await
+        }
+        6 => {
+            let mut plan = plan(
+                IdempotencyMode::Stripe,
+                NO_LOOKUP,
+                vec![
+                    post_fault(1, AfterCommit, Drop),
+                    post_fault(2, AfterCommit, Drop),
+                ],
+            );
+            plan.webhooks = Some(Webhooks {
+                secret: SECRET.into(),
+            });
+            let p = Probe::start(factory, plan).await;
+            let adapter = p.adapter();
+            let before = p.execute(adapter.as_ref(), "op-1").await;
+            let event = p.sim.events().into_iter().next().expect("a created event");
+            let delivery = p.sim.sign(&event).unwrap();
+            let forged = WebhookRequest {
+                headers: delivery.headers,
+                body: delivery.body.replace("tickets.created", "tickets.failed"),
+                common: p.common(),
+            };
+            adapter.webhook(forged).await.unwrap();
+            let after = adapter.status(p.op("op-1")).await.unwrap();
+            if after.outcome != before.outcome {
+                return Err(format!(
+                    "a forged event moved {:?} to {:?}",
+                    before.outcome, after.outcome
+                ));
+            }
+            Ok(())
+        }
+        7 => {
+            let slow_search = FaultRule {
+                when: Match {
+                    method: Some("GET".into()),
+                    query: Some("client_reference".into()),
+                    ..Match::default()
+                },
+                at: Position::BeforeCommit,
+                response: FaultResponse::Delay {
+                    delay: Duration::from_millis(300),
+                },
+            };
+            let faults = vec![post_fault(1, BeforeRead, Drop), slow_search];
+            let p = Probe::start(factory, plan(IdempotencyMode::None, SEARCH_ONLY, faults)).await;
+            p.execute(p.adapter().as_ref(), "op-1").await;
+            let (a, b) = (p.adapter(), p.adapter());
+            let (ra, rb) = tokio::join!(a.reconcile(p.op("op-1")), b.reconcile(p.op("op-1")));
+            ra.unwrap();
+            rb.unwrap();
+            p.at_most_once("op-1")
+        }
+        8 => {
+            let p = Probe::start(
+                factory,
+                plan(IdempotencyMode::Stripe, Lookup::default(), vec![]),
+            )
+            .await;
+            let (committed_tx, committed_rx) = tokio::sync::oneshot::channel::<()>();
+            let committed = Arc::new(std::sync::Mutex::new(Some(committed_tx)));
+            let (release_tx, release_rx) = tokio::sync::watch::channel(false);
+            p.sim.set_commit_hook(Some(Arc::new(move |_effect| {
+                if let Some(tx) = committed.lock().unwrap().take() {
+                    let _ = tx.send(());
+                }
+                let mut release = release_rx.clone();
+                Box::pin(async move {
+                    let _ = release.wait_for(|go| *go).await;
+                })
+            })));
+            let worker = {
+                let adapter: Arc<dyn Adapter> = Arc::from(p.adapter());
+                let request = p.execute_request("op-1");
+                tokio::spawn(async move { adapter.execute(request).await })
+            };
+            tokio::time::timeout(Duration::from_secs(10), committed_rx)
+                .await
+                .unwrap()
+                .unwrap();
+            worker.abort();
+            let _ = worker.await;
+            let _ = release_tx.send(true);
+            p.sim.set_commit_hook(None);
+            // The restarted worker picks the operation up again.
+            let fresh = p.adapter();
+            fresh.reconcile(p.op("op-1")).await.unwrap();
+            fresh.execute(p.execute_request("op-1")).await.unwrap();
+            p.at_most_once("op-1")?;
+            p.final_is("op-1", SUCCEEDED).await
+        }
+        9 => {
+            let faults = vec![
+                post_fault(1, AfterCommit, Drop),
+                post_fault(2, AfterCommit, Drop),
+            ];
+            let p = Probe::start(
+                factory,
+                plan(IdempotencyMode::Stripe, Lookup::default(), faults),
+            )
+            .await;
+            let adapter = p.adapter();
+            p.execute(adapter.as_ref(), "op-1").await;
+            p.sim.advance(Duration::from_secs(25 * 3600));
+            adapter.reconcile(p.op("op-1")).await.unwrap();
+            p.at_most_once("op-1")?;
+            p.final_is("op-1", SUCCEEDED).await
+        }
+        10 => {
+            let mut plan = plan(
+                IdempotencyMode::None,
+                NO_LOOKUP,
+                vec![post_fault(1, AfterCommit, Drop)],
+            );
+            plan.webhooks = Some(Webhooks {
+                secret: SECRET.into(),
+            });
+            let p = Probe::start(factory, plan).await;
+            let adapter = p.adapter();
+            p.execute(adapter.as_ref(), "op-1").await;
+            adapter.reconcile(p.op("op-1")).await.unwrap();
+            // The operator looked in the provider's console: it is there.
+            let effect = p.effects_of("op-1").first().map(|e| e.id.clone());
+            let resolution = Resolution {
+                outcome: OutcomeKind::Succeeded,
+                provider_ref: effect,
+                evidence: "found in the console".into(),
+                by: "operator".into(),
+            };
+            adapter
+                .resolve(ResolveRequest {
+                    operation_id: "op-1".into(),
+                    resolution,
+                    common: p.common(),
+                })
+                .await
+                .unwrap();
+            for event in p.sim.events() {
+                let delivery = p.sim.sign(&event).unwrap();
+                let late = WebhookRequest {
+                    headers: delivery.headers,
+                    body: delivery.body,
+                    common: p.common(),
+                };
+                adapter.webhook(late).await.unwrap();
+            }
+            p.execute(adapter.as_ref(), "op-1").await;
+            p.at_most_once("op-1")?;
+            p.final_is("op-1", SUCCEEDED).await
+        }
+        _ => Err(format!("no situation for case {case}")),
+    }
+}
+
+async fn check(case: u8) {
+    let reference = situation(case, &ReferenceFactory).await;
+    assert_eq!(
+        reference,
+        Ok(()),
+        "the reference adapter must pass case {case}"
+    );
+    let naive = lostreply_examples::naive_adapter(case).expect("a naive adapter per case");
+    let caught = situation(case, naive).await;
+    assert!(
+        caught.is_err(),
+        "{} was not caught by case {case}",
+        naive.name
+    );
+    eprintln!(
+        "case {case}: {} caught: {}",
+        naive.name,
+        caught.unwrap_err()
+    );
+}
+
+#[tokio::test]
+async fn case_01_fails_on_timeout() {
+    check(1).await;
+}
+#[tokio::test]
+async fn case_02_fresh_key_per_attempt() {
+    check(2).await;
+}
+#[tokio::test]
+async fn case_03_processing_is_done() {
+    check(3).await;
+}
+#[tokio::test]
+async fn case_04_tagged_retries() {
+    check(4).await;
+}
+#[tokio::test]
+async fn case_05_action_keyed() {
+    check(5).await;
+}
+#[tokio::test]
+async fn case_06_trusting_webhooks() {
+    check(6).await;
+}
+#[tokio::test]
+async fn case_07_unlocked_reconciler() {
+    check(7).await;
+}
+#[tokio::test]
+async fn case_08_memory_only() {
+    check(8).await;
+}
+#[tokio::test]
+async fn case_09_eternal_keys() {
+    check(9).await;
+}
+#[tokio::test]
+async fn case_10_retry_after_review() {
+    check(10).await;
+}
+
+#[test]
+fn there_is_one_named_naive_adapter_per_case() {
+    let adapters = lostreply_examples::naive_adapters();
+    let cases: Vec<u8> = adapters.iter().map(|(case, _)| *case).collect();
+    assert_eq!(cases, (1..=10).collect::<Vec<u8>>());
+    let mut names: Vec<String> = adapters.iter().map(|(_, f)| f.name()).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), 10);
+    assert!(lostreply_examples::naive_adapter(0).is_none());
+    assert!(lostreply_examples::naive_adapter(11).is_none());
+}
