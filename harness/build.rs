@@ -20,9 +20,14 @@ fn main() {
     for name in &names {
         let path = dir.join(name);
         println!("cargo:rerun-if-changed={}", path.display());
-        let _ = writeln!(out, "    ({name:?}, include_str!({:?})),", path.display().to_string());
+        let _ = writeln!(
+            out,
+            "    ({name:?}, include_str!({:?})),",
+            path.display().to_string()
+        );
     }
     out.push_str("];\n");
-    let dest = Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("builtin_scenarios.rs");
+    let dest = Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"))
+        .join("builtin_scenarios.rs");
     std::fs::write(dest, out).expect("OUT_DIR is writable");
 }

@@ -10,7 +10,11 @@ use harness::scenario::model::Scenario;
 use reports::model::{Check, Report, ScenarioReport};
 
 pub fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime")
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
 }
 
 pub fn library() -> Vec<Scenario> {
@@ -28,7 +32,9 @@ pub fn reference() -> AdapterUnderTest {
 /// The Python adapter, run with the machine's python3.
 pub fn python() -> AdapterUnderTest {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/python/lostreply_adapter.py");
-    AdapterUnderTest::Process(ProcessCommand::from_argv(vec!["python3".to_owned(), script.to_owned()]).expect("command"))
+    AdapterUnderTest::Process(
+        ProcessCommand::from_argv(vec!["python3".to_owned(), script.to_owned()]).expect("command"),
+    )
 }
 
 /// The reference adapter as a process: this workspace's `lostreply adapter reference`.
@@ -37,12 +43,22 @@ pub fn reference_process() -> AdapterUnderTest {
     // The naive binary's directory also holds the `lostreply` binary when the whole workspace is built.
     let lostreply = std::path::Path::new(bin).with_file_name("lostreply");
     AdapterUnderTest::Process(
-        ProcessCommand::from_argv(vec![lostreply.display().to_string(), "adapter".to_owned(), "reference".to_owned()]).expect("command"),
+        ProcessCommand::from_argv(vec![
+            lostreply.display().to_string(),
+            "adapter".to_owned(),
+            "reference".to_owned(),
+        ])
+        .expect("command"),
     )
 }
 
 pub fn run(scenarios: &[Scenario], adapter: AdapterUnderTest, seed: u64, jobs: usize) -> Report {
-    let options = RunOptions { adapter, seed, jobs, command_prefix: "lostreply run".to_owned() };
+    let options = RunOptions {
+        adapter,
+        seed,
+        jobs,
+        command_prefix: "lostreply run".to_owned(),
+    };
     runtime().block_on(run_suite(scenarios, &options, |_| {}))
 }
 

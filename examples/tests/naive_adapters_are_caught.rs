@@ -35,10 +35,21 @@ fn each_naive_adapter_is_caught_by_its_case() {
     let mut failures = Vec::new();
     let mut account = String::new();
     for (case, factory) in lostreply_examples::naive_adapters() {
-        let scenarios: Vec<_> = library.iter().filter(|s| s.case == Some(case)).cloned().collect();
-        assert!(!scenarios.is_empty(), "no built-in scenario covers case {case}");
+        let scenarios: Vec<_> = library
+            .iter()
+            .filter(|s| s.case == Some(case))
+            .cloned()
+            .collect();
+        assert!(
+            !scenarios.is_empty(),
+            "no built-in scenario covers case {case}"
+        );
         let report = common::run(&scenarios, common::in_process(factory), 1, 2);
-        let expected = CAUGHT_BY.iter().find(|(c, _)| *c == case).map(|(_, check)| *check).unwrap_or("?");
+        let expected = CAUGHT_BY
+            .iter()
+            .find(|(c, _)| *c == case)
+            .map(|(_, check)| *check)
+            .unwrap_or("?");
         let caught_by: Vec<String> = report
             .scenarios
             .iter()
@@ -50,7 +61,9 @@ fn each_naive_adapter_is_caught_by_its_case() {
             account.push_str(&format!("\n  {}", common::explain(s)));
         }
         if !caught_by.iter().any(|c| c.starts_with(expected)) {
-            failures.push(format!("case {case}: naive adapter not caught by {expected}"));
+            failures.push(format!(
+                "case {case}: naive adapter not caught by {expected}"
+            ));
         }
     }
     assert!(failures.is_empty(), "{}\n{account}", failures.join("\n"));

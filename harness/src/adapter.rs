@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use crate::protocol::{
-    ExecuteRequest, OperationRequest, OutcomeReply, ResolveRequest, WebhookRequest, WebhookReply,
+    ExecuteRequest, OperationRequest, OutcomeReply, ResolveRequest, WebhookReply, WebhookRequest,
 };
 
 /// An adapter's own failure: the harness reports it as an adapter error.

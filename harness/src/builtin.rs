@@ -14,13 +14,19 @@ pub const BUILTIN_PREFIX: &str = "scenarios/";
 /// Parses every built-in scenario. They are tested, so an error here is a bug
 /// in this build, reported like any scenario error.
 pub fn scenarios() -> Result<Vec<Scenario>, ScenarioError> {
-    BUILTIN_SCENARIOS.iter().map(|(name, text)| crate::scenario::parse(text, &format!("{BUILTIN_PREFIX}{name}"))).collect()
+    BUILTIN_SCENARIOS
+        .iter()
+        .map(|(name, text)| crate::scenario::parse(text, &format!("{BUILTIN_PREFIX}{name}")))
+        .collect()
 }
 
 /// The text of a built-in scenario, by its path (`scenarios/case02-….yaml`).
 pub fn scenario_text(path: &str) -> Option<&'static str> {
     let name = path.strip_prefix(BUILTIN_PREFIX)?;
-    BUILTIN_SCENARIOS.iter().find(|(n, _)| *n == name).map(|(_, text)| *text)
+    BUILTIN_SCENARIOS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| *text)
 }
 
 /// Names of the bundled in-process adapters.

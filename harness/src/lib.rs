@@ -4,8 +4,8 @@
 
 pub mod adapter;
 pub mod builtin;
-pub mod cli;
 pub mod check;
+pub mod cli;
 pub mod driver;
 pub mod exit;
 pub mod protocol;

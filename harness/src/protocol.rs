@@ -207,8 +207,14 @@ impl CallName {
 
     /// Parses a call name.
     pub fn parse(name: &str) -> Option<CallName> {
-        [CallName::Execute, CallName::Reconcile, CallName::Webhook, CallName::Resolve, CallName::Status]
-            .into_iter()
-            .find(|c| c.as_str() == name)
+        [
+            CallName::Execute,
+            CallName::Reconcile,
+            CallName::Webhook,
+            CallName::Resolve,
+            CallName::Status,
+        ]
+        .into_iter()
+        .find(|c| c.as_str() == name)
     }
 }

@@ -1,7 +1,8 @@
 //! Turns an [`Observation`] and its violations into the report model the writers read.
 
 use reports::model::{
-    CallEnd, CallRecord, EffectRecord, ErrorRecord, OperationReport, Outcome, RequestRecord, ScenarioReport, Verdict, Violation,
+    CallEnd, CallRecord, Check, EffectRecord, ErrorRecord, OperationReport, Outcome, RequestRecord,
+    ScenarioReport, Verdict, Violation,
 };
 use simulator::{FaultResponse, JournalEntry, ObjectStatus, ResponseFate, StallThen};
 
@@ -9,26 +10,30 @@ use crate::check::attribution::Attribution;
 use crate::run::observation::Observation;
 
 /// The report of one scenario run.
-pub fn scenario_report(obs: &Observation, violations: Vec<Violation>, reproduce: String) -> ScenarioReport {
+pub fn scenario_report(
+    obs: &Observation,
+    violations: Vec<Violation>,
+    reproduce: String,
+) -> ScenarioReport {
     let s = &obs.scenario;
     let attribution = Attribution::build(&s.operations, &obs.journal, &obs.ledger, &obs.credential);
-    let op_of_group = |g: usize| attribution.groups.get(g).and_then(|grp| grp.ops.first().cloned());
+    let op_of_group = |g: usize| {
+        attribution
+            .groups
+            .get(g)
+            .and_then(|grp| grp.ops.first().cloned())
+    };
     let mut errors: Vec<ErrorRecord> = obs.errors.clone();
     for call in &obs.calls {
         if let Some(message) = call_error(&call.end) {
-            errors.push(ErrorRecord { step: call.step, call_index: Some(call.index), message });
+            errors.push(ErrorRecord {
+                step: call.step,
+                call_index: Some(call.index),
+                message,
+            });
         }
     }
-    let verdict = if !violations.is_empty() {
-        // A proven violation stands whatever else went wrong.
-        Verdict::Violated
-    } else if obs.infra_failed {
-        Verdict::InfraError
-    } else if !errors.is_empty() {
-        Verdict::AdapterError
-    } else {
-        Verdict::Passed
-    };
+    let verdict = verdict(&violations, obs.infra_failed, !errors.is_empty());
     ScenarioReport {
         id: s.id.clone(),
         title: s.title.clone(),
@@ -49,7 +54,13 @@ pub fn scenario_report(obs: &Observation, violations: Vec<Violation>, reproduce:
                 args: serde_json::Value::Object(op.args.clone()),
                 effects: attribution
                     .group(&op.id)
-                    .map(|g| attribution.effects_of_group(g, &obs.ledger).iter().map(|e| e.id.clone()).collect())
+                    .map(|g| {
+                        attribution
+                            .effects_of_group(g, &obs.ledger)
+                            .iter()
+                            .map(|e| e.id.clone())
+                            .collect()
+                    })
                     .unwrap_or_default(),
                 final_outcome: obs.final_outcome(&op.id).map(|o| Outcome {
                     outcome: o.outcome,
@@ -76,7 +87,11 @@ pub fn scenario_report(obs: &Observation, violations: Vec<Violation>, reproduce:
                 end_ms: c.end_ms,
             })
             .collect(),
-        journal: obs.journal.iter().map(|e| request_record(e, obs.simulator_offset_ms)).collect(),
+        journal: obs
+            .journal
+            .iter()
+            .map(|e| request_record(e, obs.simulator_offset_ms))
+            .collect(),
         ledger: obs
             .ledger
             .iter()
@@ -89,7 +104,10 @@ pub fn scenario_report(obs: &Observation, violations: Vec<Violation>, reproduce:
                 sim_ms: e.created_at_ms,
                 status: status_name(e.status).to_owned(),
                 request_seq: e.request_seq,
-                operation_id: attribution.effect_group.get(&e.id).and_then(|&g| op_of_group(g)),
+                operation_id: attribution
+                    .effect_group
+                    .get(&e.id)
+                    .and_then(|&g| op_of_group(g)),
             })
             .collect(),
         deliveries: obs.deliveries.clone(),
@@ -98,13 +116,38 @@ pub fn scenario_report(obs: &Observation, violations: Vec<Violation>, reproduce:
     }
 }
 
+/// A broken invariant is proven whatever else went wrong. An expectation is only
+/// as good as the adapter's answers: when the adapter failed to answer, the
+/// verdict is its error (the unmet expectations are still listed).
+fn verdict(violations: &[Violation], infra_failed: bool, adapter_failed: bool) -> Verdict {
+    let invariant_broken = violations.iter().any(|v| match v.check {
+        Check::Invariant { .. } => true,
+        Check::Expectation { .. } => false,
+    });
+    if invariant_broken {
+        Verdict::Violated
+    } else if infra_failed {
+        Verdict::InfraError
+    } else if adapter_failed {
+        Verdict::AdapterError
+    } else if violations.is_empty() {
+        Verdict::Passed
+    } else {
+        Verdict::Violated
+    }
+}
+
 fn call_error(end: &CallEnd) -> Option<String> {
     match end {
         CallEnd::Replied | CallEnd::Crashed => None,
-        CallEnd::Exited { code: Some(code) } => Some(format!("the adapter exited with code {code}")),
+        CallEnd::Exited { code: Some(code) } => {
+            Some(format!("the adapter exited with code {code}"))
+        }
         CallEnd::Exited { code: None } => Some("the adapter was killed by a signal".to_owned()),
         CallEnd::BadReply { message } => Some(format!("bad reply: {message}")),
-        CallEnd::Deadline { deadline_ms } => Some(format!("the adapter outlived its {deadline_ms} ms deadline and was killed")),
+        CallEnd::Deadline { deadline_ms } => Some(format!(
+            "the adapter outlived its {deadline_ms} ms deadline and was killed"
+        )),
         CallEnd::Failed { message } => Some(format!("the adapter failed: {message}")),
     }
 }
@@ -123,8 +166,12 @@ pub fn fault_name(response: &FaultResponse) -> String {
         FaultResponse::Ok => "ok".to_owned(),
         FaultResponse::Drop => "drop".to_owned(),
         FaultResponse::Reset => "reset".to_owned(),
-        FaultResponse::Stall { then: StallThen::Abandon } => "stall".to_owned(),
-        FaultResponse::Stall { then: StallThen::Commit } => "stall (then commit)".to_owned(),
+        FaultResponse::Stall {
+            then: StallThen::Abandon,
+        } => "stall".to_owned(),
+        FaultResponse::Stall {
+            then: StallThen::Commit,
+        } => "stall (then commit)".to_owned(),
         FaultResponse::Delay { delay } => format!("delay {}", humantime::format_duration(*delay)),
         FaultResponse::Status { code } => format!("status {code}"),
         FaultResponse::Partial { bytes } => format!("partial {bytes} bytes"),
@@ -138,12 +185,26 @@ fn fate_text(fate: &ResponseFate) -> (String, bool) {
         ResponseFate::Sent { status } => (format!("sent {status}"), false),
         ResponseFate::Dropped => ("dropped (closed without a byte)".to_owned(), true),
         ResponseFate::Reset => ("reset (TCP RST)".to_owned(), true),
-        ResponseFate::Stalled { client_left: true } => ("stalled until the client left".to_owned(), true),
+        ResponseFate::Stalled { client_left: true } => {
+            ("stalled until the client left".to_owned(), true)
+        }
         ResponseFate::Stalled { client_left: false } => ("stalled until the cap".to_owned(), true),
-        ResponseFate::Truncated { status, bytes } => (format!("{status} truncated after {bytes} body bytes"), true),
-        ResponseFate::Idle { status, client_left } => {
-            let until = if *client_left { "the client left" } else { "the cap" };
-            (format!("{status} headers, then silence until {until}"), true)
+        ResponseFate::Truncated { status, bytes } => {
+            (format!("{status} truncated after {bytes} body bytes"), true)
+        }
+        ResponseFate::Idle {
+            status,
+            client_left,
+        } => {
+            let until = if *client_left {
+                "the client left"
+            } else {
+                "the cap"
+            };
+            (
+                format!("{status} headers, then silence until {until}"),
+                true,
+            )
         }
     }
 }
@@ -163,7 +224,14 @@ fn request_record(e: &JournalEntry, offset_ms: u64) -> RequestRecord {
         },
         kind: e.kind.map(|k| k.name().to_owned()),
         idempotency_key: e.idempotency_key.clone(),
-        fault: e.fault.map(|f| format!("{} {} (rule {})", f.at.name(), fault_name(&f.response), f.rule + 1)),
+        fault: e.fault.map(|f| {
+            format!(
+                "{} {} (rule {})",
+                f.at.name(),
+                fault_name(&f.response),
+                f.rule + 1
+            )
+        }),
         effect: e.effect.clone(),
         replayed: e.replayed,
         fate,

@@ -55,11 +55,16 @@ pub fn main_with(factory: Arc<dyn AdapterFactory>, config: TestConfig) -> std::p
 pub fn trials(factory: Arc<dyn AdapterFactory>, config: &TestConfig) -> Result<Vec<Trial>, String> {
     let scenarios = crate::cli::load_scenarios(&config.paths)?;
     let seed = match std::env::var("LOSTREPLY_SEED") {
-        Ok(text) => text.parse().map_err(|e| format!("LOSTREPLY_SEED={text:?}: {e}"))?,
+        Ok(text) => text
+            .parse()
+            .map_err(|e| format!("LOSTREPLY_SEED={text:?}: {e}"))?,
         Err(_) => config.seed.unwrap_or(DEFAULT_SEED),
     };
     let adapter = AdapterUnderTest::InProcess(factory);
-    Ok(scenarios.into_iter().map(|s| trial(s, adapter.clone(), seed)).collect())
+    Ok(scenarios
+        .into_iter()
+        .map(|s| trial(s, adapter.clone(), seed))
+        .collect())
 }
 
 fn trial(scenario: Scenario, adapter: AdapterUnderTest, seed: u64) -> Trial {
@@ -71,13 +76,23 @@ fn trial(scenario: Scenario, adapter: AdapterUnderTest, seed: u64) -> Trial {
     Trial::test(name, move || run_one(&scenario, adapter, seed, reproduce))
 }
 
-fn run_one(scenario: &Scenario, adapter: AdapterUnderTest, seed: u64, reproduce: String) -> Result<(), Failed> {
+fn run_one(
+    scenario: &Scenario,
+    adapter: AdapterUnderTest,
+    seed: u64,
+    reproduce: String,
+) -> Result<(), Failed> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| Failed::from(format!("cannot start a runtime: {e}")))?;
-    let options = RunOptions { adapter: adapter.clone(), seed, jobs: 1, command_prefix: String::new() };
+    let options = RunOptions {
+        adapter: adapter.clone(),
+        seed,
+        jobs: 1,
+        command_prefix: String::new(),
+    };
     let mut report = runtime.block_on(run_scenario(scenario, &options));
     report.reproduce = reproduce;
     match report.verdict {
@@ -86,13 +101,20 @@ fn run_one(scenario: &Scenario, adapter: AdapterUnderTest, seed: u64, reproduce:
             let full = Report {
                 schema_version: SCHEMA_VERSION,
                 tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-                adapter: AdapterInfo { name: adapter.display_name(), kind: adapter.kind() },
+                adapter: AdapterInfo {
+                    name: adapter.display_name(),
+                    kind: adapter.kind(),
+                },
                 seed,
                 duration_ms: report.duration_ms,
                 scenarios: vec![report],
             };
             let mut text = Vec::new();
-            let _ = reports::terminal::write_summary(&mut text, &full, reports::terminal::TerminalStyle { color: false });
+            let _ = reports::terminal::write_summary(
+                &mut text,
+                &full,
+                reports::terminal::TerminalStyle { color: false },
+            );
             Err(Failed::from(String::from_utf8_lossy(&text).into_owned()))
         }
     }

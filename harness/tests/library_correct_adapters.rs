@@ -2,24 +2,35 @@
 //! process and as a process, and the Python adapter. Each must pass every
 //! scenario, with identical verdicts whatever the seed and the concurrency.
 
-
 use harness::driver::{AdapterUnderTest, ProcessCommand};
 use harness::run::{run_suite, RunOptions};
 use harness::scenario::model::Scenario;
 use reports::model::{Report, Verdict};
 
 fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime")
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
 }
 
 fn library() -> Vec<Scenario> {
     let scenarios = harness::builtin::scenarios().expect("the built-in library parses");
-    assert!(scenarios.len() >= 10, "the library holds at least the ten cases");
+    assert!(
+        scenarios.len() >= 10,
+        "the library holds at least the ten cases"
+    );
     scenarios
 }
 
 fn run(adapter: AdapterUnderTest, seed: u64, jobs: usize) -> Report {
-    let options = RunOptions { adapter, seed, jobs, command_prefix: "lostreply run".to_owned() };
+    let options = RunOptions {
+        adapter,
+        seed,
+        jobs,
+        command_prefix: "lostreply run".to_owned(),
+    };
     runtime().block_on(run_suite(&library(), &options, |_| {}))
 }
 
@@ -43,14 +54,28 @@ fn assert_all_pass(report: &Report) {
             line
         })
         .collect();
-    assert!(failed.is_empty(), "{} failed:\n{}", report.adapter.name, failed.join("\n"));
+    assert!(
+        failed.is_empty(),
+        "{} failed:\n{}",
+        report.adapter.name,
+        failed.join("\n")
+    );
 }
 
 fn verdicts(report: &Report) -> Vec<(String, Verdict, Vec<String>)> {
     report
         .scenarios
         .iter()
-        .map(|s| (s.id.clone(), s.verdict, s.violations.iter().map(|v| format!("{:?}", v.check)).collect()))
+        .map(|s| {
+            (
+                s.id.clone(),
+                s.verdict,
+                s.violations
+                    .iter()
+                    .map(|v| format!("{:?}", v.check))
+                    .collect(),
+            )
+        })
         .collect()
 }
 
@@ -72,8 +97,12 @@ fn the_reference_adapter_passes_every_scenario_as_a_process() {
 
 #[test]
 fn the_python_adapter_passes_every_scenario() {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/python/lostreply_adapter.py");
-    let command = ProcessCommand::from_argv(vec![python_interpreter(), script.to_owned()]).expect("command");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/python/lostreply_adapter.py"
+    );
+    let command =
+        ProcessCommand::from_argv(vec![python_interpreter(), script.to_owned()]).expect("command");
     assert_all_pass(&run(AdapterUnderTest::Process(command), 1, 2));
 }
 
@@ -81,19 +110,37 @@ fn the_python_adapter_passes_every_scenario() {
 fn verdicts_do_not_depend_on_the_seed_or_on_concurrency() {
     let baseline = verdicts(&run(reference(), 1, 1));
     for (seed, jobs) in [(2, 4), (3, 1), (0xdead_beef, 8)] {
-        assert_eq!(verdicts(&run(reference(), seed, jobs)), baseline, "seed {seed}, jobs {jobs}");
+        assert_eq!(
+            verdicts(&run(reference(), seed, jobs)),
+            baseline,
+            "seed {seed}, jobs {jobs}"
+        );
     }
 }
 
 #[test]
 fn the_same_seed_gives_the_same_ledger() {
     let scenarios = library();
-    let case2 = scenarios.iter().find(|s| s.case == Some(2)).expect("a case-2 scenario").clone();
-    let options = RunOptions { adapter: reference(), seed: 42, jobs: 1, command_prefix: "lostreply run".to_owned() };
+    let case2 = scenarios
+        .iter()
+        .find(|s| s.case == Some(2))
+        .expect("a case-2 scenario")
+        .clone();
+    let options = RunOptions {
+        adapter: reference(),
+        seed: 42,
+        jobs: 1,
+        command_prefix: "lostreply run".to_owned(),
+    };
     let rt = runtime();
     let a = rt.block_on(harness::run::run_scenario(&case2, &options));
     let b = rt.block_on(harness::run::run_scenario(&case2, &options));
-    let ids = |r: &reports::model::ScenarioReport| r.ledger.iter().map(|e| (e.id.clone(), e.idempotency_key.clone())).collect::<Vec<_>>();
+    let ids = |r: &reports::model::ScenarioReport| {
+        r.ledger
+            .iter()
+            .map(|e| (e.id.clone(), e.idempotency_key.clone()))
+            .collect::<Vec<_>>()
+    };
     assert_eq!(ids(&a), ids(&b));
     assert!(!ids(&a).is_empty());
     assert!(a.reproduce.contains("--seed 42"), "{}", a.reproduce);
@@ -102,8 +149,15 @@ fn the_same_seed_gives_the_same_ledger() {
 /// The real interpreter behind `python3`: a version-manager shim (pyenv) costs a
 /// shell start on every one of the hundreds of calls.
 fn python_interpreter() -> String {
-    let out = std::process::Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output().expect("python3 runs");
-    assert!(out.status.success(), "python3 -c failed: {}", String::from_utf8_lossy(&out.stderr));
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "python3 -c failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
@@ -114,5 +168,10 @@ fn the_python_adapters_own_unit_tests_pass() {
         .args(["-m", "unittest", "discover", "-s", dir, "-t", dir])
         .output()
         .expect("python3 runs");
-    assert!(out.status.success(), "python unit tests failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "python unit tests failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -118,7 +118,11 @@ impl Shared {
     pub(crate) fn is_done(&self, seq: u64) -> bool {
         let state = self.state();
         let index = usize::try_from(seq.saturating_sub(1)).unwrap_or(usize::MAX);
-        state.journal.entries().get(index).is_none_or(|e| e.fate != ResponseFate::InProgress)
+        state
+            .journal
+            .entries()
+            .get(index)
+            .is_none_or(|e| e.fate != ResponseFate::InProgress)
     }
 
     pub(crate) fn advance(&self, by: Duration) -> i64 {

@@ -48,11 +48,19 @@ pub struct Attribution {
 
 impl Attribution {
     /// Attributes requests and effects of `credential`'s tenant to `operations`.
-    pub fn build(operations: &[OperationSpec], journal: &[JournalEntry], ledger: &[Effect], credential: &str) -> Attribution {
+    pub fn build(
+        operations: &[OperationSpec],
+        journal: &[JournalEntry],
+        ledger: &[Effect],
+        credential: &str,
+    ) -> Attribution {
         let mut a = Attribution::default();
         for op in operations {
             let existing = a.groups.iter().position(|g| {
-                g.ops.first().and_then(|first| operations.iter().find(|o| &o.id == first)).is_some_and(|o| o.resource == op.resource && o.args == op.args)
+                g.ops
+                    .first()
+                    .and_then(|first| operations.iter().find(|o| &o.id == first))
+                    .is_some_and(|o| o.resource == op.resource && o.args == op.args)
             });
             let index = match existing {
                 Some(i) => i,
@@ -65,7 +73,9 @@ impl Attribution {
             a.group_of_op.insert(op.id.clone(), index);
         }
         for entry in journal {
-            if entry.kind != Some(RequestKind::Create) || entry.tenant.as_deref() != Some(credential) {
+            if entry.kind != Some(RequestKind::Create)
+                || entry.tenant.as_deref() != Some(credential)
+            {
                 continue;
             }
             let Some(body) = entry.fingerprint.as_deref().and_then(create_body) else {
@@ -73,13 +83,19 @@ impl Attribution {
                 continue;
             };
             let resource = entry.resource.as_deref().unwrap_or_default();
-            let by_args = operations.iter().find(|o| o.resource == resource && o.args == body.args);
+            let by_args = operations
+                .iter()
+                .find(|o| o.resource == resource && o.args == body.args);
             let by_ref = || {
                 operations.iter().find(|o| {
-                    body.client_reference.as_deref() == Some(o.id.as_str()) || body.metadata_operation.as_deref() == Some(o.id.as_str())
+                    body.client_reference.as_deref() == Some(o.id.as_str())
+                        || body.metadata_operation.as_deref() == Some(o.id.as_str())
                 })
             };
-            match by_args.or_else(by_ref).and_then(|o| a.group_of_op.get(&o.id)) {
+            match by_args
+                .or_else(by_ref)
+                .and_then(|o| a.group_of_op.get(&o.id))
+            {
                 Some(&g) => {
                     a.request_group.insert(entry.seq, g);
                 }
@@ -109,25 +125,44 @@ impl Attribution {
 
     /// Effect ids attributed to a group, in ledger order.
     pub fn effects_of_group<'l>(&self, group: usize, ledger: &'l [Effect]) -> Vec<&'l Effect> {
-        ledger.iter().filter(|e| self.effect_group.get(&e.id) == Some(&group)).collect()
+        ledger
+            .iter()
+            .filter(|e| self.effect_group.get(&e.id) == Some(&group))
+            .collect()
     }
 
     /// Create requests attributed to a group, in journal order.
-    pub fn requests_of_group<'j>(&self, group: usize, journal: &'j [JournalEntry]) -> Vec<&'j JournalEntry> {
-        journal.iter().filter(|e| self.request_group.get(&e.seq) == Some(&group)).collect()
+    pub fn requests_of_group<'j>(
+        &self,
+        group: usize,
+        journal: &'j [JournalEntry],
+    ) -> Vec<&'j JournalEntry> {
+        journal
+            .iter()
+            .filter(|e| self.request_group.get(&e.seq) == Some(&group))
+            .collect()
     }
 }
 
 /// Splits a create body (the journal's canonical JSON) into arguments and references.
 pub fn create_body(fingerprint: &str) -> Option<CreateBody> {
-    let Value::Object(mut body) = serde_json::from_str::<Value>(fingerprint).ok()? else { return None };
+    let Value::Object(mut body) = serde_json::from_str::<Value>(fingerprint).ok()? else {
+        return None;
+    };
     let client_reference = match body.remove("client_reference") {
         Some(Value::String(s)) => Some(s),
         _ => None,
     };
     let metadata_operation = match body.remove("metadata") {
-        Some(Value::Object(m)) => m.get("operation_id").and_then(Value::as_str).map(str::to_owned),
+        Some(Value::Object(m)) => m
+            .get("operation_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
         _ => None,
     };
-    Some(CreateBody { args: body, client_reference, metadata_operation })
+    Some(CreateBody {
+        args: body,
+        client_reference,
+        metadata_operation,
+    })
 }

@@ -7,7 +7,9 @@ use super::{outcome_list, outcome_name};
 use crate::run::observation::Observation;
 
 fn expectation(key: &str) -> Check {
-    Check::Expectation { key: key.to_owned() }
+    Check::Expectation {
+        key: key.to_owned(),
+    }
 }
 
 pub(super) fn check_all(obs: &Observation, a: &Attribution) -> Vec<Violation> {
@@ -15,34 +17,58 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution) -> Vec<Violation> {
     let expect = &obs.scenario.expect;
     for (op, allowed) in &expect.final_outcomes {
         let call = obs.final_status.get(op).copied();
-        let evidence: Vec<Evidence> = call.map(|index| Evidence::Call { index }).into_iter().collect();
+        let evidence: Vec<Evidence> = call
+            .map(|index| Evidence::Call { index })
+            .into_iter()
+            .collect();
         match obs.final_outcome(op) {
             Some(reply) if allowed.contains(&reply.outcome) => {}
             Some(reply) => v.push(Violation {
                 check: expectation("final"),
                 operation_id: Some(op.clone()),
-                message: format!("{op}: final status is {}, expected one of {}", outcome_name(reply.outcome), outcome_list(allowed)),
+                message: format!(
+                    "{op}: final status is {}, expected one of {}",
+                    outcome_name(reply.outcome),
+                    outcome_list(allowed)
+                ),
                 evidence,
             }),
             None => v.push(Violation {
                 check: expectation("final"),
                 operation_id: Some(op.clone()),
-                message: format!("{op}: the final status call gave no outcome, expected one of {}", outcome_list(allowed)),
+                message: format!(
+                    "{op}: the final status call gave no outcome, expected one of {}",
+                    outcome_list(allowed)
+                ),
                 evidence,
             }),
         }
     }
     for (step, ops) in &expect.after_step {
         for (op, allowed) in ops {
-            let calls: Vec<_> =
-                obs.calls.iter().filter(|c| c.step == *step && !c.probe && c.operation_id.as_deref() == Some(op.as_str())).collect();
-            let reported: Vec<_> = calls.iter().filter_map(|c| c.outcome.as_ref().map(|o| (c, o))).collect();
+            let calls: Vec<_> = obs
+                .calls
+                .iter()
+                .filter(|c| {
+                    c.step == *step && !c.probe && c.operation_id.as_deref() == Some(op.as_str())
+                })
+                .collect();
+            let reported: Vec<_> = calls
+                .iter()
+                .filter_map(|c| c.outcome.as_ref().map(|o| (c, o)))
+                .collect();
             if reported.is_empty() {
                 v.push(Violation {
                     check: expectation("after_step"),
                     operation_id: Some(op.clone()),
-                    message: format!("{op}: step {step} reported no outcome, expected one of {}", outcome_list(allowed)),
-                    evidence: calls.iter().map(|c| Evidence::Call { index: c.index }).collect(),
+                    message: format!(
+                        "{op}: step {step} reported no outcome, expected one of {}",
+                        outcome_list(allowed)
+                    ),
+                    evidence: calls
+                        .iter()
+                        .map(|c| Evidence::Call { index: c.index })
+                        .collect(),
                 });
             }
             for (call, reply) in reported {
@@ -70,17 +96,29 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution) -> Vec<Violation> {
         if group.ops.first() != Some(op) {
             continue;
         }
-        let expected_total: u32 = group.ops.iter().map(|o| expect.effects.get(o).copied().unwrap_or(*expected)).sum();
+        let expected_total: u32 = group
+            .ops
+            .iter()
+            .map(|o| expect.effects.get(o).copied().unwrap_or(*expected))
+            .sum();
         let effects = a.effects_of_group(g, &obs.ledger);
         if effects.len() as u32 != expected_total {
             let who = group.ops.join(", ");
             v.push(Violation {
                 check: expectation("effects"),
                 operation_id: Some(op.clone()),
-                message: format!("{who}: {} effect(s) in the ledger, expected exactly {expected_total}", effects.len()),
+                message: format!(
+                    "{who}: {} effect(s) in the ledger, expected exactly {expected_total}",
+                    effects.len()
+                ),
                 evidence: effects
                     .iter()
-                    .flat_map(|e| e.request_seq.map(|seq| Evidence::Request { seq }).into_iter().chain([Evidence::Effect { id: e.id.clone() }]))
+                    .flat_map(|e| {
+                        e.request_seq
+                            .map(|seq| Evidence::Request { seq })
+                            .into_iter()
+                            .chain([Evidence::Effect { id: e.id.clone() }])
+                    })
                     .collect(),
             });
         }
@@ -94,9 +132,14 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution) -> Vec<Violation> {
                 operation_id: Some(op.clone()),
                 message: format!(
                     "{op}: needs_review is {}, expected {expected}",
-                    actual.map(|b| b.to_string()).unwrap_or_else(|| "not reported".to_owned())
+                    actual
+                        .map(|b| b.to_string())
+                        .unwrap_or_else(|| "not reported".to_owned())
                 ),
-                evidence: call.map(|index| Evidence::Call { index }).into_iter().collect(),
+                evidence: call
+                    .map(|index| Evidence::Call { index })
+                    .into_iter()
+                    .collect(),
             });
         }
     }

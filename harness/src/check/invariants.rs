@@ -35,18 +35,29 @@ fn effect_evidence(effects: &[&Effect]) -> Vec<Evidence> {
 
 /// Calls about an operation that produced an outcome, in the order they ended.
 fn outcome_calls<'o>(obs: &'o Observation, op: &str) -> Vec<&'o Call> {
-    let mut calls: Vec<&Call> = obs.calls.iter().filter(|c| c.operation_id.as_deref() == Some(op) && c.outcome.is_some()).collect();
+    let mut calls: Vec<&Call> = obs
+        .calls
+        .iter()
+        .filter(|c| c.operation_id.as_deref() == Some(op) && c.outcome.is_some())
+        .collect();
     calls.sort_by_key(|c| (c.end_ms, c.index));
     calls
 }
 
-/// 1. At most one effect per logical operation (a group: no more than its operations).
+/// Invariant 1: at most one effect per logical operation (a group: no more than its operations).
 fn at_most_once(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>) {
     for (g, group) in a.groups.iter().enumerate() {
         let effects = a.effects_of_group(g, &obs.ledger);
         if effects.len() > group.ops.len() {
             let ids: Vec<&str> = effects.iter().map(|e| e.id.as_str()).collect();
-            let keys: Vec<String> = effects.iter().map(|e| e.idempotency_key.clone().unwrap_or_else(|| "no key".to_owned())).collect();
+            let keys: Vec<String> = effects
+                .iter()
+                .map(|e| {
+                    e.idempotency_key
+                        .clone()
+                        .unwrap_or_else(|| "no key".to_owned())
+                })
+                .collect();
             let who = group.ops.join(", ");
             v.push(Violation {
                 check: invariant(1),
@@ -64,7 +75,7 @@ fn at_most_once(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>) {
     }
 }
 
-/// 2. `succeeded` names a provider_ref that is one of the operation's effects,
+/// Invariant 2: `succeeded` names a provider_ref that is one of the operation's effects,
 /// done (not still processing, not settled failed), and claimed by no other operation.
 fn success_has_effect(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>) {
     let mut claimed: BTreeMap<String, (String, usize)> = BTreeMap::new();
@@ -76,7 +87,10 @@ fn success_has_effect(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>
             if reply.outcome != OutcomeKind::Succeeded {
                 continue;
             }
-            let effect = reply.provider_ref.as_deref().and_then(|r| obs.ledger.iter().find(|e| e.id == r));
+            let effect = reply
+                .provider_ref
+                .as_deref()
+                .and_then(|r| obs.ledger.iter().find(|e| e.id == r));
             let problem = match (reply.provider_ref.as_deref(), effect) {
                 (None, _) => Some("reports succeeded with no provider_ref".to_owned()),
                 (Some(r), None) => Some(format!("reports succeeded with provider_ref {r}, which is not in the ledger")),
@@ -112,7 +126,11 @@ fn success_has_effect(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>
                             check: invariant(2),
                             operation_id: Some(op.id.clone()),
                             message: format!("{} and {other} both claim the one effect {r}", op.id),
-                            evidence: vec![Evidence::Call { index: *other_call }, Evidence::Call { index: call.index }, Evidence::Effect { id: r.clone() }],
+                            evidence: vec![
+                                Evidence::Call { index: *other_call },
+                                Evidence::Call { index: call.index },
+                                Evidence::Effect { id: r.clone() },
+                            ],
                         });
                     }
                     Some(_) => {}
@@ -125,27 +143,50 @@ fn success_has_effect(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>
     }
 }
 
-/// 3. No failure while an effect exists; an object that settled `failed` is a
+/// Invariant 3: no failure while an effect exists; an object that settled `failed` is a
 /// confirmed failure, so claiming success for it is the violation instead.
 fn failure_has_no_effect(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>) {
     for op in &obs.scenario.operations {
         let Some(g) = a.group(&op.id) else { continue };
         let effects = a.effects_of_group(g, &obs.ledger);
-        let live: Vec<&Effect> = effects.iter().copied().filter(|e| e.status != ObjectStatus::Failed).collect();
+        let live: Vec<&Effect> = effects
+            .iter()
+            .copied()
+            .filter(|e| e.status != ObjectStatus::Failed)
+            .collect();
         for call in outcome_calls(obs, &op.id) {
             let Some(reply) = &call.outcome else { continue };
             let problem = match reply.outcome {
                 OutcomeKind::Failed if !live.is_empty() => Some((
-                    format!("{}: {} reports failed, but the provider holds {}", op.id, call.name.as_str(), ids(&live)),
+                    format!(
+                        "{}: {} reports failed, but the provider holds {}",
+                        op.id,
+                        call.name.as_str(),
+                        ids(&live)
+                    ),
                     &live,
                 )),
                 OutcomeKind::Succeeded => {
-                    let settled_failed: Vec<&Effect> =
-                        effects.iter().copied().filter(|e| Some(e.id.as_str()) == reply.provider_ref.as_deref() && e.status == ObjectStatus::Failed).collect();
+                    let settled_failed: Vec<&Effect> = effects
+                        .iter()
+                        .copied()
+                        .filter(|e| {
+                            Some(e.id.as_str()) == reply.provider_ref.as_deref()
+                                && e.status == ObjectStatus::Failed
+                        })
+                        .collect();
                     if settled_failed.is_empty() {
                         None
                     } else {
-                        Some((format!("{}: {} reports succeeded, but {} settled failed", op.id, call.name.as_str(), ids(&settled_failed)), &effects))
+                        Some((
+                            format!(
+                                "{}: {} reports succeeded, but {} settled failed",
+                                op.id,
+                                call.name.as_str(),
+                                ids(&settled_failed)
+                            ),
+                            &effects,
+                        ))
                     }
                 }
                 OutcomeKind::Failed | OutcomeKind::Pending | OutcomeKind::Unknown => None,
@@ -153,7 +194,12 @@ fn failure_has_no_effect(obs: &Observation, a: &Attribution, v: &mut Vec<Violati
             if let Some((message, shown)) = problem {
                 let mut evidence = vec![Evidence::Call { index: call.index }];
                 evidence.extend(effect_evidence(shown));
-                v.push(Violation { check: invariant(3), operation_id: Some(op.id.clone()), message, evidence });
+                v.push(Violation {
+                    check: invariant(3),
+                    operation_id: Some(op.id.clone()),
+                    message,
+                    evidence,
+                });
                 break;
             }
         }
@@ -161,10 +207,14 @@ fn failure_has_no_effect(obs: &Observation, a: &Attribution, v: &mut Vec<Violati
 }
 
 fn ids(effects: &[&Effect]) -> String {
-    effects.iter().map(|e| e.id.as_str()).collect::<Vec<_>>().join(", ")
+    effects
+        .iter()
+        .map(|e| e.id.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
-/// 4. Once `succeeded` or `failed` is reported, every later report says the same.
+/// Invariant 4: once `succeeded` or `failed` is reported, every later report says the same.
 fn terminal_is_final(obs: &Observation, v: &mut Vec<Violation>) {
     for op in &obs.scenario.operations {
         let mut terminal: Option<&Call> = None;
@@ -191,7 +241,12 @@ fn terminal_is_final(obs: &Observation, v: &mut Vec<Violation>) {
                                 reply.provider_ref.as_deref().unwrap_or("no ref"),
                                 call.index
                             ),
-                            evidence: vec![Evidence::Call { index: first_call.index }, Evidence::Call { index: call.index }],
+                            evidence: vec![
+                                Evidence::Call {
+                                    index: first_call.index,
+                                },
+                                Evidence::Call { index: call.index },
+                            ],
                         });
                         break;
                     }
@@ -201,7 +256,7 @@ fn terminal_is_final(obs: &Observation, v: &mut Vec<Violation>) {
     }
 }
 
-/// 5. Every create attempt of one operation carries the same key (where the
+/// Invariant 5: every create attempt of one operation carries the same key (where the
 /// contract has keys) and the same arguments.
 fn same_key_same_args(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>) {
     let keyed = obs.scenario.plan.idempotency.mode != simulator::IdempotencyMode::None;
@@ -209,17 +264,27 @@ fn same_key_same_args(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>
         // Ops sharing arguments on purpose are separate actions with separate keys;
         // the per-operation key rule only applies to single-operation groups.
         let requests = a.requests_of_group(g, &obs.journal);
-        let Some(first) = requests.first() else { continue };
+        let Some(first) = requests.first() else {
+            continue;
+        };
         let op_id = group.ops.first().cloned().unwrap_or_default();
-        let Some(op) = obs.scenario.operations.iter().find(|o| o.id == op_id) else { continue };
+        let Some(op) = obs.scenario.operations.iter().find(|o| o.id == op_id) else {
+            continue;
+        };
         for r in &requests {
             let body = r.fingerprint.as_deref().and_then(create_body);
             if body.as_ref().is_some_and(|b| b.args != op.args) {
                 v.push(Violation {
                     check: invariant(5),
                     operation_id: Some(op.id.clone()),
-                    message: format!("{}: create request #{} carries other arguments than the operation's", op.id, r.seq),
-                    evidence: vec![Evidence::Request { seq: first.seq }, Evidence::Request { seq: r.seq }],
+                    message: format!(
+                        "{}: create request #{} carries other arguments than the operation's",
+                        op.id, r.seq
+                    ),
+                    evidence: vec![
+                        Evidence::Request { seq: first.seq },
+                        Evidence::Request { seq: r.seq },
+                    ],
                 });
                 break;
             }
@@ -235,7 +300,10 @@ fn same_key_same_args(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>
                         first.seq,
                         first.idempotency_key.as_deref().unwrap_or("none")
                     ),
-                    evidence: vec![Evidence::Request { seq: first.seq }, Evidence::Request { seq: r.seq }],
+                    evidence: vec![
+                        Evidence::Request { seq: first.seq },
+                        Evidence::Request { seq: r.seq },
+                    ],
                 });
                 break;
             }
@@ -251,16 +319,22 @@ fn same_key_same_args(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>
     }
 }
 
-/// 6. `status` sends nothing to the provider. Checked on calls made alone (in a
+/// Invariant 6: `status` sends nothing to the provider. Checked on calls made alone (in a
 /// `parallel` step other calls' requests interleave and cannot be told apart).
 fn status_is_read_only(obs: &Observation, v: &mut Vec<Violation>) {
     for call in &obs.calls {
         if call.name != CallName::Status {
             continue;
         }
-        let Some((before, after)) = call.journal_window else { continue };
+        let Some((before, after)) = call.journal_window else {
+            continue;
+        };
         if after > before {
-            let seqs: Vec<u64> = obs.journal[before.min(obs.journal.len())..after.min(obs.journal.len())].iter().map(|e| e.seq).collect();
+            let seqs: Vec<u64> = obs.journal
+                [before.min(obs.journal.len())..after.min(obs.journal.len())]
+                .iter()
+                .map(|e| e.seq)
+                .collect();
             let mut evidence = vec![Evidence::Call { index: call.index }];
             evidence.extend(seqs.iter().map(|&seq| Evidence::Request { seq }));
             v.push(Violation {
@@ -278,7 +352,7 @@ fn status_is_read_only(obs: &Observation, v: &mut Vec<Violation>) {
     }
 }
 
-/// 7. A forged webhook changes nothing: it is not accepted, the store's record
+/// Invariant 7: a forged webhook changes nothing: it is not accepted, the store's record
 /// is the same before and after, and no effect appears.
 fn forged_changes_nothing(obs: &Observation, v: &mut Vec<Violation>) {
     for probe in &obs.forged {
@@ -295,8 +369,12 @@ fn forged_changes_nothing(obs: &Observation, v: &mut Vec<Violation>) {
         if changed {
             what.push(format!(
                 "its record went from {} to {}",
-                before.map(|o| outcome_name(o.outcome)).unwrap_or("no answer"),
-                after.map(|o| outcome_name(o.outcome)).unwrap_or("no answer")
+                before
+                    .map(|o| outcome_name(o.outcome))
+                    .unwrap_or("no answer"),
+                after
+                    .map(|o| outcome_name(o.outcome))
+                    .unwrap_or("no answer")
             ));
         }
         if grew {
@@ -306,10 +384,18 @@ fn forged_changes_nothing(obs: &Observation, v: &mut Vec<Violation>) {
             v.push(Violation {
                 check: invariant(7),
                 operation_id: Some(probe.operation_id.clone()),
-                message: format!("{}: a forged webhook (wrong signature) was delivered and the adapter {}", probe.operation_id, what.join("; ")),
+                message: format!(
+                    "{}: a forged webhook (wrong signature) was delivered and the adapter {}",
+                    probe.operation_id,
+                    what.join("; ")
+                ),
                 evidence: vec![
-                    Evidence::Call { index: probe.before },
-                    Evidence::Delivery { call_index: probe.delivery },
+                    Evidence::Call {
+                        index: probe.before,
+                    },
+                    Evidence::Delivery {
+                        call_index: probe.delivery,
+                    },
                     Evidence::Call { index: probe.after },
                 ],
             });

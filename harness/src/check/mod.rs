@@ -25,7 +25,12 @@ pub const INVARIANTS: [(u8, &str); 7] = [
 
 /// Checks one run: every invariant, then every expectation.
 pub fn check(obs: &Observation) -> Vec<Violation> {
-    let attribution = Attribution::build(&obs.scenario.operations, &obs.journal, &obs.ledger, &obs.credential);
+    let attribution = Attribution::build(
+        &obs.scenario.operations,
+        &obs.journal,
+        &obs.ledger,
+        &obs.credential,
+    );
     let mut violations = invariants::check_all(obs, &attribution);
     violations.extend(expectations::check_all(obs, &attribution));
     violations
@@ -33,8 +38,15 @@ pub fn check(obs: &Observation) -> Vec<Violation> {
 
 /// The `Check` of invariant `number`.
 pub(crate) fn invariant(number: u8) -> Check {
-    let name = INVARIANTS.iter().find(|(n, _)| *n == number).map(|(_, name)| *name).unwrap_or("unknown");
-    Check::Invariant { number, name: name.to_owned() }
+    let name = INVARIANTS
+        .iter()
+        .find(|(n, _)| *n == number)
+        .map(|(_, name)| *name)
+        .unwrap_or("unknown");
+    Check::Invariant {
+        number,
+        name: name.to_owned(),
+    }
 }
 
 /// The protocol's name of an outcome.
@@ -49,5 +61,12 @@ pub fn outcome_name(outcome: OutcomeKind) -> &'static str {
 
 /// `[succeeded, unknown]`.
 pub(crate) fn outcome_list(outcomes: &[OutcomeKind]) -> String {
-    format!("[{}]", outcomes.iter().map(|o| outcome_name(*o)).collect::<Vec<_>>().join(", "))
+    format!(
+        "[{}]",
+        outcomes
+            .iter()
+            .map(|o| outcome_name(*o))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }

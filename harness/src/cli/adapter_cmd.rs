@@ -17,18 +17,34 @@ pub(super) struct AdapterArgs {
 
 pub(super) async fn adapter(args: AdapterArgs) -> i32 {
     let Some(factory) = crate::builtin::adapter(&args.name) else {
-        eprintln!("lostreply adapter: no bundled adapter named {:?} (bundled: {})", args.name, crate::builtin::ADAPTERS.join(", "));
+        eprintln!(
+            "lostreply adapter: no bundled adapter named {:?} (bundled: {})",
+            args.name,
+            crate::builtin::ADAPTERS.join(", ")
+        );
         return exit::BAD_INPUT;
     };
     let Some(state_dir) = std::env::var_os("LOSTREPLY_STATE_DIR").map(PathBuf::from) else {
         eprintln!("lostreply adapter: LOSTREPLY_STATE_DIR is not set (the harness sets it for every call)");
         return exit::BAD_INPUT;
     };
-    match crate::serve_call::serve_call(factory.as_ref(), &args.call, &state_dir, tokio::io::stdin(), tokio::io::stdout()).await {
+    match crate::serve_call::serve_call(
+        factory.as_ref(),
+        &args.call,
+        &state_dir,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+    )
+    .await
+    {
         Ok(()) => exit::OK,
         Err(e) => {
             eprintln!("lostreply adapter {}: {e}", args.name);
-            exit::BAD_INPUT
+            if e.is_bad_input() {
+                exit::BAD_INPUT
+            } else {
+                exit::ADAPTER_OR_INFRA
+            }
         }
     }
 }

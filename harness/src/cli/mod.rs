@@ -49,12 +49,19 @@ pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            let code = if e.use_stderr() { exit::BAD_INPUT } else { exit::OK };
+            let code = if e.use_stderr() {
+                exit::BAD_INPUT
+            } else {
+                exit::OK
+            };
             let _ = e.print();
             return code;
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("lostreply: cannot start the async runtime: {e}");
@@ -101,7 +108,10 @@ fn list() -> i32 {
     match crate::builtin::scenarios() {
         Ok(scenarios) => {
             for s in scenarios {
-                let case = s.case.map(|c| format!("case {c:>2}")).unwrap_or_else(|| "       ".to_owned());
+                let case = s
+                    .case
+                    .map(|c| format!("case {c:>2}"))
+                    .unwrap_or_else(|| "       ".to_owned());
                 println!("{case}  {:<40} [{}]  {}", s.id, s.tags.join(", "), s.title);
             }
             exit::OK

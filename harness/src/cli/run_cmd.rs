@@ -34,7 +34,12 @@ pub(super) struct RunArgs {
     #[arg(long, value_name = "DIR")]
     report_dir: Option<PathBuf>,
     /// Report formats to write with --report-dir (comma-separated): json, junit, markdown, html.
-    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "json,junit,markdown,html")]
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "json,junit,markdown,html"
+    )]
     format: Vec<String>,
     /// Colour in the terminal summary.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
@@ -60,7 +65,12 @@ pub(super) async fn run(args: RunArgs) -> i32 {
             let name = name.as_deref().unwrap_or("reference");
             match crate::builtin::adapter(name) {
                 Some(f) => AdapterUnderTest::InProcess(Arc::clone(&f)),
-                None => return usage(&format!("--builtin {name}: no such adapter (bundled: {})", crate::builtin::ADAPTERS.join(", "))),
+                None => {
+                    return usage(&format!(
+                        "--builtin {name}: no such adapter (bundled: {})",
+                        crate::builtin::ADAPTERS.join(", ")
+                    ))
+                }
             }
         }
     };
@@ -87,13 +97,24 @@ pub(super) async fn run(args: RunArgs) -> i32 {
             return usage(&format!("no scenario has any of the tags {:?}", args.tags));
         }
     }
-    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    let options = RunOptions { adapter, seed: args.seed, jobs, command_prefix: "lostreply run".to_owned() };
+    let jobs = args.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let options = RunOptions {
+        adapter,
+        seed: args.seed,
+        jobs,
+        command_prefix: "lostreply run".to_owned(),
+    };
     let style = TerminalStyle {
         color: match args.color {
             Color::Always => true,
             Color::Never => false,
-            Color::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+            Color::Auto => {
+                std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+            }
         },
     };
     let progress = Progress::new(scenarios.len());
@@ -120,14 +141,21 @@ fn usage(message: &str) -> i32 {
     exit::BAD_INPUT
 }
 
-fn write_reports(dir: &std::path::Path, formats: &[Format], report: &reports::model::Report) -> Result<(), String> {
+fn write_reports(
+    dir: &std::path::Path,
+    formats: &[Format],
+    report: &reports::model::Report,
+) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     for format in formats {
         let path = dir.join(format!("lostreply.{}", format.extension()));
-        let file = std::fs::File::create(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        let file = std::fs::File::create(&path)
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
         let mut w = std::io::BufWriter::new(file);
-        reports::write(*format, &mut w, report).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        w.flush().map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        reports::write(*format, &mut w, report)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        w.flush()
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     Ok(())
 }
@@ -141,7 +169,9 @@ impl Progress {
     fn new(total: usize) -> Progress {
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = indicatif::ProgressBar::new(total as u64);
-            if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} scenarios {elapsed}") {
+            if let Ok(style) =
+                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} scenarios {elapsed}")
+            {
                 bar.set_style(style);
             }
             bar

@@ -54,7 +54,10 @@ fn expand(path: &Path) -> Result<Vec<PathBuf>, String> {
         .collect();
     files.sort();
     if files.is_empty() {
-        return Err(format!("{}: no *.yaml scenario files in this directory", path.display()));
+        return Err(format!(
+            "{}: no *.yaml scenario files in this directory",
+            path.display()
+        ));
     }
     Ok(files)
 }
@@ -64,7 +67,10 @@ fn check_unique_ids(scenarios: &[Scenario]) -> Result<(), String> {
     let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
     for s in scenarios {
         if let Some(first) = seen.insert(&s.id, &s.path) {
-            return Err(format!("{}: scenario id {:?} is already used by {first}", s.path, s.id));
+            return Err(format!(
+                "{}: scenario id {:?} is already used by {first}",
+                s.path, s.id
+            ));
         }
     }
     Ok(())

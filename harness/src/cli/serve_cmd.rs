@@ -54,7 +54,10 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
             Some(m) => plan.idempotency.mode = m,
             None => {
                 let names: Vec<&str> = IdempotencyMode::ALL.iter().map(|m| m.name()).collect();
-                eprintln!("lostreply serve: --idempotency {mode:?}: unknown mode (one of {})", names.join(", "));
+                eprintln!(
+                    "lostreply serve: --idempotency {mode:?}: unknown mode (one of {})",
+                    names.join(", ")
+                );
                 return exit::BAD_INPUT;
             }
         }
@@ -72,7 +75,10 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
             }
         }
     }
-    let options = ServeOptions { bind: SocketAddr::new(args.bind, args.port), control_token: args.control_token.clone() };
+    let options = ServeOptions {
+        bind: SocketAddr::new(args.bind, args.port),
+        control_token: args.control_token.clone(),
+    };
     let credentials = plan.tenants.clone();
     let mode = plan.idempotency.mode;
     let retention = plan.idempotency.retention;
@@ -83,7 +89,9 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
             eprintln!("lostreply serve: {e}");
             return match e {
                 simulator::StartError::Bind { .. } => exit::ADAPTER_OR_INFRA,
-                simulator::StartError::InvalidPlan(_) | simulator::StartError::ControlUnguarded(_) | simulator::StartError::BadControlToken => exit::BAD_INPUT,
+                simulator::StartError::InvalidPlan(_)
+                | simulator::StartError::ControlUnguarded(_)
+                | simulator::StartError::BadControlToken => exit::BAD_INPUT,
             };
         }
     };
@@ -95,9 +103,18 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{banner}");
     let _ = writeln!(out, "lostreply simulator listening on {}", sim.base_url());
-    let _ = writeln!(out, "  idempotency: {} (retention {})", mode.name(), humantime::format_duration(retention));
+    let _ = writeln!(
+        out,
+        "  idempotency: {} (retention {})",
+        mode.name(),
+        humantime::format_duration(retention)
+    );
     let _ = writeln!(out, "  fault rules: {faults}");
-    let _ = writeln!(out, "  control API: {} (ledger, journal, events, clock, health)", sim.control_url());
+    let _ = writeln!(
+        out,
+        "  control API: {} (ledger, journal, events, clock, health)",
+        sim.control_url()
+    );
     let _ = writeln!(out, "  stop with Ctrl-C or SIGTERM");
     let _ = out.flush();
     drop(out);

@@ -20,19 +20,29 @@ pub(super) struct Instance {
 }
 
 impl Instance {
-    pub(super) fn build(factory: Arc<dyn AdapterFactory>, state_dir: &Path) -> Result<Instance, String> {
+    pub(super) fn build(
+        factory: Arc<dyn AdapterFactory>,
+        state_dir: &Path,
+    ) -> Result<Instance, String> {
         let adapter = factory.build(state_dir).map_err(|e| e.to_string())?;
-        Ok(Instance { factory, current: Mutex::new(Arc::from(adapter)) })
+        Ok(Instance {
+            factory,
+            current: Mutex::new(Arc::from(adapter)),
+        })
     }
 
     pub(super) fn rebuild(&self, state_dir: &Path) -> Result<(), String> {
-        let fresh: Arc<dyn Adapter> = Arc::from(self.factory.build(state_dir).map_err(|e| e.to_string())?);
+        let fresh: Arc<dyn Adapter> =
+            Arc::from(self.factory.build(state_dir).map_err(|e| e.to_string())?);
         *self.current.lock().unwrap_or_else(|p| p.into_inner()) = fresh;
         Ok(())
     }
 
     fn adapter(&self) -> Arc<dyn Adapter> {
-        self.current.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.current
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     pub(super) async fn call(
@@ -65,7 +75,11 @@ impl Instance {
                 CallEnd::Crashed
             }
         };
-        CallOutput { reply: None, end, stderr: String::new() }
+        CallOutput {
+            reply: None,
+            end,
+            stderr: String::new(),
+        }
     }
 }
 
@@ -79,7 +93,11 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-async fn dispatch(adapter: &dyn Adapter, name: CallName, request: serde_json::Value) -> Result<serde_json::Value, AdapterFailure> {
+async fn dispatch(
+    adapter: &dyn Adapter,
+    name: CallName,
+    request: serde_json::Value,
+) -> Result<serde_json::Value, AdapterFailure> {
     match name {
         CallName::Execute => reply(adapter.execute(typed(request)?).await?),
         CallName::Reconcile => reply(adapter.reconcile(typed(request)?).await?),
@@ -91,7 +109,8 @@ async fn dispatch(adapter: &dyn Adapter, name: CallName, request: serde_json::Va
 
 fn typed<T: DeserializeOwned>(request: serde_json::Value) -> Result<T, AdapterFailure> {
     // The harness built this request; a mismatch here is a harness bug, reported loudly.
-    serde_json::from_value(request).map_err(|e| AdapterFailure::new(format!("harness sent a malformed request: {e}")))
+    serde_json::from_value(request)
+        .map_err(|e| AdapterFailure::new(format!("harness sent a malformed request: {e}")))
 }
 
 fn reply<T: Serialize>(value: T) -> Result<serde_json::Value, AdapterFailure> {

@@ -72,13 +72,18 @@ impl AdapterUnderTest {
             }
             AdapterUnderTest::Process(command) => Form::Process(command.clone()),
         };
-        Ok(Session { state_dir: state_dir.to_path_buf(), form })
+        Ok(Session {
+            state_dir: state_dir.to_path_buf(),
+            form,
+        })
     }
 }
 
 /// Quotes a string for a POSIX shell, so that a printed command can be pasted.
 pub fn shell_quote(s: &str) -> String {
-    shlex::try_quote(s).map(|q| q.into_owned()).unwrap_or_else(|_| format!("'{s}'"))
+    shlex::try_quote(s)
+        .map(|q| q.into_owned())
+        .unwrap_or_else(|_| format!("'{s}'"))
 }
 
 enum Form {
@@ -95,7 +100,9 @@ pub struct Session {
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session").field("state_dir", &self.state_dir).finish_non_exhaustive()
+        f.debug_struct("Session")
+            .field("state_dir", &self.state_dir)
+            .finish_non_exhaustive()
     }
 }
 
@@ -124,7 +131,9 @@ impl Session {
         match &self.form {
             Form::InProcess(instance) => instance.call(name, request, deadline, crash).await,
             Form::Process(command) => {
-                command.call(name, request, &self.state_dir, deadline, crash).await
+                command
+                    .call(name, request, &self.state_dir, deadline, crash)
+                    .await
             }
         }
     }
@@ -153,14 +162,17 @@ pub(crate) fn tail_text(bytes: &[u8], limit: usize) -> String {
 /// Checks that a reply is a JSON object, as the protocol demands.
 pub(crate) fn parse_reply(stdout: &[u8]) -> Result<serde_json::Value, String> {
     if stdout.len() > STDOUT_LIMIT_BYTES {
-        return Err(format!("stdout is {} bytes, over the {STDOUT_LIMIT_BYTES}-byte limit", stdout.len()));
+        return Err(format!(
+            "stdout is {} bytes, over the {STDOUT_LIMIT_BYTES}-byte limit",
+            stdout.len()
+        ));
     }
     let text = std::str::from_utf8(stdout).map_err(|e| format!("stdout is not UTF-8: {e}"))?;
     if text.trim().is_empty() {
         return Err("stdout is empty: the protocol wants one JSON object".to_owned());
     }
-    let value: serde_json::Value =
-        serde_json::from_str(text.trim()).map_err(|e| format!("stdout is not one JSON value: {e}"))?;
+    let value: serde_json::Value = serde_json::from_str(text.trim())
+        .map_err(|e| format!("stdout is not one JSON value: {e}"))?;
     if !value.is_object() {
         return Err("stdout is JSON but not an object".to_owned());
     }

@@ -10,7 +10,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio::sync::oneshot;
 
-use super::{crash_signal, parse_reply, tail_text, CallOutput, STDERR_KEEP_BYTES, STDOUT_LIMIT_BYTES};
+use super::{
+    crash_signal, parse_reply, tail_text, CallOutput, STDERR_KEEP_BYTES, STDOUT_LIMIT_BYTES,
+};
 use crate::protocol::{CallName, PROTOCOL_VERSION};
 
 /// A process adapter's command line (program and arguments), split like a shell would.
@@ -22,7 +24,8 @@ pub struct ProcessCommand {
 impl ProcessCommand {
     /// Splits `python3 adapter.py --flag` into words. Errors on an empty line or unbalanced quotes.
     pub fn parse(line: &str) -> Result<ProcessCommand, String> {
-        let argv = shlex::split(line).ok_or_else(|| format!("cannot split adapter command {line:?}: unbalanced quotes"))?;
+        let argv = shlex::split(line)
+            .ok_or_else(|| format!("cannot split adapter command {line:?}: unbalanced quotes"))?;
         if argv.is_empty() {
             return Err("the adapter command is empty".to_owned());
         }
@@ -39,7 +42,8 @@ impl ProcessCommand {
 
     /// The command as one pasteable line.
     pub fn display(&self) -> String {
-        shlex::try_join(self.argv.iter().map(String::as_str)).unwrap_or_else(|_| self.argv.join(" "))
+        shlex::try_join(self.argv.iter().map(String::as_str))
+            .unwrap_or_else(|_| self.argv.join(" "))
     }
 
     pub(super) async fn call(
@@ -65,14 +69,24 @@ impl ProcessCommand {
             Err(e) => {
                 return CallOutput {
                     reply: None,
-                    end: CallEnd::Failed { message: format!("cannot start `{}`: {e}", self.display()) },
+                    end: CallEnd::Failed {
+                        message: format!("cannot start `{}`: {e}", self.display()),
+                    },
                     stderr: String::new(),
                 }
             }
         };
         // Pipes are taken once; all three exist because they were requested above.
-        let (Some(mut stdin), Some(mut stdout), Some(mut stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take()) else {
-            return CallOutput { reply: None, end: CallEnd::Failed { message: "child pipes missing".to_owned() }, stderr: String::new() };
+        let (Some(mut stdin), Some(mut stdout), Some(mut stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return CallOutput {
+                reply: None,
+                end: CallEnd::Failed {
+                    message: "child pipes missing".to_owned(),
+                },
+                stderr: String::new(),
+            };
         };
         let body = request.to_string().into_bytes();
         // Write stdin concurrently with reading stdout: a child that answers before
@@ -84,13 +98,19 @@ impl ProcessCommand {
         };
         let out_reader = async move {
             let mut buf = Vec::new();
-            let _ = (&mut stdout).take(STDOUT_LIMIT_BYTES as u64 + 1).read_to_end(&mut buf).await;
+            let _ = (&mut stdout)
+                .take(STDOUT_LIMIT_BYTES as u64 + 1)
+                .read_to_end(&mut buf)
+                .await;
             buf
         };
         let err_reader = async move {
             let mut buf = Vec::new();
             // Bounded: an adapter that floods stderr cannot exhaust memory.
-            let _ = (&mut stderr).take(8 * STDERR_KEEP_BYTES as u64).read_to_end(&mut buf).await;
+            let _ = (&mut stderr)
+                .take(8 * STDERR_KEEP_BYTES as u64)
+                .read_to_end(&mut buf)
+                .await;
             buf
         };
         let io = async { tokio::join!(writer, out_reader, err_reader) };
@@ -110,11 +130,29 @@ impl ProcessCommand {
                 let stderr = tail_text(&err, STDERR_KEEP_BYTES);
                 match status {
                     Ok(s) if s.success() => match parse_reply(&out) {
-                        Ok(reply) => CallOutput { reply: Some(reply), end: CallEnd::Replied, stderr },
-                        Err(message) => CallOutput { reply: None, end: CallEnd::BadReply { message }, stderr },
+                        Ok(reply) => CallOutput {
+                            reply: Some(reply),
+                            end: CallEnd::Replied,
+                            stderr,
+                        },
+                        Err(message) => CallOutput {
+                            reply: None,
+                            end: CallEnd::BadReply { message },
+                            stderr,
+                        },
                     },
-                    Ok(s) => CallOutput { reply: None, end: CallEnd::Exited { code: s.code() }, stderr },
-                    Err(e) => CallOutput { reply: None, end: CallEnd::Failed { message: format!("waiting for the adapter: {e}") }, stderr },
+                    Ok(s) => CallOutput {
+                        reply: None,
+                        end: CallEnd::Exited { code: s.code() },
+                        stderr,
+                    },
+                    Err(e) => CallOutput {
+                        reply: None,
+                        end: CallEnd::Failed {
+                            message: format!("waiting for the adapter: {e}"),
+                        },
+                        stderr,
+                    },
                 }
             }
             Ended::Deadline | Ended::Crashed => {
@@ -128,18 +166,28 @@ impl ProcessCommand {
                     Err(_) => String::new(),
                 };
                 let end = if matches!(ended, Ended::Deadline) {
-                    CallEnd::Deadline { deadline_ms: deadline.as_millis() as u64 }
+                    CallEnd::Deadline {
+                        deadline_ms: deadline.as_millis() as u64,
+                    }
                 } else {
                     CallEnd::Crashed
                 };
-                CallOutput { reply: None, end, stderr }
+                CallOutput {
+                    reply: None,
+                    end,
+                    stderr,
+                }
             }
         }
     }
 }
 
 enum Ended {
-    Finished { status: std::io::Result<std::process::ExitStatus>, out: Vec<u8>, err: Vec<u8> },
+    Finished {
+        status: std::io::Result<std::process::ExitStatus>,
+        out: Vec<u8>,
+        err: Vec<u8>,
+    },
     Deadline,
     Crashed,
 }

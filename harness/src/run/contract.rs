@@ -4,7 +4,10 @@
 use serde_json::Value;
 use simulator::{IdempotencyMode, Simulator};
 
-use crate::protocol::{Common, Contract, ContractIdempotency, ContractLookup, ContractWebhooks, ProviderInfo, PROTOCOL_VERSION};
+use crate::protocol::{
+    Common, Contract, ContractIdempotency, ContractLookup, ContractWebhooks, ProviderInfo,
+    PROTOCOL_VERSION,
+};
 use crate::scenario::model::Scenario;
 
 /// The mode a provider documents. Known-bad servers claim to be a good one: that
@@ -37,7 +40,9 @@ pub fn contract(scenario: &Scenario) -> Contract {
             list_recent: plan.lookup.list_recent,
         },
         asynchronous: plan.asynchronous.is_some(),
-        webhooks: plan.webhooks.as_ref().map(|w| ContractWebhooks { secret: w.secret.clone() }),
+        webhooks: plan.webhooks.as_ref().map(|w| ContractWebhooks {
+            secret: w.secret.clone(),
+        }),
     }
 }
 
@@ -54,7 +59,11 @@ pub fn common_fields(scenario: &Scenario, sim: &Simulator, credential: &str) -> 
     let common = Common {
         protocol: PROTOCOL_VERSION,
         now: rfc3339(sim.now_ms()),
-        provider: ProviderInfo { base_url: sim.base_url(), credential: credential.to_owned(), contract: contract(scenario) },
+        provider: ProviderInfo {
+            base_url: sim.base_url(),
+            credential: credential.to_owned(),
+            contract: contract(scenario),
+        },
         client_timeout_ms: scenario.client_timeout.as_millis() as u64,
     };
     serde_json::to_value(common).unwrap_or(Value::Null)

@@ -52,7 +52,13 @@ pub fn scenario_seed(run_seed: u64, scenario_id: &str) -> u64 {
 
 /// The command that reruns exactly one scenario.
 pub fn reproduce_command(options: &RunOptions, scenario: &Scenario) -> String {
-    format!("{} {} --seed {} {}", options.command_prefix, options.adapter.cli_flags(), options.seed, shell_quote(&scenario.path))
+    format!(
+        "{} {} --seed {} {}",
+        options.command_prefix,
+        options.adapter.cli_flags(),
+        options.seed,
+        shell_quote(&scenario.path)
+    )
 }
 
 /// Runs one scenario and returns what it observed.
@@ -77,11 +83,18 @@ pub async fn observe(scenario: &Scenario, adapter: &AdapterUnderTest, seed: u64)
         duration_ms: 0,
     };
     let infra = |obs: &mut Observation, message: String| {
-        obs.errors.push(ErrorRecord { step: 0, call_index: None, message });
+        obs.errors.push(ErrorRecord {
+            step: 0,
+            call_index: None,
+            message,
+        });
         obs.infra_failed = true;
         obs.duration_ms = started.elapsed().as_millis() as u64;
     };
-    let state = match tempfile::Builder::new().prefix("lostreply-state-").tempdir() {
+    let state = match tempfile::Builder::new()
+        .prefix("lostreply-state-")
+        .tempdir()
+    {
         Ok(dir) => dir,
         Err(e) => {
             infra(&mut obs, format!("cannot create a state directory: {e}"));
@@ -92,7 +105,11 @@ pub async fn observe(scenario: &Scenario, adapter: &AdapterUnderTest, seed: u64)
         Ok(s) => s,
         Err(e) => {
             // An in-process factory that cannot build is the adapter's failure.
-            obs.errors.push(ErrorRecord { step: 0, call_index: None, message: format!("cannot build the adapter: {e}") });
+            obs.errors.push(ErrorRecord {
+                step: 0,
+                call_index: None,
+                message: format!("cannot build the adapter: {e}"),
+            });
             obs.duration_ms = started.elapsed().as_millis() as u64;
             return obs;
         }
@@ -125,7 +142,13 @@ pub async fn observe(scenario: &Scenario, adapter: &AdapterUnderTest, seed: u64)
     };
     runner.run_steps().await;
     let finals = runner.final_sweep().await;
-    let (calls, steps, deliveries, forged, errors) = runner.into_parts();
+    let steps::Recorded {
+        calls,
+        steps,
+        deliveries,
+        forged,
+        errors,
+    } = runner.into_parts();
     obs.ledger = sim.ledger();
     obs.journal = sim.journal();
     sim.shutdown().await;
@@ -147,7 +170,10 @@ fn forged_secret(seed: u64) -> String {
     for (i, chunk) in key.chunks_mut(8).enumerate() {
         chunk.copy_from_slice(&scenario_seed(seed, &format!("forged-{i}")).to_le_bytes());
     }
-    format!("whsec_{}", base64::engine::general_purpose::STANDARD.encode(key))
+    format!(
+        "whsec_{}",
+        base64::engine::general_purpose::STANDARD.encode(key)
+    )
 }
 
 /// Runs one scenario: observe, check, build its report.
@@ -160,7 +186,11 @@ pub async fn run_scenario(scenario: &Scenario, options: &RunOptions) -> Scenario
 
 /// Runs scenarios concurrently (up to `jobs`), calling `on_done` as each
 /// finishes; the report keeps the order the scenarios were given in.
-pub async fn run_suite(scenarios: &[Scenario], options: &RunOptions, mut on_done: impl FnMut(&ScenarioReport)) -> Report {
+pub async fn run_suite(
+    scenarios: &[Scenario],
+    options: &RunOptions,
+    mut on_done: impl FnMut(&ScenarioReport),
+) -> Report {
     let started = Instant::now();
     let jobs = options.jobs.max(1);
     let mut slots: Vec<Option<ScenarioReport>> = vec![None; scenarios.len()];
@@ -174,7 +204,10 @@ pub async fn run_suite(scenarios: &[Scenario], options: &RunOptions, mut on_done
     Report {
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-        adapter: AdapterInfo { name: options.adapter.display_name(), kind: options.adapter.kind() },
+        adapter: AdapterInfo {
+            name: options.adapter.display_name(),
+            kind: options.adapter.kind(),
+        },
         seed: options.seed,
         duration_ms: started.elapsed().as_millis() as u64,
         scenarios: slots.into_iter().flatten().collect(),

@@ -98,6 +98,8 @@ pub struct Observation {
 impl Observation {
     /// The final outcome reply of an operation, if its `status` answered.
     pub fn final_outcome(&self, op: &str) -> Option<&OutcomeReply> {
-        self.final_status.get(op).and_then(|&i| self.calls[i].outcome.as_ref())
+        self.final_status
+            .get(op)
+            .and_then(|&i| self.calls[i].outcome.as_ref())
     }
 }

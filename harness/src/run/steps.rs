@@ -36,6 +36,15 @@ pub(super) struct StepRunner<'a> {
     pub notes: Mutex<Vec<(usize, String)>>,
 }
 
+/// What the steps recorded, handed to the observation.
+pub(super) struct Recorded {
+    pub calls: Vec<Call>,
+    pub steps: Vec<StepReport>,
+    pub deliveries: Vec<DeliveryRecord>,
+    pub forged: Vec<ForgedProbe>,
+    pub errors: Vec<ErrorRecord>,
+}
+
 /// One adapter call to make.
 struct CallSpec {
     name: CallName,
@@ -61,7 +70,13 @@ impl<'a> StepRunner<'a> {
             let start_ms = self.now_ms();
             let sim_start_ms = self.sim.now_ms();
             let mut label = self.run_step(number, step).await;
-            for (_, note) in self.notes.lock().unwrap_or_else(|p| p.into_inner()).iter().filter(|(n, _)| *n == number) {
+            for (_, note) in self
+                .notes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .filter(|(n, _)| *n == number)
+            {
                 label.push_str(&format!(" ({note})"));
             }
             self.steps.push(StepReport {
@@ -104,28 +119,41 @@ impl<'a> StepRunner<'a> {
                 }
                 // Deliveries inside a parallel step are plain calls: their signed
                 // bodies were prepared above, at the same clock.
-                let futures = specs.into_iter().map(|spec| self.call_one(number, spec, false));
+                let futures = specs
+                    .into_iter()
+                    .map(|spec| self.call_one(number, spec, false));
                 let _ = futures::future::join_all(futures).await;
                 format!("parallel [{}]", labels.join(", "))
             }
-            Step::Webhook { op, event, deliveries, forged } => {
+            Step::Webhook {
+                op,
+                event,
+                deliveries,
+                forged,
+            } => {
                 self.deliver(number, op, *event, *deliveries, *forged).await;
                 step_label(step)
             }
-            Step::Execute { .. } | Step::Reconcile { .. } | Step::Status { .. } | Step::Resolve { .. } => {
-                match self.call_spec(step) {
-                    Some(spec) => {
-                        let index = self.call_one(number, spec, true).await;
-                        let crashed = self.with_calls(|c| c[index].end == CallEnd::Crashed);
-                        let mut label = step_label(step);
-                        if matches!(step, Step::Execute { crash: Some(_), .. } | Step::Reconcile { crash: Some(_), .. }) && !crashed {
-                            label.push_str(" (crash point not reached)");
-                        }
-                        label
+            Step::Execute { .. }
+            | Step::Reconcile { .. }
+            | Step::Status { .. }
+            | Step::Resolve { .. } => match self.call_spec(step) {
+                Some(spec) => {
+                    let index = self.call_one(number, spec, true).await;
+                    let crashed = self.with_calls(|c| c[index].end == CallEnd::Crashed);
+                    let mut label = step_label(step);
+                    if matches!(
+                        step,
+                        Step::Execute { crash: Some(_), .. }
+                            | Step::Reconcile { crash: Some(_), .. }
+                    ) && !crashed
+                    {
+                        label.push_str(" (crash point not reached)");
                     }
-                    None => step_label(step),
+                    label
                 }
-            }
+                None => step_label(step),
+            },
         }
     }
 
@@ -136,7 +164,13 @@ impl<'a> StepRunner<'a> {
     fn status_spec(&self, op: &str, probe: bool) -> CallSpec {
         let mut request = json!({ "operation_id": op });
         self.add_common(&mut request);
-        CallSpec { name: CallName::Status, op: Some(op.to_owned()), request, crash: None, probe }
+        CallSpec {
+            name: CallName::Status,
+            op: Some(op.to_owned()),
+            request,
+            crash: None,
+            probe,
+        }
     }
 
     fn add_common(&self, request: &mut Value) {
@@ -156,9 +190,19 @@ impl<'a> StepRunner<'a> {
                 }});
                 (CallName::Execute, op, request, *crash)
             }
-            Step::Reconcile { op, crash } => (CallName::Reconcile, op, json!({ "operation_id": op }), *crash),
+            Step::Reconcile { op, crash } => (
+                CallName::Reconcile,
+                op,
+                json!({ "operation_id": op }),
+                *crash,
+            ),
             Step::Status { op } => (CallName::Status, op, json!({ "operation_id": op }), None),
-            Step::Resolve { op, outcome, provider_ref, evidence } => {
+            Step::Resolve {
+                op,
+                outcome,
+                provider_ref,
+                evidence,
+            } => {
                 let provider_ref = match provider_ref {
                     ResolveRef::None => None,
                     ResolveRef::Literal(id) => Some(id.clone()),
@@ -172,22 +216,38 @@ impl<'a> StepRunner<'a> {
             Step::Advance { .. } | Step::Parallel(_) | Step::Webhook { .. } => return None,
         };
         self.add_common(&mut request);
-        Some(CallSpec { name, op: Some(op.clone()), request, crash, probe: false })
+        Some(CallSpec {
+            name,
+            op: Some(op.clone()),
+            request,
+            crash,
+            probe: false,
+        })
     }
 
     /// The adapter tenant's effects whose arguments are this operation's.
     fn effects_of(&self, op: &str) -> Vec<Effect> {
-        let Some(spec) = self.operation(op) else { return Vec::new() };
+        let Some(spec) = self.operation(op) else {
+            return Vec::new();
+        };
         self.sim
             .ledger()
             .into_iter()
-            .filter(|e| e.request_seq.is_some() && e.tenant == self.credential && e.resource == spec.resource && e.args == spec.args)
+            .filter(|e| {
+                e.request_seq.is_some()
+                    && e.tenant == self.credential
+                    && e.resource == spec.resource
+                    && e.args == spec.args
+            })
             .collect()
     }
 
     /// Makes one call, with its crash gate if the step asks for one. Returns its index.
     async fn call_one(&self, step: usize, spec: CallSpec, sequential: bool) -> usize {
-        let (crash_rx, gate) = match (spec.crash, spec.op.as_deref().and_then(|op| self.operation(op))) {
+        let (crash_rx, gate) = match (
+            spec.crash,
+            spec.op.as_deref().and_then(|op| self.operation(op)),
+        ) {
             (Some(CrashPoint::AfterCommit), Some(op)) => {
                 let (tx, rx) = oneshot::channel();
                 let gate = CrashGate::install(self.sim, &self.credential, op, tx);
@@ -197,18 +257,30 @@ impl<'a> StepRunner<'a> {
         };
         let journal_before = self.sim.journal().len();
         let start_ms = self.now_ms();
-        let out = self.session.call(spec.name, &spec.request, self.scenario.call_deadline, crash_rx).await;
+        let out = self
+            .session
+            .call(
+                spec.name,
+                &spec.request,
+                self.scenario.call_deadline,
+                crash_rx,
+            )
+            .await;
         let end_ms = self.now_ms();
         if let Some(gate) = gate {
             // The adapter is dead (or finished): let the held response go, remove the
             // hook, and wait until the provider is done with that request (its key's
             // result saved), as it would be by the time a real reconciler starts.
             if let Some(seq) = gate.release(self.sim) {
-                let _ = tokio::time::timeout(CRASH_GATE_WAIT, self.sim.wait_request_done(seq)).await;
+                let _ =
+                    tokio::time::timeout(CRASH_GATE_WAIT, self.sim.wait_request_done(seq)).await;
             }
             if out.end == CallEnd::Crashed {
                 if let Err(e) = self.session.rebuild() {
-                    self.infra_error(step, format!("cannot rebuild the adapter after the crash: {e}"));
+                    self.infra_error(
+                        step,
+                        format!("cannot rebuild the adapter after the crash: {e}"),
+                    );
                 }
             }
         }
@@ -216,9 +288,15 @@ impl<'a> StepRunner<'a> {
         let (outcome, webhook) = read_reply(spec.name, out.reply.as_ref());
         // A reply that parses as JSON but not as the protocol's shape is a bad reply.
         let end = match (&out.end, spec.name, &outcome, &webhook) {
-            (CallEnd::Replied, CallName::Webhook, _, None) | (CallEnd::Replied, CallName::Execute | CallName::Reconcile | CallName::Resolve | CallName::Status, None, _) => {
-                CallEnd::BadReply { message: bad_shape_message(spec.name, out.reply.as_ref()) }
-            }
+            (CallEnd::Replied, CallName::Webhook, _, None)
+            | (
+                CallEnd::Replied,
+                CallName::Execute | CallName::Reconcile | CallName::Resolve | CallName::Status,
+                None,
+                _,
+            ) => CallEnd::BadReply {
+                message: bad_shape_message(spec.name, out.reply.as_ref()),
+            },
             _ => out.end.clone(),
         };
         self.with_calls(|calls| {
@@ -243,21 +321,48 @@ impl<'a> StepRunner<'a> {
         })
     }
 
-    async fn deliver(&mut self, step: usize, op: &str, kind: simulator::EventKind, deliveries: u32, forged: bool) {
+    async fn deliver(
+        &mut self,
+        step: usize,
+        op: &str,
+        kind: simulator::EventKind,
+        deliveries: u32,
+        forged: bool,
+    ) {
         let object_ids: Vec<String> = self.effects_of(op).into_iter().map(|e| e.id).collect();
-        let Some(event) = self.sim.events().into_iter().find(|e| e.kind == kind && object_ids.contains(&e.object_id)) else {
+        let Some(event) = self
+            .sim
+            .events()
+            .into_iter()
+            .find(|e| e.kind == kind && object_ids.contains(&e.object_id))
+        else {
             // Not an error: an adapter that never created the object leaves nothing to deliver.
-            self.steps_note(step, format!("no {} event for {op}: nothing delivered", kind.name()));
+            self.steps_note(
+                step,
+                format!("no {} event for {op}: nothing delivered", kind.name()),
+            );
             return;
         };
         for attempt in 1..=deliveries.max(1) {
             let Some(mut delivery) = self.sim.sign(&event) else {
-                self.infra_error(step, "the scenario delivers a webhook but the provider has no webhook secret".to_owned());
+                self.infra_error(
+                    step,
+                    "the scenario delivers a webhook but the provider has no webhook secret"
+                        .to_owned(),
+                );
                 return;
             };
             if forged {
-                let id = delivery.headers.get("webhook-id").cloned().unwrap_or_default();
-                let ts = delivery.headers.get("webhook-timestamp").and_then(|t| t.parse().ok()).unwrap_or(0);
+                let id = delivery
+                    .headers
+                    .get("webhook-id")
+                    .cloned()
+                    .unwrap_or_default();
+                let ts = delivery
+                    .headers
+                    .get("webhook-timestamp")
+                    .and_then(|t| t.parse().ok())
+                    .unwrap_or(0);
                 match simulator::webhook::signature(&self.forged_secret, &id, ts, &delivery.body) {
                     Ok(sig) => {
                         delivery.headers.insert("webhook-signature".to_owned(), sig);
@@ -270,7 +375,13 @@ impl<'a> StepRunner<'a> {
             }
             let mut request = json!({ "headers": delivery.headers, "body": delivery.body });
             self.add_common(&mut request);
-            let spec = CallSpec { name: CallName::Webhook, op: Some(op.to_owned()), request, crash: None, probe: false };
+            let spec = CallSpec {
+                name: CallName::Webhook,
+                op: Some(op.to_owned()),
+                request,
+                crash: None,
+                probe: false,
+            };
             if forged {
                 let ledger_before = self.sim.ledger().len();
                 let before = self.call_one(step, self.status_spec(op, true), true).await;
@@ -291,7 +402,14 @@ impl<'a> StepRunner<'a> {
         }
     }
 
-    fn record_delivery(&mut self, step: usize, event: &simulator::Event, forged: bool, attempt: u32, call_index: usize) {
+    fn record_delivery(
+        &mut self,
+        step: usize,
+        event: &simulator::Event,
+        forged: bool,
+        attempt: u32,
+        call_index: usize,
+    ) {
         self.deliveries.push(DeliveryRecord {
             step,
             event_id: event.id.clone(),
@@ -303,30 +421,47 @@ impl<'a> StepRunner<'a> {
     }
 
     fn steps_note(&self, step: usize, note: String) {
-        self.notes.lock().unwrap_or_else(|p| p.into_inner()).push((step, note));
+        self.notes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((step, note));
     }
 
     fn infra_error(&self, step: usize, message: String) {
-        self.errors.lock().unwrap_or_else(|p| p.into_inner()).push(ErrorRecord { step, call_index: None, message });
+        self.errors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(ErrorRecord {
+                step,
+                call_index: None,
+                message,
+            });
     }
 
-    /// Moves the recorded calls out.
-    pub fn into_parts(self) -> (Vec<Call>, Vec<StepReport>, Vec<DeliveryRecord>, Vec<ForgedProbe>, Vec<ErrorRecord>) {
-        (
-            self.calls.into_inner().unwrap_or_else(|p| p.into_inner()),
-            self.steps,
-            self.deliveries,
-            self.forged,
-            self.errors.into_inner().unwrap_or_else(|p| p.into_inner()),
-        )
+    /// Moves what the steps recorded out.
+    pub fn into_parts(self) -> Recorded {
+        Recorded {
+            calls: self.calls.into_inner().unwrap_or_else(|p| p.into_inner()),
+            steps: self.steps,
+            deliveries: self.deliveries,
+            forged: self.forged,
+            errors: self.errors.into_inner().unwrap_or_else(|p| p.into_inner()),
+        }
     }
 }
 
-fn read_reply(name: CallName, reply: Option<&Value>) -> (Option<OutcomeReply>, Option<WebhookReply>) {
-    let Some(reply) = reply else { return (None, None) };
+fn read_reply(
+    name: CallName,
+    reply: Option<&Value>,
+) -> (Option<OutcomeReply>, Option<WebhookReply>) {
+    let Some(reply) = reply else {
+        return (None, None);
+    };
     match name {
         CallName::Webhook => (None, serde_json::from_value(reply.clone()).ok()),
-        CallName::Execute | CallName::Reconcile | CallName::Resolve | CallName::Status => (serde_json::from_value(reply.clone()).ok(), None),
+        CallName::Execute | CallName::Reconcile | CallName::Resolve | CallName::Status => {
+            (serde_json::from_value(reply.clone()).ok(), None)
+        }
     }
 }
 
@@ -334,12 +469,17 @@ fn bad_shape_message(name: CallName, reply: Option<&Value>) -> String {
     let err = match reply {
         Some(v) => match name {
             CallName::Webhook => serde_json::from_value::<WebhookReply>(v.clone()).err(),
-            CallName::Execute | CallName::Reconcile | CallName::Resolve | CallName::Status => serde_json::from_value::<OutcomeReply>(v.clone()).err(),
+            CallName::Execute | CallName::Reconcile | CallName::Resolve | CallName::Status => {
+                serde_json::from_value::<OutcomeReply>(v.clone()).err()
+            }
         },
         None => None,
     };
     match err {
-        Some(e) => format!("the {} reply does not follow the protocol: {e}", name.as_str()),
+        Some(e) => format!(
+            "the {} reply does not follow the protocol: {e}",
+            name.as_str()
+        ),
         None => format!("the {} reply does not follow the protocol", name.as_str()),
     }
 }
@@ -348,13 +488,27 @@ fn bad_shape_message(name: CallName, reply: Option<&Value>) -> String {
 pub(crate) fn step_label(step: &Step) -> String {
     match step {
         Step::Execute { op, crash: None } => format!("execute {op}"),
-        Step::Execute { op, crash: Some(CrashPoint::AfterCommit) } => format!("execute {op} (crash after_commit)"),
+        Step::Execute {
+            op,
+            crash: Some(CrashPoint::AfterCommit),
+        } => format!("execute {op} (crash after_commit)"),
         Step::Reconcile { op, crash: None } => format!("reconcile {op}"),
-        Step::Reconcile { op, crash: Some(CrashPoint::AfterCommit) } => format!("reconcile {op} (crash after_commit)"),
+        Step::Reconcile {
+            op,
+            crash: Some(CrashPoint::AfterCommit),
+        } => format!("reconcile {op} (crash after_commit)"),
         Step::Status { op } => format!("status {op}"),
         Step::Advance { by } => format!("advance {}", humantime::format_duration(*by)),
-        Step::Parallel(inner) => format!("parallel [{}]", inner.iter().map(step_label).collect::<Vec<_>>().join(", ")),
-        Step::Webhook { op, event, deliveries, forged } => {
+        Step::Parallel(inner) => format!(
+            "parallel [{}]",
+            inner.iter().map(step_label).collect::<Vec<_>>().join(", ")
+        ),
+        Step::Webhook {
+            op,
+            event,
+            deliveries,
+            forged,
+        } => {
             let mut s = format!("webhook {op} {}", event.name());
             if *deliveries > 1 {
                 s.push_str(&format!(" ×{deliveries}"));
@@ -364,7 +518,9 @@ pub(crate) fn step_label(step: &Step) -> String {
             }
             s
         }
-        Step::Resolve { op, outcome, .. } => format!("resolve {op} as {}", crate::check::outcome_name(*outcome)),
+        Step::Resolve { op, outcome, .. } => {
+            format!("resolve {op} as {}", crate::check::outcome_name(*outcome))
+        }
     }
 }
 
@@ -376,7 +532,12 @@ struct CrashGate {
 }
 
 impl CrashGate {
-    fn install(sim: &Simulator, credential: &str, op: &OperationSpec, kill: oneshot::Sender<()>) -> CrashGate {
+    fn install(
+        sim: &Simulator,
+        credential: &str,
+        op: &OperationSpec,
+        kill: oneshot::Sender<()>,
+    ) -> CrashGate {
         let (dead_tx, dead_rx) = watch::channel(false);
         let kill = Arc::new(Mutex::new(Some(kill)));
         let fired_by = Arc::new(Mutex::new(None));
@@ -385,8 +546,13 @@ impl CrashGate {
         let resource = op.resource.clone();
         let args = op.args.clone();
         let hook: simulator::CommitHook = Arc::new(move |effect: Effect| {
-            let mine = effect.tenant == credential && effect.resource == resource && effect.args == args;
-            let kill = if mine { kill.lock().unwrap_or_else(|p| p.into_inner()).take() } else { None };
+            let mine =
+                effect.tenant == credential && effect.resource == resource && effect.args == args;
+            let kill = if mine {
+                kill.lock().unwrap_or_else(|p| p.into_inner()).take()
+            } else {
+                None
+            };
             if kill.is_some() {
                 *fired.lock().unwrap_or_else(|p| p.into_inner()) = effect.request_seq;
             }
@@ -395,13 +561,18 @@ impl CrashGate {
                 if let Some(kill) = kill {
                     if kill.send(()).is_ok() {
                         // Hold the response until the adapter is gone, so it never sees it.
-                        let _ = tokio::time::timeout(CRASH_GATE_WAIT, dead_rx.wait_for(|dead| *dead)).await;
+                        let _ =
+                            tokio::time::timeout(CRASH_GATE_WAIT, dead_rx.wait_for(|dead| *dead))
+                                .await;
                     }
                 }
             })
         });
         sim.set_commit_hook(Some(hook));
-        CrashGate { dead: dead_tx, fired_by }
+        CrashGate {
+            dead: dead_tx,
+            fired_by,
+        }
     }
 
     /// Lets the held response go and removes the hook; returns the request that fired.

@@ -1,0 +1,313 @@
+//! The `lostreply` binary end to end: exit codes, messages, reports, `serve`,
+//! and how process adapters that misbehave are reported.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_lostreply");
+
+fn lostreply(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("lostreply runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A one-operation scenario whose create succeeds without faults.
+const SIMPLE: &str = "version: 1
+id: simple
+title: One create, nothing lost
+provider:
+  idempotency: {mode: stripe}
+operations:
+  - {id: op-1, resource: tickets, args: {title: hello}}
+steps:
+  - execute: op-1
+expect:
+  final: {op-1: [succeeded]}
+call_deadline: 2s
+";
+
+fn write(dir: &Path, name: &str, content: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, content).expect("write");
+    path
+}
+
+/// A Python process adapter whose behaviour is `body` (it sees `req` and `call`).
+fn python_adapter(dir: &Path, name: &str, body: &str) -> String {
+    let script = format!(
+        "import json, sys, time\ncall = sys.argv[1]\nreq = json.load(sys.stdin)\nop = req.get('operation_id') or req.get('operation', {{}}).get('id')\n{body}\n"
+    );
+    let path = write(dir, name, &script);
+    format!("python3 {}", path.display())
+}
+
+#[test]
+fn a_correct_run_exits_0_and_writes_every_report() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = write(dir.path(), "simple.yaml", SIMPLE);
+    let reports = dir.path().join("out");
+    let out = lostreply(&[
+        "run",
+        "--report-dir",
+        reports.to_str().expect("utf8"),
+        scenario.to_str().expect("utf8"),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stdout).contains("1 passed"),
+        "{}",
+        text(&out.stdout)
+    );
+    for ext in ["json", "xml", "md", "html"] {
+        let path = reports.join(format!("lostreply.{ext}"));
+        assert!(path.is_file(), "{} missing", path.display());
+    }
+    let json = std::fs::read_to_string(reports.join("lostreply.json")).expect("json");
+    let report = reports::read_json(&json).expect("the JSON report reads back");
+    assert_eq!(report.scenarios.len(), 1);
+    assert_eq!(report.scenarios[0].verdict, reports::model::Verdict::Passed);
+}
+
+#[test]
+fn a_scenario_error_exits_2_naming_file_line_and_column() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let undeclared = write(
+        dir.path(),
+        "undeclared.yaml",
+        &SIMPLE.replace("  - execute: op-1", "  - execute: op-9"),
+    );
+    let unknown_key = write(
+        dir.path(),
+        "unknown.yaml",
+        &SIMPLE.replace("call_deadline: 2s", "call_deadline: 2s\ncolour: blue"),
+    );
+    for (file, position) in [(&undeclared, ":9:14:"), (&unknown_key, ":13:1:")] {
+        for command in ["validate", "run"] {
+            let out = lostreply(&[command, file.to_str().expect("utf8")]);
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{command}: {}",
+                text(&out.stderr)
+            );
+            let err = text(&out.stderr);
+            assert!(
+                err.contains(&format!("{}{position}", file.display())),
+                "{command}: expected {position} in {err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for args in [
+        vec!["run", "--jobs", "0"],
+        vec!["run", "--builtin", "nonexistent"],
+        vec!["run", "--format", "pdf"],
+        vec!["run", "--tag", "no-such-tag"],
+        vec!["run", "/nonexistent/path.yaml"],
+        vec!["frobnicate"],
+        vec!["serve", "--idempotency", "sometimes"],
+        vec!["serve", "--retention", "forever"],
+    ] {
+        let out = lostreply(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+        assert!(!text(&out.stderr).trim().is_empty(), "{args:?} says why");
+    }
+}
+
+#[test]
+fn a_lying_adapter_exits_1_with_the_reproduce_command() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = write(dir.path(), "simple.yaml", SIMPLE);
+    // Claims success without ever calling the provider: invariant 2.
+    let adapter = python_adapter(
+        dir.path(),
+        "liar.py",
+        "print(json.dumps({'operation_id': op, 'outcome': 'succeeded', 'provider_ref': 'tkt_made_up', 'needs_review': False, 'evidence': 'trust me'}))",
+    );
+    let out = lostreply(&[
+        "run",
+        "--adapter",
+        &adapter,
+        "--seed",
+        "9",
+        scenario.to_str().expect("utf8"),
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("invariant 2"), "{stdout}");
+    assert!(stdout.contains("tkt_made_up"), "{stdout}");
+    assert!(
+        stdout.contains("--seed 9") && stdout.contains("liar.py") && stdout.contains("simple.yaml"),
+        "reproduce command: {stdout}"
+    );
+}
+
+#[test]
+fn adapter_errors_exit_3_and_say_which() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = write(dir.path(), "simple.yaml", SIMPLE);
+    let cases = [
+        (
+            "exits.py",
+            "sys.stderr.write('boom: database locked\\n'); sys.exit(7)",
+            "exited with code 7",
+            Some("boom: database locked"),
+        ),
+        (
+            "garbage.py",
+            "print('this is not json')",
+            "not one JSON value",
+            None,
+        ),
+        ("array.py", "print('[1, 2]')", "not an object", None),
+        (
+            "shape.py",
+            "print(json.dumps({'operation_id': op, 'outcome': 'maybe'}))",
+            "does not follow the protocol",
+            None,
+        ),
+        ("sleeps.py", "time.sleep(30)", "deadline", None),
+    ];
+    for (name, body, expected, stderr) in cases {
+        let adapter = python_adapter(dir.path(), name, body);
+        let out = lostreply(&[
+            "run",
+            "--adapter",
+            &adapter,
+            scenario.to_str().expect("utf8"),
+        ]);
+        let stdout = text(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "{name}: {stdout}{}",
+            text(&out.stderr)
+        );
+        assert!(
+            stdout.contains(expected),
+            "{name}: expected {expected:?} in\n{stdout}"
+        );
+        if let Some(s) = stderr {
+            assert!(
+                stdout.contains(s),
+                "{name}: the adapter's stderr is shown\n{stdout}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_missing_adapter_program_is_an_adapter_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = write(dir.path(), "simple.yaml", SIMPLE);
+    let out = lostreply(&[
+        "run",
+        "--adapter",
+        "/nonexistent/adapter --flag",
+        scenario.to_str().expect("utf8"),
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("cannot start"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn schema_prints_a_json_schema() {
+    let out = lostreply(&["schema"]);
+    assert_eq!(out.status.code(), Some(0));
+    let schema: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(schema.get("$schema").is_some(), "{schema}");
+}
+
+#[test]
+fn list_shows_the_ten_cases() {
+    let out = lostreply(&["list"]);
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = text(&out.stdout);
+    for case in 1..=10 {
+        assert!(
+            stdout.contains(&format!("case {case:>2}")),
+            "case {case} listed:\n{stdout}"
+        );
+    }
+}
+
+#[test]
+fn serve_announces_itself_in_json_and_stops_on_sigterm() {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--idempotency", "stripe", "--retention", "2h"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("serve starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let first = lines.next().expect("a first line").expect("utf8");
+    let banner: serde_json::Value = serde_json::from_str(&first).expect("the first line is JSON");
+    let base_url = banner["base_url"].as_str().expect("base_url").to_owned();
+    let control_url = banner["control_url"]
+        .as_str()
+        .expect("control_url")
+        .to_owned();
+    assert!(base_url.starts_with("http://127.0.0.1:"), "{base_url}");
+    assert_eq!(banner["credentials"][0], "sk_test_a");
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let client = reqwest::Client::new();
+        let health = client
+            .get(format!("{control_url}/health"))
+            .send()
+            .await
+            .expect("health answers");
+        assert!(health.status().is_success());
+        let created = client
+            .post(format!("{base_url}/v1/tickets"))
+            .bearer_auth("sk_test_a")
+            .header("Idempotency-Key", "k1")
+            .json(&serde_json::json!({"title": "by hand"}))
+            .send()
+            .await
+            .expect("create answers");
+        assert_eq!(created.status().as_u16(), 201);
+    });
+
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let exit = child.wait().expect("serve exits");
+    assert_eq!(exit.code(), Some(0), "clean shutdown on SIGTERM");
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert!(rest.iter().any(|l| l.contains("stopped")), "{rest:?}");
+    let _ = std::io::stdout().flush();
+}
