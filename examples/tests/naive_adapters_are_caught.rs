@@ -45,6 +45,19 @@ fn each_naive_adapter_is_caught_by_its_case() {
             "no built-in scenario covers case {case}"
         );
         let report = common::run(&scenarios, common::in_process(factory), 1, 2);
+        // The same verdicts, check for check, under another seed and full concurrency.
+        if let Some(again) = lostreply_examples::naive_adapters()
+            .into_iter()
+            .find(|(c, _)| *c == case)
+            .map(|(_, f)| f)
+        {
+            let other = common::run(&scenarios, common::in_process(again), 7, scenarios.len());
+            assert_eq!(
+                checks_by_scenario(&report),
+                checks_by_scenario(&other),
+                "case {case}: verdicts differ between seeds 1 and 7"
+            );
+        }
         let expected = CAUGHT_BY
             .iter()
             .find(|(c, _)| *c == case)
@@ -68,4 +81,20 @@ fn each_naive_adapter_is_caught_by_its_case() {
     }
     assert!(failures.is_empty(), "{}\n{account}", failures.join("\n"));
     println!("{account}");
+}
+
+fn checks_by_scenario(report: &reports::model::Report) -> Vec<(String, Verdict, Vec<String>)> {
+    report
+        .scenarios
+        .iter()
+        .map(|s| {
+            let mut checks: Vec<String> = s
+                .violations
+                .iter()
+                .map(|v| common::check_name(&v.check))
+                .collect();
+            checks.dedup();
+            (s.id.clone(), s.verdict, checks)
+        })
+        .collect()
 }

@@ -1,10 +1,9 @@
 //! Shared by the example tests: run a set of scenarios against an adapter.
-#![allow(dead_code)]
 
 use std::sync::Arc;
 
 use harness::adapter::AdapterFactory;
-use harness::driver::{AdapterUnderTest, ProcessCommand};
+use harness::driver::AdapterUnderTest;
 use harness::run::{run_suite, RunOptions};
 use harness::scenario::model::Scenario;
 use reports::model::{Check, Report, ScenarioReport};
@@ -23,33 +22,6 @@ pub fn library() -> Vec<Scenario> {
 
 pub fn in_process(factory: Box<dyn AdapterFactory>) -> AdapterUnderTest {
     AdapterUnderTest::InProcess(Arc::from(factory))
-}
-
-pub fn reference() -> AdapterUnderTest {
-    AdapterUnderTest::InProcess(harness::builtin::adapter("reference").expect("bundled"))
-}
-
-/// The Python adapter, run with the machine's python3.
-pub fn python() -> AdapterUnderTest {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/python/lostreply_adapter.py");
-    AdapterUnderTest::Process(
-        ProcessCommand::from_argv(vec!["python3".to_owned(), script.to_owned()]).expect("command"),
-    )
-}
-
-/// The reference adapter as a process: this workspace's `lostreply adapter reference`.
-pub fn reference_process() -> AdapterUnderTest {
-    let bin = env!("CARGO_BIN_EXE_naive");
-    // The naive binary's directory also holds the `lostreply` binary when the whole workspace is built.
-    let lostreply = std::path::Path::new(bin).with_file_name("lostreply");
-    AdapterUnderTest::Process(
-        ProcessCommand::from_argv(vec![
-            lostreply.display().to_string(),
-            "adapter".to_owned(),
-            "reference".to_owned(),
-        ])
-        .expect("command"),
-    )
 }
 
 pub fn run(scenarios: &[Scenario], adapter: AdapterUnderTest, seed: u64, jobs: usize) -> Report {
