@@ -18,9 +18,9 @@ pub const INVARIANTS: [(u8, &str); 7] = [
     (2, "no-success-without-effect"),
     (3, "no-failure-with-effect"),
     (4, "terminal-is-final"),
-    (5, "same-key-same-arguments"),
+    (5, "same-key-same-args"),
     (6, "status-is-read-only"),
-    (7, "forged-webhook-changes-nothing"),
+    (7, "forged-webhook-inert"),
 ];
 
 /// Checks one run: every invariant, then every expectation.
