@@ -27,11 +27,7 @@ kit::file_backed!(TrustingWebhooks, "naive-06-trusting-webhooks");
 #[async_trait]
 impl Naive for TrustingWebhooks {
     async fn execute(&self, request: ExecuteRequest) -> Result<OutcomeReply, AdapterFailure> {
-        if let Some(entry) = self.store.get(&request.operation.id)? {
-            return Ok(entry.reply());
-        }
-        let entry = self.store.record_intent(&request.operation)?;
-        kit::create_once(&self.store, entry, &request.common).await
+        kit::execute_once(&self.store, &request).await
     }
 
     async fn reconcile(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {

@@ -24,11 +24,7 @@ kit::file_backed!(UnlockedReconciler, "naive-07-unlocked-reconciler");
 #[async_trait]
 impl Naive for UnlockedReconciler {
     async fn execute(&self, request: ExecuteRequest) -> Result<OutcomeReply, AdapterFailure> {
-        if let Some(entry) = self.store.get(&request.operation.id)? {
-            return Ok(entry.reply());
-        }
-        let entry = self.store.record_intent(&request.operation)?;
-        kit::create_once(&self.store, entry, &request.common).await
+        kit::execute_once(&self.store, &request).await
     }
 
     async fn reconcile(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {

@@ -588,6 +588,20 @@ pub async fn create_once(
     store.keep(&entry)
 }
 
+/// `execute` for adapters that never send an operation twice on their own: a
+/// known operation gets its stored reply; a new one has its intent recorded and
+/// its create sent once.
+pub async fn execute_once(
+    store: &dyn Records,
+    request: &ExecuteRequest,
+) -> Result<OutcomeReply, AdapterFailure> {
+    if let Some(entry) = store.get(&request.operation.id)? {
+        return Ok(entry.reply());
+    }
+    let entry = store.record_intent(&request.operation)?;
+    create_once(store, entry, &request.common).await
+}
+
 /// Retrieves the entry's object by id and takes its status when the provider
 /// answers 2xx; returns the status it took. No answer leaves the entry as it
 /// was.
