@@ -44,6 +44,21 @@ fn plan(mode: IdempotencyMode, lookup: Lookup, faults: Vec<FaultRule>) -> Plan {
     }
 }
 
+/// A Stripe-style provider with every lookup, and `faults`.
+fn stripe(faults: Vec<FaultRule>) -> Plan {
+    plan(IdempotencyMode::Stripe, Lookup::default(), faults)
+}
+
+/// `plan` with signed webhooks.
+fn with_webhooks(plan: Plan) -> Plan {
+    Plan {
+        webhooks: Some(Webhooks {
+            secret: SECRET.into(),
+        }),
+        ..plan
+    }
+}
+
 fn post_fault(nth: u32, at: Position, response: FaultResponse) -> FaultRule {
     FaultRule {
         when: Match {
@@ -130,6 +145,14 @@ impl<'f> Probe<'f> {
 
     async fn execute(&self, adapter: &dyn Adapter, op: &str) -> OutcomeReply {
         adapter.execute(self.execute_request(op)).await.unwrap()
+    }
+
+    /// A fresh adapter that has executed `op` and reconciled it once.
+    async fn execute_and_reconcile(&self, op: &str) -> Box<dyn Adapter> {
+        let adapter = self.adapter();
+        self.execute(adapter.as_ref(), op).await;
+        adapter.reconcile(self.op(op)).await.unwrap();
+        adapter
     }
 
     fn op(&self, op: &str) -> OperationRequest {
@@ -223,47 +246,25 @@ async fn situation(case: u8, factory: &dyn AdapterFactory) -> Checked {
     use Position::{AfterCommit, BeforeRead};
     match case {
         1 => {
-            let p = Probe::start(
-                factory,
-                plan(
-                    IdempotencyMode::Stripe,
-                    Lookup::default(),
-                    vec![post_fault(1, BeforeRead, Drop)],
-                ),
-            )
-            .await;
-            let adapter = p.adapter();
-            p.execute(adapter.as_ref(), "op-1").await;
-            adapter.reconcile(p.op("op-1")).await.unwrap();
+            let p = Probe::start(factory, stripe(vec![post_fault(1, BeforeRead, Drop)])).await;
+            p.execute_and_reconcile("op-1").await;
             p.final_is("op-1", SUCCEEDED).await
         }
         2 | 4 => {
-            let p = Probe::start(
-                factory,
-                plan(
-                    IdempotencyMode::Stripe,
-                    Lookup::default(),
-                    vec![post_fault(1, AfterCommit, Drop)],
-                ),
-            )
-            .await;
-            let adapter = p.adapter();
-            p.execute(adapter.as_ref(), "op-1").await;
-            adapter.reconcile(p.op("op-1")).await.unwrap();
+            let p = Probe::start(factory, stripe(vec![post_fault(1, AfterCommit, Drop)])).await;
+            p.execute_and_reconcile("op-1").await;
             p.at_most_once("op-1")?;
             p.same_key_and_args()?;
             p.final_is("op-1", SUCCEEDED).await
         }
         3 => {
-            let mut plan = plan(IdempotencyMode::Stripe, Lookup::default(), vec![]);
+            let mut plan = stripe(vec![]);
             plan.asynchronous = Some(Asynchronous {
                 settle_after: Duration::from_secs(60),
                 result: SettleResult::Failed,
             });
             let p = Probe::start(factory, plan).await;
-            let adapter = p.adapter();
-            p.execute(adapter.as_ref(), "op-1").await;
-            adapter.reconcile(p.op("op-1")).await.unwrap();
+            let adapter = p.execute_and_reconcile("op-1").await;
             p.final_is("op-1", &[OutcomeKind::Pending, OutcomeKind::Unknown])
                 .await?;
             p.sim.advance(Duration::from_secs(61));
@@ -272,11 +273,7 @@ async fn situation(case: u8, factory: &dyn AdapterFactory) -> Checked {
             p.final_is("op-1", &[OutcomeKind::Failed]).await
         }
         5 => {
-            let p = Probe::start(
-                factory,
-                plan(IdempotencyMode::Stripe, Lookup::default(), vec![]),
-            )
-            .await;
+            let p = Probe::start(factory, stripe(vec![])).await;
             let adapter = p.adapter();
             p.execute(adapter.as_ref(), "op-1").await;
             p.execute(adapter.as_ref(), "op-2").await;
@@ -284,17 +281,11 @@ async fn situation(case: u8, factory: &dyn AdapterFactory) -> Checked {
             p.final_is("op-2", SUCCEEDED).await
         }
         6 => {
-            let mut plan = plan(
-                IdempotencyMode::Stripe,
-                NO_LOOKUP,
-                vec![
-                    post_fault(1, AfterCommit, Drop),
-                    post_fault(2, AfterCommit, Drop),
-                ],
-            );
-            plan.webhooks = Some(Webhooks {
-                secret: SECRET.into(),
-            });
+            let faults = vec![
+                post_fault(1, AfterCommit, Drop),
+                post_fault(2, AfterCommit, Drop),
+            ];
+            let plan = with_webhooks(plan(IdempotencyMode::Stripe, NO_LOOKUP, faults));
             let p = Probe::start(factory, plan).await;
             let adapter = p.adapter();
             let before = p.execute(adapter.as_ref(), "op-1").await;
@@ -337,11 +328,7 @@ async fn situation(case: u8, factory: &dyn AdapterFactory) -> Checked {
             p.at_most_once("op-1")
         }
         8 => {
-            let p = Probe::start(
-                factory,
-                plan(IdempotencyMode::Stripe, Lookup::default(), vec![]),
-            )
-            .await;
+            let p = Probe::start(factory, stripe(vec![])).await;
             let (committed_tx, committed_rx) = tokio::sync::oneshot::channel::<()>();
             let committed = Arc::new(std::sync::Mutex::new(Some(committed_tx)));
             let (release_tx, release_rx) = tokio::sync::watch::channel(false);
@@ -379,11 +366,7 @@ async fn situation(case: u8, factory: &dyn AdapterFactory) -> Checked {
                 post_fault(1, AfterCommit, Drop),
                 post_fault(2, AfterCommit, Drop),
             ];
-            let p = Probe::start(
-                factory,
-                plan(IdempotencyMode::Stripe, Lookup::default(), faults),
-            )
-            .await;
+            let p = Probe::start(factory, stripe(faults)).await;
             let adapter = p.adapter();
             p.execute(adapter.as_ref(), "op-1").await;
             p.sim.advance(Duration::from_secs(25 * 3600));
@@ -392,18 +375,10 @@ async fn situation(case: u8, factory: &dyn AdapterFactory) -> Checked {
             p.final_is("op-1", SUCCEEDED).await
         }
         10 => {
-            let mut plan = plan(
-                IdempotencyMode::None,
-                NO_LOOKUP,
-                vec![post_fault(1, AfterCommit, Drop)],
-            );
-            plan.webhooks = Some(Webhooks {
-                secret: SECRET.into(),
-            });
+            let faults = vec![post_fault(1, AfterCommit, Drop)];
+            let plan = with_webhooks(plan(IdempotencyMode::None, NO_LOOKUP, faults));
             let p = Probe::start(factory, plan).await;
-            let adapter = p.adapter();
-            p.execute(adapter.as_ref(), "op-1").await;
-            adapter.reconcile(p.op("op-1")).await.unwrap();
+            let adapter = p.execute_and_reconcile("op-1").await;
             // The operator looked in the provider's console: it is there.
             let effect = p.effects_of("op-1").first().map(|e| e.id.clone());
             let resolution = Resolution {

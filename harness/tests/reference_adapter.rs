@@ -53,6 +53,20 @@ fn create_fault(nth: u32, at: Position, response: FaultResponse) -> FaultRule {
     }
 }
 
+/// A Stripe-style provider with every lookup, and `faults`.
+fn stripe(faults: Vec<FaultRule>) -> Plan {
+    plan(IdempotencyMode::Stripe, Lookup::default(), faults)
+}
+
+/// The first create's response and its immediate retry's are both lost after
+/// the commit.
+fn first_two_answers_lost() -> Vec<FaultRule> {
+    vec![
+        create_fault(1, Position::AfterCommit, FaultResponse::Drop),
+        create_fault(2, Position::AfterCommit, FaultResponse::Drop),
+    ]
+}
+
 const NO_LOOKUP: Lookup = Lookup {
     retrieve: false,
     client_reference: false,
@@ -137,6 +151,13 @@ impl Run {
         adapter.execute(self.execute_request()).await.unwrap()
     }
 
+    /// Executes, where the answer cannot be known.
+    async fn execute_unknown(&self, adapter: &dyn Adapter) -> OutcomeReply {
+        let reply = self.execute(adapter).await;
+        assert_eq!(reply.outcome, OutcomeKind::Unknown, "{reply:?}");
+        reply
+    }
+
     /// The ledger's effects of our tenant (seed objects excluded).
     fn effects(&self) -> Vec<simulator::Effect> {
         self.sim
@@ -183,7 +204,7 @@ impl Run {
 
 #[tokio::test]
 async fn the_ok_path_creates_once_with_key_and_reference() {
-    let run = Run::start(plan(IdempotencyMode::Stripe, Lookup::default(), vec![])).await;
+    let run = Run::start(stripe(vec![])).await;
     let adapter = run.adapter();
     let reply = run.execute(adapter.as_ref()).await;
     run.assert_one_effect_claimed(&reply);
@@ -208,7 +229,7 @@ async fn the_ok_path_creates_once_with_key_and_reference() {
 #[tokio::test]
 async fn a_response_dropped_after_commit_is_recovered_by_a_replay() {
     let faults = vec![create_fault(1, Position::AfterCommit, FaultResponse::Drop)];
-    let run = Run::start(plan(IdempotencyMode::Stripe, Lookup::default(), faults)).await;
+    let run = Run::start(stripe(faults)).await;
     let reply = run.execute(run.adapter().as_ref()).await;
     run.assert_one_effect_claimed(&reply);
     let creates = run.creates();
@@ -282,8 +303,7 @@ async fn without_keys_a_search_finds_the_committed_effect() {
     let faults = vec![create_fault(1, Position::AfterCommit, FaultResponse::Drop)];
     let run = Run::start(plan(IdempotencyMode::None, SEARCH_ONLY, faults)).await;
     let adapter = run.adapter();
-    let reply = run.execute(adapter.as_ref()).await;
-    assert_eq!(reply.outcome, OutcomeKind::Unknown);
+    run.execute_unknown(adapter.as_ref()).await;
     assert_eq!(run.creates().len(), 1, "no immediate retry without keys");
     let reply = adapter.reconcile(run.op()).await.unwrap();
     run.assert_one_effect_claimed(&reply);
@@ -301,10 +321,7 @@ async fn without_keys_a_search_that_proves_absence_allows_one_re_create() {
     let faults = vec![create_fault(1, Position::BeforeRead, FaultResponse::Drop)];
     let run = Run::start(plan(IdempotencyMode::None, SEARCH_ONLY, faults)).await;
     let adapter = run.adapter();
-    assert_eq!(
-        run.execute(adapter.as_ref()).await.outcome,
-        OutcomeKind::Unknown
-    );
+    run.execute_unknown(adapter.as_ref()).await;
     assert!(run.effects().is_empty());
     let reply = adapter.reconcile(run.op()).await.unwrap();
     run.assert_one_effect_claimed(&reply);
@@ -333,10 +350,7 @@ async fn two_racing_reconcilers_create_once() {
         },
     });
     let run = Run::start(plan(IdempotencyMode::None, SEARCH_ONLY, faults)).await;
-    assert_eq!(
-        run.execute(run.adapter().as_ref()).await.outcome,
-        OutcomeKind::Unknown
-    );
+    run.execute_unknown(run.adapter().as_ref()).await;
     // Two instances over one directory: two worker processes sharing a store.
     let (first, second) = (run.adapter(), run.adapter());
     let (a, b) = tokio::join!(first.reconcile(run.op()), second.reconcile(run.op()));
@@ -353,16 +367,9 @@ async fn two_racing_reconcilers_create_once() {
 
 #[tokio::test]
 async fn after_key_retention_the_object_is_looked_up_not_replayed() {
-    let faults = vec![
-        create_fault(1, Position::AfterCommit, FaultResponse::Drop),
-        create_fault(2, Position::AfterCommit, FaultResponse::Drop),
-    ];
-    let run = Run::start(plan(IdempotencyMode::Stripe, Lookup::default(), faults)).await;
+    let run = Run::start(stripe(first_two_answers_lost())).await;
     let adapter = run.adapter();
-    assert_eq!(
-        run.execute(adapter.as_ref()).await.outcome,
-        OutcomeKind::Unknown
-    );
+    run.execute_unknown(adapter.as_ref()).await;
     run.sim.advance(Duration::from_secs(25 * 3600));
     let reply = adapter.reconcile(run.op()).await.unwrap();
     run.assert_one_effect_claimed(&reply);
@@ -372,10 +379,7 @@ async fn after_key_retention_the_object_is_looked_up_not_replayed() {
 
 #[tokio::test]
 async fn expired_keys_and_no_lookup_go_to_a_person() {
-    let faults = vec![
-        create_fault(1, Position::AfterCommit, FaultResponse::Drop),
-        create_fault(2, Position::AfterCommit, FaultResponse::Drop),
-    ];
+    let faults = first_two_answers_lost();
     let run = Run::start(plan(IdempotencyMode::Stripe, NO_LOOKUP, faults)).await;
     let adapter = run.adapter();
     run.execute(adapter.as_ref()).await;
@@ -393,7 +397,7 @@ async fn expired_keys_and_no_lookup_go_to_a_person() {
 
 #[tokio::test]
 async fn asynchronous_work_stays_pending_until_it_settles() {
-    let mut plan = plan(IdempotencyMode::Stripe, Lookup::default(), vec![]);
+    let mut plan = stripe(vec![]);
     plan.asynchronous = Some(Asynchronous {
         settle_after: Duration::from_secs(60),
         result: SettleResult::Failed,
@@ -423,20 +427,13 @@ async fn asynchronous_work_stays_pending_until_it_settles() {
 
 #[tokio::test]
 async fn signed_events_from_the_simulator_are_applied_once() {
-    let faults = vec![
-        create_fault(1, Position::AfterCommit, FaultResponse::Drop),
-        create_fault(2, Position::AfterCommit, FaultResponse::Drop),
-    ];
-    let mut plan = plan(IdempotencyMode::Stripe, NO_LOOKUP, faults);
+    let mut plan = plan(IdempotencyMode::Stripe, NO_LOOKUP, first_two_answers_lost());
     plan.webhooks = Some(Webhooks {
         secret: SECRET.into(),
     });
     let run = Run::start(plan).await;
     let adapter = run.adapter();
-    assert_eq!(
-        run.execute(adapter.as_ref()).await.outcome,
-        OutcomeKind::Unknown
-    );
+    run.execute_unknown(adapter.as_ref()).await;
     let events = run.sim.events();
     assert_eq!(events.len(), 1, "{events:#?}");
     let deliver = |delivery: simulator::Delivery| WebhookRequest {
@@ -471,7 +468,7 @@ async fn signed_events_from_the_simulator_are_applied_once() {
 
 #[tokio::test]
 async fn a_crash_after_the_commit_leaves_a_record_that_finds_the_effect() {
-    let run = Run::start(plan(IdempotencyMode::Stripe, Lookup::default(), vec![])).await;
+    let run = Run::start(stripe(vec![])).await;
     // Hold the response after the commit until the worker is gone.
     let (committed_tx, committed_rx) = tokio::sync::oneshot::channel::<()>();
     let (release_tx, release_rx) = tokio::sync::oneshot::channel::<()>();

@@ -7,16 +7,11 @@
 //! lost, the retry commits again (at most once, and the same key on every
 //! attempt, are both violated).
 
-use std::path::Path;
-
 use async_trait::async_trait;
-use harness::adapter::{Adapter, AdapterFailure};
-use harness::protocol::{
-    ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply, ResolveRequest, WebhookReply,
-    WebhookRequest,
-};
+use harness::adapter::AdapterFailure;
+use harness::protocol::{ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply};
 
-use super::kit::{self, Entry, Factory, FileStore, Http};
+use super::kit::{self, Entry, FileStore, Http, Naive, Records};
 
 /// How many times a create is tried before giving up.
 const ATTEMPTS: u32 = 3;
@@ -27,15 +22,7 @@ pub struct FreshKeyPerAttempt {
     store: FileStore,
 }
 
-/// Its factory.
-pub const FACTORY: Factory = Factory {
-    name: "naive-02-fresh-key-per-attempt",
-    build: |dir: &Path| {
-        Ok(Box::new(FreshKeyPerAttempt {
-            store: FileStore::open(dir)?,
-        }))
-    },
-};
+kit::file_backed!(FreshKeyPerAttempt, "naive-02-fresh-key-per-attempt");
 
 impl FreshKeyPerAttempt {
     async fn run(
@@ -62,8 +49,7 @@ impl FreshKeyPerAttempt {
                         resp.id(),
                         format!("created on attempt {}", entry.attempts),
                     );
-                    self.store.put(&entry)?;
-                    return Ok(entry.reply());
+                    return self.store.keep(&entry);
                 }
                 Ok(resp) if resp.status < 500 => {
                     entry.set(
@@ -71,8 +57,7 @@ impl FreshKeyPerAttempt {
                         None,
                         format!("rejected: {}", resp.status),
                     );
-                    self.store.put(&entry)?;
-                    return Ok(entry.reply());
+                    return self.store.keep(&entry);
                 }
                 Ok(resp) => last_error = format!("status {}", resp.status),
                 Err(error) => last_error = error,
@@ -83,13 +68,12 @@ impl FreshKeyPerAttempt {
             None,
             format!("gave up after {ATTEMPTS} attempts: {last_error}"),
         );
-        self.store.put(&entry)?;
-        Ok(entry.reply())
+        self.store.keep(&entry)
     }
 }
 
 #[async_trait]
-impl Adapter for FreshKeyPerAttempt {
+impl Naive for FreshKeyPerAttempt {
     async fn execute(&self, request: ExecuteRequest) -> Result<OutcomeReply, AdapterFailure> {
         if let Some(entry) = self.store.get(&request.operation.id)? {
             if kit::is_final(entry.outcome) {
@@ -103,26 +87,12 @@ impl Adapter for FreshKeyPerAttempt {
     }
 
     async fn reconcile(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
-        match self.store.get(&request.operation_id)? {
-            Some(entry) if !kit::is_final(entry.outcome) => {
-                let http = Http::new(&request.common)?;
-                let header = &request.common.provider.contract.idempotency.header;
-                self.run(entry, &http, header).await
-            }
-            Some(entry) => Ok(entry.reply()),
-            None => Ok(kit::no_record(&request.operation_id)),
-        }
-    }
-
-    async fn webhook(&self, _request: WebhookRequest) -> Result<WebhookReply, AdapterFailure> {
-        Ok(kit::webhooks_not_used())
-    }
-
-    async fn resolve(&self, request: ResolveRequest) -> Result<OutcomeReply, AdapterFailure> {
-        self.store.resolve(&request)
-    }
-
-    async fn status(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
-        self.store.status(&request)
+        let entry = match self.store.unsettled(&request.operation_id)? {
+            Ok(entry) => entry,
+            Err(reply) => return Ok(reply),
+        };
+        let http = Http::new(&request.common)?;
+        let header = &request.common.provider.contract.idempotency.header;
+        self.run(entry, &http, header).await
     }
 }

@@ -8,17 +8,12 @@
 //! scenario catches it: either the early `succeeded` (expected `pending`, or a
 //! success that settles as a failure) or the second effect.
 
-use std::path::Path;
-
 use async_trait::async_trait;
-use harness::adapter::{Adapter, AdapterFailure};
-use harness::protocol::{
-    ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply, ResolveRequest, WebhookReply,
-    WebhookRequest,
-};
+use harness::adapter::AdapterFailure;
+use harness::protocol::{ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply};
 use serde_json::Value;
 
-use super::kit::{self, Entry, Factory, FileStore, Http};
+use super::kit::{self, Entry, FileStore, Http, Naive, Records};
 
 /// Calls `processing` done.
 #[derive(Debug)]
@@ -26,15 +21,7 @@ pub struct ProcessingIsDone {
     store: FileStore,
 }
 
-/// Its factory.
-pub const FACTORY: Factory = Factory {
-    name: "naive-03-processing-is-done",
-    build: |dir: &Path| {
-        Ok(Box::new(ProcessingIsDone {
-            store: FileStore::open(dir)?,
-        }))
-    },
-};
+kit::file_backed!(ProcessingIsDone, "naive-03-processing-is-done");
 
 impl ProcessingIsDone {
     /// Search for a finished object of ours; create when there is none.
@@ -63,8 +50,7 @@ impl ProcessingIsDone {
             {
                 let id = done.get("id").and_then(Value::as_str).map(str::to_owned);
                 entry.set(OutcomeKind::Succeeded, id, "found by search".to_owned());
-                self.store.put(&entry)?;
-                return Ok(entry.reply());
+                return self.store.keep(&entry);
             }
         }
         entry.attempts += 1;
@@ -89,13 +75,12 @@ impl ProcessingIsDone {
             ),
             Err(error) => entry.set(OutcomeKind::Unknown, None, error),
         }
-        self.store.put(&entry)?;
-        Ok(entry.reply())
+        self.store.keep(&entry)
     }
 }
 
 #[async_trait]
-impl Adapter for ProcessingIsDone {
+impl Naive for ProcessingIsDone {
     async fn execute(&self, request: ExecuteRequest) -> Result<OutcomeReply, AdapterFailure> {
         let entry = match self.store.get(&request.operation.id)? {
             Some(entry) if kit::is_final(entry.outcome) => return Ok(entry.reply()),
@@ -107,25 +92,11 @@ impl Adapter for ProcessingIsDone {
     }
 
     async fn reconcile(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
-        match self.store.get(&request.operation_id)? {
-            Some(entry) if !kit::is_final(entry.outcome) => {
-                let http = Http::new(&request.common)?;
-                self.ensure_created(entry, &http).await
-            }
-            Some(entry) => Ok(entry.reply()),
-            None => Ok(kit::no_record(&request.operation_id)),
-        }
-    }
-
-    async fn webhook(&self, _request: WebhookRequest) -> Result<WebhookReply, AdapterFailure> {
-        Ok(kit::webhooks_not_used())
-    }
-
-    async fn resolve(&self, request: ResolveRequest) -> Result<OutcomeReply, AdapterFailure> {
-        self.store.resolve(&request)
-    }
-
-    async fn status(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
-        self.store.status(&request)
+        let entry = match self.store.unsettled(&request.operation_id)? {
+            Ok(entry) => entry,
+            Err(reply) => return Ok(reply),
+        };
+        let http = Http::new(&request.common)?;
+        self.ensure_created(entry, &http).await
     }
 }

@@ -9,17 +9,12 @@
 //! provider refuses the changed body under a used key, and the adapter calls
 //! an operation whose effect exists `failed` (or `succeeded` with no object).
 
-use std::path::Path;
-
 use async_trait::async_trait;
-use harness::adapter::{Adapter, AdapterFailure};
-use harness::protocol::{
-    Common, ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply, ResolveRequest,
-    WebhookReply, WebhookRequest,
-};
+use harness::adapter::AdapterFailure;
+use harness::protocol::{Common, ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply};
 use serde_json::Value;
 
-use super::kit::{self, Entry, Factory, FileStore, Http};
+use super::kit::{self, Entry, FileStore, Http, Naive, Records};
 
 /// Tries per call.
 const ATTEMPTS: u32 = 3;
@@ -30,15 +25,7 @@ pub struct TaggedRetries {
     store: FileStore,
 }
 
-/// Its factory.
-pub const FACTORY: Factory = Factory {
-    name: "naive-04-tagged-retries",
-    build: |dir: &Path| {
-        Ok(Box::new(TaggedRetries {
-            store: FileStore::open(dir)?,
-        }))
-    },
-};
+kit::file_backed!(TaggedRetries, "naive-04-tagged-retries");
 
 impl TaggedRetries {
     async fn send(
@@ -75,34 +62,19 @@ impl TaggedRetries {
                     );
                     break;
                 }
-                Ok(resp) if resp.ok() => {
-                    let outcome = kit::outcome_of(resp.object_status());
-                    entry.set(outcome, resp.id(), format!("created: {}", resp.status));
-                    break;
+                answer => {
+                    if kit::record_attempt(&mut entry, answer) {
+                        break;
+                    }
                 }
-                Ok(resp) if resp.status < 500 => {
-                    entry.set(
-                        OutcomeKind::Failed,
-                        None,
-                        format!("{} {}", resp.status, resp.error_type()),
-                    );
-                    break;
-                }
-                Ok(resp) => entry.set(
-                    OutcomeKind::Unknown,
-                    None,
-                    format!("status {}", resp.status),
-                ),
-                Err(error) => entry.set(OutcomeKind::Unknown, None, error),
             }
         }
-        self.store.put(&entry)?;
-        Ok(entry.reply())
+        self.store.keep(&entry)
     }
 }
 
 #[async_trait]
-impl Adapter for TaggedRetries {
+impl Naive for TaggedRetries {
     async fn execute(&self, request: ExecuteRequest) -> Result<OutcomeReply, AdapterFailure> {
         let entry = match self.store.get(&request.operation.id)? {
             Some(entry) if kit::is_final(entry.outcome) => return Ok(entry.reply()),
@@ -113,22 +85,9 @@ impl Adapter for TaggedRetries {
     }
 
     async fn reconcile(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
-        match self.store.get(&request.operation_id)? {
-            Some(entry) if !kit::is_final(entry.outcome) => self.send(entry, &request.common).await,
-            Some(entry) => Ok(entry.reply()),
-            None => Ok(kit::no_record(&request.operation_id)),
+        match self.store.unsettled(&request.operation_id)? {
+            Ok(entry) => self.send(entry, &request.common).await,
+            Err(reply) => Ok(reply),
         }
-    }
-
-    async fn webhook(&self, _request: WebhookRequest) -> Result<WebhookReply, AdapterFailure> {
-        Ok(kit::webhooks_not_used())
-    }
-
-    async fn resolve(&self, request: ResolveRequest) -> Result<OutcomeReply, AdapterFailure> {
-        self.store.resolve(&request)
-    }
-
-    async fn status(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
-        self.store.status(&request)
     }
 }

@@ -8,16 +8,11 @@
 //! success with no object. The case-5 scenario catches it: a `succeeded` that
 //! names no effect of that operation (and the second operation never runs).
 
-use std::path::Path;
-
 use async_trait::async_trait;
-use harness::adapter::{Adapter, AdapterFailure};
-use harness::protocol::{
-    Common, ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply, ResolveRequest,
-    WebhookReply, WebhookRequest,
-};
+use harness::adapter::AdapterFailure;
+use harness::protocol::{Common, ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply};
 
-use super::kit::{self, Entry, Factory, FileStore, Http};
+use super::kit::{self, Entry, FileStore, Http, Naive, Records};
 
 /// Derives keys from the action and resource.
 #[derive(Debug)]
@@ -25,15 +20,7 @@ pub struct ActionKeyed {
     store: FileStore,
 }
 
-/// Its factory.
-pub const FACTORY: Factory = Factory {
-    name: "naive-05-action-keyed",
-    build: |dir: &Path| {
-        Ok(Box::new(ActionKeyed {
-            store: FileStore::open(dir)?,
-        }))
-    },
-};
+kit::file_backed!(ActionKeyed, "naive-05-action-keyed");
 
 impl ActionKeyed {
     async fn send(
@@ -52,11 +39,6 @@ impl ActionKeyed {
                 .post(&entry.resource, &body, Some((header, &key)))
                 .await
             {
-                Ok(resp) if resp.ok() => {
-                    let outcome = kit::outcome_of(resp.object_status());
-                    entry.set(outcome, resp.id(), format!("created: {}", resp.status));
-                    break;
-                }
                 // The flaw: "key already used" read as "already done".
                 Ok(resp)
                     if resp.error_type() == "idempotency_error"
@@ -70,29 +52,19 @@ impl ActionKeyed {
                     );
                     break;
                 }
-                Ok(resp) if resp.status < 500 => {
-                    entry.set(
-                        OutcomeKind::Failed,
-                        None,
-                        format!("{} {}", resp.status, resp.error_type()),
-                    );
-                    break;
+                answer => {
+                    if kit::record_attempt(&mut entry, answer) {
+                        break;
+                    }
                 }
-                Ok(resp) => entry.set(
-                    OutcomeKind::Unknown,
-                    None,
-                    format!("status {}", resp.status),
-                ),
-                Err(error) => entry.set(OutcomeKind::Unknown, None, error),
             }
         }
-        self.store.put(&entry)?;
-        Ok(entry.reply())
+        self.store.keep(&entry)
     }
 }
 
 #[async_trait]
-impl Adapter for ActionKeyed {
+impl Naive for ActionKeyed {
     async fn execute(&self, request: ExecuteRequest) -> Result<OutcomeReply, AdapterFailure> {
         let op = &request.operation;
         let entry = match self.store.get(&op.id)? {
@@ -109,22 +81,9 @@ impl Adapter for ActionKeyed {
     }
 
     async fn reconcile(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
-        match self.store.get(&request.operation_id)? {
-            Some(entry) if !kit::is_final(entry.outcome) => self.send(entry, &request.common).await,
-            Some(entry) => Ok(entry.reply()),
-            None => Ok(kit::no_record(&request.operation_id)),
+        match self.store.unsettled(&request.operation_id)? {
+            Ok(entry) => self.send(entry, &request.common).await,
+            Err(reply) => Ok(reply),
         }
-    }
-
-    async fn webhook(&self, _request: WebhookRequest) -> Result<WebhookReply, AdapterFailure> {
-        Ok(kit::webhooks_not_used())
-    }
-
-    async fn resolve(&self, request: ResolveRequest) -> Result<OutcomeReply, AdapterFailure> {
-        self.store.resolve(&request)
-    }
-
-    async fn status(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
-        self.store.status(&request)
     }
 }

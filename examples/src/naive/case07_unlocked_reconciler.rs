@@ -7,17 +7,11 @@
 //! scenario catches it on a provider without keys (so nothing else dedupes):
 //! two effects for one operation.
 
-use std::path::Path;
-
 use async_trait::async_trait;
-use harness::adapter::{Adapter, AdapterFailure};
-use harness::protocol::{
-    Common, ExecuteRequest, OperationRequest, OutcomeReply, ResolveRequest, WebhookReply,
-    WebhookRequest,
-};
-use serde_json::Value;
+use harness::adapter::AdapterFailure;
+use harness::protocol::{ExecuteRequest, OperationRequest, OutcomeReply};
 
-use super::kit::{self, Entry, Factory, FileStore, Http};
+use super::kit::{self, FileStore, Http, Naive, Records};
 
 /// Reconciles without a lock.
 #[derive(Debug)]
@@ -25,75 +19,24 @@ pub struct UnlockedReconciler {
     store: FileStore,
 }
 
-/// Its factory.
-pub const FACTORY: Factory = Factory {
-    name: "naive-07-unlocked-reconciler",
-    build: |dir: &Path| {
-        Ok(Box::new(UnlockedReconciler {
-            store: FileStore::open(dir)?,
-        }))
-    },
-};
-
-impl UnlockedReconciler {
-    async fn create(
-        &self,
-        mut entry: Entry,
-        common: &Common,
-    ) -> Result<OutcomeReply, AdapterFailure> {
-        let http = Http::new(common)?;
-        let contract = &common.provider.contract;
-        let key = entry
-            .key
-            .clone()
-            .filter(|_| contract.idempotency.mode != "none");
-        let header = contract.idempotency.header.as_str();
-        entry.attempts += 1;
-        let answer = http
-            .post(
-                &entry.resource,
-                &kit::create_body(&entry.args, &entry.op_id),
-                key.as_deref().map(|k| (header, k)),
-            )
-            .await;
-        let (outcome, provider_ref, evidence) = kit::read_create(&answer);
-        entry.set(outcome, provider_ref, evidence);
-        self.store.put(&entry)?;
-        Ok(entry.reply())
-    }
-}
+kit::file_backed!(UnlockedReconciler, "naive-07-unlocked-reconciler");
 
 #[async_trait]
-impl Adapter for UnlockedReconciler {
+impl Naive for UnlockedReconciler {
     async fn execute(&self, request: ExecuteRequest) -> Result<OutcomeReply, AdapterFailure> {
-        if let Some(entry) = self.store.get(&request.operation.id)? {
-            return Ok(entry.reply());
-        }
-        let mut entry = Entry::new(&request.operation);
-        entry.key = Some(format!("lr-{}", request.operation.id));
-        self.store.put(&entry)?;
-        self.create(entry, &request.common).await
+        kit::execute_once(&self.store, &request).await
     }
 
     async fn reconcile(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
         // The flaw: nothing stops a second reconciler between this read and the create.
-        let Some(mut entry) = self.store.get(&request.operation_id)? else {
-            return Ok(kit::no_record(&request.operation_id));
+        let mut entry = match self.store.unsettled(&request.operation_id)? {
+            Ok(entry) => entry,
+            Err(reply) => return Ok(reply),
         };
-        if kit::is_final(entry.outcome) {
-            return Ok(entry.reply());
-        }
         let http = Http::new(&request.common)?;
         if let Some(id) = entry.provider_ref.clone() {
-            if let Ok(resp) = http.get(&format!("/v1/{}/{id}", entry.resource)).await {
-                if resp.ok() {
-                    entry.set(
-                        kit::outcome_of(resp.object_status()),
-                        Some(id),
-                        "retrieved".to_owned(),
-                    );
-                    self.store.put(&entry)?;
-                }
+            if kit::retrieve(&http, &mut entry, &id).await.is_some() {
+                self.store.put(&entry)?;
             }
             return Ok(entry.reply());
         }
@@ -105,14 +48,11 @@ impl Adapter for UnlockedReconciler {
             .await
         {
             Ok(resp) if resp.status == 200 => match kit::find_ours(&resp, &entry.op_id) {
-                Some(object) => {
-                    let status = object.get("status").and_then(Value::as_str).unwrap_or("");
-                    let id = object.get("id").and_then(Value::as_str).map(str::to_owned);
-                    entry.set(kit::outcome_of(status), id, "found by search".to_owned());
-                    self.store.put(&entry)?;
-                    Ok(entry.reply())
+                Some((outcome, id)) => {
+                    entry.set(outcome, id, "found by search".to_owned());
+                    self.store.keep(&entry)
                 }
-                None => self.create(entry, &request.common).await,
+                None => kit::create_once(&self.store, entry, &request.common).await,
             },
             Ok(resp) => {
                 entry.evidence = format!("search failed: {}", resp.status);
@@ -123,17 +63,5 @@ impl Adapter for UnlockedReconciler {
                 Ok(entry.reply())
             }
         }
-    }
-
-    async fn webhook(&self, _request: WebhookRequest) -> Result<WebhookReply, AdapterFailure> {
-        Ok(kit::webhooks_not_used())
-    }
-
-    async fn resolve(&self, request: ResolveRequest) -> Result<OutcomeReply, AdapterFailure> {
-        self.store.resolve(&request)
-    }
-
-    async fn status(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
-        self.store.status(&request)
     }
 }

@@ -14,13 +14,10 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use harness::adapter::{Adapter, AdapterFailure};
-use harness::protocol::{
-    Common, ExecuteRequest, OperationRequest, OutcomeReply, ResolveRequest, WebhookReply,
-    WebhookRequest,
-};
+use harness::adapter::AdapterFailure;
+use harness::protocol::{Common, ExecuteRequest, OperationRequest, OutcomeReply};
 
-use super::kit::{self, Entry, Factory, Http};
+use super::kit::{self, Entry, Factory, Http, Naive, Records, Stored};
 
 /// Keeps its intent only in memory.
 #[derive(Debug, Default)]
@@ -28,13 +25,21 @@ pub struct MemoryOnly {
     operations: Mutex<HashMap<String, Entry>>,
 }
 
-/// Its factory. The state directory is ignored: that is the flaw.
-pub const FACTORY: Factory = Factory {
-    name: "naive-08-memory-only",
-    build: |_dir: &Path| Ok(Box::new(MemoryOnly::default())),
-};
+/// Its factory.
+pub const FACTORY: Factory = Factory::of::<MemoryOnly>("naive-08-memory-only");
 
-impl MemoryOnly {
+impl Stored for MemoryOnly {
+    /// The state directory is ignored: that is the flaw.
+    fn open(_state_dir: &Path) -> Result<Self, AdapterFailure> {
+        Ok(MemoryOnly::default())
+    }
+
+    fn records(&self) -> &dyn Records {
+        self
+    }
+}
+
+impl Records for MemoryOnly {
     fn get(&self, op_id: &str) -> Result<Option<Entry>, AdapterFailure> {
         let map = self
             .operations
@@ -51,7 +56,9 @@ impl MemoryOnly {
         map.insert(entry.op_id.clone(), entry.clone());
         Ok(())
     }
+}
 
+impl MemoryOnly {
     async fn send(
         &self,
         mut entry: Entry,
@@ -60,25 +67,13 @@ impl MemoryOnly {
         let http = Http::new(common)?;
         let header = common.provider.contract.idempotency.header.as_str();
         let key = entry.key.clone().unwrap_or_default();
-        let body = kit::create_body(&entry.args, &entry.op_id);
-        for _ in 0..2 {
-            entry.attempts += 1;
-            let answer = http
-                .post(&entry.resource, &body, Some((header, &key)))
-                .await;
-            let (outcome, provider_ref, evidence) = kit::read_create(&answer);
-            entry.set(outcome, provider_ref, evidence);
-            if answer.is_ok() {
-                break;
-            }
-        }
-        self.put(&entry)?;
-        Ok(entry.reply())
+        kit::send_create(&http, &mut entry, Some((header, &key)), 2).await;
+        self.keep(&entry)
     }
 }
 
 #[async_trait]
-impl Adapter for MemoryOnly {
+impl Naive for MemoryOnly {
     async fn execute(&self, request: ExecuteRequest) -> Result<OutcomeReply, AdapterFailure> {
         let entry = match self.get(&request.operation.id)? {
             Some(entry) if kit::is_final(entry.outcome) => return Ok(entry.reply()),
@@ -95,37 +90,9 @@ impl Adapter for MemoryOnly {
     }
 
     async fn reconcile(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
-        match self.get(&request.operation_id)? {
-            Some(entry) if !kit::is_final(entry.outcome) => self.send(entry, &request.common).await,
-            Some(entry) => Ok(entry.reply()),
-            None => Ok(kit::no_record(&request.operation_id)),
+        match self.unsettled(&request.operation_id)? {
+            Ok(entry) => self.send(entry, &request.common).await,
+            Err(reply) => Ok(reply),
         }
-    }
-
-    async fn webhook(&self, _request: WebhookRequest) -> Result<WebhookReply, AdapterFailure> {
-        Ok(kit::webhooks_not_used())
-    }
-
-    async fn resolve(&self, request: ResolveRequest) -> Result<OutcomeReply, AdapterFailure> {
-        let Some(mut entry) = self.get(&request.operation_id)? else {
-            return Ok(kit::no_record(&request.operation_id));
-        };
-        if !kit::is_final(entry.outcome) {
-            let resolution = &request.resolution;
-            entry.set(
-                resolution.outcome,
-                resolution.provider_ref.clone(),
-                format!("operator: {}", resolution.evidence),
-            );
-            self.put(&entry)?;
-        }
-        Ok(entry.reply())
-    }
-
-    async fn status(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
-        Ok(match self.get(&request.operation_id)? {
-            Some(entry) => entry.reply(),
-            None => kit::no_record(&request.operation_id),
-        })
     }
 }

@@ -9,18 +9,16 @@
 //! delayed event changes a terminal outcome, or the retry creates an effect
 //! the operator's decision said would not exist.
 
-use std::path::Path;
-
 use async_trait::async_trait;
-use harness::adapter::{Adapter, AdapterFailure};
+use harness::adapter::AdapterFailure;
 use harness::protocol::{
-    Common, ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply, ResolveRequest,
-    WebhookReply, WebhookRequest,
+    Common, ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply, WebhookReply,
+    WebhookRequest,
 };
 use harness::reference::webhook;
 use serde_json::Value;
 
-use super::kit::{self, Entry, Factory, FileStore, Http};
+use super::kit::{self, Entry, FileStore, Naive, Records};
 
 /// Re-executes after an operator's resolution.
 #[derive(Debug)]
@@ -28,59 +26,24 @@ pub struct RetryAfterReview {
     store: FileStore,
 }
 
-/// Its factory.
-pub const FACTORY: Factory = Factory {
-    name: "naive-10-retry-after-review",
-    build: |dir: &Path| {
-        Ok(Box::new(RetryAfterReview {
-            store: FileStore::open(dir)?,
-        }))
-    },
-};
+kit::file_backed!(RetryAfterReview, "naive-10-retry-after-review");
 
 impl RetryAfterReview {
     /// The retry worker: anything not yet `succeeded` is sent (again).
-    async fn work(
-        &self,
-        mut entry: Entry,
-        common: &Common,
-    ) -> Result<OutcomeReply, AdapterFailure> {
+    async fn work(&self, entry: Entry, common: &Common) -> Result<OutcomeReply, AdapterFailure> {
         if entry.outcome == OutcomeKind::Succeeded {
             return Ok(entry.reply());
         }
-        let http = Http::new(common)?;
-        let contract = &common.provider.contract;
-        let key = entry
-            .key
-            .clone()
-            .filter(|_| contract.idempotency.mode != "none");
-        let header = contract.idempotency.header.as_str();
-        entry.attempts += 1;
-        let answer = http
-            .post(
-                &entry.resource,
-                &kit::create_body(&entry.args, &entry.op_id),
-                key.as_deref().map(|k| (header, k)),
-            )
-            .await;
-        let (outcome, provider_ref, evidence) = kit::read_create(&answer);
-        entry.set(outcome, provider_ref, evidence);
-        self.store.put(&entry)?;
-        Ok(entry.reply())
+        kit::create_once(&self.store, entry, common).await
     }
 }
 
 #[async_trait]
-impl Adapter for RetryAfterReview {
+impl Naive for RetryAfterReview {
     async fn execute(&self, request: ExecuteRequest) -> Result<OutcomeReply, AdapterFailure> {
         let entry = match self.store.get(&request.operation.id)? {
             Some(entry) => entry,
-            None => {
-                let mut entry = Entry::new(&request.operation);
-                entry.key = Some(format!("lr-{}", request.operation.id));
-                self.store.put(&entry)?;
-                entry
-            }
+            None => self.store.record_intent(&request.operation)?,
         };
         self.work(entry, &request.common).await
     }
@@ -93,12 +56,8 @@ impl Adapter for RetryAfterReview {
     }
 
     async fn webhook(&self, request: WebhookRequest) -> Result<WebhookReply, AdapterFailure> {
-        let rejected = WebhookReply {
-            accepted: false,
-            operation_id: None,
-        };
         let Some(webhooks) = &request.common.provider.contract.webhooks else {
-            return Ok(rejected);
+            return Ok(kit::webhook_rejected());
         };
         let now = request
             .common
@@ -113,50 +72,24 @@ impl Adapter for RetryAfterReview {
         )
         .is_err()
         {
-            return Ok(rejected);
+            return Ok(kit::webhook_rejected());
         }
         let Ok(event) = serde_json::from_str::<Value>(&request.body) else {
-            return Ok(rejected);
+            return Ok(kit::webhook_rejected());
         };
-        let data = &event["data"];
-        let Some(mut entry) = data["client_reference"]
+        let Some(mut entry) = event["data"]["client_reference"]
             .as_str()
             .map(|id| self.store.get(id))
             .transpose()?
             .flatten()
         else {
-            return Ok(WebhookReply {
-                accepted: true,
-                operation_id: None,
-            });
+            return Ok(kit::webhook_not_ours());
         };
         // The flaw: the event wins over whatever the record says, the operator's
         // decision included.
-        let event_type = event["type"].as_str().unwrap_or("");
-        let outcome = if event_type.ends_with(".failed") {
-            OutcomeKind::Failed
-        } else if event_type.ends_with(".succeeded") {
-            OutcomeKind::Succeeded
-        } else {
-            kit::outcome_of(data["status"].as_str().unwrap_or(""))
-        };
-        entry.set(
-            outcome,
-            data["id"].as_str().map(str::to_owned),
-            format!("webhook {event_type}"),
-        );
+        let (outcome, id, evidence) = kit::event_outcome(&event);
+        entry.set(outcome, id, evidence);
         self.store.put(&entry)?;
-        Ok(WebhookReply {
-            accepted: true,
-            operation_id: Some(entry.op_id),
-        })
-    }
-
-    async fn resolve(&self, request: ResolveRequest) -> Result<OutcomeReply, AdapterFailure> {
-        self.store.resolve(&request)
-    }
-
-    async fn status(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
-        self.store.status(&request)
+        Ok(kit::webhook_applied(entry.op_id))
     }
 }

@@ -1,19 +1,113 @@
 //! What the naive adapters have in common, written the way such code usually
 //! is: a thin HTTP helper, a one-file-per-operation JSON store without locks,
-//! and reply builders. None of their flaws live here; each adapter's module
-//! shows its own.
+//! reply builders, and the calls most of them make the same way (`status`,
+//! `resolve`, ignoring webhooks). None of their flaws live here; each adapter's
+//! module shows its own.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use async_trait::async_trait;
 use harness::adapter::{Adapter, AdapterFactory, AdapterFailure};
 use harness::protocol::{
-    Common, OperationRequest, OutcomeKind, OutcomeReply, ResolveRequest, WebhookReply,
+    Common, ExecuteRequest, Operation, OperationRequest, OutcomeKind, OutcomeReply, ResolveRequest,
+    WebhookReply, WebhookRequest,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+/// How a naive adapter comes to life over a state directory, and where it
+/// keeps its entries.
+pub trait Stored: Sized + Send + Sync + 'static {
+    /// An instance over the run's state directory.
+    fn open(state_dir: &Path) -> Result<Self, AdapterFailure>;
+    /// Its entries.
+    fn records(&self) -> &dyn Records;
+}
+
+/// The calls of a naive adapter. `execute` and `reconcile` are each adapter's
+/// own; the others default to what most of them do: ignore webhooks, take the
+/// operator's word unless the outcome is final, report the stored entry.
+#[async_trait]
+pub trait Naive: Stored {
+    /// Perform the operation.
+    async fn execute(&self, request: ExecuteRequest) -> Result<OutcomeReply, AdapterFailure>;
+
+    /// Find out what happened to a known operation.
+    async fn reconcile(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure>;
+
+    /// Handle a delivered event: not used.
+    async fn webhook(&self, _request: WebhookRequest) -> Result<WebhookReply, AdapterFailure> {
+        Ok(webhook_rejected())
+    }
+
+    /// Apply an operator's decision.
+    async fn resolve(&self, request: ResolveRequest) -> Result<OutcomeReply, AdapterFailure> {
+        self.records().resolve(&request)
+    }
+
+    /// Report the stored entry.
+    async fn status(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
+        self.records().status(&request)
+    }
+}
+
+/// A [`Naive`] adapter as the harness calls it.
+#[derive(Debug)]
+struct Served<T>(T);
+
+#[async_trait]
+impl<T: Naive> Adapter for Served<T> {
+    async fn execute(&self, request: ExecuteRequest) -> Result<OutcomeReply, AdapterFailure> {
+        self.0.execute(request).await
+    }
+
+    async fn reconcile(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
+        self.0.reconcile(request).await
+    }
+
+    async fn webhook(&self, request: WebhookRequest) -> Result<WebhookReply, AdapterFailure> {
+        self.0.webhook(request).await
+    }
+
+    async fn resolve(&self, request: ResolveRequest) -> Result<OutcomeReply, AdapterFailure> {
+        self.0.resolve(request).await
+    }
+
+    async fn status(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
+        self.0.status(request).await
+    }
+}
+
+fn build<T: Naive>(state_dir: &Path) -> Result<Box<dyn Adapter>, AdapterFailure> {
+    Ok(Box::new(Served(T::open(state_dir)?)))
+}
+
+/// Gives a naive adapter whose entries live in a [`FileStore`] field named
+/// `store` its [`Stored`] impl and its `FACTORY`.
+macro_rules! file_backed {
+    ($adapter:ident, $name:literal) => {
+        /// Its factory.
+        pub const FACTORY: $crate::naive::kit::Factory =
+            $crate::naive::kit::Factory::of::<$adapter>($name);
+
+        impl $crate::naive::kit::Stored for $adapter {
+            fn open(
+                state_dir: &::std::path::Path,
+            ) -> Result<Self, ::harness::adapter::AdapterFailure> {
+                let store = $crate::naive::kit::FileStore::open(state_dir)?;
+                Ok($adapter { store })
+            }
+
+            fn records(&self) -> &dyn $crate::naive::kit::Records {
+                &self.store
+            }
+        }
+    };
+}
+pub(crate) use file_backed;
 
 /// A naive adapter's factory: a name and a constructor over the state directory.
 pub struct Factory {
@@ -21,6 +115,16 @@ pub struct Factory {
     pub name: &'static str,
     /// Builds an instance.
     pub build: fn(&Path) -> Result<Box<dyn Adapter>, AdapterFailure>,
+}
+
+impl Factory {
+    /// The factory of the naive adapter `T`.
+    pub const fn of<T: Naive>(name: &'static str) -> Factory {
+        Factory {
+            name,
+            build: build::<T>,
+        }
+    }
 }
 
 impl std::fmt::Debug for Factory {
@@ -222,7 +326,7 @@ pub struct Entry {
 
 impl Entry {
     /// A new entry for an operation about to be sent.
-    pub fn new(op: &harness::protocol::Operation) -> Entry {
+    pub fn new(op: &Operation) -> Entry {
         Entry {
             op_id: op.id.clone(),
             resource: op.resource.clone(),
@@ -265,6 +369,66 @@ pub fn no_record(op_id: &str) -> OutcomeReply {
     }
 }
 
+/// Where a naive adapter keeps its entries, and the calls that only read or
+/// write them.
+pub trait Records: Send + Sync {
+    /// The entry, if any.
+    fn get(&self, op_id: &str) -> Result<Option<Entry>, AdapterFailure>;
+
+    /// Writes the entry.
+    fn put(&self, entry: &Entry) -> Result<(), AdapterFailure>;
+
+    /// Writes the entry and replies with it.
+    fn keep(&self, entry: &Entry) -> Result<OutcomeReply, AdapterFailure> {
+        self.put(entry)?;
+        Ok(entry.reply())
+    }
+
+    /// A new entry for the operation, with a key of its own (`lr-{id}`),
+    /// written down before anything is sent.
+    fn record_intent(&self, op: &Operation) -> Result<Entry, AdapterFailure> {
+        let mut entry = Entry::new(op);
+        entry.key = Some(format!("lr-{}", op.id));
+        self.put(&entry)?;
+        Ok(entry)
+    }
+
+    /// The entry when its outcome is not final yet; otherwise the reply to give
+    /// as things stand (the final outcome, or "no record").
+    fn unsettled(&self, op_id: &str) -> Result<Result<Entry, OutcomeReply>, AdapterFailure> {
+        Ok(match self.get(op_id)? {
+            Some(entry) if !is_final(entry.outcome) => Ok(entry),
+            Some(entry) => Err(entry.reply()),
+            None => Err(no_record(op_id)),
+        })
+    }
+
+    /// `status`: the stored entry, no network.
+    fn status(&self, request: &OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
+        Ok(match self.get(&request.operation_id)? {
+            Some(entry) => entry.reply(),
+            None => no_record(&request.operation_id),
+        })
+    }
+
+    /// `resolve` as most of them do it: take the operator's word unless the
+    /// outcome is already final.
+    fn resolve(&self, request: &ResolveRequest) -> Result<OutcomeReply, AdapterFailure> {
+        let Some(mut entry) = self.get(&request.operation_id)? else {
+            return Ok(no_record(&request.operation_id));
+        };
+        if !is_final(entry.outcome) {
+            entry.set(
+                request.resolution.outcome,
+                request.resolution.provider_ref.clone(),
+                format!("operator: {}", request.resolution.evidence),
+            );
+            self.put(&entry)?;
+        }
+        Ok(entry.reply())
+    }
+}
+
 /// One JSON file per operation, read and written whole. No lock.
 #[derive(Debug, Clone)]
 pub struct FileStore {
@@ -294,9 +458,10 @@ impl FileStore {
             )))
         }
     }
+}
 
-    /// The entry, if any.
-    pub fn get(&self, op_id: &str) -> Result<Option<Entry>, AdapterFailure> {
+impl Records for FileStore {
+    fn get(&self, op_id: &str) -> Result<Option<Entry>, AdapterFailure> {
         let path = self.path(op_id)?;
         match fs::read(&path) {
             Ok(bytes) => serde_json::from_slice(&bytes)
@@ -307,9 +472,9 @@ impl FileStore {
         }
     }
 
-    /// Writes the entry (to a temporary file, then renamed, so readers never
-    /// see half a file).
-    pub fn put(&self, entry: &Entry) -> Result<(), AdapterFailure> {
+    /// Writes to a temporary file, then renames, so readers never see half a
+    /// file.
+    fn put(&self, entry: &Entry) -> Result<(), AdapterFailure> {
         let path = self.path(&entry.op_id)?;
         let tmp = self.dir.join(format!("{}.tmp", fresh_key(&entry.op_id)));
         let bytes = serde_json::to_vec_pretty(entry).map_err(AdapterFailure::new)?;
@@ -317,39 +482,58 @@ impl FileStore {
             .and_then(|()| fs::rename(&tmp, &path))
             .map_err(|e| AdapterFailure::new(format!("write {}: {e}", path.display())))
     }
-
-    /// `status`: the stored entry, no network.
-    pub fn status(&self, request: &OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
-        Ok(match self.get(&request.operation_id)? {
-            Some(entry) => entry.reply(),
-            None => no_record(&request.operation_id),
-        })
-    }
-
-    /// `resolve` as most of them do it: take the operator's word unless the
-    /// outcome is already final.
-    pub fn resolve(&self, request: &ResolveRequest) -> Result<OutcomeReply, AdapterFailure> {
-        let Some(mut entry) = self.get(&request.operation_id)? else {
-            return Ok(no_record(&request.operation_id));
-        };
-        if !is_final(entry.outcome) {
-            entry.set(
-                request.resolution.outcome,
-                request.resolution.provider_ref.clone(),
-                format!("operator: {}", request.resolution.evidence),
-            );
-            self.put(&entry)?;
-        }
-        Ok(entry.reply())
-    }
 }
 
-/// For adapters that do not use webhooks at all.
-pub fn webhooks_not_used() -> WebhookReply {
+/// Refuses a delivery (bad signature, unreadable body, or webhooks not used).
+pub fn webhook_rejected() -> WebhookReply {
     WebhookReply {
         accepted: false,
         operation_id: None,
     }
+}
+
+/// Accepts a delivery about no operation we know.
+pub fn webhook_not_ours() -> WebhookReply {
+    WebhookReply {
+        accepted: true,
+        operation_id: None,
+    }
+}
+
+/// Accepts a delivery applied to `op_id`.
+pub fn webhook_applied(op_id: String) -> WebhookReply {
+    WebhookReply {
+        accepted: true,
+        operation_id: Some(op_id),
+    }
+}
+
+/// What an event says about its object: outcome, object id and evidence, ready
+/// for [`Entry::set`]. The event type decides when it names a final state;
+/// otherwise the object's status does.
+pub fn event_outcome(event: &Value) -> (OutcomeKind, Option<String>, String) {
+    let data = &event["data"];
+    let event_type = event["type"].as_str().unwrap_or("");
+    let outcome = if event_type.ends_with(".failed") {
+        OutcomeKind::Failed
+    } else if event_type.ends_with(".succeeded") {
+        OutcomeKind::Succeeded
+    } else {
+        outcome_of(data["status"].as_str().unwrap_or(""))
+    };
+    (
+        outcome,
+        data["id"].as_str().map(str::to_owned),
+        format!("webhook {event_type}"),
+    )
+}
+
+/// The entry's key under the contract's header, unless the provider takes no
+/// keys.
+pub fn key_header<'a>(common: &'a Common, key: Option<&'a str>) -> Option<(&'a str, &'a str)> {
+    let idempotency = &common.provider.contract.idempotency;
+    key.filter(|_| idempotency.mode != "none")
+        .map(|k| (idempotency.header.as_str(), k))
 }
 
 /// The usual reading of a create's answer: 2xx by the object's status, other
@@ -375,12 +559,111 @@ pub fn read_create(answer: &Result<Resp, String>) -> (OutcomeKind, Option<String
     }
 }
 
-/// The first listed object whose `client_reference` is ours.
-pub fn find_ours(list: &Resp, op_id: &str) -> Option<Value> {
-    list.body
+/// Sends the entry's create (same body, same `key`) up to `tries` times, until
+/// the provider answers at all, and records the answer as [`read_create`]
+/// reads it.
+pub async fn send_create(http: &Http, entry: &mut Entry, key: Option<(&str, &str)>, tries: u32) {
+    let body = create_body(&entry.args, &entry.op_id);
+    for _ in 0..tries {
+        entry.attempts += 1;
+        let answer = http.post(&entry.resource, &body, key).await;
+        let (outcome, provider_ref, evidence) = read_create(&answer);
+        entry.set(outcome, provider_ref, evidence);
+        if answer.is_ok() {
+            break;
+        }
+    }
+}
+
+/// Sends the entry's create once, with its key unless the provider takes none,
+/// and keeps what the answer says.
+pub async fn create_once(
+    store: &dyn Records,
+    mut entry: Entry,
+    common: &Common,
+) -> Result<OutcomeReply, AdapterFailure> {
+    let http = Http::new(common)?;
+    let key = entry.key.clone();
+    send_create(&http, &mut entry, key_header(common, key.as_deref()), 1).await;
+    store.keep(&entry)
+}
+
+/// `execute` for adapters that never send an operation twice on their own: a
+/// known operation gets its stored reply; a new one has its intent recorded and
+/// its create sent once.
+pub async fn execute_once(
+    store: &dyn Records,
+    request: &ExecuteRequest,
+) -> Result<OutcomeReply, AdapterFailure> {
+    if let Some(entry) = store.get(&request.operation.id)? {
+        return Ok(entry.reply());
+    }
+    let entry = store.record_intent(&request.operation)?;
+    create_once(store, entry, &request.common).await
+}
+
+/// Retrieves the entry's object by id and takes its status when the provider
+/// answers 2xx; returns the status it took. No answer leaves the entry as it
+/// was.
+pub async fn retrieve(http: &Http, entry: &mut Entry, id: &str) -> Option<String> {
+    let resp = http
+        .get(&format!("/v1/{}/{id}", entry.resource))
+        .await
+        .ok()?;
+    if !resp.ok() {
+        return None;
+    }
+    let status = resp.object_status().to_owned();
+    entry.set(
+        outcome_of(&status),
+        Some(id.to_owned()),
+        "retrieved".to_owned(),
+    );
+    Some(status)
+}
+
+/// The outcome and id of the first listed object whose `client_reference` is
+/// ours.
+pub fn find_ours(list: &Resp, op_id: &str) -> Option<(OutcomeKind, Option<String>)> {
+    let object = list
+        .body
         .get("data")
         .and_then(Value::as_array)?
         .iter()
-        .find(|o| o.get("client_reference").and_then(Value::as_str) == Some(op_id))
-        .cloned()
+        .find(|o| o.get("client_reference").and_then(Value::as_str) == Some(op_id))?;
+    let status = object.get("status").and_then(Value::as_str).unwrap_or("");
+    let id = object.get("id").and_then(Value::as_str).map(str::to_owned);
+    Some((outcome_of(status), id))
+}
+
+/// How the adapters that retry on their own read one attempt's answer: records
+/// it on the entry and says whether it ends the retries (any answer but a 5xx).
+pub fn record_attempt(entry: &mut Entry, answer: Result<Resp, String>) -> bool {
+    match answer {
+        Ok(resp) if resp.ok() => {
+            let outcome = outcome_of(resp.object_status());
+            entry.set(outcome, resp.id(), format!("created: {}", resp.status));
+            true
+        }
+        Ok(resp) if resp.status < 500 => {
+            entry.set(
+                OutcomeKind::Failed,
+                None,
+                format!("{} {}", resp.status, resp.error_type()),
+            );
+            true
+        }
+        Ok(resp) => {
+            entry.set(
+                OutcomeKind::Unknown,
+                None,
+                format!("status {}", resp.status),
+            );
+            false
+        }
+        Err(error) => {
+            entry.set(OutcomeKind::Unknown, None, error);
+            false
+        }
+    }
 }

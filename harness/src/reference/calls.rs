@@ -620,8 +620,52 @@ mod tests {
         (format!("http://{addr}"), count)
     }
 
+    /// A reference adapter over a fresh directory, its provider a
+    /// [`hang_up_server`].
+    struct HungUp {
+        dir: tempfile::TempDir,
+        connections: Arc<AtomicUsize>,
+        common: Common,
+        adapter: ReferenceAdapter,
+    }
+
+    impl HungUp {
+        async fn start(mode: &str, lookup: bool) -> HungUp {
+            let dir = tempfile::tempdir().unwrap();
+            let (url, connections) = hang_up_server().await;
+            let adapter = adapter(dir.path());
+            HungUp {
+                dir,
+                connections,
+                common: common(&url, mode, lookup),
+                adapter,
+            }
+        }
+
+        async fn execute(&self) -> OutcomeReply {
+            let request = execute_request("op-1", &self.common);
+            self.adapter.execute(request).await.unwrap()
+        }
+
+        async fn reconcile(&self) -> OutcomeReply {
+            let request = op_request("op-1", &self.common);
+            self.adapter.reconcile(request).await.unwrap()
+        }
+
+        fn connections(&self) -> usize {
+            self.connections.load(Ordering::SeqCst)
+        }
+    }
+
     fn adapter(dir: &std::path::Path) -> ReferenceAdapter {
         ReferenceAdapter::new(Store::open(dir).unwrap())
+    }
+
+    fn execute_request(id: &str, common: &Common) -> ExecuteRequest {
+        ExecuteRequest {
+            operation: operation(id),
+            common: common.clone(),
+        }
     }
 
     fn op_request(id: &str, common: &Common) -> OperationRequest {
@@ -633,17 +677,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_lost_answer_is_unknown_and_retried_once_with_the_same_key() {
-        let dir = tempfile::tempdir().unwrap();
-        let (url, connections) = hang_up_server().await;
-        let common = common(&url, "stripe", true);
-        let adapter = adapter(dir.path());
-        let reply = adapter
-            .execute(ExecuteRequest {
-                operation: operation("op-1"),
-                common: common.clone(),
-            })
-            .await
-            .unwrap();
+        let hung_up = HungUp::start("stripe", true).await;
+        let reply = hung_up.execute().await;
         assert_eq!(
             (reply.outcome, reply.needs_review),
             (OutcomeKind::Unknown, false)
@@ -658,9 +693,9 @@ mod tests {
             "{}",
             reply.evidence
         );
-        assert_eq!(connections.load(Ordering::SeqCst), 2);
+        assert_eq!(hung_up.connections(), 2);
         // The record is durable and status reads it without a request.
-        let record = Store::open(dir.path())
+        let record = Store::open(hung_up.dir.path())
             .unwrap()
             .load(&OpId::parse("op-1").unwrap())
             .unwrap();
@@ -669,34 +704,18 @@ mod tests {
             (record.key.as_str(), record.first_sent_at.as_str()),
             ("lr-op-1", NOW)
         );
-        let status = adapter.status(op_request("op-1", &common)).await.unwrap();
-        assert_eq!(status, reply);
-        assert_eq!(connections.load(Ordering::SeqCst), 2);
+        let status = op_request("op-1", &hung_up.common);
+        assert_eq!(hung_up.adapter.status(status).await.unwrap(), reply);
+        assert_eq!(hung_up.connections(), 2);
     }
 
     #[tokio::test]
     async fn without_keys_or_lookups_a_person_is_asked_and_nothing_is_resent() {
-        let dir = tempfile::tempdir().unwrap();
-        let (url, connections) = hang_up_server().await;
-        let common = common(&url, "none", false);
-        let adapter = adapter(dir.path());
-        let reply = adapter
-            .execute(ExecuteRequest {
-                operation: operation("op-1"),
-                common: common.clone(),
-            })
-            .await
-            .unwrap();
+        let hung_up = HungUp::start("none", false).await;
+        let reply = hung_up.execute().await;
         assert_eq!(reply.outcome, OutcomeKind::Unknown);
-        assert_eq!(
-            connections.load(Ordering::SeqCst),
-            1,
-            "no immediate retry without keys"
-        );
-        let reply = adapter
-            .reconcile(op_request("op-1", &common))
-            .await
-            .unwrap();
+        assert_eq!(hung_up.connections(), 1, "no immediate retry without keys");
+        let reply = hung_up.reconcile().await;
         assert_eq!(
             (reply.outcome, reply.needs_review),
             (OutcomeKind::Unknown, true)
@@ -707,37 +726,18 @@ mod tests {
             reply.evidence
         );
         // Executing again never re-creates a known operation.
-        let again = adapter
-            .execute(ExecuteRequest {
-                operation: operation("op-1"),
-                common: common.clone(),
-            })
-            .await
-            .unwrap();
-        assert_eq!(again.outcome, OutcomeKind::Unknown);
-        assert_eq!(connections.load(Ordering::SeqCst), 1);
+        assert_eq!(hung_up.execute().await.outcome, OutcomeKind::Unknown);
+        assert_eq!(hung_up.connections(), 1);
     }
 
     #[tokio::test]
     async fn lookups_that_fail_three_times_stop_automation() {
-        let dir = tempfile::tempdir().unwrap();
-        let (url, connections) = hang_up_server().await;
+        let mut hung_up = HungUp::start("stripe", true).await;
+        hung_up.execute().await;
         // Keys exist but have expired by the time of the reconciles.
-        let mut common = common(&url, "stripe", true);
-        let adapter = adapter(dir.path());
-        adapter
-            .execute(ExecuteRequest {
-                operation: operation("op-1"),
-                common: common.clone(),
-            })
-            .await
-            .unwrap();
-        common.now = "2026-01-02T01:00:00Z".to_owned();
+        hung_up.common.now = "2026-01-02T01:00:00Z".to_owned();
         for round in 1..=3 {
-            let reply = adapter
-                .reconcile(op_request("op-1", &common))
-                .await
-                .unwrap();
+            let reply = hung_up.reconcile().await;
             assert_eq!(reply.outcome, OutcomeKind::Unknown);
             assert_eq!(
                 reply.needs_review,
@@ -752,7 +752,7 @@ mod tests {
             );
         }
         // Two creates from execute, then one (failed) search per reconcile: no re-create.
-        assert_eq!(connections.load(Ordering::SeqCst), 5);
+        assert_eq!(hung_up.connections(), 5);
     }
 
     #[tokio::test]
@@ -762,10 +762,7 @@ mod tests {
         let adapter = adapter(dir.path());
         for bad in ["../escape", "a/b", ""] {
             let reply = adapter
-                .execute(ExecuteRequest {
-                    operation: operation(bad),
-                    common: common.clone(),
-                })
+                .execute(execute_request(bad, &common))
                 .await
                 .unwrap();
             assert_eq!(reply.outcome, OutcomeKind::Unknown);
@@ -945,10 +942,7 @@ mod tests {
             .unwrap();
         assert_eq!(reconciled, reply);
         let executed = adapter
-            .execute(ExecuteRequest {
-                operation: operation("op-1"),
-                common: common.clone(),
-            })
+            .execute(execute_request("op-1", &common))
             .await
             .unwrap();
         assert_eq!(executed, reply);
