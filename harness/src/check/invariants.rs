@@ -357,8 +357,8 @@ fn status_is_read_only(obs: &Observation, v: &mut Vec<Violation>) {
 fn forged_changes_nothing(obs: &Observation, v: &mut Vec<Violation>) {
     for probe in &obs.forged {
         let delivery = &obs.calls[probe.delivery];
-        let before = obs.calls[probe.before].outcome.as_ref();
-        let after = obs.calls[probe.after].outcome.as_ref();
+        let before = probe.before.and_then(|i| obs.calls[i].outcome.as_ref());
+        let after = probe.after.and_then(|i| obs.calls[i].outcome.as_ref());
         let accepted = delivery.webhook.as_ref().is_some_and(|w| w.accepted);
         let changed = before != after;
         let grew = probe.ledger_len.1 > probe.ledger_len.0;
@@ -389,15 +389,15 @@ fn forged_changes_nothing(obs: &Observation, v: &mut Vec<Violation>) {
                     probe.operation_id,
                     what.join("; ")
                 ),
-                evidence: vec![
-                    Evidence::Call {
-                        index: probe.before,
-                    },
-                    Evidence::Delivery {
+                evidence: probe
+                    .before
+                    .map(|index| Evidence::Call { index })
+                    .into_iter()
+                    .chain([Evidence::Delivery {
                         call_index: probe.delivery,
-                    },
-                    Evidence::Call { index: probe.after },
-                ],
+                    }])
+                    .chain(probe.after.map(|index| Evidence::Call { index }))
+                    .collect(),
             });
         }
     }

@@ -50,12 +50,12 @@ pub struct Call {
 pub struct ForgedProbe {
     /// The operation the event was about.
     pub operation_id: String,
-    /// The `status` call before the delivery.
-    pub before: usize,
+    /// The `status` call before the delivery (none inside `parallel`).
+    pub before: Option<usize>,
     /// The `webhook` call that delivered it.
     pub delivery: usize,
-    /// The `status` call after.
-    pub after: usize,
+    /// The `status` call after (none inside `parallel`).
+    pub after: Option<usize>,
     /// Effects in the ledger before and after.
     pub ledger_len: (usize, usize),
 }

@@ -45,6 +45,14 @@ pub(super) struct Recorded {
     pub errors: Vec<ErrorRecord>,
 }
 
+/// A signed (or forged) delivery ready to hand to the adapter.
+struct PreparedDelivery {
+    spec: CallSpec,
+    event: simulator::Event,
+    forged: bool,
+    attempt: u32,
+}
+
 /// One adapter call to make.
 struct CallSpec {
     name: CallName,
@@ -109,21 +117,56 @@ impl<'a> StepRunner<'a> {
             }
             Step::Parallel(inner) => {
                 let mut specs = Vec::new();
-                let mut labels = Vec::new();
+                let mut deliveries = Vec::new();
                 for s in inner {
-                    labels.push(step_label(s));
-                    match self.call_spec(s) {
-                        Some(spec) => specs.push(spec),
-                        None => labels.push("(not an adapter call: skipped)".to_owned()),
+                    match s {
+                        Step::Webhook {
+                            op,
+                            event,
+                            deliveries: n,
+                            forged,
+                        } => {
+                            for d in self.prepare_deliveries(number, op, *event, *n, *forged) {
+                                deliveries.push((
+                                    specs.len(),
+                                    d.event,
+                                    d.forged,
+                                    d.attempt,
+                                    op.clone(),
+                                ));
+                                specs.push(d.spec);
+                            }
+                        }
+                        Step::Execute { .. }
+                        | Step::Reconcile { .. }
+                        | Step::Status { .. }
+                        | Step::Resolve { .. }
+                        | Step::Advance { .. }
+                        | Step::Parallel(_) => specs.extend(self.call_spec(s)),
                     }
                 }
-                // Deliveries inside a parallel step are plain calls: their signed
-                // bodies were prepared above, at the same clock.
+                let ledger_before = self.sim.ledger().len();
                 let futures = specs
                     .into_iter()
                     .map(|spec| self.call_one(number, spec, false));
-                let _ = futures::future::join_all(futures).await;
-                format!("parallel [{}]", labels.join(", "))
+                let indices = futures::future::join_all(futures).await;
+                let ledger_after = self.sim.ledger().len();
+                for (position, event, forged, attempt, op) in deliveries {
+                    let index = indices[position];
+                    if forged {
+                        // No before/after probes inside a race: the reply and the
+                        // ledger still show whether the forgery was taken.
+                        self.forged.push(ForgedProbe {
+                            operation_id: op,
+                            before: None,
+                            delivery: index,
+                            after: None,
+                            ledger_len: (ledger_before, ledger_after),
+                        });
+                    }
+                    self.record_delivery(number, &event, forged, attempt, index);
+                }
+                step_label(step)
             }
             Step::Webhook {
                 op,
@@ -321,14 +364,16 @@ impl<'a> StepRunner<'a> {
         })
     }
 
-    async fn deliver(
-        &mut self,
+    /// Signs the deliveries of a webhook step at the current clock (forged ones
+    /// with a wrong secret). Empty when the operation's object has no such event.
+    fn prepare_deliveries(
+        &self,
         step: usize,
         op: &str,
         kind: simulator::EventKind,
         deliveries: u32,
         forged: bool,
-    ) {
+    ) -> Vec<PreparedDelivery> {
         let object_ids: Vec<String> = self.effects_of(op).into_iter().map(|e| e.id).collect();
         let Some(event) = self
             .sim
@@ -341,8 +386,9 @@ impl<'a> StepRunner<'a> {
                 step,
                 format!("no {} event for {op}: nothing delivered", kind.name()),
             );
-            return;
+            return Vec::new();
         };
+        let mut prepared = Vec::new();
         for attempt in 1..=deliveries.max(1) {
             let Some(mut delivery) = self.sim.sign(&event) else {
                 self.infra_error(
@@ -350,7 +396,7 @@ impl<'a> StepRunner<'a> {
                     "the scenario delivers a webhook but the provider has no webhook secret"
                         .to_owned(),
                 );
-                return;
+                return Vec::new();
             };
             if forged {
                 let id = delivery
@@ -369,35 +415,55 @@ impl<'a> StepRunner<'a> {
                     }
                     Err(e) => {
                         self.infra_error(step, format!("cannot forge a signature: {e}"));
-                        return;
+                        return Vec::new();
                     }
                 }
             }
             let mut request = json!({ "headers": delivery.headers, "body": delivery.body });
             self.add_common(&mut request);
-            let spec = CallSpec {
-                name: CallName::Webhook,
-                op: Some(op.to_owned()),
-                request,
-                crash: None,
-                probe: false,
-            };
-            if forged {
+            prepared.push(PreparedDelivery {
+                spec: CallSpec {
+                    name: CallName::Webhook,
+                    op: Some(op.to_owned()),
+                    request,
+                    crash: None,
+                    probe: false,
+                },
+                event: event.clone(),
+                forged,
+                attempt,
+            });
+        }
+        prepared
+    }
+
+    /// Delivers one after another; a forged delivery is framed by `status`
+    /// probes so that invariant 7 can compare the record before and after.
+    async fn deliver(
+        &mut self,
+        step: usize,
+        op: &str,
+        kind: simulator::EventKind,
+        deliveries: u32,
+        forged: bool,
+    ) {
+        for d in self.prepare_deliveries(step, op, kind, deliveries, forged) {
+            if d.forged {
                 let ledger_before = self.sim.ledger().len();
                 let before = self.call_one(step, self.status_spec(op, true), true).await;
-                let delivery_index = self.call_one(step, spec, true).await;
+                let delivery_index = self.call_one(step, d.spec, true).await;
                 let after = self.call_one(step, self.status_spec(op, true), true).await;
                 self.forged.push(ForgedProbe {
                     operation_id: op.to_owned(),
-                    before,
+                    before: Some(before),
                     delivery: delivery_index,
-                    after,
+                    after: Some(after),
                     ledger_len: (ledger_before, self.sim.ledger().len()),
                 });
-                self.record_delivery(step, &event, forged, attempt, delivery_index);
+                self.record_delivery(step, &d.event, true, d.attempt, delivery_index);
             } else {
-                let index = self.call_one(step, spec, true).await;
-                self.record_delivery(step, &event, forged, attempt, index);
+                let index = self.call_one(step, d.spec, true).await;
+                self.record_delivery(step, &d.event, false, d.attempt, index);
             }
         }
     }
