@@ -18,7 +18,13 @@ use crate::exit;
 /// When the response is lost, does your code still do each thing at most once,
 /// and does it tell the truth about what happened?
 #[derive(Debug, Parser)]
-#[command(name = "lostreply", version, about, long_about = None)]
+#[command(
+    name = "lostreply",
+    version,
+    about,
+    long_about = None,
+    after_help = "Exit codes: 0 everything held, 1 a violation, 2 bad input or usage, 3 an adapter or infrastructure error."
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -33,14 +33,14 @@ pub(super) struct RunArgs {
     /// Write reports into this directory.
     #[arg(long, value_name = "DIR")]
     report_dir: Option<PathBuf>,
-    /// Report formats to write with --report-dir (comma-separated): json, junit, markdown, html.
+    /// Report formats to write with --report-dir (comma-separated): json, junit, markdown, html [default: all four].
     #[arg(
         long,
         value_name = "LIST",
         value_delimiter = ',',
-        default_value = "json,junit,markdown,html"
+        requires = "report_dir"
     )]
-    format: Vec<String>,
+    format: Option<Vec<String>>,
     /// Colour in the terminal summary.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
@@ -75,7 +75,14 @@ pub(super) async fn run(args: RunArgs) -> i32 {
         }
     };
     let mut formats = Vec::new();
-    for name in &args.format {
+    let default_formats: Vec<String> = ["json", "junit", "markdown", "html"]
+        .map(str::to_owned)
+        .to_vec();
+    let names: &[String] = match &args.format {
+        Some(names) => names,
+        None => &default_formats,
+    };
+    for name in names {
         match Format::parse(name.trim()) {
             Ok(f) => formats.push(f),
             Err(e) => return usage(&format!("--format: {e}")),
