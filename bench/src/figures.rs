@@ -65,11 +65,7 @@ pub fn table(title: &str, headers: &[&str], rows: &[Vec<String>]) -> String {
             }
         }
     }
-    let numeric = |cell: &str| {
-        cell.chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_digit() || c == '-' || c == '>' || c == '<')
-    };
+    let numeric = |cell: &str| cell.chars().next().is_some_and(|c| c.is_ascii_digit());
     let line = |cells: Vec<&str>| -> String {
         let mut out = String::from(" ");
         for (i, cell) in cells.iter().enumerate() {

@@ -37,18 +37,22 @@ struct Args {
     /// Warm-up per point, ms (default 500; --quick 50).
     #[arg(long, value_name = "MS")]
     warmup_ms: Option<u64>,
-    /// Synthetic observation sizes, operations (default 1000,10000,100000,1000000; --quick 1000).
+    /// Synthetic observation sizes, operations (default 1000,2000,10000,100000,1000000: 2000 gives a growth
+    /// exponent even when 10000 exceeds the budget; --quick 1000).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     sizes: Vec<usize>,
     /// Every Nth synthetic operation is created twice, so checks find violations.
     #[arg(long, value_name = "N", default_value_t = 1000)]
     duplicate_every: usize,
-    /// Longest one (phase, size) may run before it is killed and larger sizes skipped, s (default 20; --quick 5).
+    /// Longest one (phase, size) may run before it is killed and larger sizes skipped, s (default 25; --quick 5).
     #[arg(long, value_name = "S")]
     cost_budget_s: Option<u64>,
-    /// Timed runs of the case set per adapter (default 5; --quick 1).
+    /// Timed runs of the case set with the in-process reference adapter (default 5; --quick 1).
     #[arg(long, value_name = "N")]
     runs: Option<usize>,
+    /// Timed runs of the case set with the Python adapter, a process per call (default 3; --quick 1).
+    #[arg(long, value_name = "N")]
+    python_runs: Option<usize>,
     /// Scenarios at once in a case run (default: the number of CPUs, as `lostreply run`).
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
@@ -148,7 +152,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         if quick {
             vec![1000]
         } else {
-            vec![1000, 10_000, 100_000, 1_000_000]
+            vec![1000, 2000, 10_000, 100_000, 1_000_000]
         }
     } else {
         args.sizes.clone()
@@ -157,8 +161,9 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         bail!("--sizes: each must be 1..=10000000 operations");
     }
     let runs = args.runs.unwrap_or(if quick { 1 } else { 5 });
-    if runs == 0 || runs > 100 {
-        bail!("--runs must be 1..=100");
+    let python_runs = args.python_runs.unwrap_or(if quick { 1 } else { 3 });
+    if runs == 0 || runs > 100 || python_runs == 0 || python_runs > 100 {
+        bail!("--runs and --python-runs must be 1..=100");
     }
     let jobs = args.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism()
@@ -175,8 +180,12 @@ fn config(args: &Args) -> anyhow::Result<Config> {
     };
     let python_adapter = match &args.python_adapter {
         Some(p) => p.clone(),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../examples/python/lostreply_adapter.py"),
+        None => {
+            let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../examples/python/lostreply_adapter.py");
+            // Shown in tables: without the `bench/..` detour when it exists.
+            path.canonicalize().unwrap_or(path)
+        }
     };
     Ok(Config {
         parts,
@@ -185,9 +194,10 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         measure: Duration::from_millis(measure_ms),
         sizes,
         duplicate_every: args.duplicate_every,
-        cost_budget: Duration::from_secs(pick(args.cost_budget_s, 20, 5).max(1)),
+        cost_budget: Duration::from_secs(pick(args.cost_budget_s, 25, 5).max(1)),
         exe,
         case_runs: runs,
+        python_runs,
         jobs,
         scenario_dir: args.scenario_dir.clone(),
         python_adapter,

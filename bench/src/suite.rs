@@ -84,8 +84,10 @@ pub struct Config {
     pub cost_budget: Duration,
     /// This binary, re-executed for the cost children.
     pub exe: PathBuf,
-    /// Timed runs of the cases per adapter.
+    /// Timed runs of the cases with the in-process reference adapter.
     pub case_runs: usize,
+    /// Timed runs of the cases with the Python adapter.
+    pub python_runs: usize,
     /// Scenarios at once in a case run.
     pub jobs: usize,
     /// Load scenarios from this directory instead of the built-in library.
@@ -172,7 +174,7 @@ async fn ok_path(config: &Config, out: &mut Out<'_>) -> Vec<(usize, ServerKind, 
         ServerKind::Wiremock,
     ];
     let mut points = Vec::new();
-    let mut rows = Vec::new();
+    let (mut rows, mut ratios) = (Vec::new(), Vec::new());
     for &connections in &config.connections {
         for kind in servers {
             let server = match RunningServer::start(kind, Behaviour::Ok).await {
@@ -209,18 +211,10 @@ async fn ok_path(config: &Config, out: &mut Out<'_>) -> Vec<(usize, ServerKind, 
             let over_bare = rate(ServerKind::BareHyper).map(|b| sim / b);
             let over_wiremock = rate(ServerKind::Wiremock).map(|w| sim / w);
             out.figure("ok_path_ratio", json!({"connections": connections, "simulator_over_bare": over_bare, "simulator_over_wiremock": over_wiremock}));
-            rows.push(vec![
+            ratios.push(vec![
                 connections.to_string(),
-                "ratio".to_owned(),
-                format!(
-                    "sim/bare {}  sim/wiremock {}",
-                    over_bare.map_or("-".to_owned(), num),
-                    over_wiremock.map_or("-".to_owned(), num)
-                ),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
+                over_bare.map_or("-".to_owned(), num),
+                over_wiremock.map_or("-".to_owned(), num),
             ]);
         }
     }
@@ -230,6 +224,11 @@ async fn ok_path(config: &Config, out: &mut Out<'_>) -> Vec<(usize, ServerKind, 
             "conns", "server", "req/s", "p50 µs", "p99 µs", "max µs", "errors",
         ],
         &rows,
+    ));
+    out.text(&table(
+        "ok path: throughput ratios",
+        &["conns", "simulator/bare", "simulator/wiremock"],
+        &ratios,
     ));
     points
 }
@@ -669,13 +668,17 @@ fn check_targets(config: &Config, runs: &[CostRun]) -> (Target, Target) {
         .iter()
         .filter_map(|r| r.step("check").map(|s| (r.operations, s.ms)))
         .collect();
-    let killed = check_runs
+    let killed_run = check_runs
         .iter()
-        .find(|r| matches!(r.ending, Ending::TimedOut { .. }) && r.step("check").is_none())
-        .map(|r| r.operations);
+        .find(|r| matches!(r.ending, Ending::TimedOut { .. }) && r.step("check").is_none());
+    let killed = killed_run.map(|r| r.operations);
+    // The step the budget ran out in: the first one the child did not report.
+    let killed_in = killed_run
+        .and_then(|r| r.phase.steps().get(r.steps.len()).copied())
+        .unwrap_or("?");
     let mut note = match (completed.last(), killed) {
         (Some((n, ms)), Some(k)) => format!(
-            "largest checked: {n} ops in {} ms; {k} ops killed at the {} s budget",
+            "largest checked: {n} ops in {} ms; {k} ops killed at the {} s budget, in {killed_in}",
             num(*ms),
             config.cost_budget.as_secs()
         ),
@@ -684,7 +687,7 @@ fn check_targets(config: &Config, runs: &[CostRun]) -> (Target, Target) {
             num(*ms)
         ),
         (None, Some(k)) => format!(
-            "{k} ops killed at the {} s budget",
+            "{k} ops killed at the {} s budget, in {killed_in}",
             config.cost_budget.as_secs()
         ),
         (None, None) => "not measured".to_owned(),

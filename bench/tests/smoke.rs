@@ -133,6 +133,7 @@ async fn the_suite_writes_figures_and_targets() {
         cost_budget: Duration::from_secs(120),
         exe: exe(),
         case_runs: 1,
+        python_runs: 1,
         jobs: 1,
         scenario_dir: None,
         python_adapter: PathBuf::from("/nonexistent/adapter.py"),
