@@ -1,0 +1,207 @@
+//! `lostreply-bench`: flags in, a validated `Config`, the run. See docs/benchmarks.md.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use bench::cost::{self, Phase};
+use bench::figures::Out;
+use bench::suite::{self, Config, Part};
+use bench::synthetic::SyntheticSpec;
+use clap::{Parser, Subcommand};
+
+/// Benchmarks the simulator against bare hyper and wiremock, and the harness's
+/// checking and reporting as observations grow. Prints a table per part and one
+/// JSON line per figure (lines starting with `{"bench":`).
+#[derive(Debug, Parser)]
+#[command(name = "lostreply-bench", version)]
+struct Args {
+    /// Parts to run, comma-separated: ok, drop, reset, check, cases, serve (alias: memory). Default: all.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    only: Vec<String>,
+    /// A very short smoke run (short windows, small sizes, one run per case set).
+    #[arg(long)]
+    quick: bool,
+    /// Client connections per point.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "1,16,64"
+    )]
+    connections: Vec<usize>,
+    /// Measured window per point, ms (default 2000; --quick 200).
+    #[arg(long, value_name = "MS")]
+    measure_ms: Option<u64>,
+    /// Warm-up per point, ms (default 500; --quick 50).
+    #[arg(long, value_name = "MS")]
+    warmup_ms: Option<u64>,
+    /// Synthetic observation sizes, operations (default 1000,2000,10000,100000,1000000: 2000 gives a growth
+    /// exponent even when 10000 exceeds the budget; --quick 1000).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    sizes: Vec<usize>,
+    /// Every Nth synthetic operation is created twice, so checks find violations.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    duplicate_every: usize,
+    /// Longest one (phase, size) may run before it is killed and larger sizes skipped, s (default 25; --quick 5).
+    #[arg(long, value_name = "S")]
+    cost_budget_s: Option<u64>,
+    /// Timed runs of the case set with the in-process reference adapter (default 5; --quick 1).
+    #[arg(long, value_name = "N")]
+    runs: Option<usize>,
+    /// Timed runs of the case set with the Python adapter, a process per call (default 3; --quick 1).
+    #[arg(long, value_name = "N")]
+    python_runs: Option<usize>,
+    /// Scenarios at once in a case run (default: the number of CPUs, as `lostreply run`).
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Load the scenarios from this directory instead of the built-in library.
+    #[arg(long, value_name = "DIR")]
+    scenario_dir: Option<PathBuf>,
+    /// The Python adapter (default: examples/python/lostreply_adapter.py in this workspace).
+    #[arg(long, value_name = "PATH")]
+    python_adapter: Option<PathBuf>,
+    /// The release `lostreply` binary (default: next to this binary).
+    #[arg(long, value_name = "PATH")]
+    lostreply: Option<PathBuf>,
+    /// Creates for the loaded `lostreply serve` measurement (default 10000; --quick 1000).
+    #[arg(long, value_name = "N")]
+    serve_creates: Option<u64>,
+    #[command(subcommand)]
+    child: Option<Child>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Child {
+    /// Internal: one (phase, size) of the cost growth, in its own process.
+    #[command(name = "__cost", hide = true)]
+    Cost {
+        #[arg(long)]
+        phase: String,
+        #[arg(long)]
+        ops: usize,
+        #[arg(long)]
+        duplicate_every: usize,
+    },
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    if let Some(Child::Cost {
+        phase,
+        ops,
+        duplicate_every,
+    }) = &args.child
+    {
+        let phase = Phase::from_name(phase)
+            .with_context(|| format!("--phase {phase}: expected check or report"))?;
+        let mut stdout = std::io::stdout().lock();
+        cost::run_child(
+            phase,
+            SyntheticSpec {
+                operations: *ops,
+                duplicate_every: *duplicate_every,
+            },
+            &mut stdout,
+        )?;
+        return Ok(());
+    }
+    let config = config(&args)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the tokio runtime")?;
+    let mut out = Out::new(Box::new(std::io::stdout()));
+    runtime.block_on(suite::run(&config, &mut out));
+    Ok(())
+}
+
+fn config(args: &Args) -> anyhow::Result<Config> {
+    let parts: BTreeSet<Part> = if args.only.is_empty() {
+        Part::ALL.into_iter().collect()
+    } else {
+        let mut parts = BTreeSet::new();
+        for name in &args.only {
+            match Part::from_name(name) {
+                Some(p) => {
+                    parts.insert(p);
+                }
+                None => bail!(
+                    "--only {name}: unknown part (ok, drop, reset, check, cases, serve or memory)"
+                ),
+            }
+        }
+        parts
+    };
+    if args.connections.is_empty()
+        || args.connections.contains(&0)
+        || args.connections.iter().any(|&c| c > 1000)
+    {
+        bail!("--connections: each must be 1..=1000 (the simulator serves at most 1024 at once)");
+    }
+    let quick = args.quick;
+    let pick = |given: Option<u64>, full: u64, smoke: u64| {
+        given.unwrap_or(if quick { smoke } else { full })
+    };
+    let measure_ms = pick(args.measure_ms, 2000, 200);
+    if measure_ms == 0 {
+        bail!("--measure-ms must be at least 1");
+    }
+    let sizes = if args.sizes.is_empty() {
+        if quick {
+            vec![1000]
+        } else {
+            vec![1000, 2000, 10_000, 100_000, 1_000_000]
+        }
+    } else {
+        args.sizes.clone()
+    };
+    if sizes.iter().any(|&n| n == 0 || n > 10_000_000) {
+        bail!("--sizes: each must be 1..=10000000 operations");
+    }
+    let runs = args.runs.unwrap_or(if quick { 1 } else { 5 });
+    let python_runs = args.python_runs.unwrap_or(if quick { 1 } else { 3 });
+    if runs == 0 || runs > 100 || python_runs == 0 || python_runs > 100 {
+        bail!("--runs and --python-runs must be 1..=100");
+    }
+    let jobs = args.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    if jobs == 0 {
+        bail!("--jobs must be at least 1");
+    }
+    let exe = std::env::current_exe().context("cannot find this binary to re-execute it")?;
+    let lostreply_bin = match &args.lostreply {
+        Some(p) => p.clone(),
+        None => exe.with_file_name("lostreply"),
+    };
+    let python_adapter = match &args.python_adapter {
+        Some(p) => p.clone(),
+        None => {
+            let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../examples/python/lostreply_adapter.py");
+            // Shown in tables: without the `bench/..` detour when it exists.
+            path.canonicalize().unwrap_or(path)
+        }
+    };
+    Ok(Config {
+        parts,
+        connections: args.connections.clone(),
+        warmup: Duration::from_millis(pick(args.warmup_ms, 500, 50)),
+        measure: Duration::from_millis(measure_ms),
+        sizes,
+        duplicate_every: args.duplicate_every,
+        cost_budget: Duration::from_secs(pick(args.cost_budget_s, 25, 5).max(1)),
+        exe,
+        case_runs: runs,
+        python_runs,
+        jobs,
+        scenario_dir: args.scenario_dir.clone(),
+        python_adapter,
+        lostreply_bin,
+        serve_creates: pick(args.serve_creates, 10_000, 1000).max(1),
+    })
+}

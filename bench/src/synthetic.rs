@@ -1,0 +1,314 @@
+//! Synthetic observations of any size, built directly (no simulator, no
+//! adapter), shaped like a real run of the reference adapter: N operations with
+//! distinct arguments, one execute step each, one create request and one effect
+//! each, an execute call and a final `status` call each, and `final` and
+//! `effects` expectations for each. Every `duplicate_every`th operation is
+//! created twice (a second request and a second effect), so the checks have
+//! real violations to find and report.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use harness::protocol::{CallName, OutcomeKind, OutcomeReply};
+use harness::run::observation::{Call, Observation};
+use harness::scenario::model::{Expectations, OperationSpec, Scenario, Step};
+use reports::model::{CallEnd, StepReport};
+use serde_json::{json, Map, Value};
+use simulator::{
+    canonical_json, Effect, JournalEntry, ObjectStatus, Plan, RequestKind, ResponseFate,
+};
+
+/// What to build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SyntheticSpec {
+    /// Logical operations.
+    pub operations: usize,
+    /// Every nth operation is created twice (0: never).
+    pub duplicate_every: usize,
+}
+
+impl SyntheticSpec {
+    /// How many operations get a duplicate effect: the violations to expect
+    /// (each breaks invariant 1 and the `effects` expectation).
+    pub fn duplicates(&self) -> usize {
+        self.operations
+            .checked_div(self.duplicate_every)
+            .unwrap_or(0)
+    }
+}
+
+const CREDENTIAL: &str = "sk_test_a";
+const RESOURCE: &str = "tickets";
+const CLOCK_START_MS: i64 = 1_767_225_600_000;
+
+/// Builds the observation.
+pub fn observation(spec: SyntheticSpec) -> Observation {
+    let n = spec.operations;
+    let operations: Vec<OperationSpec> = (0..n).map(operation).collect();
+    let mut journal: Vec<JournalEntry> = Vec::with_capacity(n + spec.duplicates());
+    let mut ledger: Vec<Effect> = Vec::with_capacity(n + spec.duplicates());
+    let mut calls: Vec<Call> = Vec::with_capacity(2 * n);
+    let mut steps: Vec<StepReport> = Vec::with_capacity(n);
+    for (i, op) in operations.iter().enumerate() {
+        let t_ms = 2 * i as u64;
+        let journal_before = journal.len();
+        let attempts = if spec.duplicate_every > 0 && (i + 1) % spec.duplicate_every == 0 {
+            2
+        } else {
+            1
+        };
+        let mut first_id = None;
+        for attempt in 1..=attempts {
+            let seq = journal.len() as u64 + 1;
+            let id = format!("tkt_{:016x}", ledger.len() + 1);
+            let (entry, effect) = create(op, seq, ledger.len() as u64 + 1, &id, attempt, t_ms);
+            journal.push(entry);
+            ledger.push(effect);
+            first_id.get_or_insert(id);
+        }
+        let provider_ref = first_id.unwrap_or_default();
+        calls.push(call(
+            calls.len(),
+            i + 1,
+            CallName::Execute,
+            op,
+            t_ms,
+            Some((journal_before, journal.len())),
+            &provider_ref,
+        ));
+        steps.push(StepReport {
+            number: i + 1,
+            label: format!("execute {}", op.id),
+            start_ms: t_ms,
+            end_ms: t_ms + 1,
+            sim_start_ms: CLOCK_START_MS,
+            sim_end_ms: CLOCK_START_MS,
+        });
+    }
+    // The final sweep: one status call per operation, sending nothing.
+    let mut final_status = BTreeMap::new();
+    let sweep_ms = 2 * n as u64;
+    for (i, op) in operations.iter().enumerate() {
+        let provider_ref = calls[i]
+            .outcome
+            .as_ref()
+            .and_then(|o| o.provider_ref.clone())
+            .unwrap_or_default();
+        let index = calls.len();
+        calls.push(call(
+            index,
+            0,
+            CallName::Status,
+            op,
+            sweep_ms,
+            Some((journal.len(), journal.len())),
+            &provider_ref,
+        ));
+        final_status.insert(op.id.clone(), index);
+    }
+    let expect = Expectations {
+        final_outcomes: operations
+            .iter()
+            .map(|o| (o.id.clone(), vec![OutcomeKind::Succeeded]))
+            .collect(),
+        after_step: BTreeMap::new(),
+        effects: operations.iter().map(|o| (o.id.clone(), 1)).collect(),
+        needs_review: BTreeMap::new(),
+    };
+    let scenario = Scenario {
+        path: format!("synthetic/{n}-operations.yaml"),
+        id: format!("synthetic-{n}"),
+        title: format!(
+            "{n} operations, every {}th created twice",
+            spec.duplicate_every
+        ),
+        case: None,
+        tags: vec!["synthetic".to_owned()],
+        plan: Plan::default(),
+        steps: operations
+            .iter()
+            .map(|o| Step::Execute {
+                op: o.id.clone(),
+                crash: None,
+            })
+            .collect(),
+        operations,
+        expect,
+        client_timeout: Duration::from_millis(250),
+        call_deadline: Duration::from_secs(30),
+    };
+    Observation {
+        scenario,
+        seed: 1,
+        credential: CREDENTIAL.to_owned(),
+        calls,
+        steps,
+        deliveries: Vec::new(),
+        forged: Vec::new(),
+        ledger,
+        journal,
+        simulator_offset_ms: 0,
+        sim_start_ms: CLOCK_START_MS,
+        final_status,
+        errors: Vec::new(),
+        infra_failed: false,
+        duration_ms: 2 * n as u64 + 1,
+    }
+}
+
+fn operation(i: usize) -> OperationSpec {
+    let mut args = Map::new();
+    args.insert("title".to_owned(), Value::String(format!("ticket {i}")));
+    args.insert("n".to_owned(), json!(i));
+    OperationSpec {
+        id: format!("op-{i}"),
+        resource: RESOURCE.to_owned(),
+        args,
+    }
+}
+
+/// A create request as the reference adapter sends it (arguments, its
+/// operation as `client_reference`, one key per operation) and its effect.
+fn create(
+    op: &OperationSpec,
+    seq: u64,
+    effect_seq: u64,
+    id: &str,
+    attempt: u32,
+    t_ms: u64,
+) -> (JournalEntry, Effect) {
+    let mut body = op.args.clone();
+    body.insert("client_reference".to_owned(), Value::String(op.id.clone()));
+    let fingerprint = canonical_json(&Value::Object(body));
+    let key = format!("lostreply-{}", op.id);
+    let entry = JournalEntry {
+        seq,
+        at_ms: CLOCK_START_MS,
+        real_start_ms: t_ms,
+        real_end_ms: Some(t_ms + 1),
+        tenant: Some(CREDENTIAL.to_owned()),
+        method: "POST".to_owned(),
+        path: format!("/v1/{RESOURCE}"),
+        query: None,
+        kind: Some(RequestKind::Create),
+        resource: Some(RESOURCE.to_owned()),
+        idempotency_key: Some(key.clone()),
+        fingerprint: Some(fingerprint.clone()),
+        fault: None,
+        effect: Some(id.to_owned()),
+        replayed: false,
+        fate: ResponseFate::Sent { status: 201 },
+    };
+    let effect = Effect {
+        seq: effect_seq,
+        id: id.to_owned(),
+        tenant: CREDENTIAL.to_owned(),
+        resource: RESOURCE.to_owned(),
+        args: op.args.clone(),
+        client_reference: Some(op.id.clone()),
+        metadata: None,
+        idempotency_key: Some(key),
+        fingerprint,
+        attempt,
+        created_at_ms: CLOCK_START_MS,
+        status: ObjectStatus::Succeeded,
+        request_seq: Some(seq),
+    };
+    (entry, effect)
+}
+
+fn call(
+    index: usize,
+    step: usize,
+    name: CallName,
+    op: &OperationSpec,
+    t_ms: u64,
+    window: Option<(usize, usize)>,
+    provider_ref: &str,
+) -> Call {
+    let request = match name {
+        CallName::Execute => json!({
+            "operation": {"id": op.id, "action": "create", "resource": op.resource, "args": op.args},
+            "protocol": 1,
+            "now": "2026-01-01T00:00:00Z",
+            "provider": {"base_url": "http://127.0.0.1:40000", "credential": CREDENTIAL},
+            "client_timeout_ms": 250,
+        }),
+        CallName::Reconcile | CallName::Webhook | CallName::Resolve | CallName::Status => json!({
+            "operation_id": op.id,
+            "protocol": 1,
+            "now": "2026-01-01T00:00:00Z",
+            "provider": {"base_url": "http://127.0.0.1:40000", "credential": CREDENTIAL},
+            "client_timeout_ms": 250,
+        }),
+    };
+    let outcome = OutcomeReply {
+        operation_id: op.id.clone(),
+        outcome: OutcomeKind::Succeeded,
+        provider_ref: Some(provider_ref.to_owned()),
+        needs_review: false,
+        evidence: format!("created {provider_ref}"),
+    };
+    Call {
+        index,
+        step,
+        name,
+        operation_id: Some(op.id.clone()),
+        request,
+        reply: serde_json::to_value(&outcome).ok(),
+        outcome: Some(outcome),
+        webhook: None,
+        end: CallEnd::Replied,
+        stderr: String::new(),
+        start_ms: t_ms,
+        end_ms: t_ms + 1,
+        journal_window: window,
+        probe: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn shape_matches_the_spec() {
+        let spec = SyntheticSpec {
+            operations: 20,
+            duplicate_every: 5,
+        };
+        let obs = observation(spec);
+        assert_eq!(obs.scenario.operations.len(), 20);
+        assert_eq!(obs.journal.len(), 24);
+        assert_eq!(obs.ledger.len(), 24);
+        assert_eq!(obs.calls.len(), 40);
+        assert_eq!(obs.final_status.len(), 20);
+        // Journal and ledger agree: each effect names the request that made it.
+        for effect in &obs.ledger {
+            let entry = &obs.journal[effect.request_seq.unwrap() as usize - 1];
+            assert_eq!(entry.effect.as_deref(), Some(effect.id.as_str()));
+        }
+    }
+
+    #[test]
+    fn the_check_finds_exactly_the_planted_duplicates() {
+        let spec = SyntheticSpec {
+            operations: 20,
+            duplicate_every: 5,
+        };
+        let violations = harness::check::check(&observation(spec));
+        let at_most_once = violations
+            .iter()
+            .filter(|v| v.message.contains("2 effects for 1 operation"))
+            .count();
+        assert_eq!(at_most_once, spec.duplicates());
+        // Each duplicate also breaks its `effects: 1` expectation; nothing else breaks.
+        assert_eq!(violations.len(), 2 * spec.duplicates(), "{violations:#?}");
+        let clean = harness::check::check(&observation(SyntheticSpec {
+            operations: 20,
+            duplicate_every: 0,
+        }));
+        assert!(clean.is_empty(), "{clean:#?}");
+    }
+}

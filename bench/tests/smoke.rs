@@ -1,0 +1,159 @@
+//! The benchmark's building blocks at tiny sizes, so they cannot rot. Nothing
+//! here asserts a timing: counts, fates and ledgers only.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bench::cost::{self, Ending, Phase};
+use bench::figures::Out;
+use bench::load::{run_point, LoadSpec, Path};
+use bench::servers::{Behaviour, RunningServer, ServerKind};
+use bench::suite::{self, Config, Part};
+use bench::synthetic::SyntheticSpec;
+
+/// Bounded by rounds, not by time: the window is only a safety bound.
+fn rounds(connections: usize, max_rounds: u64) -> LoadSpec {
+    LoadSpec {
+        connections,
+        warmup: Duration::ZERO,
+        measure: Duration::from_secs(60),
+        max_rounds: Some(max_rounds),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ok_path_runs_against_every_server() {
+    for kind in [
+        ServerKind::Simulator,
+        ServerKind::BareHyper,
+        ServerKind::Wiremock,
+    ] {
+        let server = RunningServer::start(kind, Behaviour::Ok).await.unwrap();
+        let p = run_point(server.addr, Path::Ok, rounds(2, 5)).await;
+        // Two connections, five rounds each, a create and a retrieve per round.
+        assert_eq!(
+            (p.counted, p.sent, p.errors),
+            (20, 20, 0),
+            "{kind:?}: {:?}",
+            p.first_error
+        );
+        assert_eq!(p.latency.count, 20);
+        if kind == ServerKind::Simulator {
+            assert_eq!(server.effects(), Some(10));
+        }
+        server.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lost_responses_are_seen_by_the_client_and_committed_in_the_ledger() {
+    for (behaviour, path) in [
+        (Behaviour::DropAfterCommit, Path::Closed),
+        (Behaviour::ResetAfterCommit, Path::Reset),
+    ] {
+        for kind in [ServerKind::Simulator, ServerKind::BareHyper] {
+            let server = RunningServer::start(kind, behaviour).await.unwrap();
+            let p = run_point(server.addr, path, rounds(2, 5)).await;
+            assert_eq!(
+                (p.counted, p.sent, p.errors),
+                (10, 10, 0),
+                "{kind:?} {behaviour:?}: {:?}",
+                p.first_error
+            );
+            let seen = match path {
+                Path::Closed => (p.closed_seen, p.reset_seen),
+                Path::Reset | Path::Ok => (p.reset_seen, p.closed_seen),
+            };
+            assert_eq!(seen, (10, 0), "{kind:?} {behaviour:?}");
+            if kind == ServerKind::Simulator {
+                assert_eq!(server.effects(), Some(10));
+                let (dropped, reset, sent) = server.journal_fates().unwrap();
+                match behaviour {
+                    Behaviour::DropAfterCommit => assert_eq!((dropped, reset, sent), (10, 0, 0)),
+                    Behaviour::ResetAfterCommit | Behaviour::Ok => {
+                        assert_eq!((dropped, reset, sent), (0, 10, 0))
+                    }
+                }
+            }
+            server.shutdown().await;
+        }
+    }
+    assert!(
+        RunningServer::start(ServerKind::Wiremock, Behaviour::DropAfterCommit)
+            .await
+            .is_err()
+    );
+}
+
+fn exe() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_lostreply-bench"))
+}
+
+#[tokio::test]
+async fn cost_children_report_every_step() {
+    let spec = SyntheticSpec {
+        operations: 40,
+        duplicate_every: 10,
+    };
+    let check = cost::measure(&exe(), Phase::Check, spec, Duration::from_secs(120)).await;
+    assert_eq!(check.ending, Ending::Completed);
+    let names: Vec<&str> = check.steps.iter().map(|s| s.step.as_str()).collect();
+    assert_eq!(names, ["build", "attribution", "check"]);
+    let violations = check
+        .step("check")
+        .unwrap()
+        .extra
+        .get("violations")
+        .cloned();
+    assert_eq!(violations, Some(serde_json::json!(2 * spec.duplicates())));
+
+    let report = cost::measure(&exe(), Phase::Report, spec, Duration::from_secs(120)).await;
+    assert_eq!(report.ending, Ending::Completed);
+    let bytes = report
+        .step("json")
+        .unwrap()
+        .extra
+        .get("bytes")
+        .and_then(|b| b.as_u64())
+        .unwrap();
+    assert!(bytes > 1000, "{bytes}");
+}
+
+#[tokio::test]
+async fn the_suite_writes_figures_and_targets() {
+    let config = Config {
+        parts: BTreeSet::from([Part::Check, Part::Serve]),
+        connections: vec![1],
+        warmup: Duration::ZERO,
+        measure: Duration::from_millis(10),
+        sizes: vec![30, 60],
+        duplicate_every: 10,
+        cost_budget: Duration::from_secs(120),
+        exe: exe(),
+        case_runs: 1,
+        python_runs: 1,
+        jobs: 1,
+        scenario_dir: None,
+        python_adapter: PathBuf::from("/nonexistent/adapter.py"),
+        lostreply_bin: PathBuf::from("/nonexistent/lostreply"),
+        serve_creates: 10,
+    };
+    let mut buffer = Vec::new();
+    let lines = {
+        let mut out = Out::new(Box::new(&mut buffer));
+        suite::run(&config, &mut out).await;
+        out.lines().to_vec()
+    };
+    let count = |bench: &str| lines.iter().filter(|l| l["bench"] == bench).count();
+    // Two phases, two sizes, three steps each.
+    assert_eq!(count("cost"), 12);
+    assert_eq!(count("target"), 7);
+    assert_eq!(count("machine"), 1);
+    // A missing binary is reported, not a panic.
+    let serve = lines.iter().find(|l| l["bench"] == "serve_memory").unwrap();
+    assert_eq!(serve["status"], "failed");
+    let text = String::from_utf8(buffer).unwrap();
+    assert!(text.contains("== targets"), "{text}");
+}
