@@ -5,11 +5,15 @@
 //! arguments match no operation (an adapter that changed them on retry) is
 //! still traced to its operation through the reference it carries
 //! (`client_reference` or `metadata.operation_id`), so that invariant 5 can name it.
+//!
+//! Everything is indexed once (hash maps keyed by canonical arguments and by id;
+//! nothing here reaches output in map order), so attribution is linear in the
+//! size of the run: a million operations are checked in seconds, not hours.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeSet, HashMap};
 
 use serde_json::{Map, Value};
-use simulator::{Effect, JournalEntry, RequestKind};
+use simulator::{canonical_json, Effect, JournalEntry, RequestKind};
 
 use crate::scenario::model::OperationSpec;
 
@@ -18,6 +22,10 @@ use crate::scenario::model::OperationSpec;
 pub struct Group {
     /// Operation ids, in scenario order.
     pub ops: Vec<String>,
+    /// Positions in the ledger of the effects attributed to the group, in ledger order.
+    effects: Vec<usize>,
+    /// Positions in the journal of the create requests attributed to it, in journal order.
+    requests: Vec<usize>,
 }
 
 /// A create request's body, taken apart.
@@ -37,13 +45,25 @@ pub struct Attribution {
     /// Groups of operations.
     pub groups: Vec<Group>,
     /// Operation id to group index.
-    pub group_of_op: BTreeMap<String, usize>,
+    pub group_of_op: HashMap<String, usize>,
     /// Create request (journal seq) to group, for the adapter's tenant.
-    pub request_group: BTreeMap<u64, usize>,
+    pub request_group: HashMap<u64, usize>,
+    /// Attributed create requests whose arguments are not their operation's
+    /// (traced by the reference they carried): each is an invariant-5 breach.
+    pub changed_arguments: BTreeSet<u64>,
     /// Create requests of the adapter's tenant that match no operation.
     pub unattributed_requests: Vec<u64>,
     /// Effect id to group.
-    pub effect_group: BTreeMap<String, usize>,
+    pub effect_group: HashMap<String, usize>,
+}
+
+/// The key that identifies a group: resource and canonical arguments.
+fn group_key(resource: &str, args: Map<String, Value>) -> String {
+    let mut key = canonical_json(&Value::Object(args));
+    // A resource name never holds a space ([a-z][a-z0-9_]*), so this cannot collide.
+    key.insert(0, ' ');
+    key.insert_str(0, resource);
+    key
 }
 
 impl Attribution {
@@ -55,24 +75,24 @@ impl Attribution {
         credential: &str,
     ) -> Attribution {
         let mut a = Attribution::default();
+        let mut by_args: HashMap<String, usize> = HashMap::with_capacity(operations.len());
+        a.group_of_op.reserve(operations.len());
         for op in operations {
-            let existing = a.groups.iter().position(|g| {
-                g.ops
-                    .first()
-                    .and_then(|first| operations.iter().find(|o| &o.id == first))
-                    .is_some_and(|o| o.resource == op.resource && o.args == op.args)
-            });
-            let index = match existing {
-                Some(i) => i,
-                None => {
-                    a.groups.push(Group { ops: Vec::new() });
-                    a.groups.len() - 1
-                }
-            };
+            let next = a.groups.len();
+            let index = *by_args
+                .entry(group_key(&op.resource, op.args.clone()))
+                .or_insert(next);
+            if index == next {
+                a.groups.push(Group {
+                    ops: Vec::new(),
+                    effects: Vec::new(),
+                    requests: Vec::new(),
+                });
+            }
             a.groups[index].ops.push(op.id.clone());
             a.group_of_op.insert(op.id.clone(), index);
         }
-        for entry in journal {
+        for (position, entry) in journal.iter().enumerate() {
             if entry.kind != Some(RequestKind::Create)
                 || entry.tenant.as_deref() != Some(credential)
             {
@@ -83,36 +103,39 @@ impl Attribution {
                 continue;
             };
             let resource = entry.resource.as_deref().unwrap_or_default();
-            let by_args = operations
-                .iter()
-                .find(|o| o.resource == resource && o.args == body.args);
-            let by_ref = || {
-                operations.iter().find(|o| {
-                    body.client_reference.as_deref() == Some(o.id.as_str())
-                        || body.metadata_operation.as_deref() == Some(o.id.as_str())
-                })
-            };
-            match by_args
-                .or_else(by_ref)
-                .and_then(|o| a.group_of_op.get(&o.id))
-            {
-                Some(&g) => {
+            let by_reference = [
+                body.client_reference.as_deref(),
+                body.metadata_operation.as_deref(),
+            ]
+            .into_iter()
+            .flatten()
+            .find_map(|id| a.group_of_op.get(id).copied());
+            let by_arguments = by_args.get(&group_key(resource, body.args)).copied();
+            match (by_arguments, by_reference) {
+                (Some(g), _) => {
                     a.request_group.insert(entry.seq, g);
+                    a.groups[g].requests.push(position);
                 }
-                None => a.unattributed_requests.push(entry.seq),
+                // Traced by its reference only: the adapter changed the arguments.
+                (None, Some(g)) => {
+                    a.request_group.insert(entry.seq, g);
+                    a.groups[g].requests.push(position);
+                    a.changed_arguments.insert(entry.seq);
+                }
+                (None, None) => a.unattributed_requests.push(entry.seq),
             }
         }
-        for effect in ledger {
+        for (position, effect) in ledger.iter().enumerate() {
             if effect.tenant != credential {
                 continue;
             }
-            let group = match effect.request_seq {
-                Some(seq) => a.request_group.get(&seq).copied(),
-                // Seed objects belong to other actors, never to an operation.
-                None => None,
-            };
+            // Seed objects (no request) belong to other actors, never to an operation.
+            let group = effect
+                .request_seq
+                .and_then(|seq| a.request_group.get(&seq).copied());
             if let Some(g) = group {
                 a.effect_group.insert(effect.id.clone(), g);
+                a.groups[g].effects.push(position);
             }
         }
         a
@@ -123,24 +146,26 @@ impl Attribution {
         self.group_of_op.get(op).copied()
     }
 
-    /// Effect ids attributed to a group, in ledger order.
+    /// Effects attributed to a group, in ledger order. `ledger` must be the one
+    /// the attribution was built from.
     pub fn effects_of_group<'l>(&self, group: usize, ledger: &'l [Effect]) -> Vec<&'l Effect> {
-        ledger
-            .iter()
-            .filter(|e| self.effect_group.get(&e.id) == Some(&group))
-            .collect()
+        self.groups
+            .get(group)
+            .map(|g| g.effects.iter().filter_map(|&i| ledger.get(i)).collect())
+            .unwrap_or_default()
     }
 
-    /// Create requests attributed to a group, in journal order.
+    /// Create requests attributed to a group, in journal order. `journal` must be
+    /// the one the attribution was built from.
     pub fn requests_of_group<'j>(
         &self,
         group: usize,
         journal: &'j [JournalEntry],
     ) -> Vec<&'j JournalEntry> {
-        journal
-            .iter()
-            .filter(|e| self.request_group.get(&e.seq) == Some(&group))
-            .collect()
+        self.groups
+            .get(group)
+            .map(|g| g.requests.iter().filter_map(|&i| journal.get(i)).collect())
+            .unwrap_or_default()
     }
 }
 

@@ -3,6 +3,7 @@
 use reports::model::{Check, Evidence, Violation};
 
 use super::attribution::Attribution;
+use super::index::Index;
 use super::{outcome_list, outcome_name};
 use crate::run::observation::Observation;
 
@@ -12,7 +13,7 @@ fn expectation(key: &str) -> Check {
     }
 }
 
-pub(super) fn check_all(obs: &Observation, a: &Attribution) -> Vec<Violation> {
+pub(super) fn check_all(obs: &Observation, a: &Attribution, ix: &Index<'_>) -> Vec<Violation> {
     let mut v = Vec::new();
     let expect = &obs.scenario.expect;
     for (op, allowed) in &expect.final_outcomes {
@@ -46,13 +47,7 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution) -> Vec<Violation> {
     }
     for (step, ops) in &expect.after_step {
         for (op, allowed) in ops {
-            let calls: Vec<_> = obs
-                .calls
-                .iter()
-                .filter(|c| {
-                    c.step == *step && !c.probe && c.operation_id.as_deref() == Some(op.as_str())
-                })
-                .collect();
+            let calls = ix.step_calls(*step, op);
             let reported: Vec<_> = calls
                 .iter()
                 .filter_map(|c| c.outcome.as_ref().map(|o| (c, o)))

@@ -5,18 +5,19 @@ use std::collections::BTreeMap;
 use reports::model::{Evidence, Violation};
 use simulator::{Effect, ObjectStatus};
 
-use super::attribution::{create_body, Attribution};
+use super::attribution::Attribution;
+use super::index::Index;
 use super::{invariant, outcome_name};
 use crate::protocol::{CallName, OutcomeKind};
 use crate::run::observation::{Call, Observation};
 
-pub(super) fn check_all(obs: &Observation, a: &Attribution) -> Vec<Violation> {
+pub(super) fn check_all(obs: &Observation, a: &Attribution, ix: &Index<'_>) -> Vec<Violation> {
     let mut v = Vec::new();
     at_most_once(obs, a, &mut v);
-    success_has_effect(obs, a, &mut v);
-    failure_has_no_effect(obs, a, &mut v);
-    terminal_is_final(obs, &mut v);
-    same_key_same_args(obs, a, &mut v);
+    success_has_effect(obs, a, ix, &mut v);
+    failure_has_no_effect(obs, a, ix, &mut v);
+    terminal_is_final(obs, ix, &mut v);
+    same_key_same_args(obs, a, ix, &mut v);
     status_is_read_only(obs, &mut v);
     forged_changes_nothing(obs, &mut v);
     v
@@ -31,17 +32,6 @@ fn effect_evidence(effects: &[&Effect]) -> Vec<Evidence> {
         ev.push(Evidence::Effect { id: e.id.clone() });
     }
     ev
-}
-
-/// Calls about an operation that produced an outcome, in the order they ended.
-fn outcome_calls<'o>(obs: &'o Observation, op: &str) -> Vec<&'o Call> {
-    let mut calls: Vec<&Call> = obs
-        .calls
-        .iter()
-        .filter(|c| c.operation_id.as_deref() == Some(op) && c.outcome.is_some())
-        .collect();
-    calls.sort_by_key(|c| (c.end_ms, c.index));
-    calls
 }
 
 /// Invariant 1: at most one effect per logical operation (a group: no more than its operations).
@@ -77,20 +67,17 @@ fn at_most_once(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>) {
 
 /// Invariant 2: `succeeded` names a provider_ref that is one of the operation's effects,
 /// done (not still processing, not settled failed), and claimed by no other operation.
-fn success_has_effect(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>) {
+fn success_has_effect(obs: &Observation, a: &Attribution, ix: &Index<'_>, v: &mut Vec<Violation>) {
     let mut claimed: BTreeMap<String, (String, usize)> = BTreeMap::new();
     for op in &obs.scenario.operations {
         let Some(g) = a.group(&op.id) else { continue };
         let mut reported = false;
-        for call in outcome_calls(obs, &op.id) {
+        for &call in ix.outcome_calls(&op.id) {
             let Some(reply) = &call.outcome else { continue };
             if reply.outcome != OutcomeKind::Succeeded {
                 continue;
             }
-            let effect = reply
-                .provider_ref
-                .as_deref()
-                .and_then(|r| obs.ledger.iter().find(|e| e.id == r));
+            let effect = reply.provider_ref.as_deref().and_then(|r| ix.effect(r));
             let problem = match (reply.provider_ref.as_deref(), effect) {
                 (None, _) => Some("reports succeeded with no provider_ref".to_owned()),
                 (Some(r), None) => Some(format!("reports succeeded with provider_ref {r}, which is not in the ledger")),
@@ -145,7 +132,12 @@ fn success_has_effect(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>
 
 /// Invariant 3: no failure while an effect exists; an object that settled `failed` is a
 /// confirmed failure, so claiming success for it is the violation instead.
-fn failure_has_no_effect(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>) {
+fn failure_has_no_effect(
+    obs: &Observation,
+    a: &Attribution,
+    ix: &Index<'_>,
+    v: &mut Vec<Violation>,
+) {
     for op in &obs.scenario.operations {
         let Some(g) = a.group(&op.id) else { continue };
         let effects = a.effects_of_group(g, &obs.ledger);
@@ -154,7 +146,7 @@ fn failure_has_no_effect(obs: &Observation, a: &Attribution, v: &mut Vec<Violati
             .copied()
             .filter(|e| e.status != ObjectStatus::Failed)
             .collect();
-        for call in outcome_calls(obs, &op.id) {
+        for &call in ix.outcome_calls(&op.id) {
             let Some(reply) = &call.outcome else { continue };
             let problem = match reply.outcome {
                 OutcomeKind::Failed if !live.is_empty() => Some((
@@ -215,10 +207,10 @@ fn ids(effects: &[&Effect]) -> String {
 }
 
 /// Invariant 4: once `succeeded` or `failed` is reported, every later report says the same.
-fn terminal_is_final(obs: &Observation, v: &mut Vec<Violation>) {
+fn terminal_is_final(obs: &Observation, ix: &Index<'_>, v: &mut Vec<Violation>) {
     for op in &obs.scenario.operations {
         let mut terminal: Option<&Call> = None;
-        for call in outcome_calls(obs, &op.id) {
+        for &call in ix.outcome_calls(&op.id) {
             let Some(reply) = &call.outcome else { continue };
             match terminal.and_then(|t| t.outcome.as_ref().map(|o| (t, o))) {
                 None => {
@@ -258,7 +250,7 @@ fn terminal_is_final(obs: &Observation, v: &mut Vec<Violation>) {
 
 /// Invariant 5: every create attempt of one operation carries the same key (where the
 /// contract has keys) and the same arguments.
-fn same_key_same_args(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>) {
+fn same_key_same_args(obs: &Observation, a: &Attribution, ix: &Index<'_>, v: &mut Vec<Violation>) {
     let keyed = obs.scenario.plan.idempotency.mode != simulator::IdempotencyMode::None;
     for (g, group) in a.groups.iter().enumerate() {
         // Ops sharing arguments on purpose are separate actions with separate keys;
@@ -268,12 +260,11 @@ fn same_key_same_args(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>
             continue;
         };
         let op_id = group.ops.first().cloned().unwrap_or_default();
-        let Some(op) = obs.scenario.operations.iter().find(|o| o.id == op_id) else {
+        let Some(op) = ix.operation(&op_id) else {
             continue;
         };
         for r in &requests {
-            let body = r.fingerprint.as_deref().and_then(create_body);
-            if body.as_ref().is_some_and(|b| b.args != op.args) {
+            if a.changed_arguments.contains(&r.seq) {
                 v.push(Violation {
                     check: invariant(5),
                     operation_id: Some(op.id.clone()),

@@ -4,6 +4,7 @@
 
 pub mod attribution;
 mod expectations;
+mod index;
 mod invariants;
 
 use reports::model::{Check, Violation};
@@ -31,8 +32,9 @@ pub fn check(obs: &Observation) -> Vec<Violation> {
         &obs.ledger,
         &obs.credential,
     );
-    let mut violations = invariants::check_all(obs, &attribution);
-    violations.extend(expectations::check_all(obs, &attribution));
+    let index = index::Index::new(obs);
+    let mut violations = invariants::check_all(obs, &attribution, &index);
+    violations.extend(expectations::check_all(obs, &attribution, &index));
     violations
 }
 
