@@ -4,7 +4,7 @@
 //! moves when asynchronous work settles. Ids come from seeded ChaCha streams so
 //! that the same seed and the same request order give the same ids.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -44,7 +44,8 @@ pub(crate) struct StoreFull {
 #[derive(Debug)]
 pub(crate) struct Store {
     effects: Vec<Effect>,
-    by_id: BTreeMap<String, usize>,
+    /// Index into `effects` by object id; only looked up, never iterated.
+    by_id: HashMap<String, usize>,
     per_tenant: BTreeMap<String, usize>,
     events: Vec<Event>,
     object_ids: ChaCha20Rng,
@@ -88,7 +89,7 @@ impl Store {
         event_ids.set_stream(EVENT_ID_STREAM);
         Store {
             effects: Vec::new(),
-            by_id: BTreeMap::new(),
+            by_id: HashMap::new(),
             per_tenant: BTreeMap::new(),
             events: Vec::new(),
             object_ids,
