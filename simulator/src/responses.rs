@@ -28,6 +28,16 @@ impl Prepared {
         }
     }
 
+    /// An answer whose JSON text is already written.
+    pub(crate) fn json_body(status: u16, body: Bytes) -> Prepared {
+        Prepared {
+            status,
+            content_type: JSON,
+            body,
+            headers: Vec::new(),
+        }
+    }
+
     pub(crate) fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Prepared {
         self.headers.push((name, value.into()));
         self
