@@ -27,9 +27,10 @@ pub const CHILD_SUBCOMMAND: &str = "__cost";
 /// What a child measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Phase {
-    /// `Attribution::build` alone, then `harness::check::check` (which builds it again).
+    /// `Attribution::build` alone, then checking as a run does it: the
+    /// attribution again plus `harness::check::check`.
     Check,
-    /// `harness::report_build::scenario_report`, then the JSON writer.
+    /// The attribution plus `harness::report_build::scenario_report`, then the JSON writer.
     Report,
 }
 
@@ -198,7 +199,8 @@ pub fn run_child(phase: Phase, spec: SyntheticSpec, out: &mut dyn Write) -> Resu
             let before = here();
             let reset = procfs::reset_peak();
             let started = Instant::now();
-            let violations = harness::check::check(&obs);
+            let attribution = harness::check::attribution::Attribution::of(&obs);
+            let violations = harness::check::check(&obs, &attribution);
             let ms = elapsed_ms(started);
             let count = violations.len();
             drop(violations);
@@ -214,8 +216,10 @@ pub fn run_child(phase: Phase, spec: SyntheticSpec, out: &mut dyn Write) -> Resu
             let before = here();
             let reset = procfs::reset_peak();
             let started = Instant::now();
+            let attribution = harness::check::attribution::Attribution::of(&obs);
             let scenario = harness::report_build::scenario_report(
                 &obs,
+                &attribution,
                 Vec::new(),
                 format!("lostreply run --seed 1 {}", obs.scenario.path),
             );

@@ -291,13 +291,17 @@ mod tests {
         }
     }
 
+    fn check(obs: &Observation) -> Vec<reports::model::Violation> {
+        harness::check::check(obs, &harness::check::attribution::Attribution::of(obs))
+    }
+
     #[test]
     fn the_check_finds_exactly_the_planted_duplicates() {
         let spec = SyntheticSpec {
             operations: 20,
             duplicate_every: 5,
         };
-        let violations = harness::check::check(&observation(spec));
+        let violations = check(&observation(spec));
         let at_most_once = violations
             .iter()
             .filter(|v| v.message.contains("2 effects for 1 operation"))
@@ -305,7 +309,7 @@ mod tests {
         assert_eq!(at_most_once, spec.duplicates());
         // Each duplicate also breaks its `effects: 1` expectation; nothing else breaks.
         assert_eq!(violations.len(), 2 * spec.duplicates(), "{violations:#?}");
-        let clean = harness::check::check(&observation(SyntheticSpec {
+        let clean = check(&observation(SyntheticSpec {
             operations: 20,
             duplicate_every: 0,
         }));

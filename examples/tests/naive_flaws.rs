@@ -10,8 +10,7 @@ use std::time::Duration;
 
 use harness::adapter::{Adapter, AdapterFactory};
 use harness::protocol::{
-    Common, Contract, ContractIdempotency, ContractLookup, ContractWebhooks, ExecuteRequest,
-    Operation, OperationRequest, OutcomeKind, OutcomeReply, ProviderInfo, Resolution,
+    Common, ExecuteRequest, Operation, OperationRequest, OutcomeKind, OutcomeReply, Resolution,
     ResolveRequest, WebhookRequest,
 };
 use harness::reference::ReferenceFactory;
@@ -99,33 +98,7 @@ impl<'f> Probe<'f> {
     }
 
     fn common(&self) -> Common {
-        Common {
-            protocol: 1,
-            now: jiff::Timestamp::from_millisecond(self.sim.now_ms())
-                .unwrap()
-                .to_string(),
-            provider: ProviderInfo {
-                base_url: self.sim.base_url(),
-                credential: self.plan.tenants[0].clone(),
-                contract: Contract {
-                    idempotency: ContractIdempotency {
-                        mode: self.plan.idempotency.mode.name().to_owned(),
-                        header: "Idempotency-Key".into(),
-                        retention_s: self.plan.idempotency.retention.as_secs(),
-                    },
-                    lookup: ContractLookup {
-                        retrieve: self.plan.lookup.retrieve,
-                        client_reference: self.plan.lookup.client_reference,
-                        list_recent: self.plan.lookup.list_recent,
-                    },
-                    asynchronous: self.plan.asynchronous.is_some(),
-                    webhooks: self.plan.webhooks.as_ref().map(|w| ContractWebhooks {
-                        secret: w.secret.clone(),
-                    }),
-                },
-            },
-            client_timeout_ms: 1_500,
-        }
+        harness::run::common(&self.plan, &self.sim, &self.plan.tenants[0], 1_500)
     }
 
     fn execute_request(&self, op: &str) -> ExecuteRequest {

@@ -20,15 +20,6 @@ pub fn scenarios() -> Result<Vec<Scenario>, ScenarioError> {
         .collect()
 }
 
-/// The text of a built-in scenario, by its path (`scenarios/case02-….yaml`).
-pub fn scenario_text(path: &str) -> Option<&'static str> {
-    let name = path.strip_prefix(BUILTIN_PREFIX)?;
-    BUILTIN_SCENARIOS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, text)| *text)
-}
-
 /// Names of the bundled in-process adapters.
 pub const ADAPTERS: [&str; 1] = ["reference"];
 

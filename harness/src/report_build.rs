@@ -12,11 +12,11 @@ use crate::run::observation::Observation;
 /// The report of one scenario run.
 pub fn scenario_report(
     obs: &Observation,
+    attribution: &Attribution,
     violations: Vec<Violation>,
     reproduce: String,
 ) -> ScenarioReport {
     let s = &obs.scenario;
-    let attribution = Attribution::build(&s.operations, &obs.journal, &obs.ledger, &obs.credential);
     let op_of_group = |g: usize| {
         attribution
             .groups

@@ -9,8 +9,7 @@ use std::time::Duration;
 
 use harness::adapter::{Adapter, AdapterFactory};
 use harness::protocol::{
-    Common, Contract, ContractIdempotency, ContractLookup, ContractWebhooks, ExecuteRequest,
-    Operation, OperationRequest, OutcomeKind, OutcomeReply, ProviderInfo, WebhookRequest,
+    Common, ExecuteRequest, Operation, OperationRequest, OutcomeKind, OutcomeReply, WebhookRequest,
 };
 use harness::reference::ReferenceFactory;
 use simulator::{
@@ -95,34 +94,12 @@ impl Run {
     }
 
     fn common(&self) -> Common {
-        let mode = self.plan.idempotency.mode.name();
-        Common {
-            protocol: 1,
-            now: jiff::Timestamp::from_millisecond(self.sim.now_ms())
-                .unwrap()
-                .to_string(),
-            provider: ProviderInfo {
-                base_url: self.sim.base_url(),
-                credential: self.plan.tenants[0].clone(),
-                contract: Contract {
-                    idempotency: ContractIdempotency {
-                        mode: mode.to_owned(),
-                        header: "Idempotency-Key".into(),
-                        retention_s: self.plan.idempotency.retention.as_secs(),
-                    },
-                    lookup: ContractLookup {
-                        retrieve: self.plan.lookup.retrieve,
-                        client_reference: self.plan.lookup.client_reference,
-                        list_recent: self.plan.lookup.list_recent,
-                    },
-                    asynchronous: self.plan.asynchronous.is_some(),
-                    webhooks: self.plan.webhooks.as_ref().map(|w| ContractWebhooks {
-                        secret: w.secret.clone(),
-                    }),
-                },
-            },
-            client_timeout_ms: CLIENT_TIMEOUT_MS,
-        }
+        harness::run::common(
+            &self.plan,
+            &self.sim,
+            &self.plan.tenants[0],
+            CLIENT_TIMEOUT_MS,
+        )
     }
 
     fn execute_request(&self) -> ExecuteRequest {

@@ -254,6 +254,16 @@ impl Simulator {
         self.shared.state().journal.entries().to_vec()
     }
 
+    /// How many effects the ledger holds, without copying it.
+    pub fn ledger_len(&self) -> usize {
+        self.shared.state().store.effects().len()
+    }
+
+    /// How many requests the journal holds, without copying it.
+    pub fn journal_len(&self) -> usize {
+        self.shared.state().journal.entries().len()
+    }
+
     /// Every event produced so far, in order.
     pub fn events(&self) -> Vec<Event> {
         self.shared.state().store.events().to_vec()

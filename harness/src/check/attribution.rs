@@ -67,6 +67,16 @@ fn group_key(resource: &str, args: Map<String, Value>) -> String {
 }
 
 impl Attribution {
+    /// The attribution of one observed run, for the adapter's tenant.
+    pub fn of(obs: &crate::run::observation::Observation) -> Attribution {
+        Attribution::build(
+            &obs.scenario.operations,
+            &obs.journal,
+            &obs.ledger,
+            &obs.credential,
+        )
+    }
+
     /// Attributes requests and effects of `credential`'s tenant to `operations`.
     pub fn build(
         operations: &[OperationSpec],

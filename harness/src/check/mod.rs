@@ -24,17 +24,12 @@ pub const INVARIANTS: [(u8, &str); 7] = [
     (7, "forged-webhook-inert"),
 ];
 
-/// Checks one run: every invariant, then every expectation.
-pub fn check(obs: &Observation) -> Vec<Violation> {
-    let attribution = Attribution::build(
-        &obs.scenario.operations,
-        &obs.journal,
-        &obs.ledger,
-        &obs.credential,
-    );
+/// Checks one run: every invariant, then every expectation. `attribution` is
+/// [`Attribution::of`] the same observation (the report reuses it).
+pub fn check(obs: &Observation, attribution: &Attribution) -> Vec<Violation> {
     let index = index::Index::new(obs);
-    let mut violations = invariants::check_all(obs, &attribution, &index);
-    violations.extend(expectations::check_all(obs, &attribution, &index));
+    let mut violations = invariants::check_all(obs, attribution, &index);
+    violations.extend(expectations::check_all(obs, attribution, &index));
     violations
 }
 

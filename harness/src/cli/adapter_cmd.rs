@@ -1,8 +1,6 @@
 //! `lostreply adapter NAME CALL`: a bundled in-process adapter served over the
 //! process protocol, so the same code can be certified both ways.
 
-use std::path::PathBuf;
-
 use clap::Args;
 
 use crate::exit;
@@ -24,9 +22,12 @@ pub(super) async fn adapter(args: AdapterArgs) -> i32 {
         );
         return exit::BAD_INPUT;
     };
-    let Some(state_dir) = std::env::var_os("LOSTREPLY_STATE_DIR").map(PathBuf::from) else {
-        eprintln!("lostreply adapter: LOSTREPLY_STATE_DIR is not set (the harness sets it for every call)");
-        return exit::BAD_INPUT;
+    let state_dir = match crate::serve_call::state_dir_from_env() {
+        Ok(dir) => dir,
+        Err(e) => {
+            eprintln!("lostreply adapter: {e}");
+            return exit::BAD_INPUT;
+        }
     };
     match crate::serve_call::serve_call(
         factory.as_ref(),

@@ -57,7 +57,7 @@ impl ProcessCommand {
         let mut child = match Command::new(&self.argv[0])
             .args(&self.argv[1..])
             .arg(name.as_str())
-            .env("LOSTREPLY_STATE_DIR", state_dir)
+            .env(crate::serve_call::STATE_DIR_ENV, state_dir)
             .env("LOSTREPLY_PROTOCOL", PROTOCOL_VERSION.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -2,7 +2,7 @@
 //! contract, as adapter-protocol.md defines them.
 
 use serde_json::Value;
-use simulator::{IdempotencyMode, Simulator};
+use simulator::{IdempotencyMode, Plan, Simulator};
 
 use crate::protocol::{
     Common, Contract, ContractIdempotency, ContractLookup, ContractWebhooks, ProviderInfo,
@@ -25,9 +25,13 @@ pub fn documented_mode(mode: IdempotencyMode) -> &'static str {
     }
 }
 
-/// The contract section of every request.
+/// The contract section of every request of a scenario.
 pub fn contract(scenario: &Scenario) -> Contract {
-    let plan = &scenario.plan;
+    contract_for_plan(&scenario.plan)
+}
+
+/// The contract a provider started from `plan` documents.
+pub fn contract_for_plan(plan: &Plan) -> Contract {
     Contract {
         idempotency: ContractIdempotency {
             mode: documented_mode(plan.idempotency.mode).to_owned(),
@@ -46,25 +50,24 @@ pub fn contract(scenario: &Scenario) -> Contract {
     }
 }
 
-/// RFC 3339 of a simulator-clock instant.
-pub fn rfc3339(ms: i64) -> String {
-    match jiff::Timestamp::from_millisecond(ms) {
-        Ok(t) => t.to_string(),
-        Err(_) => ms.to_string(),
+/// The common fields of a call to an adapter whose credential is `credential`,
+/// at the simulator's current clock (its own RFC 3339 form, as in the objects it serves).
+pub fn common(plan: &Plan, sim: &Simulator, credential: &str, client_timeout_ms: u64) -> Common {
+    Common {
+        protocol: PROTOCOL_VERSION,
+        now: simulator::rfc3339(sim.now_ms()),
+        provider: ProviderInfo {
+            base_url: sim.base_url(),
+            credential: credential.to_owned(),
+            contract: contract_for_plan(plan),
+        },
+        client_timeout_ms,
     }
 }
 
 /// The common fields, as a JSON object, at the simulator's current clock.
 pub fn common_fields(scenario: &Scenario, sim: &Simulator, credential: &str) -> Value {
-    let common = Common {
-        protocol: PROTOCOL_VERSION,
-        now: rfc3339(sim.now_ms()),
-        provider: ProviderInfo {
-            base_url: sim.base_url(),
-            credential: credential.to_owned(),
-            contract: contract(scenario),
-        },
-        client_timeout_ms: scenario.client_timeout.as_millis() as u64,
-    };
-    serde_json::to_value(common).unwrap_or(Value::Null)
+    let client_timeout_ms = scenario.client_timeout.as_millis() as u64;
+    serde_json::to_value(common(&scenario.plan, sim, credential, client_timeout_ms))
+        .unwrap_or(Value::Null)
 }

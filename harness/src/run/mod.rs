@@ -12,7 +12,7 @@ use futures::StreamExt;
 use reports::model::{AdapterInfo, ErrorRecord, Report, ScenarioReport, SCHEMA_VERSION};
 use simulator::{ServeOptions, Simulator};
 
-pub use contract::{contract, documented_mode, rfc3339};
+pub use contract::{common, contract, contract_for_plan, documented_mode};
 use observation::Observation;
 
 use crate::driver::{shell_quote, AdapterUnderTest};
@@ -180,8 +180,14 @@ fn forged_secret(seed: u64) -> String {
 pub async fn run_scenario(scenario: &Scenario, options: &RunOptions) -> ScenarioReport {
     let seed = scenario_seed(options.seed, &scenario.id);
     let obs = observe(scenario, &options.adapter, seed).await;
-    let violations = crate::check::check(&obs);
-    crate::report_build::scenario_report(&obs, violations, reproduce_command(options, scenario))
+    let attribution = crate::check::attribution::Attribution::of(&obs);
+    let violations = crate::check::check(&obs, &attribution);
+    crate::report_build::scenario_report(
+        &obs,
+        &attribution,
+        violations,
+        reproduce_command(options, scenario),
+    )
 }
 
 /// Runs scenarios concurrently (up to `jobs`), calling `on_done` as each

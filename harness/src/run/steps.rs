@@ -145,12 +145,12 @@ impl<'a> StepRunner<'a> {
                         | Step::Parallel(_) => specs.extend(self.call_spec(s)),
                     }
                 }
-                let ledger_before = self.sim.ledger().len();
+                let ledger_before = self.sim.ledger_len();
                 let futures = specs
                     .into_iter()
                     .map(|spec| self.call_one(number, spec, false));
                 let indices = futures::future::join_all(futures).await;
-                let ledger_after = self.sim.ledger().len();
+                let ledger_after = self.sim.ledger_len();
                 for (position, event, forged, attempt, op) in deliveries {
                     let index = indices[position];
                     if forged {
@@ -298,7 +298,7 @@ impl<'a> StepRunner<'a> {
             }
             _ => (None, None),
         };
-        let journal_before = self.sim.journal().len();
+        let journal_before = self.sim.journal_len();
         let start_ms = self.now_ms();
         let out = self
             .session
@@ -327,7 +327,7 @@ impl<'a> StepRunner<'a> {
                 }
             }
         }
-        let journal_after = self.sim.journal().len();
+        let journal_after = self.sim.journal_len();
         let (outcome, webhook) = read_reply(spec.name, out.reply.as_ref());
         // A reply that parses as JSON but not as the protocol's shape is a bad reply.
         let end = match (&out.end, spec.name, &outcome, &webhook) {
@@ -449,7 +449,7 @@ impl<'a> StepRunner<'a> {
     ) {
         for d in self.prepare_deliveries(step, op, kind, deliveries, forged) {
             if d.forged {
-                let ledger_before = self.sim.ledger().len();
+                let ledger_before = self.sim.ledger_len();
                 let before = self.call_one(step, self.status_spec(op, true), true).await;
                 let delivery_index = self.call_one(step, d.spec, true).await;
                 let after = self.call_one(step, self.status_spec(op, true), true).await;
@@ -458,7 +458,7 @@ impl<'a> StepRunner<'a> {
                     before: Some(before),
                     delivery: delivery_index,
                     after: Some(after),
-                    ledger_len: (ledger_before, self.sim.ledger().len()),
+                    ledger_len: (ledger_before, self.sim.ledger_len()),
                 });
                 self.record_delivery(step, &d.event, true, d.attempt, delivery_index);
             } else {

@@ -108,14 +108,12 @@ pub async fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
     }
 }
 
-/// The fate of journal entry `seq` (1-based) once it is no longer in progress.
+/// The fate of journal entry `seq` (1-based) once it is no longer in progress
+/// (woken by the simulator when the response ends, bounded at 5 s).
 pub async fn fate_of(sim: &Simulator, seq: usize) -> ResponseFate {
-    wait_until("the response has ended", || {
-        sim.journal()
-            .get(seq - 1)
-            .is_some_and(|e| e.fate != ResponseFate::InProgress)
-    })
-    .await;
+    tokio::time::timeout(Duration::from_secs(5), sim.wait_request_done(seq as u64))
+        .await
+        .expect("the response ended within 5 s");
     sim.journal()[seq - 1].fate.clone()
 }
 
