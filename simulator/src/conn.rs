@@ -153,23 +153,34 @@ impl AsyncRead for FaultIo {
     }
 }
 
+impl FaultIo {
+    /// One write through the gate: refused once the connection's end is decided,
+    /// otherwise retried until the socket takes it.
+    fn write_with(
+        &self,
+        cx: &mut Context<'_>,
+        write: impl Fn(&TcpStream) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        if let Some(e) = self.blocked() {
+            return Poll::Ready(Err(e));
+        }
+        loop {
+            ready!(self.conn.stream.poll_write_ready(cx))?;
+            match write(&self.conn.stream) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                result => return Poll::Ready(result),
+            }
+        }
+    }
+}
+
 impl AsyncWrite for FaultIo {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         data: &[u8],
     ) -> Poll<io::Result<usize>> {
-        if let Some(e) = self.blocked() {
-            return Poll::Ready(Err(e));
-        }
-        let stream = &self.conn.stream;
-        loop {
-            ready!(stream.poll_write_ready(cx))?;
-            match stream.try_write(data) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                result => return Poll::Ready(result),
-            }
-        }
+        self.write_with(cx, |stream| stream.try_write(data))
     }
 
     fn poll_write_vectored(
@@ -177,17 +188,7 @@ impl AsyncWrite for FaultIo {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        if let Some(e) = self.blocked() {
-            return Poll::Ready(Err(e));
-        }
-        let stream = &self.conn.stream;
-        loop {
-            ready!(stream.poll_write_ready(cx))?;
-            match stream.try_write_vectored(bufs) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                result => return Poll::Ready(result),
-            }
-        }
+        self.write_with(cx, |stream| stream.try_write_vectored(bufs))
     }
 
     fn is_write_vectored(&self) -> bool {

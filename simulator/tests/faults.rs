@@ -22,17 +22,18 @@ async fn with_fault(at: Position, response: FaultResponse) -> Simulator {
     start(plan).await
 }
 
-#[tokio::test]
-async fn drop_closes_with_a_fin_and_no_byte_at_every_position() {
+/// A connection-level fault at each position: what a raw client saw, the
+/// journal's fate, and whether the effect committed (only after the commit point).
+async fn assert_connection_fault(response: FaultResponse, seen_by_client: Raw, fate: ResponseFate) {
     for (at, effects) in [
         (Position::BeforeRead, 0),
         (Position::BeforeCommit, 0),
         (Position::AfterCommit, 1),
     ] {
-        let sim = with_fault(at, FaultResponse::Drop).await;
+        let sim = with_fault(at, response).await;
         let seen = raw_exchange(&sim, &raw_post(A, "tickets", BODY), 2000).await;
-        assert_eq!(seen, Raw::Closed(Vec::new()), "{at:?}");
-        assert_eq!(fate_of(&sim, 1).await, ResponseFate::Dropped, "{at:?}");
+        assert_eq!(seen, seen_by_client, "{at:?}");
+        assert_eq!(fate_of(&sim, 1).await, fate, "{at:?}");
         assert_eq!(sim.ledger().len(), effects, "{at:?}");
         let entry = &sim.journal()[0];
         assert_eq!(entry.fault.map(|f| f.at), Some(at));
@@ -42,19 +43,23 @@ async fn drop_closes_with_a_fin_and_no_byte_at_every_position() {
 }
 
 #[tokio::test]
+async fn drop_closes_with_a_fin_and_no_byte_at_every_position() {
+    assert_connection_fault(
+        FaultResponse::Drop,
+        Raw::Closed(Vec::new()),
+        ResponseFate::Dropped,
+    )
+    .await;
+}
+
+#[tokio::test]
 async fn reset_aborts_with_an_rst_at_every_position() {
-    for (at, effects) in [
-        (Position::BeforeRead, 0),
-        (Position::BeforeCommit, 0),
-        (Position::AfterCommit, 1),
-    ] {
-        let sim = with_fault(at, FaultResponse::Reset).await;
-        let seen = raw_exchange(&sim, &raw_post(A, "tickets", BODY), 2000).await;
-        assert_eq!(seen, Raw::Reset(Vec::new()), "{at:?}");
-        assert_eq!(fate_of(&sim, 1).await, ResponseFate::Reset, "{at:?}");
-        assert_eq!(sim.ledger().len(), effects, "{at:?}");
-        sim.shutdown().await;
-    }
+    assert_connection_fault(
+        FaultResponse::Reset,
+        Raw::Reset(Vec::new()),
+        ResponseFate::Reset,
+    )
+    .await;
 }
 
 #[tokio::test]

@@ -337,29 +337,31 @@ async fn global_scope_leaks_another_tenants_response() {
 
 #[tokio::test]
 async fn stuck_in_flight_keeps_a_failed_key_in_flight_until_it_expires() {
-    let fail_first = || {
-        vec![rule(
+    /// A simulator in `mode` whose first create with key `k` was dropped before commit.
+    async fn start_after_a_failed_first_attempt(mode: IdempotencyMode) -> Simulator {
+        let mut plan = keyed(mode);
+        plan.faults = vec![rule(
             Match {
                 nth: Some(1),
                 ..creates()
             },
             Position::BeforeCommit,
             FaultResponse::Drop,
-        )]
-    };
-    let mut plan = keyed(IdempotencyMode::StuckInFlight);
-    plan.faults = fail_first();
-    let sim = start(plan).await;
-    assert!(post_with(
-        &client(2000),
-        &sim,
-        A,
-        "tickets",
-        &json!({"a": 1}),
-        Some("k")
-    )
-    .await
-    .is_err());
+        )];
+        let sim = start(plan).await;
+        let first = post_with(
+            &client(2000),
+            &sim,
+            A,
+            "tickets",
+            &json!({"a": 1}),
+            Some("k"),
+        )
+        .await;
+        assert!(first.is_err(), "{mode:?}: the first attempt fails");
+        sim
+    }
+    let sim = start_after_a_failed_first_attempt(IdempotencyMode::StuckInFlight).await;
     assert_eq!(
         post_raw(&sim, A, &json!({"a": 1}), Some("k")).await.0,
         409,
@@ -374,19 +376,7 @@ async fn stuck_in_flight_keeps_a_failed_key_in_flight_until_it_expires() {
 
     // The good modes release the key of an abandoned attempt.
     for mode in [IdempotencyMode::Stripe, IdempotencyMode::Ietf] {
-        let mut plan = keyed(mode);
-        plan.faults = fail_first();
-        let sim = start(plan).await;
-        assert!(post_with(
-            &client(2000),
-            &sim,
-            A,
-            "tickets",
-            &json!({"a": 1}),
-            Some("k")
-        )
-        .await
-        .is_err());
+        let sim = start_after_a_failed_first_attempt(mode).await;
         assert_eq!(
             post_raw(&sim, A, &json!({"a": 1}), Some("k")).await.0,
             201,
