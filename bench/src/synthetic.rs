@@ -114,6 +114,7 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
         after_step: BTreeMap::new(),
         effects: operations.iter().map(|o| (o.id.clone(), 1)).collect(),
         needs_review: BTreeMap::new(),
+        needs_review_from_step: BTreeMap::new(),
     };
     let scenario = Scenario {
         path: format!("synthetic/{n}-operations.yaml"),
@@ -197,6 +198,7 @@ fn create(
         fault: None,
         effect: Some(id.to_owned()),
         replayed: false,
+        step: Some(1),
         fate: ResponseFate::Sent { status: 201 },
     };
     let effect = Effect {
@@ -263,6 +265,7 @@ fn call(
         start_ms: t_ms,
         end_ms: t_ms + 1,
         journal_window: window,
+        sim_ms: CLOCK_START_MS,
         probe: false,
     }
 }

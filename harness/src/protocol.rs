@@ -148,9 +148,10 @@ pub struct Resolution {
     pub by: String,
 }
 
-/// The reply to `execute`, `reconcile`, `resolve` and `status`.
+/// The reply to `execute`, `reconcile`, `resolve` and `status`. Fields beyond
+/// these are ignored (a later protocol version, or an adapter's own notes); the
+/// harness names them in the report rather than failing the call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct OutcomeReply {
     /// The operation's id.
     pub operation_id: String,
@@ -167,15 +168,39 @@ pub struct OutcomeReply {
     pub evidence: String,
 }
 
-/// The reply to `webhook`.
+/// The reply to `webhook`. Fields beyond these are ignored, as for [`OutcomeReply`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct WebhookReply {
     /// False for a rejected event (bad signature, unknown, duplicate is still `true`).
     pub accepted: bool,
     /// The operation the event was correlated with.
     #[serde(default)]
     pub operation_id: Option<String>,
+}
+
+/// The fields of a reply to `name` that the protocol does not define, in the
+/// order the adapter wrote them (ignored, and shown in the report).
+pub fn unknown_reply_fields(name: CallName, reply: &serde_json::Value) -> Vec<String> {
+    let known: &[&str] = match name {
+        CallName::Webhook => &["accepted", "operation_id"],
+        CallName::Execute | CallName::Reconcile | CallName::Resolve | CallName::Status => &[
+            "operation_id",
+            "outcome",
+            "provider_ref",
+            "needs_review",
+            "evidence",
+        ],
+    };
+    reply
+        .as_object()
+        .map(|fields| {
+            fields
+                .keys()
+                .filter(|k| !known.contains(&k.as_str()))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The five calls, by name.

@@ -4,7 +4,7 @@ use reports::model::{
     CallEnd, CallRecord, Check, EffectRecord, ErrorRecord, OperationReport, Outcome, RequestRecord,
     ScenarioReport, Verdict, Violation,
 };
-use simulator::{FaultResponse, JournalEntry, ObjectStatus, ResponseFate, StallThen};
+use simulator::{FaultResponse, JournalEntry, ObjectStatus, Release, ResponseFate, StallThen};
 
 use crate::check::attribution::Attribution;
 use crate::run::observation::Observation;
@@ -160,18 +160,26 @@ fn status_name(status: ObjectStatus) -> &'static str {
     }
 }
 
-/// `drop`, `stall (then commit)`, `status 500`.
+/// `drop`, `stall then commit`, `status 500`.
 pub fn fault_name(response: &FaultResponse) -> String {
     match response {
         FaultResponse::Ok => "ok".to_owned(),
         FaultResponse::Drop => "drop".to_owned(),
         FaultResponse::Reset => "reset".to_owned(),
-        FaultResponse::Stall {
-            then: StallThen::Abandon,
-        } => "stall".to_owned(),
-        FaultResponse::Stall {
-            then: StallThen::Commit,
-        } => "stall (then commit)".to_owned(),
+        FaultResponse::Stall { then, until } => {
+            let then = match then {
+                StallThen::Abandon => "",
+                StallThen::Commit => " then commit",
+            };
+            match until {
+                Release::ClientGone => format!("stall{then}"),
+                Release::StepEnd(step) => format!("stall until step {step} ends{then}"),
+            }
+        }
+        FaultResponse::Gather { requests, at_most } => format!(
+            "gather {requests} (at most {})",
+            humantime::format_duration(*at_most)
+        ),
         FaultResponse::Delay { delay } => format!("delay {}", humantime::format_duration(*delay)),
         FaultResponse::Status { code } => format!("status {code}"),
         FaultResponse::Partial { bytes } => format!("partial {bytes} bytes"),

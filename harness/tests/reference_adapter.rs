@@ -14,7 +14,7 @@ use harness::protocol::{
 use harness::reference::ReferenceFactory;
 use simulator::{
     Asynchronous, FaultResponse, FaultRule, Idempotency, IdempotencyMode, Lookup, Match, Plan,
-    Position, RequestKind, ServeOptions, SettleResult, Simulator, StallThen, Webhooks,
+    Position, Release, RequestKind, ServeOptions, SettleResult, Simulator, StallThen, Webhooks,
 };
 
 const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
@@ -229,6 +229,7 @@ async fn when_the_retry_is_lost_too_a_reconcile_replays_later() {
             Position::AfterCommit,
             FaultResponse::Stall {
                 then: StallThen::Abandon,
+                until: Release::ClientGone,
             },
         ),
     ];

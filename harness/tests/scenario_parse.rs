@@ -10,7 +10,7 @@ use harness::scenario::model::{CrashPoint, ResolveRef, Step};
 use harness::scenario::{self, ScenarioError};
 use simulator::{
     EventKind, FaultResponse, FaultRule, IdempotencyMode, Match, Plan, Position, RequestKind,
-    SettleResult, StallThen,
+    Release, SettleResult, StallThen,
 };
 
 const FULL: &str = include_str!("scenario/full.yaml");
@@ -134,6 +134,7 @@ fn full_scenario_faults() {
             Position::BeforeCommit,
             FaultResponse::Stall {
                 then: StallThen::Commit,
+                until: Release::ClientGone,
             },
         ),
         rule(
@@ -145,6 +146,7 @@ fn full_scenario_faults() {
             Position::BeforeCommit,
             FaultResponse::Stall {
                 then: StallThen::Abandon,
+                until: Release::ClientGone,
             },
         ),
         rule(
@@ -196,6 +198,7 @@ fn full_scenario_faults() {
             Position::BeforeRead,
             FaultResponse::Stall {
                 then: StallThen::Abandon,
+                until: Release::ClientGone,
             },
         ),
         rule(

@@ -1,4 +1,6 @@
-//! Fault rule selection: ordered rules, first match wins, per-rule `nth` counters.
+//! Fault rule selection: ordered rules, first match wins, per-rule counters
+//! for `nth` and `times` (counting only the requests a rule's fields, its
+//! step scope included, let through).
 
 use crate::plan::{FaultRule, RequestKind};
 
@@ -10,6 +12,8 @@ pub(crate) struct RequestFacts<'a> {
     pub kind: Option<RequestKind>,
     pub tenant: Option<&'a str>,
     pub query_names: &'a [String],
+    /// The harness step running when the request arrived.
+    pub step: Option<u32>,
 }
 
 /// Per-rule counts of the requests that matched each rule's fields.
@@ -44,7 +48,8 @@ impl FaultCounters {
             };
             *seen += 1;
             let nth_holds = rule.when.nth.is_none_or(|nth| u64::from(nth) == *seen);
-            if nth_holds && winner.is_none() {
+            let times_hold = rule.when.times.is_none_or(|times| *seen <= u64::from(times));
+            if nth_holds && times_hold && winner.is_none() {
                 winner = Some((index, rule.clone()));
             }
         }
@@ -68,6 +73,10 @@ fn fields_match(rule: &FaultRule, facts: &RequestFacts<'_>) -> bool {
             .query
             .as_deref()
             .is_none_or(|q| facts.query_names.iter().any(|n| n == q))
+        && when
+            .steps
+            .as_ref()
+            .is_none_or(|steps| facts.step.is_some_and(|s| steps.contains(&s)))
 }
 
 #[cfg(test)]
@@ -101,6 +110,7 @@ mod tests {
             kind: None,
             tenant: None,
             query_names: &[],
+            step: None,
         };
         let picks: Vec<Option<usize>> = (0..3)
             .map(|_| counters.select(&rules, &facts).map(|(i, _)| i))
@@ -111,5 +121,27 @@ mod tests {
             ..facts
         };
         assert!(counters.select(&rules, &get).is_none());
+    }
+
+    #[test]
+    fn a_step_scoped_rule_counts_only_inside_its_steps() {
+        let mut scoped = rule("POST", None, FaultResponse::Drop);
+        scoped.when.steps = Some([2].into_iter().collect());
+        scoped.when.times = Some(2);
+        let rules = vec![scoped];
+        let mut counters = FaultCounters::new(rules.len());
+        let at = |step| RequestFacts {
+            method: "POST",
+            resource: None,
+            kind: None,
+            tenant: None,
+            query_names: &[],
+            step,
+        };
+        let picks: Vec<bool> = [Some(1), None, Some(2), Some(2), Some(2), Some(3)]
+            .into_iter()
+            .map(|step| counters.select(&rules, &at(step)).is_some())
+            .collect();
+        assert_eq!(picks, vec![false, false, true, true, false, false]);
     }
 }

@@ -36,6 +36,7 @@ pub mod record;
 mod responses;
 mod server;
 mod shared;
+mod stage;
 mod store;
 mod sync;
 mod time;
@@ -207,6 +208,7 @@ impl Simulator {
             webhook_key,
             tasks: Tasks::default(),
             finished: watch::channel(0).0,
+            stage: stage::Stage::default(),
         });
         let accept = tokio::spawn(server::accept_loop(shared.clone(), listener));
         Ok(Simulator {
@@ -286,6 +288,55 @@ impl Simulator {
                 return;
             }
         }
+    }
+
+    /// Harness step `number` (1-based) starts, with `calls` adapter calls alive
+    /// (`None`: not counted). Fault rules scoped to steps see only the requests
+    /// that arrive while their step runs.
+    pub fn begin_step(&self, number: u32, calls: Option<usize>) {
+        self.shared.stage.begin_step(number, calls);
+    }
+
+    /// One adapter call of the running step has returned: a `gather` that waits
+    /// for requests nobody is left to send goes on.
+    pub fn call_ended(&self) {
+        self.shared.stage.call_ended();
+    }
+
+    /// Harness step `number` has ended: requests held until its end go on.
+    pub fn end_step(&self, number: u32) {
+        self.shared.stage.end_step(number);
+    }
+
+    /// Waits until the provider has finished every request but those held
+    /// until a step that has not ended yet, at most `bound`. Returns the
+    /// requests still in progress (empty when it went quiet). The harness
+    /// waits here between steps, so a commit made after the client left lands
+    /// before the next step, on every run.
+    pub async fn wait_quiet(&self, bound: Duration) -> Vec<u64> {
+        let mut finished = self.shared.finished.subscribe();
+        let busy = || {
+            let parked = self.shared.stage.parked_beyond_now();
+            self.shared
+                .state()
+                .journal
+                .in_progress()
+                .filter(|seq| !parked.contains(seq))
+                .collect::<Vec<u64>>()
+        };
+        let wait = async {
+            loop {
+                if busy().is_empty() {
+                    return;
+                }
+                // Every response's end goes through `Shared::finish`, which bumps this.
+                if finished.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(bound, wait).await;
+        busy()
     }
 
     /// Installs (or removes) the hook run between commit and response.

@@ -198,8 +198,14 @@ pub struct FaultRule {
     pub response: FaultResponse,
 }
 
-/// A request matcher. Every `Some` field must hold; `nth` counts the requests that
-/// match the other fields (1-based), so `nth: 2` is the second such request.
+/// A request matcher. Every `Some` field must hold; `nth` and `times` count the
+/// requests that match the other fields (1-based), so `nth: 2` is the second
+/// such request and `times: 2` the first two.
+///
+/// `steps` scopes a rule to a situation rather than to a request count: the
+/// harness tells the simulator which step runs ([`crate::Simulator::begin_step`]),
+/// and a rule with `steps` only sees requests that arrive during those steps,
+/// however many requests an adapter's design sends inside them.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Match {
     /// HTTP method, upper case (`POST`, `GET`).
@@ -214,6 +220,11 @@ pub struct Match {
     pub query: Option<String>,
     /// Only the nth matching request (1-based). `None`: every matching request.
     pub nth: Option<u32>,
+    /// Only the first `times` matching requests. Exclusive with `nth`.
+    pub times: Option<u32>,
+    /// Only requests that arrive while one of these harness steps runs (1-based).
+    /// `None`: any time, steps or not.
+    pub steps: Option<BTreeSet<u32>>,
 }
 
 /// What a request asks the provider to do.
@@ -274,8 +285,20 @@ pub enum FaultResponse {
     Reset,
     /// Hold the response until the client gives up, at most `Limits::stall_cap`.
     Stall {
-        /// At `before_commit`: what the provider does once the client has left.
+        /// At `before_commit`: what the provider does once the hold ends.
         then: StallThen,
+        /// When the hold ends.
+        until: Release,
+    },
+    /// Hold each matching request until `requests` of them are held together,
+    /// or no other adapter call of the step is left that could send one, or
+    /// `at_most` passes; then serve them all normally. Makes a race happen on
+    /// every run instead of hoping two processes start close enough.
+    Gather {
+        /// How many requests meet before any goes on (2 or more).
+        requests: u32,
+        /// The longest one request waits (real time), at most `Limits::stall_cap`.
+        at_most: Duration,
     },
     /// Wait this long (real time), then serve normally.
     Delay {
@@ -296,6 +319,18 @@ pub enum FaultResponse {
     Idle,
 }
 
+/// When a stall ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Release {
+    /// When the client leaves (or `Limits::stall_cap` passes).
+    ClientGone,
+    /// When harness step N has ended ([`crate::Simulator::end_step`]), whether or
+    /// not the client is still there; at most `Limits::hold_cap`. Holds an
+    /// idempotency key "in flight" across the adapter's own retries and across
+    /// steps, so a retry meets its original still running on every run.
+    StepEnd(u32),
+}
+
 /// What a `before_commit` stall does once the client has left.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StallThen {
@@ -314,6 +349,9 @@ pub struct Limits {
     pub stall_cap: Duration,
     /// Most objects a tenant may hold; beyond it creates answer 507 (bounded memory).
     pub max_objects: usize,
+    /// Longest a stall released at a step's end holds a request (real time): a
+    /// bound in case the harness never ends that step.
+    pub hold_cap: Duration,
 }
 
 impl Default for Limits {
@@ -322,6 +360,7 @@ impl Default for Limits {
             max_body_bytes: 64 * 1024,
             stall_cap: Duration::from_secs(30),
             max_objects: 1_000_000,
+            hold_cap: Duration::from_secs(120),
         }
     }
 }

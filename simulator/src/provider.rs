@@ -28,7 +28,9 @@ use crate::conn::{hold_until_client_leaves, Conn, Ending, HoldEnd};
 use crate::faults::RequestFacts;
 use crate::idempotency::{parse_key, Decision, Failure, KeyError, Saved, Scope};
 use crate::names::is_valid_resource_name;
-use crate::plan::{FaultResponse, FaultRule, IdempotencyMode, Position, RequestKind, StallThen};
+use crate::plan::{
+    FaultResponse, FaultRule, IdempotencyMode, Position, Release, RequestKind, StallThen,
+};
 use crate::query;
 use crate::record::{AppliedFault, Effect, JournalEntry, ResponseFate};
 use crate::responses::{self, Prepared};
@@ -183,18 +185,23 @@ struct Ctx {
     conn: Arc<Conn>,
     seq: u64,
     tenant: Option<String>,
-    fault: Option<FaultRule>,
+    /// The rule that decides this request's fate, with its index in the plan.
+    fault: Option<(usize, FaultRule)>,
 }
 
 impl Ctx {
     fn rule_at(&self, position: Position) -> Option<&FaultRule> {
-        self.fault.as_ref().filter(|rule| rule.at == position)
+        self.fault
+            .as_ref()
+            .map(|(_, rule)| rule)
+            .filter(|rule| rule.at == position)
     }
 
     /// The fault that acts on the way out of a request that commits nothing.
     fn rule_on_the_way_out(&self) -> Option<&FaultRule> {
         self.fault
             .as_ref()
+            .map(|(_, rule)| rule)
             .filter(|rule| rule.at != Position::BeforeRead)
     }
 
@@ -210,18 +217,54 @@ impl Ctx {
         }
     }
 
-    /// Holds the response until the client leaves (or the cap); records the stall.
-    async fn stall(&self) -> HoldEnd {
-        let end =
-            hold_until_client_leaves(&self.conn, self.stall_cap(), self.shared.shutdown.clone())
-                .await;
-        let client_left = match end {
-            HoldEnd::ClientLeft => true,
-            HoldEnd::Cap | HoldEnd::Shutdown => false,
-        };
+    /// Waits for the other requests of this rule's gather (bounded).
+    async fn gather(&self, requests: u32, at_most: Duration) {
+        let rule = self.fault.as_ref().map_or(usize::MAX, |(index, _)| *index);
+        self.shared
+            .stage
+            .gather(
+                rule,
+                requests,
+                at_most.min(self.stall_cap()),
+                self.shared.shutdown.clone(),
+            )
+            .await;
+    }
+
+    /// Holds the request until `until` says (bounded); returns whether the
+    /// client left meanwhile. The journal fate is written by the caller, once
+    /// the provider is done with the request (a stall that commits commits first).
+    async fn hold(&self, until: Release) -> bool {
+        let shutdown = self.shared.shutdown.clone();
+        match until {
+            Release::ClientGone => matches!(
+                hold_until_client_leaves(&self.conn, self.stall_cap(), shutdown).await,
+                HoldEnd::ClientLeft
+            ),
+            Release::StepEnd(step) => {
+                let cap = self.shared.plan.limits.hold_cap;
+                let park = self
+                    .shared
+                    .stage
+                    .park_until_step_end(self.seq, step, cap, shutdown.clone());
+                let watch = hold_until_client_leaves(&self.conn, cap, shutdown);
+                tokio::pin!(park, watch);
+                // The key stays in flight whether or not the client is still
+                // there: only the step's end (or the bound) lets it go.
+                tokio::select! {
+                    _ = &mut park => false,
+                    end = &mut watch => {
+                        park.await;
+                        matches!(end, HoldEnd::ClientLeft)
+                    }
+                }
+            }
+        }
+    }
+
+    fn finish_stalled(&self, client_left: bool) {
         self.shared
             .finish(self.seq, ResponseFate::Stalled { client_left });
-        end
     }
 
     fn respond(&self, prepared: Prepared, shape: Shape) -> Outcome {
@@ -269,12 +312,17 @@ impl Ctx {
             FaultResponse::Drop => Outcome::End(Ending::Drop { seq: self.seq }),
             FaultResponse::Reset => Outcome::End(Ending::Reset { seq: self.seq }),
             // `then` only matters before commit; here nothing is left to do.
-            FaultResponse::Stall { .. } => {
-                self.stall().await;
+            FaultResponse::Stall { until, .. } => {
+                let client_left = self.hold(until).await;
+                self.finish_stalled(client_left);
                 Outcome::End(Ending::Close)
             }
             FaultResponse::Delay { delay } => {
                 self.delay(delay).await;
+                self.respond(prepared, Shape::Full)
+            }
+            FaultResponse::Gather { requests, at_most } => {
+                self.gather(requests, at_most).await;
                 self.respond(prepared, Shape::Full)
             }
             FaultResponse::Status { code } => {
@@ -331,6 +379,7 @@ async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Request) -> Outco
         .first()
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
 
+    let step = shared.stage.step();
     let (seq, fault) = {
         let mut state = shared.state();
         if state.journal.is_full() {
@@ -351,6 +400,7 @@ async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Request) -> Outco
             kind,
             tenant: tenant.as_deref(),
             query_names: &query_names,
+            step,
         };
         let fault = state.faults.select(&shared.plan.faults, &facts);
         let entry = JournalEntry {
@@ -373,9 +423,10 @@ async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Request) -> Outco
             }),
             effect: None,
             replayed: false,
+            step,
             fate: ResponseFate::InProgress,
         };
-        (state.journal.push(entry), fault.map(|(_, rule)| rule))
+        (state.journal.push(entry), fault)
     };
     let ctx = Ctx {
         shared,
@@ -391,11 +442,13 @@ async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Request) -> Outco
             FaultResponse::Drop => return Outcome::End(Ending::Drop { seq }),
             FaultResponse::Reset => return Outcome::End(Ending::Reset { seq }),
             // Nothing was read, so nothing can commit, whatever `then` says.
-            FaultResponse::Stall { .. } => {
-                ctx.stall().await;
+            FaultResponse::Stall { until, .. } => {
+                let client_left = ctx.hold(until).await;
+                ctx.finish_stalled(client_left);
                 return Outcome::End(Ending::Close);
             }
             FaultResponse::Delay { delay } => ctx.delay(delay).await,
+            FaultResponse::Gather { requests, at_most } => ctx.gather(requests, at_most).await,
             FaultResponse::Status { code } => {
                 drain(body).await;
                 return ctx.respond(responses::fault_status(code), Shape::Full);
@@ -640,8 +693,13 @@ async fn create(
             "create takes no query parameters; got `{name}`"
         )));
     }
-    let value: Value = serde_json::from_slice(&bytes)
+    let mut value: Value = serde_json::from_slice(&bytes)
         .map_err(|e| responses::invalid_request(&format!("request body is not valid JSON: {e}")))?;
+    // `null` for a reserved field means absent, as it does for most JSON APIs,
+    // so it must not make two attempts' fingerprints differ either.
+    if let Value::Object(fields) = &mut value {
+        fields.retain(|name, v| !(v.is_null() && (name == "client_reference" || name == "metadata")));
+    }
     let fingerprint = canonical_json(&value);
     let attempt = {
         let mut state = ctx.shared.state();
@@ -757,8 +815,8 @@ async fn commit_stage(ctx: &Ctx, intake: Intake) -> Outcome {
                 fail_key(ctx, &intake, Failure::Abandoned);
                 return Outcome::End(Ending::Reset { seq: ctx.seq });
             }
-            FaultResponse::Stall { then } => {
-                ctx.stall().await;
+            FaultResponse::Stall { then, until } => {
+                let client_left = ctx.hold(until).await;
                 match then {
                     StallThen::Abandon => fail_key(ctx, &intake, Failure::Abandoned),
                     // The provider kept working after the client left.
@@ -766,8 +824,12 @@ async fn commit_stage(ctx: &Ctx, intake: Intake) -> Outcome {
                         let _ = commit(ctx, intake).await;
                     }
                 }
+                // Only now is the provider done with it: whoever waits for this
+                // request's end (the harness between steps) sees the commit.
+                ctx.finish_stalled(client_left);
                 return Outcome::End(Ending::Close);
             }
+            FaultResponse::Gather { requests, at_most } => ctx.gather(requests, at_most).await,
             FaultResponse::Status { code } => {
                 let reply = responses::fault_status(code);
                 fail_key(ctx, &intake, Failure::Status(saved_of(&reply)));
@@ -881,8 +943,9 @@ fn lookup(
     let state = ctx.shared.state();
     match (kind, id) {
         (RequestKind::Retrieve, Some(id)) => {
+            // Never a 404: that would read as proof that the object is absent.
             if !lookups.retrieve {
-                return responses::not_found();
+                return responses::unsupported_query("this provider offers no retrieve by id");
             }
             if let Some((name, _)) = pairs.first() {
                 return responses::invalid_request(&format!(

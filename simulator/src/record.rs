@@ -117,13 +117,22 @@ pub fn fault_response_json(response: &FaultResponse) -> serde_json::Value {
         FaultResponse::Drop => json!("drop"),
         FaultResponse::Reset => json!("reset"),
         FaultResponse::Idle => json!("idle"),
-        FaultResponse::Stall { then } => {
+        FaultResponse::Stall { then, until } => {
             let then = match then {
                 crate::plan::StallThen::Abandon => "abandon",
                 crate::plan::StallThen::Commit => "commit",
             };
-            json!({"stall": {"then": then}})
+            match until {
+                crate::plan::Release::ClientGone => json!({"stall": {"then": then}}),
+                crate::plan::Release::StepEnd(step) => {
+                    json!({"stall": {"then": then, "until": {"end_of_step": step}}})
+                }
+            }
         }
+        FaultResponse::Gather { requests, at_most } => json!({"gather": {
+            "requests": requests,
+            "at_most_ms": u64::try_from(at_most.as_millis()).unwrap_or(u64::MAX),
+        }}),
         FaultResponse::Delay { delay } => {
             json!({"delay_ms": u64::try_from(delay.as_millis()).unwrap_or(u64::MAX)})
         }
@@ -176,6 +185,8 @@ pub struct JournalEntry {
     pub effect: Option<String>,
     /// True when the response was an idempotent replay of a saved response.
     pub replayed: bool,
+    /// The harness step running when the request arrived (`None` outside steps).
+    pub step: Option<u32>,
     /// How the response ended (serialized flat: `"fate":"sent","status":201`).
     #[serde(flatten)]
     pub fate: ResponseFate,

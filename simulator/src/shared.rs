@@ -116,6 +116,8 @@ pub(crate) struct Shared {
     /// Bumped whenever a response ends, so the harness can wait for one
     /// request's end without polling.
     pub finished: watch::Sender<u64>,
+    /// The harness's steps, for step-scoped faults, gathers and parked holds.
+    pub stage: crate::stage::Stage,
 }
 
 impl std::fmt::Debug for Shared {

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use crate::names::is_valid_resource_name;
-use crate::plan::{FaultResponse, Plan, Position, StallThen};
+use crate::plan::{FaultResponse, Limits, Plan, Position, Release, StallThen};
 use crate::provider::MAX_CLIENT_REFERENCE_BYTES;
 use crate::time::{max_clock_ms, min_clock_ms};
 use crate::webhook::secret_key;
@@ -78,6 +78,19 @@ pub(crate) fn check_plan(plan: &Plan) -> Result<Option<Vec<u8>>, String> {
         if rule.when.nth == Some(0) {
             return Err(format!("faults[{index}].when.nth: counts from 1"));
         }
+        if rule.when.times == Some(0) {
+            return Err(format!("faults[{index}].when.times: at least 1"));
+        }
+        if rule.when.nth.is_some() && rule.when.times.is_some() {
+            return Err(format!(
+                "faults[{index}].when: nth and times exclude each other"
+            ));
+        }
+        if rule.when.steps.as_ref().is_some_and(|s| s.is_empty() || s.contains(&0)) {
+            return Err(format!(
+                "faults[{index}].when.step: steps count from 1, and at least one is needed"
+            ));
+        }
         if let Some(method) = &rule.when.method {
             if method.is_empty() || method.bytes().any(|b| !b.is_ascii_uppercase()) {
                 return Err(format!("faults[{index}].when.method: `{method}` must be an upper-case method such as POST"));
@@ -97,7 +110,7 @@ pub(crate) fn check_plan(plan: &Plan) -> Result<Option<Vec<u8>>, String> {
                 ));
             }
         }
-        if let Some(why) = fault_shape_error(rule.response, at) {
+        if let Some(why) = fault_shape_error(rule.response, at, &plan.limits) {
             return Err(format!("faults[{index}]: {why}"));
         }
     }
@@ -108,8 +121,21 @@ pub(crate) fn check_plan(plan: &Plan) -> Result<Option<Vec<u8>>, String> {
 }
 
 /// Fault responses that cannot happen where the rule puts them.
-fn fault_shape_error(response: FaultResponse, at: Position) -> Option<String> {
+fn fault_shape_error(response: FaultResponse, at: Position, limits: &Limits) -> Option<String> {
     match response {
+        FaultResponse::Gather { requests, .. } if requests < 2 => Some(format!(
+            "gather needs at least 2 requests to meet (got {requests})"
+        )),
+        FaultResponse::Gather { at_most, .. } if at_most.is_zero() || at_most > limits.stall_cap => {
+            Some(format!(
+                "gather at_most must be more than 0 and at most stall_cap ({} ms)",
+                limits.stall_cap.as_millis()
+            ))
+        }
+        FaultResponse::Stall {
+            until: Release::StepEnd(0),
+            ..
+        } => Some("a stall until the end of step 0: steps count from 1".to_owned()),
         FaultResponse::Status { code } if !(400..=599).contains(&code) => {
             Some(format!("status {code} is not an error status (400..=599)"))
         }
@@ -120,7 +146,10 @@ fn fault_shape_error(response: FaultResponse, at: Position) -> Option<String> {
             )),
             Position::AfterCommit => None,
         },
-        FaultResponse::Stall { then: StallThen::Commit } => match at {
+        FaultResponse::Stall {
+            then: StallThen::Commit,
+            ..
+        } => match at {
             Position::BeforeRead => {
                 Some("`stall then: commit` at before_read cannot commit a body it never read; use before_commit".to_owned())
             }
@@ -131,6 +160,10 @@ fn fault_shape_error(response: FaultResponse, at: Position) -> Option<String> {
         | FaultResponse::Reset
         | FaultResponse::Delay { .. }
         | FaultResponse::Status { .. }
-        | FaultResponse::Stall { then: StallThen::Abandon } => None,
+        | FaultResponse::Gather { .. }
+        | FaultResponse::Stall {
+            then: StallThen::Abandon,
+            ..
+        } => None,
     }
 }

@@ -12,7 +12,8 @@ use common::*;
 use serde_json::{json, Value};
 use simulator::webhook::{signature, WebhookSecretError};
 use simulator::{
-    FaultResponse, Match, Plan, Position, ServeOptions, Simulator, StallThen, StartError, Webhooks,
+    FaultResponse, Match, Plan, Position, Release, ServeOptions, Simulator, StallThen, StartError,
+    Webhooks,
 };
 
 const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
@@ -388,6 +389,7 @@ async fn inconsistent_plans_are_refused_with_the_field_named() {
                     Position::BeforeRead,
                     FaultResponse::Stall {
                         then: StallThen::Commit,
+                        until: Release::ClientGone,
                     },
                 )]
             }),

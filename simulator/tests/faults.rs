@@ -10,7 +10,8 @@ use std::time::Duration;
 use common::*;
 use serde_json::json;
 use simulator::{
-    FaultResponse, Match, Position, RequestKind, ResponseFate, ServeOptions, Simulator, StallThen,
+    FaultResponse, Match, Position, Release, RequestKind, ResponseFate, ServeOptions, Simulator,
+    StallThen,
 };
 use tokio::sync::{mpsc, Notify};
 
@@ -254,7 +255,7 @@ async fn stall_holds_until_the_client_gives_up() {
         (Position::AfterCommit, StallThen::Abandon, 1),
     ];
     for (at, then, effects) in cases {
-        let sim = with_fault(at, FaultResponse::Stall { then }).await;
+        let sim = with_fault(at, FaultResponse::Stall { then, until: Release::ClientGone }).await;
         let error = post_with(&client(200), &sim, A, "tickets", &json!({"a": 1}), None)
             .await
             .unwrap_err();
@@ -285,6 +286,7 @@ async fn stall_then_commit_commits_only_after_the_client_left() {
         Position::BeforeCommit,
         FaultResponse::Stall {
             then: StallThen::Commit,
+            until: Release::ClientGone,
         },
     )
     .await;
@@ -316,6 +318,7 @@ async fn stall_ends_at_the_cap_with_a_close() {
         Position::AfterCommit,
         FaultResponse::Stall {
             then: StallThen::Abandon,
+            until: Release::ClientGone,
         },
     )];
     let sim = start(plan).await;
@@ -494,6 +497,7 @@ async fn stall_then_commit_calls_the_hook_too() {
         Position::BeforeCommit,
         FaultResponse::Stall {
             then: StallThen::Commit,
+            until: Release::ClientGone,
         },
     )
     .await;
@@ -523,6 +527,7 @@ async fn shutdown_ends_held_connections_promptly() {
         Position::AfterCommit,
         FaultResponse::Stall {
             then: StallThen::Abandon,
+            until: Release::ClientGone,
         },
     )];
     let sim = Simulator::start(plan, ServeOptions::default())

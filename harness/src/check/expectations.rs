@@ -4,8 +4,10 @@ use reports::model::{Check, Evidence, Violation};
 
 use super::attribution::Attribution;
 use super::index::Index;
+use super::truth::proven;
 use super::{outcome_list, outcome_name};
-use crate::run::observation::Observation;
+use crate::protocol::{OutcomeKind, OutcomeReply};
+use crate::run::observation::{Call, Observation};
 
 fn expectation(key: &str) -> Check {
     Check::Expectation {
@@ -16,15 +18,20 @@ fn expectation(key: &str) -> Check {
 pub(super) fn check_all(obs: &Observation, a: &Attribution, ix: &Index<'_>) -> Vec<Violation> {
     let mut v = Vec::new();
     let expect = &obs.scenario.expect;
+    // An outcome listed, or one the ledger proves true at that moment: knowing
+    // the truth sooner than a scenario's author expected is never a violation.
+    let acceptable = |op: &str, call: &Call, reply: &OutcomeReply, allowed: &[OutcomeKind]| {
+        allowed.contains(&reply.outcome) || proven(obs, a, ix, op, call, reply)
+    };
     for (op, allowed) in &expect.final_outcomes {
         let call = obs.final_status.get(op).copied();
         let evidence: Vec<Evidence> = call
             .map(|index| Evidence::Call { index })
             .into_iter()
             .collect();
-        match obs.final_outcome(op) {
-            Some(reply) if allowed.contains(&reply.outcome) => {}
-            Some(reply) => v.push(Violation {
+        match call.map(|index| &obs.calls[index]).and_then(|c| c.outcome.as_ref().map(|o| (c, o))) {
+            Some((call, reply)) if acceptable(op, call, reply, allowed) => {}
+            Some((_, reply)) => v.push(Violation {
                 check: expectation("final"),
                 operation_id: Some(op.clone()),
                 message: format!(
@@ -67,7 +74,7 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution, ix: &Index<'_>) -> V
                 });
             }
             for (call, reply) in reported {
-                if !allowed.contains(&reply.outcome) {
+                if !acceptable(op, call, reply, allowed) {
                     v.push(Violation {
                         check: expectation("after_step"),
                         operation_id: Some(op.clone()),
@@ -115,6 +122,34 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution, ix: &Index<'_>) -> V
                             .chain([Evidence::Effect { id: e.id.clone() }])
                     })
                     .collect(),
+            });
+        }
+    }
+    for (op, &from) in &expect.needs_review_from_step {
+        // From that step on (the final sweep included), every reply that is not
+        // terminal must ask for a person: no rung of the ladder is left.
+        let late = ix.outcome_calls(op).iter().find(|call| {
+            (call.step >= from || call.step == 0)
+                && call.outcome.as_ref().is_some_and(|r| {
+                    matches!(r.outcome, OutcomeKind::Unknown | OutcomeKind::Pending)
+                        && !r.needs_review
+                })
+        });
+        if let Some(call) = late {
+            let outcome = call.outcome.as_ref().map_or("no outcome", |r| outcome_name(r.outcome));
+            let when = if call.step == 0 {
+                "the final status".to_owned()
+            } else {
+                format!("step {} ({})", call.step, call.name.as_str())
+            };
+            v.push(Violation {
+                check: expectation("needs_review_from_step"),
+                operation_id: Some(op.clone()),
+                message: format!(
+                    "{op}: {when} reported {outcome} without needs_review; from step {from} on \
+                     nothing the contract offers can give evidence, so a person must be asked"
+                ),
+                evidence: vec![Evidence::Call { index: call.index }],
             });
         }
     }

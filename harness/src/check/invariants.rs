@@ -7,6 +7,7 @@ use simulator::{Effect, ObjectStatus};
 
 use super::attribution::Attribution;
 use super::index::Index;
+use super::truth::status_at;
 use super::{invariant, outcome_name};
 use crate::protocol::{CallName, OutcomeKind};
 use crate::run::observation::{Call, Observation};
@@ -84,7 +85,9 @@ fn success_has_effect(obs: &Observation, a: &Attribution, ix: &Index<'_>, v: &mu
                 (Some(r), Some(e)) if a.effect_group.get(&e.id) != Some(&g) => {
                     Some(format!("reports succeeded with provider_ref {r}, which is not an effect of this operation"))
                 }
-                (Some(r), Some(e)) if e.status == ObjectStatus::Processing => {
+                (Some(r), Some(e))
+                    if status_at(&obs.scenario.plan, e, call.sim_ms) == ObjectStatus::Processing =>
+                {
                     Some(format!("reports succeeded while {r} is still processing"))
                 }
                 (Some(_), Some(_)) => None,
@@ -138,25 +141,33 @@ fn failure_has_no_effect(
     ix: &Index<'_>,
     v: &mut Vec<Violation>,
 ) {
+    let plan = &obs.scenario.plan;
     for op in &obs.scenario.operations {
         let Some(g) = a.group(&op.id) else { continue };
         let effects = a.effects_of_group(g, &obs.ledger);
-        let live: Vec<&Effect> = effects
-            .iter()
-            .copied()
-            .filter(|e| e.status != ObjectStatus::Failed)
-            .collect();
         for &call in ix.outcome_calls(&op.id) {
             let Some(reply) = &call.outcome else { continue };
+            // `failed` is true only once every effect has settled failed: an
+            // object still processing at the reply could not have told anyone.
+            let live: Vec<&Effect> = effects
+                .iter()
+                .copied()
+                .filter(|e| status_at(plan, e, call.sim_ms) != ObjectStatus::Failed)
+                .collect();
             let problem = match reply.outcome {
                 OutcomeKind::Failed if !live.is_empty() => Some((
                     format!(
-                        "{}: {} reports failed, but the provider holds {}",
+                        "{}: {} reports failed, but the provider holds {}{}",
                         op.id,
                         call.name.as_str(),
-                        ids(&live)
+                        ids(&live),
+                        if live.iter().all(|e| e.status == ObjectStatus::Failed) {
+                            " (still processing at that moment: it settled failed only later)"
+                        } else {
+                            ""
+                        }
                     ),
-                    &live,
+                    live,
                 )),
                 OutcomeKind::Succeeded => {
                     let settled_failed: Vec<&Effect> = effects
@@ -177,7 +188,7 @@ fn failure_has_no_effect(
                                 call.name.as_str(),
                                 ids(&settled_failed)
                             ),
-                            &effects,
+                            effects.clone(),
                         ))
                     }
                 }
@@ -185,7 +196,7 @@ fn failure_has_no_effect(
             };
             if let Some((message, shown)) = problem {
                 let mut evidence = vec![Evidence::Call { index: call.index }];
-                evidence.extend(effect_evidence(shown));
+                evidence.extend(effect_evidence(&shown));
                 v.push(Violation {
                     check: invariant(3),
                     operation_id: Some(op.id.clone()),
@@ -351,7 +362,12 @@ fn forged_changes_nothing(obs: &Observation, v: &mut Vec<Violation>) {
         let before = probe.before.and_then(|i| obs.calls[i].outcome.as_ref());
         let after = probe.after.and_then(|i| obs.calls[i].outcome.as_ref());
         let accepted = delivery.webhook.as_ref().is_some_and(|w| w.accepted);
-        let changed = before != after;
+        // The record is what the contract defines; `evidence` is free text an
+        // adapter may rephrase (a timestamp, a counter) without changing anything.
+        let record = |o: Option<&crate::protocol::OutcomeReply>| {
+            o.map(|o| (o.outcome, o.provider_ref.clone(), o.needs_review))
+        };
+        let changed = record(before) != record(after);
         let grew = probe.ledger_len.1 > probe.ledger_len.0;
         let mut what = Vec::new();
         if accepted {

@@ -6,6 +6,7 @@ pub mod attribution;
 mod expectations;
 mod index;
 mod invariants;
+mod truth;
 
 use reports::model::{Check, Violation};
 

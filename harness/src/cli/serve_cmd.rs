@@ -95,6 +95,9 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
             };
         }
     };
+    // Handlers first: a supervisor that reads the banner and at once sends
+    // SIGTERM must find them installed, not kill a process that ignores nothing.
+    let stop = stop_signals();
     let banner = serde_json::json!({
         "base_url": sim.base_url(),
         "control_url": sim.control_url(),
@@ -118,30 +121,36 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
     let _ = writeln!(out, "  stop with Ctrl-C or SIGTERM");
     let _ = out.flush();
     drop(out);
-    wait_for_stop().await;
+    stop.await;
     sim.shutdown().await;
     println!("lostreply simulator stopped");
     exit::OK
 }
 
-async fn wait_for_stop() {
+/// Installs the Ctrl-C and SIGTERM handlers now and returns the wait for either.
+fn stop_signals() -> futures::future::BoxFuture<'static, ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
+        match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(mut interrupt), Ok(mut term)) => Box::pin(async move {
                 tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
+                    _ = interrupt.recv() => {}
                     _ = term.recv() => {}
                 }
-            }
-            Err(_) => {
+            }),
+            _ => Box::pin(async {
                 let _ = tokio::signal::ctrl_c().await;
-            }
+            }),
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        Box::pin(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
     }
 }

@@ -54,7 +54,8 @@ impl ProcessCommand {
         deadline: Duration,
         crash: Option<oneshot::Receiver<()>>,
     ) -> CallOutput {
-        let mut child = match Command::new(&self.argv[0])
+        let mut command = Command::new(&self.argv[0]);
+        command
             .args(&self.argv[1..])
             .arg(name.as_str())
             .env(crate::serve_call::STATE_DIR_ENV, state_dir)
@@ -62,8 +63,13 @@ impl ProcessCommand {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
+            .kill_on_drop(true);
+        // Its own process group: a crash must kill whatever the adapter started
+        // too (a wrapper script's child would otherwise live on and finish the
+        // work the crash was meant to interrupt).
+        #[cfg(unix)]
+        command.process_group(0);
+        let mut child = match command.spawn()
         {
             Ok(child) => child,
             Err(e) => {
@@ -76,6 +82,7 @@ impl ProcessCommand {
                 }
             }
         };
+        let leader = child.id();
         // Pipes are taken once; all three exist because they were requested above.
         let (Some(mut stdin), Some(mut stdout), Some(mut stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
@@ -120,6 +127,8 @@ impl ProcessCommand {
         let ended = tokio::select! {
             (_, out, err) = &mut io => {
                 let status = child.wait().await;
+                // One process per call: nothing the adapter started outlives it.
+                kill_group(leader);
                 Ended::Finished { status, out, err }
             }
             _ = tokio::time::sleep(deadline) => Ended::Deadline,
@@ -156,7 +165,9 @@ impl ProcessCommand {
                 }
             }
             Ended::Deadline | Ended::Crashed => {
-                // SIGKILL, then reap, so that no zombie outlives the run.
+                // SIGKILL to the whole group, then reap, so that no process of
+                // the adapter's outlives the call.
+                kill_group(leader);
                 let _ = child.start_kill();
                 let _ = child.wait().await;
                 // The pipes close with the child; keep what it said on stderr. Bounded,
@@ -180,6 +191,20 @@ impl ProcessCommand {
             }
         }
     }
+}
+
+/// SIGKILL to the process group that `leader` (the child) leads, see `call`.
+fn kill_group(leader: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(pid) = leader
+        .and_then(|id| i32::try_from(id).ok())
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        // ESRCH (nothing left in the group) is the usual, fine answer.
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    #[cfg(not(unix))]
+    let _ = leader;
 }
 
 enum Ended {

@@ -40,6 +40,9 @@ pub struct Call {
     /// Journal length when the call started and ended; `None` inside a `parallel`
     /// step, where other calls' requests interleave.
     pub journal_window: Option<(usize, usize)>,
+    /// The simulator clock during the call (ms since the Unix epoch). The clock
+    /// moves only between steps, so a reply's claims are judged at this time.
+    pub sim_ms: i64,
     /// True when the harness made it to look, not the scenario (status around a
     /// forged delivery). Probes never count as the step's reported outcome.
     pub probe: bool,

@@ -20,6 +20,33 @@ use crate::scenario::model::{CrashPoint, OperationSpec, ResolveRef, Scenario, St
 /// harness bug cannot hang the simulator.
 const CRASH_GATE_WAIT: Duration = Duration::from_secs(10);
 
+/// Beyond `stall_cap`, how long a step's end waits for the provider to go quiet.
+const QUIET_MARGIN: Duration = Duration::from_secs(2);
+
+/// How many adapter calls a step starts at once (what a gather may wait for).
+fn live_calls(step: &Step) -> usize {
+    match step {
+        Step::Parallel(inner) => inner
+            .iter()
+            .map(|s| match s {
+                Step::Webhook { deliveries, .. } => *deliveries as usize,
+                Step::Execute { .. }
+                | Step::Reconcile { .. }
+                | Step::Status { .. }
+                | Step::Resolve { .. }
+                | Step::Advance { .. }
+                | Step::Parallel(_) => 1,
+            })
+            .sum(),
+        Step::Execute { .. }
+        | Step::Reconcile { .. }
+        | Step::Status { .. }
+        | Step::Resolve { .. }
+        | Step::Advance { .. }
+        | Step::Webhook { .. } => 1,
+    }
+}
+
 /// The state of one scenario run while its steps execute.
 pub(super) struct StepRunner<'a> {
     pub scenario: &'a Scenario,
@@ -71,13 +98,30 @@ impl<'a> StepRunner<'a> {
         self.scenario.operations.iter().find(|o| o.id == id)
     }
 
-    /// Runs every step in order.
+    /// Runs every step in order. The simulator knows which step runs (fault
+    /// rules scoped to steps, gathers, holds until a step's end), and each step
+    /// ends only once the provider has finished with its requests, so a commit
+    /// made after the client left lands before the next step on every run.
     pub async fn run_steps(&mut self) {
         for (i, step) in self.scenario.steps.iter().enumerate() {
             let number = i + 1;
             let start_ms = self.now_ms();
             let sim_start_ms = self.sim.now_ms();
+            let step_id = u32::try_from(number).unwrap_or(u32::MAX);
+            self.sim.begin_step(step_id, Some(live_calls(step)));
             let mut label = self.run_step(number, step).await;
+            self.sim.end_step(step_id);
+            let busy = self.sim.wait_quiet(self.quiet_bound()).await;
+            if !busy.is_empty() {
+                let seqs: Vec<String> = busy.iter().map(|seq| format!("#{seq}")).collect();
+                self.steps_note(
+                    number,
+                    format!(
+                        "the provider was still busy with {} when the next step began",
+                        seqs.join(", ")
+                    ),
+                );
+            }
             for (_, note) in self
                 .notes
                 .lock()
@@ -96,6 +140,13 @@ impl<'a> StepRunner<'a> {
                 sim_end_ms: self.sim.now_ms(),
             });
         }
+    }
+
+    /// How long the harness waits, between steps, for the provider to finish
+    /// requests whose clients are gone: their stalls notice at once, so the
+    /// bound only matters when something kept a connection open.
+    fn quiet_bound(&self) -> Duration {
+        self.scenario.plan.limits.stall_cap + QUIET_MARGIN
     }
 
     /// Asks `status` of every operation, once, after the last step.
@@ -146,9 +197,12 @@ impl<'a> StepRunner<'a> {
                     }
                 }
                 let ledger_before = self.sim.ledger_len();
-                let futures = specs
-                    .into_iter()
-                    .map(|spec| self.call_one(number, spec, false));
+                let futures = specs.into_iter().map(|spec| async {
+                    let index = self.call_one(number, spec, false).await;
+                    // A gather stops waiting for requests this call can no longer send.
+                    self.sim.call_ended();
+                    index
+                });
                 let indices = futures::future::join_all(futures).await;
                 let ledger_after = self.sim.ledger_len();
                 for (position, event, forged, attempt, op) in deliveries {
@@ -299,6 +353,7 @@ impl<'a> StepRunner<'a> {
             _ => (None, None),
         };
         let journal_before = self.sim.journal_len();
+        let sim_ms = self.sim.now_ms();
         let start_ms = self.now_ms();
         let out = self
             .session
@@ -329,6 +384,19 @@ impl<'a> StepRunner<'a> {
         }
         let journal_after = self.sim.journal_len();
         let (outcome, webhook) = read_reply(spec.name, out.reply.as_ref());
+        if let Some(reply) = out.reply.as_ref() {
+            let extra = crate::protocol::unknown_reply_fields(spec.name, reply);
+            if !extra.is_empty() && step > 0 {
+                self.steps_note(
+                    step,
+                    format!(
+                        "{} reply fields outside the protocol ignored: {}",
+                        spec.name.as_str(),
+                        extra.join(", ")
+                    ),
+                );
+            }
+        }
         // A reply that parses as JSON but not as the protocol's shape is a bad reply.
         let end = match (&out.end, spec.name, &outcome, &webhook) {
             (CallEnd::Replied, CallName::Webhook, _, None)
@@ -358,6 +426,7 @@ impl<'a> StepRunner<'a> {
                 start_ms,
                 end_ms,
                 journal_window: sequential.then_some((journal_before, journal_after)),
+                sim_ms,
                 probe: spec.probe,
             });
             index

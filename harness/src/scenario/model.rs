@@ -128,4 +128,7 @@ pub struct Expectations {
     pub effects: BTreeMap<String, u32>,
     /// `needs_review:` the final `needs_review` flag.
     pub needs_review: BTreeMap<String, bool>,
+    /// `needs_review_from_step:` from this step on, every reply about the
+    /// operation that is not terminal must say `needs_review: true`.
+    pub needs_review_from_step: BTreeMap<String, usize>,
 }

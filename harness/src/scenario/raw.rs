@@ -247,6 +247,15 @@ pub(crate) struct RawMatch {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub nth: Option<Sp<u32>>,
+    /// Only the first N requests that match the other keys. Excludes `nth`.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub times: Option<Sp<u32>>,
+    /// Only requests that arrive while this step (or one of these steps) runs,
+    /// numbered from 1: a situation, whatever number of requests an adapter
+    /// sends inside it.
+    #[serde(default)]
+    pub step: Option<Sp<OneOrMany<u32>>>,
 }
 
 /// The methods the provider serves.
@@ -319,7 +328,11 @@ pub(crate) enum RawResponse {
     Stall {
         /// What a before_commit stall does once the client left.
         then: Option<Sp<RawThen>>,
+        /// When the hold ends (default: when the client leaves).
+        until: Option<Sp<RawUntil>>,
     },
+    /// Hold matching requests until enough of them meet.
+    Gather(Sp<RawGather>),
     /// Wait, then serve normally.
     Delay(Sp<DurationText>),
     /// Answer with this status instead.
@@ -333,7 +346,7 @@ pub(crate) enum RawResponse {
 /// The plain-name responses, as written.
 pub(crate) const PLAIN_RESPONSES: [&str; 5] = ["ok", "drop", "reset", "stall", "idle"];
 /// The mapping responses, by key.
-pub(crate) const MAPPING_RESPONSES: [&str; 4] = ["stall", "delay", "status", "partial"];
+pub(crate) const MAPPING_RESPONSES: [&str; 5] = ["stall", "delay", "status", "partial", "gather"];
 
 impl<'de> Deserialize<'de> for RawResponse {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -345,7 +358,7 @@ impl<'de> Deserialize<'de> for RawResponse {
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str(
                     "a fault response: drop, reset, stall, idle, ok, {stall: {then: commit|abandon}}, \
-                     {delay: 2s}, {status: 500} or {partial: 12}",
+                     {delay: 2s}, {status: 500}, {partial: 12} or {gather: {requests: 2, at_most: 1s}}",
                 )
             }
 
@@ -355,7 +368,10 @@ impl<'de> Deserialize<'de> for RawResponse {
                     "drop" => Ok(RawResponse::Drop),
                     "reset" => Ok(RawResponse::Reset),
                     "idle" => Ok(RawResponse::Idle),
-                    "stall" => Ok(RawResponse::Stall { then: None }),
+                    "stall" => Ok(RawResponse::Stall {
+                        then: None,
+                        until: None,
+                    }),
                     // Kept rather than failed here, so that validation reports it at the
                     // value's own position along with every other problem.
                     other => Ok(RawResponse::Unknown(other.to_owned())),
@@ -369,9 +385,14 @@ impl<'de> Deserialize<'de> for RawResponse {
                     ));
                 };
                 let response = match key.as_str() {
-                    "stall" => RawResponse::Stall {
-                        then: map.next_value::<RawStallOptions>()?.then,
-                    },
+                    "stall" => {
+                        let options = map.next_value::<RawStallOptions>()?;
+                        RawResponse::Stall {
+                            then: options.then,
+                            until: options.until,
+                        }
+                    }
+                    "gather" => RawResponse::Gather(map.next_value()?),
                     "delay" => RawResponse::Delay(map.next_value()?),
                     "status" => RawResponse::Status(map.next_value()?),
                     "partial" => RawResponse::Partial(map.next_value()?),
@@ -398,6 +419,36 @@ pub(crate) struct RawStallOptions {
     /// What the provider does once the client left (before_commit only). Default abandon.
     #[serde(default)]
     pub then: Option<Sp<RawThen>>,
+    /// When the hold ends. Default: when the client leaves (at most stall_cap).
+    #[serde(default)]
+    pub until: Option<Sp<RawUntil>>,
+}
+
+/// `until: {end_of_step: N}`: the provider keeps the request (and its
+/// idempotency key in flight) until step N has ended, whether the client is
+/// still there or not, so every retry inside steps up to N meets it running.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Until")]
+pub(crate) struct RawUntil {
+    /// The step (from 1) whose end releases the hold.
+    #[schemars(range(min = 1))]
+    pub end_of_step: Sp<u32>,
+}
+
+/// `{gather: {requests: 2, at_most: 1s}}`: hold each matching request until
+/// `requests` of them wait together, or no other adapter call of the step is
+/// left to send one, or `at_most` passes; then serve them all normally.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Gather")]
+pub(crate) struct RawGather {
+    /// How many requests must meet (at least 2).
+    #[schemars(range(min = 2))]
+    pub requests: Sp<u32>,
+    /// The longest one request waits: more than 0, at most stall_cap, shorter
+    /// than client_timeout (a held request must be answered before its client gives up).
+    pub at_most: Sp<DurationText>,
 }
 
 /// What a before_commit stall does once the client has left.
@@ -520,4 +571,9 @@ pub(crate) struct RawExpect {
     /// The final `needs_review` flag per operation.
     #[serde(default)]
     pub needs_review: Option<SpMap<String, Sp<bool>>>,
+    /// The step (from 1) by which an operation must be in review: the replies
+    /// about it from that step on, while it is not terminal, carry
+    /// `needs_review: true`.
+    #[serde(default)]
+    pub needs_review_from_step: Option<SpMap<String, Sp<u64>>>,
 }

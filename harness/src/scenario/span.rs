@@ -132,10 +132,18 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrMany<T> {
             type Value = OneOrMany<T>;
 
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a name or a list of names")
+                f.write_str("one value or a list of them")
             }
 
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                T::deserialize(v.into_deserializer()).map(OneOrMany::One)
+            }
+
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                T::deserialize(v.into_deserializer()).map(OneOrMany::One)
+            }
+
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
                 T::deserialize(v.into_deserializer()).map(OneOrMany::One)
             }
 

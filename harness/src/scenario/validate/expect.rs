@@ -82,6 +82,28 @@ pub(super) fn expectations(
             expect.needs_review.insert(op.value.clone(), flag.value);
         }
     }
+
+    if let Some(from) = &raw.needs_review_from_step {
+        for (op, number) in &from.0 {
+            known(d, op, declared);
+            match usize::try_from(number.value)
+                .ok()
+                .filter(|n| (1..=steps.len()).contains(n))
+            {
+                Some(n) => {
+                    expect.needs_review_from_step.insert(op.value.clone(), n);
+                }
+                None => d.error(
+                    number.pos,
+                    format!(
+                        "needs_review_from_step {}: there is no such step (steps are numbered 1 to {})",
+                        number.value,
+                        steps.len()
+                    ),
+                ),
+            }
+        }
+    }
     expect
 }
 

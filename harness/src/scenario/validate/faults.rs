@@ -1,15 +1,17 @@
 //! `faults:` -> fault rules, rejecting the ones that cannot mean anything.
 
-use simulator::{FaultResponse, FaultRule, Match, Position, RequestKind, StallThen};
+use std::collections::BTreeSet;
+
+use simulator::{FaultResponse, FaultRule, Match, Position, Release, RequestKind, StallThen};
 
 use super::provider::{stall_too_short, tenant};
-use super::{duration_in, resource, Declared, MAX_ITEMS, MAX_PARTIAL_BYTES, NONZERO};
+use super::{duration_in, resource, show, Declared, MAX_ITEMS, MAX_PARTIAL_BYTES, NONZERO};
 use crate::scenario::error::Diagnostics;
 use crate::scenario::raw::{
-    RawFault, RawKind, RawMatch, RawMethod, RawPosition, RawQuery, RawResponse, RawThen,
-    MAPPING_RESPONSES, PLAIN_RESPONSES,
+    RawFault, RawGather, RawKind, RawMatch, RawMethod, RawPosition, RawQuery, RawResponse,
+    RawThen, RawUntil, MAPPING_RESPONSES, PLAIN_RESPONSES,
 };
-use crate::scenario::span::{Pos, Sp};
+use crate::scenario::span::{OneOrMany, Pos, Sp};
 
 pub(super) fn faults(
     d: &mut Diagnostics,
@@ -38,12 +40,15 @@ fn fault(d: &mut Diagnostics, raw: &Sp<RawFault>, declared: &Declared) -> FaultR
     let response = &raw.value.response.value;
     // A stall that says what happens next is about the commit: it defaults to before_commit.
     let default_at = match response {
-        RawResponse::Stall { then: Some(_) } => Position::BeforeCommit,
+        RawResponse::Stall { then: Some(_), .. } => Position::BeforeCommit,
+        // Two requests that meet before anything is read are answered from
+        // the state after the meeting, which is what a race needs.
+        RawResponse::Gather(_) => Position::BeforeRead,
         RawResponse::Ok
         | RawResponse::Drop
         | RawResponse::Reset
         | RawResponse::Idle
-        | RawResponse::Stall { then: None }
+        | RawResponse::Stall { then: None, .. }
         | RawResponse::Delay(_)
         | RawResponse::Status(_)
         | RawResponse::Partial(_)
@@ -81,10 +86,16 @@ fn fault(d: &mut Diagnostics, raw: &Sp<RawFault>, declared: &Declared) -> FaultR
             }
             FaultResponse::Idle
         }
-        RawResponse::Stall { then } => {
-            if let Some(problem) = stall_too_short(declared) {
-                d.error(response_pos, problem);
-            }
+        RawResponse::Stall { then, until } => {
+            let until = match until {
+                None => {
+                    if let Some(problem) = stall_too_short(declared) {
+                        d.error(response_pos, problem);
+                    }
+                    Release::ClientGone
+                }
+                Some(until) => step_end(d, until, declared),
+            };
             let then = match then {
                 None => StallThen::Abandon,
                 Some(then) => {
@@ -114,8 +125,9 @@ fn fault(d: &mut Diagnostics, raw: &Sp<RawFault>, declared: &Declared) -> FaultR
                     }
                 }
             };
-            FaultResponse::Stall { then }
+            FaultResponse::Stall { then, until }
         }
+        RawResponse::Gather(gather) => self::gather(d, gather, declared),
         RawResponse::Delay(delay) => {
             let delay =
                 duration_in(d, delay, "delay", NONZERO, declared.stall_cap).unwrap_or(NONZERO);
@@ -152,6 +164,56 @@ fn fault(d: &mut Diagnostics, raw: &Sp<RawFault>, declared: &Declared) -> FaultR
         }
     };
     FaultRule { when, at, response }
+}
+
+fn step_end(d: &mut Diagnostics, until: &Sp<RawUntil>, declared: &Declared) -> Release {
+    let step = &until.value.end_of_step;
+    if step.value == 0 || step.value as usize > declared.step_count {
+        d.error(
+            step.pos,
+            format!(
+                "end_of_step {} is not a step of this scenario (steps 1 to {})",
+                step.value, declared.step_count
+            ),
+        );
+    }
+    Release::StepEnd(step.value.max(1))
+}
+
+fn gather(d: &mut Diagnostics, raw: &Sp<RawGather>, declared: &Declared) -> FaultResponse {
+    let requests = &raw.value.requests;
+    if requests.value < 2 {
+        d.error(
+            requests.pos,
+            format!(
+                "a gather needs at least 2 requests to meet, not {}",
+                requests.value
+            ),
+        );
+    }
+    let at_most = duration_in(
+        d,
+        &raw.value.at_most,
+        "at_most",
+        NONZERO,
+        declared.stall_cap,
+    )
+    .unwrap_or(NONZERO);
+    if at_most >= declared.client_timeout {
+        d.error(
+            raw.value.at_most.pos,
+            format!(
+                "a gathered request must be answered before its client gives up: at_most ({}) \
+                 must be shorter than client_timeout ({})",
+                show(at_most),
+                show(declared.client_timeout)
+            ),
+        );
+    }
+    FaultResponse::Gather {
+        requests: requests.value.max(2),
+        at_most,
+    }
 }
 
 /// Headers and body exist only once the request was handled.
@@ -192,6 +254,38 @@ fn matcher(d: &mut Diagnostics, raw: &RawMatch, declared: &Declared) -> Match {
             );
         }
     }
+    if let Some(times) = &raw.times {
+        if times.value == 0 {
+            d.error(times.pos, "times counts requests: at least 1");
+        }
+        if raw.nth.is_some() {
+            d.error(
+                times.pos,
+                "nth and times exclude each other: nth picks one request, times the first N",
+            );
+        }
+    }
+    let steps = raw.step.as_ref().map(|step| {
+        let written: Vec<(u32, Pos)> = match &step.value {
+            OneOrMany::One(n) => vec![(*n, step.pos)],
+            OneOrMany::Many(list) => list.iter().map(|n| (n.value, n.pos)).collect(),
+        };
+        if written.is_empty() {
+            d.error(step.pos, "an empty list of steps matches nothing");
+        }
+        for (n, pos) in &written {
+            if *n == 0 || *n as usize > declared.step_count {
+                d.error(
+                    *pos,
+                    format!(
+                        "step {n} is not a step of this scenario (steps 1 to {})",
+                        declared.step_count
+                    ),
+                );
+            }
+        }
+        written.into_iter().map(|(n, _)| n).collect::<BTreeSet<u32>>()
+    });
     let method = raw.method.as_ref().map(|m| m.value);
     let kind = raw.kind.as_ref().map(|k| k.value);
     if let (Some(method), Some(kind)) = (&raw.method, &raw.kind) {
@@ -236,6 +330,8 @@ fn matcher(d: &mut Diagnostics, raw: &RawMatch, declared: &Declared) -> Match {
         tenant: raw.tenant.as_ref().map(|t| t.value.clone()),
         query: raw.query.as_ref().map(|q| query_name(q.value).to_owned()),
         nth: raw.nth.as_ref().map(|n| n.value),
+        times: raw.times.as_ref().map(|n| n.value),
+        steps,
     }
 }
 
@@ -295,16 +391,24 @@ fn shadows(first: &Match, second: &Match) -> bool {
     fn covers<T: PartialEq>(first: &Option<T>, second: &Option<T>) -> bool {
         first.is_none() || first == second
     }
+    let steps_cover = match (&first.steps, &second.steps) {
+        (None, _) => true,
+        (Some(_), None) => false,
+        (Some(first), Some(second)) => second.is_subset(first),
+    };
     let wider = covers(&first.method, &second.method)
         && covers(&first.resource, &second.resource)
         && covers(&first.kind, &second.kind)
         && covers(&first.tenant, &second.tenant)
-        && covers(&first.query, &second.query);
+        && covers(&first.query, &second.query)
+        && steps_cover;
     let same = first.method == second.method
         && first.resource == second.resource
         && first.kind == second.kind
         && first.tenant == second.tenant
-        && first.query == second.query;
-    // Every request (no nth) of a wider filter; or the same nth of the very same filter.
-    (first.nth.is_none() && wider) || (same && first.nth == second.nth)
+        && first.query == second.query
+        && first.steps == second.steps;
+    // Every request (no count) of a wider filter; or the same count of the very same filter.
+    (first.nth.is_none() && first.times.is_none() && wider)
+        || (same && first.nth == second.nth && first.times == second.times)
 }

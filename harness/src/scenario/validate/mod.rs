@@ -60,6 +60,8 @@ pub(super) struct Declared {
     pub max_body_bytes: usize,
     /// `client_timeout`.
     pub client_timeout: Duration,
+    /// How many steps the scenario has (fault rules may name them).
+    pub step_count: usize,
 }
 
 /// Checks everything and builds the scenario (meaningful only if `d` stays empty).
@@ -131,6 +133,7 @@ pub(super) fn scenario(raw: &RawScenario, path: &str, d: &mut Diagnostics) -> Sc
     }
 
     let (mut plan, mut declared) = provider::provider(d, raw.provider.as_ref(), client_timeout);
+    declared.step_count = raw.steps.value.len();
     let operations = operations(d, &raw.operations, &mut declared);
     plan.faults = faults::faults(d, &raw.faults, &declared);
     let steps = steps::steps(d, &raw.steps, &declared);
@@ -339,6 +342,6 @@ fn duration_in(
 }
 
 /// A duration the way a scenario writes it.
-fn show(duration: Duration) -> String {
+pub(super) fn show(duration: Duration) -> String {
     humantime::format_duration(duration).to_string()
 }

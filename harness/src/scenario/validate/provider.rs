@@ -158,6 +158,7 @@ fn declared(plan: &Plan, limits: Limits, client_timeout: Duration) -> Declared {
         stall_cap: limits.stall_cap,
         max_body_bytes: limits.max_body_bytes,
         client_timeout,
+        step_count: 0,
     }
 }
 

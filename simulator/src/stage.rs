@@ -1,0 +1,304 @@
+//! The harness's steps as the simulator sees them: which step runs, how many
+//! adapter calls of it are still alive, which steps have ended, and the
+//! requests that wait for one another (`gather`) or for a step's end.
+//!
+//! Faults that count requests describe one adapter's design; faults scoped to
+//! a step describe a situation that arises for every design. This is what lets
+//! a rule say "every create during step 1" or "hold this key in flight until
+//! step 2 is over" or "let the two reconcilers' searches meet".
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use crate::sync::lock;
+
+/// Shared by every request task and the harness.
+#[derive(Debug)]
+pub(crate) struct Stage {
+    state: Mutex<StageState>,
+    /// Bumped on every change that a waiting request may be waiting for.
+    changed: watch::Sender<u64>,
+}
+
+#[derive(Debug, Default)]
+struct StageState {
+    /// The step that runs now; `None` between steps and outside a harness.
+    step: Option<u32>,
+    /// Every step up to this one has ended.
+    ended_through: u32,
+    /// Adapter calls of the running step that have not returned yet; `None`
+    /// when nobody said (then a gather waits for its count or its bound).
+    live_calls: Option<usize>,
+    /// Per gather rule: how many requests wait now, and how many groups left.
+    gathers: HashMap<usize, Gathering>,
+    /// Requests held until a step ends: journal seq → that step.
+    parked: BTreeMap<u64, u32>,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Gathering {
+    waiting: u32,
+    /// Incremented when a group is let go; a waiter goes once it changes.
+    generation: u64,
+}
+
+/// How a gathered request's wait ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GatherEnd {
+    /// Enough requests met, or nobody else could come.
+    Met,
+    /// The bound passed first.
+    TimedOut,
+}
+
+impl Default for Stage {
+    fn default() -> Self {
+        Stage {
+            state: Mutex::new(StageState::default()),
+            changed: watch::channel(0).0,
+        }
+    }
+}
+
+impl Stage {
+    fn bump(&self) {
+        self.changed.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// The step that runs now.
+    pub(crate) fn step(&self) -> Option<u32> {
+        lock(&self.state).step
+    }
+
+    /// Step `number` starts; `calls` adapter calls of it are alive.
+    pub(crate) fn begin_step(&self, number: u32, calls: Option<usize>) {
+        {
+            let mut state = lock(&self.state);
+            state.step = Some(number);
+            state.live_calls = calls;
+            state.gathers.clear();
+        }
+        self.bump();
+    }
+
+    /// One of the running step's calls has returned.
+    pub(crate) fn call_ended(&self) {
+        {
+            let mut state = lock(&self.state);
+            if let Some(live) = state.live_calls.as_mut() {
+                *live = live.saturating_sub(1);
+            }
+            let live = state.live_calls;
+            for gathering in state.gathers.values_mut() {
+                if live.is_some_and(|live| gathering.waiting > 0 && gathering.waiting as usize >= live)
+                {
+                    gathering.waiting = 0;
+                    gathering.generation = gathering.generation.wrapping_add(1);
+                }
+            }
+        }
+        self.bump();
+    }
+
+    /// Step `number` has ended: requests parked until then go on.
+    pub(crate) fn end_step(&self, number: u32) {
+        {
+            let mut state = lock(&self.state);
+            state.ended_through = state.ended_through.max(number);
+            if state.step == Some(number) {
+                state.step = None;
+                state.live_calls = None;
+            }
+        }
+        self.bump();
+    }
+
+    /// Requests parked until a step that has not ended yet.
+    pub(crate) fn parked_beyond_now(&self) -> Vec<u64> {
+        let state = lock(&self.state);
+        state
+            .parked
+            .iter()
+            .filter(|(_, step)| **step > state.ended_through)
+            .map(|(seq, _)| *seq)
+            .collect()
+    }
+
+    /// Holds request `seq` until step `step` has ended, or `cap` passes, or
+    /// `shutdown`. Returns true when the step ended.
+    pub(crate) async fn park_until_step_end(
+        &self,
+        seq: u64,
+        step: u32,
+        cap: Duration,
+        mut shutdown: watch::Receiver<bool>,
+    ) -> bool {
+        lock(&self.state).parked.insert(seq, step);
+        let mut changed = self.changed.subscribe();
+        let wait = async {
+            loop {
+                if lock(&self.state).ended_through >= step {
+                    return;
+                }
+                if changed.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        let ended = tokio::select! {
+            () = wait => true,
+            () = tokio::time::sleep(cap) => false,
+            _ = shutdown.wait_for(|down| *down) => false,
+        };
+        lock(&self.state).parked.remove(&seq);
+        ended && lock(&self.state).ended_through >= step
+    }
+
+    /// Holds a request matched by gather rule `rule` until `requests` wait
+    /// together, or every live call of the step is waiting here (nobody else
+    /// can come), or `at_most` passes.
+    pub(crate) async fn gather(
+        &self,
+        rule: usize,
+        requests: u32,
+        at_most: Duration,
+        mut shutdown: watch::Receiver<bool>,
+    ) -> GatherEnd {
+        let mine = {
+            let mut state = lock(&self.state);
+            let live = state.live_calls;
+            let gathering = state.gathers.entry(rule).or_default();
+            gathering.waiting = gathering.waiting.saturating_add(1);
+            let generation = gathering.generation;
+            let met = gathering.waiting >= requests
+                || live.is_some_and(|live| gathering.waiting as usize >= live);
+            if met {
+                gathering.waiting = 0;
+                gathering.generation = gathering.generation.wrapping_add(1);
+            }
+            (generation, met)
+        };
+        if mine.1 {
+            self.bump();
+            return GatherEnd::Met;
+        }
+        let mut changed = self.changed.subscribe();
+        let released = |state: &StageState| {
+            state
+                .gathers
+                .get(&rule)
+                .is_none_or(|g| g.generation != mine.0)
+        };
+        let wait = async {
+            loop {
+                if released(&lock(&self.state)) {
+                    return;
+                }
+                if changed.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        let met = tokio::select! {
+            () = wait => true,
+            () = tokio::time::sleep(at_most) => false,
+            _ = shutdown.wait_for(|down| *down) => false,
+        };
+        if met {
+            return GatherEnd::Met;
+        }
+        let mut state = lock(&self.state);
+        if released(&state) {
+            return GatherEnd::Met;
+        }
+        if let Some(gathering) = state.gathers.get_mut(&rule) {
+            gathering.waiting = gathering.waiting.saturating_sub(1);
+        }
+        GatherEnd::TimedOut
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn no_shutdown() -> watch::Receiver<bool> {
+        watch::channel(false).1
+    }
+
+    #[tokio::test]
+    async fn two_requests_meet_and_go_together() {
+        let stage = Arc::new(Stage::default());
+        stage.begin_step(1, Some(2));
+        let first = {
+            let stage = stage.clone();
+            tokio::spawn(async move {
+                stage
+                    .gather(0, 2, Duration::from_secs(30), no_shutdown())
+                    .await
+            })
+        };
+        tokio::task::yield_now().await;
+        let second = stage
+            .gather(0, 2, Duration::from_secs(30), no_shutdown())
+            .await;
+        assert_eq!(second, GatherEnd::Met);
+        assert_eq!(first.await.ok(), Some(GatherEnd::Met));
+    }
+
+    #[tokio::test]
+    async fn a_lone_request_goes_once_no_other_call_is_alive() {
+        let stage = Arc::new(Stage::default());
+        stage.begin_step(1, Some(2));
+        let waiter = {
+            let stage = stage.clone();
+            tokio::spawn(async move {
+                stage
+                    .gather(0, 2, Duration::from_secs(30), no_shutdown())
+                    .await
+            })
+        };
+        // Let the waiter register, then the other call returns without a request.
+        while lock(&stage.state).gathers.get(&0).is_none_or(|g| g.waiting == 0) {
+            tokio::task::yield_now().await;
+        }
+        stage.call_ended();
+        assert_eq!(waiter.await.ok(), Some(GatherEnd::Met));
+    }
+
+    #[tokio::test]
+    async fn without_step_facts_a_lone_request_waits_for_its_bound() {
+        let stage = Stage::default();
+        let end = stage
+            .gather(0, 2, Duration::from_millis(20), no_shutdown())
+            .await;
+        assert_eq!(end, GatherEnd::TimedOut);
+    }
+
+    #[tokio::test]
+    async fn a_parked_request_goes_when_its_step_ends() {
+        let stage = Arc::new(Stage::default());
+        stage.begin_step(1, None);
+        let parked = {
+            let stage = stage.clone();
+            tokio::spawn(async move {
+                stage
+                    .park_until_step_end(7, 2, Duration::from_secs(30), no_shutdown())
+                    .await
+            })
+        };
+        while stage.parked_beyond_now().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        stage.end_step(1);
+        assert_eq!(stage.parked_beyond_now(), vec![7]);
+        stage.begin_step(2, None);
+        stage.end_step(2);
+        assert_eq!(parked.await.ok(), Some(true));
+        assert!(stage.parked_beyond_now().is_empty());
+    }
+}
