@@ -1,14 +1,42 @@
 #!/usr/bin/env python3
 """A correct lostreply adapter in Python, speaking the adapter protocol v1.
 
-Usage: ``python3 lostreply_adapter.py <execute|reconcile|webhook|resolve|status>``
-with one JSON object on stdin; one JSON object is written to stdout.
+Usage::
+
+    python3 lostreply_adapter.py [--strategy replay-once|eager|lazy] \
+        <execute|reconcile|webhook|resolve|status>
+
+with one JSON object on stdin; one JSON object is written to stdout. The
+harness appends the call name, so a strategy is chosen in the adapter command
+line: ``--adapter 'python3 lostreply_adapter.py --strategy eager'``.
 
 This is the Python twin of the Rust reference adapter: both implement the
-algorithm of docs/writing-an-adapter.md ("the reference algorithm") and must
-behave the same on every scenario. It uses only the standard library so that
-it runs anywhere Python 3.11 does, and so that every line of its behaviour is
-here to read.
+algorithm of docs/writing-an-adapter.md ("the reference algorithm"). This one
+already follows the contract points being clarified in the docs (a key "in
+flight" is ``pending``; a refused lookup is never absence; escalation by
+situation, with a count of five only as a safety net), so until the Rust
+adapter and the docs catch up the two differ there. It uses only the standard
+library so that it runs anywhere Python 3.11 does, and so that every line of
+its behaviour is here to read.
+
+The strategy decides only how much ``execute`` does after an ambiguous answer
+to its first create (a timeout, a reset, a 5xx...); everything else (intent
+before the first send, one key per operation, the same body on every attempt,
+the per-operation lock for the whole call, webhook verification and dedupe,
+terminal records never regressing, ``status`` read-only) is the same in all
+three:
+
+* ``replay-once`` (the default): one immediate replay under the same key when
+  the provider documents keys and still retains ours; no lookups. Everything
+  else is left to ``reconcile``.
+* ``eager``: climbs the whole ladder at once: up to two same-key replays while
+  the key is retained, then the lookups the contract offers (search by
+  reference, then list recent), re-creating only on proven absence. Fewer
+  operations are left ``unknown`` after ``execute``, at the price of more
+  requests inside it.
+* ``lazy``: sends the create once and answers ``unknown`` on any ambiguous
+  answer; ``reconcile`` does all the finding out. The cheapest ``execute``,
+  and the one that leaves the most to the reconciler.
 
 The shape of the file follows the shape of the problem:
 
@@ -19,16 +47,25 @@ The shape of the file follows the shape of the problem:
   for every way the answer can be lost (timeout, reset, closed, truncated,
   unparsable), because "what exactly did we see" is the evidence.
 * classification: turns an HTTP answer into a claim. Only a definite answer
-  is ``succeeded``/``failed``; anything ambiguous is ``unknown``.
+  is ``succeeded``/``failed``; a key "in flight" (409) is ``pending``; anything
+  ambiguous is ``unknown``.
 * webhook verification: Standard Webhooks signatures, checked in constant time
   against the simulator clock.
 * the five calls, each holding the operation's lock for its whole duration, so
   two processes racing on one operation act one after the other.
 
+Escalation (``needs_review``) follows the situation, not a count: as soon as
+no rung of the ladder can give evidence any more (no key, or a key past its
+retention, and no lookup that can find or follow the object) a person is
+asked, in ``execute`` as well as in ``reconcile``. A count of reconciles in a
+row without evidence is kept only as a safety net for lookups that keep
+failing.
+
 Exit status: 0 with a reply for every request it can read, including requests
 it cannot act on (those get an ``unknown`` outcome with evidence saying why).
-Non-zero only for protocol misuse: an unknown call name, stdin that is not one
-JSON object, a protocol version other than 1, or no state directory.
+Non-zero only for protocol misuse: an unknown call name or strategy, stdin
+that is not one JSON object, a protocol version other than 1, or no state
+directory.
 """
 
 from __future__ import annotations
@@ -49,10 +86,15 @@ import sys
 import time
 import urllib.parse
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 PROTOCOL_VERSION = 1
 CALLS = ("execute", "reconcile", "webhook", "resolve", "status")
+# What execute does after an ambiguous answer (see the module docstring). The
+# default is named for what it does: one replay, nothing more.
+STRATEGIES = ("replay-once", "eager", "lazy")
+DEFAULT_STRATEGY = "replay-once"
+USAGE = f"lostreply_adapter.py [--strategy {'|'.join(STRATEGIES)}] <{'|'.join(CALLS)}>"
 
 # Operation ids name files in the store, so anything beyond this alphabet is
 # refused: no separator can reach the path, whatever the caller sends.
@@ -68,9 +110,17 @@ MAX_EVENTS_REMEMBERED = 1000
 # this (by the simulator clock) could be a replay of a captured delivery.
 WEBHOOK_TOLERANCE_S = 300
 
-# After this many reconciles in a row without evidence, automation stops and a
-# person must look: retrying forever hides the problem instead of reporting it.
-MAX_INCONCLUSIVE_RECONCILES = 3
+# A safety net, not the escalation rule: after this many reconciles in a row
+# without evidence (lookups that keep erroring, replays that keep getting
+# lost), automation stops and a person must look, because retrying forever
+# hides the problem instead of reporting it. The contract offering no evidence
+# at all escalates at once instead (Adapter._dead_end); a lookup that keeps
+# failing is a different situation, worth a few more tries.
+MAX_INCONCLUSIVE_RECONCILES = 5
+
+# eager: how many same-key replays execute sends after an ambiguous first
+# answer, before turning to the lookups.
+EAGER_REPLAYS = 2
 
 # list_recent looks a little before the first send, because the provider's
 # created_at and our `now` come from the same clock but not the same instant.
@@ -325,8 +375,13 @@ class Store:
     read without a lock.
     """
 
-    def __init__(self, state_dir: str) -> None:
+    def __init__(self, state_dir: str, create: bool = True) -> None:
+        """``create=False`` opens the store for reading only (``status``): a
+        read-only call leaves the state directory exactly as it found it, even
+        when that means not creating ``ops/``."""
         self.ops_dir = os.path.join(state_dir, "ops")
+        if not create:
+            return
         try:
             os.makedirs(self.ops_dir, exist_ok=True)
         except OSError as err:
@@ -430,6 +485,10 @@ class HttpAnswer:
                 if isinstance(data.get(name), str):
                     return data[name]
         return "no error type"
+
+    def media_type(self) -> str:
+        """The Content-Type without parameters, lower case (``""`` if none)."""
+        return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
 
 
 class LostAnswer(Exception):
@@ -582,8 +641,9 @@ def _set_timeout(sock: socket.socket | None, deadline: float) -> None:
 @dataclass(frozen=True)
 class Verdict:
     """A claim and what it rests on. ``inconclusive`` (unknown, and no person
-    asked for yet) is the "no evidence this time" that counts towards stopping
-    automation; a definite answer, even an escalation, resets that count."""
+    asked for) is the "no evidence this time" that counts towards the safety
+    net; any other verdict is evidence (a 409 "in flight" ``pending``
+    included), and even an escalation resets that count."""
 
     outcome: str
     provider_ref: str | None
@@ -614,8 +674,38 @@ def classify_object(obj: Any, source: str) -> Verdict:
     return Verdict(outcome, obj["id"], f"{source}: object {obj['id']} is {obj['status']}")
 
 
-def classify_create(answer: HttpAnswer, key: str | None) -> Verdict:
-    """What a create's answer proves. See the reference algorithm's table."""
+def key_in_flight(answer: HttpAnswer, mode: str) -> bool:
+    """True when a 409 is the provider's documented "this key's first request
+    is still being processed" answer for the contract's mode: in ``stripe``
+    ``{"error":{"type":"idempotency_error","code":"idempotency_key_in_use"}}``,
+    in ``ietf`` a problem+json body. Only that answer proves the provider has
+    the operation; any other 409 (or any 409 when keys are ignored) is just an
+    unexpected status."""
+    if answer.status != 409:
+        return False
+    if mode == "stripe":
+        try:
+            data = answer.json()
+        except (ValueError, UnicodeDecodeError):
+            return False
+        err = data.get("error") if isinstance(data, dict) else None
+        return (
+            isinstance(err, dict)
+            and err.get("type") == "idempotency_error"
+            and err.get("code") == "idempotency_key_in_use"
+        )
+    if mode == "ietf":
+        return answer.media_type() == "application/problem+json"
+    return False
+
+
+def classify_create(answer: HttpAnswer, key: str | None, mode: str) -> Verdict:
+    """What a create's answer proves. See the reference algorithm's table.
+
+    ``key`` is the key the request carried (``None`` when the contract has no
+    keys) and ``mode`` the contract's idempotency mode: a 409 means "in
+    flight" only in the shape that mode documents.
+    """
     status = answer.status
     if status in (200, 201, 202):
         try:
@@ -627,8 +717,17 @@ def classify_create(answer: HttpAnswer, key: str | None) -> Verdict:
         replayed = answer.headers.get("idempotent-replayed", "").lower() == "true"
         source = f"create answered {status}" + (f" (replayed for key {key})" if replayed else "")
         return classify_object(obj, source)
-    if status == 409:
-        return Verdict("unknown", None, "provider reports the key in flight (409): the first attempt is still running")
+    if key is not None and key_in_flight(answer, mode):
+        # Not a failure and not absence: the first request with this key is
+        # still running at the provider, so the provider has the operation.
+        # Replaying again now would only get the same 409; a later reconcile
+        # replays and learns how it ended.
+        return Verdict(
+            "pending",
+            None,
+            f"create answered 409 {answer.error_type()}: the provider is still processing the first request "
+            f"with key {key}, so it has the operation",
+        )
     if status == 422 or (status == 400 and answer.error_type() == "idempotency_error"):
         return Verdict(
             "unknown",
@@ -643,7 +742,9 @@ def classify_create(answer: HttpAnswer, key: str | None) -> Verdict:
         return Verdict(
             "unknown", None, f"create answered {status} {answer.error_type()}: the provider may or may not have committed"
         )
-    return Verdict("unknown", None, f"create answered an unexpected {status}: cannot tell whether it committed")
+    return Verdict(
+        "unknown", None, f"create answered an unexpected {status} {answer.error_type()}: cannot tell whether it committed"
+    )
 
 
 # --------------------------------------------------------------------------
@@ -715,14 +816,31 @@ def unknown_reply(op_id: Any, evidence: str, needs_review: bool = False) -> dict
     }
 
 
-class Adapter:
-    """The five calls over one store and one provider."""
+@dataclass(frozen=True)
+class Lookup:
+    """One correlation lookup (search or list) as evidence: the objects in its
+    answer that are ours, or why the answer proves nothing. ``complete`` is
+    false when the provider said there is more than this page: what the page
+    does not show proves nothing."""
 
-    def __init__(self, store: Store, common: Common) -> None:
+    source: str
+    ours: list[dict[str, Any]]
+    problem: str | None = None
+    complete: bool = True
+
+
+class Adapter:
+    """The five calls over one store and one provider, with one ``execute``
+    strategy (see the module docstring)."""
+
+    def __init__(self, store: Store, common: Common, strategy: str = DEFAULT_STRATEGY) -> None:
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy {strategy!r}")
         self.store = store
         self.common = common
         self.contract = common.contract
         self.client = ProviderClient(common)
+        self.strategy = strategy
 
     # -- provider requests -------------------------------------------------
 
@@ -735,149 +853,313 @@ class Adapter:
         return body
 
     def _send_create(self, record: Record) -> Verdict:
-        headers = {}
-        if self.contract.has_keys:
-            headers[self.contract.idempotency_header] = record.key
         key = record.key if self.contract.has_keys else None
+        headers = {self.contract.idempotency_header: key} if key is not None else {}
         try:
             answer = self.client.request(
                 "POST", f"/v1/{record.resource}", self._create_body(record), headers
             )
         except LostAnswer as lost:
             return Verdict("unknown", None, f"{lost.evidence}: the create may or may not have committed")
-        return classify_create(answer, key)
+        return classify_create(answer, key, self.contract.idempotency_mode)
 
-    def _get_json(self, path: str) -> tuple[Any, str | None]:
-        """A lookup's parsed 200 body, or (None, why it proves nothing)."""
+    def _get_json(self, path: str) -> tuple[Any, str | None, int | None]:
+        """A lookup's answer: (parsed 200 body, None, 200), or (None, why it
+        proves nothing, the status if one arrived).
+
+        A lookup the provider refuses as unsupported (``400
+        unsupported_query``, which is how a disabled lookup, retrieve
+        included, answers) is named as such: it is never evidence of absence,
+        whatever the contract said about that lookup.
+        """
         try:
             answer = self.client.request("GET", path)
         except LostAnswer as lost:
-            return None, lost.evidence
+            return None, lost.evidence, None
+        if answer.status == 400 and answer.error_type() == "unsupported_query":
+            return None, f"GET {path} answered 400 unsupported_query: the provider refuses this lookup", 400
         if answer.status != 200:
-            return None, f"GET {path} answered {answer.status} {answer.error_type()}"
+            return None, f"GET {path} answered {answer.status} {answer.error_type()}", answer.status
         try:
-            return answer.json(), None
+            return answer.json(), None, 200
         except (ValueError, UnicodeDecodeError):
-            return None, f"GET {path} answered 200 with a body that is not valid JSON"
+            return None, f"GET {path} answered 200 with a body that is not valid JSON", 200
 
     def _retrieve(self, record: Record) -> Verdict:
-        ref = urllib.parse.quote(str(record.provider_ref), safe="")
-        path = f"/v1/{record.resource}/{ref}"
-        obj, problem = self._get_json(path)
+        """Follows the object we know by its id (only called when the contract
+        offers retrieve, and only with an id the provider gave us)."""
+        ref = str(record.provider_ref)
+        path = f"/v1/{record.resource}/{urllib.parse.quote(ref, safe='')}"
+        obj, problem, status = self._get_json(path)
+        if status == 404 and self.contract.retrieve:
+            # With retrieve enabled a 404 is an answer, not an error: the
+            # provider has no object with this id for us. But the id came from
+            # the provider itself (a create answer, a lookup, a signed event),
+            # so this is absence of that id, not of the operation: never a
+            # reason to re-create, and a contradiction no rung of the ladder
+            # can settle. What we knew stands (pending); a person is asked.
+            return Verdict(
+                "unknown",
+                None,
+                f"retrieve of {ref} answered 404: the provider shows no object {ref} although it named it "
+                "for this operation; not re-created, a person must check",
+                needs_review=True,
+            )
         if problem is not None:
-            return Verdict("unknown", None, f"retrieve of {record.provider_ref} proved nothing: {problem}")
-        verdict = classify_object(obj, f"retrieve {record.provider_ref}")
-        if verdict.provider_ref not in (None, record.provider_ref):
-            return Verdict("unknown", None, f"retrieve of {record.provider_ref} answered another object")
+            return Verdict("unknown", None, f"retrieve of {ref} proved nothing: {problem}")
+        verdict = classify_object(obj, f"retrieve {ref}")
+        if verdict.provider_ref not in (None, ref):
+            return Verdict("unknown", None, f"retrieve of {ref} answered another object")
         return verdict
 
-    def _search(self, record: Record) -> tuple[dict[str, Any] | None, str | None, str]:
-        """Search by client_reference. Returns (our object, problem, source)."""
-        query = urllib.parse.urlencode({"client_reference": record.client_reference})
-        path = f"/v1/{record.resource}?{query}"
-        data, problem = self._get_json(path)
-        source = f"search by client_reference {record.client_reference}"
+    def _list_answer(self, path: str, source: str, keep: Callable[[dict[str, Any]], bool]) -> Lookup:
+        """Reads a search or list answer, keeping the objects ``keep`` says are ours."""
+        data, problem, _ = self._get_json(path)
         if problem is None and not _is_list_envelope(data):
             problem = f"GET {path} answered 200 without a data list"
         if problem is not None:
-            return None, problem, source
-        ours = [o for o in data["data"] if isinstance(o, dict) and o.get("client_reference") == record.client_reference]
-        return (ours[0] if ours else None), None, source
+            return Lookup(source, [], problem)
+        ours = [o for o in data["data"] if isinstance(o, dict) and keep(o)]
+        return Lookup(source, ours, complete=data.get("has_more") is not True)
 
-    def _list_recent(self, record: Record) -> tuple[dict[str, Any] | None, str | None, str]:
+    def _search(self, record: Record) -> Lookup:
+        """Search by client_reference: only an object carrying our reference counts."""
+        query = urllib.parse.urlencode({"client_reference": record.client_reference})
+        return self._list_answer(
+            f"/v1/{record.resource}?{query}",
+            f"search by client_reference {record.client_reference}",
+            lambda o: o.get("client_reference") == record.client_reference,
+        )
+
+    def _list_recent(self, record: Record) -> Lookup:
         """List objects created since just before our first send. Only an
         object carrying our reference or our operation id counts: another
         actor's look-alike in the window is not evidence about ours."""
         since = parse_time(record.first_sent_at) - dt.timedelta(seconds=LIST_WINDOW_BEFORE_S)
         query = urllib.parse.urlencode({"created_gte": format_time(since), "limit": LIST_LIMIT})
-        path = f"/v1/{record.resource}?{query}"
-        data, problem = self._get_json(path)
-        source = f"list of objects created since {format_time(since)}"
-        if problem is None and not _is_list_envelope(data):
-            problem = f"GET {path} answered 200 without a data list"
-        if problem is not None:
-            return None, problem, source
-        ours = [o for o in data["data"] if _is_ours(o, record)]
-        if not ours and data.get("has_more") is True:
-            # The list was cut short: absence from a partial list proves nothing.
-            return None, f"GET {path} has more than {LIST_LIMIT} objects and none of these is ours", source
-        return (ours[0] if ours else None), None, source
+        return self._list_answer(
+            f"/v1/{record.resource}?{query}",
+            f"list of objects created since {format_time(since)}",
+            lambda o: _is_ours(o, record),
+        )
 
-    # -- reconciliation ----------------------------------------------------
+    def _look_up(self, record: Record, object_id: str | None = None) -> tuple[dict[str, Any] | None, bool, str]:
+        """Looks for our object with the correlation lookups the contract
+        offers: search by reference first, then the recent list when the
+        search proved nothing. With ``object_id`` only that object counts
+        (following an object we already know).
+
+        Returns (our object or None, absence proven, evidence). Absence is
+        proven only by a clean, complete answer; an error, a stall, a
+        malformed or cut-short answer, or a refused lookup proves nothing, and
+        the next lookup is tried.
+        """
+        wanted = f"object {object_id}" if object_id is not None else "ours"
+        problems: list[str] = []
+        offered = ((self._search, self.contract.client_reference), (self._list_recent, self.contract.list_recent))
+        for lookup in [lookup for lookup, on in offered if on]:
+            found = lookup(record)
+            # What earlier lookups failed to prove stays in the evidence.
+            before = "".join(f"{p}; then " for p in problems)
+            if found.problem is None:
+                matches = [o for o in found.ours if object_id is None or o.get("id") == object_id]
+                if matches:
+                    return matches[0], False, f"{before}{found.source} found {wanted}"
+                if found.complete:
+                    missing = f"object {object_id}" if object_id is not None else "object of ours"
+                    return None, True, f"{before}{found.source} found no {missing}"
+                problems.append(
+                    f"{found.source} proved nothing: more than one page ({LIST_LIMIT} objects) and {wanted} is not on it"
+                )
+            else:
+                problems.append(f"{found.source} proved nothing: {found.problem}")
+        return None, False, "; ".join(problems) or "the contract offers no search or list"
+
+    # -- the ladder ----------------------------------------------------------
 
     def _key_retained(self, record: Record) -> bool:
+        """Whether the provider still remembers our key. Retention counts from
+        our FIRST send (``first_sent_at``, never moved by later sends) by the
+        request's ``now``: the simulator clock, never the machine's."""
         age_s = (self.common.now - parse_time(record.first_sent_at)).total_seconds()
         return age_s < self.contract.retention_s
 
+    def _key_usable(self, record: Record) -> bool:
+        """A same-key send is safe (a replay, not new work) only while the
+        contract has keys and the provider still retains ours."""
+        return self.contract.has_keys and self._key_retained(record)
+
+    def _dead_end(self, record: Record) -> str | None:
+        """Why no rung of the ladder can give evidence about this operation
+        any more, or ``None`` while one can.
+
+        The rungs: a same-key replay while the key is retained, a search or a
+        list, and a retrieve once we know the object's id. For an object we
+        already know a replay is no rung: it repeats the create's saved answer
+        and cannot show the object settle. When none is left, reconciling
+        again cannot find anything (a webhook still may, and is still
+        applied), so a person is asked now, not after a count of reconciles
+        that could never have learned anything.
+        """
+        contract = self.contract
+        if contract.has_lookup:
+            return None
+        if record.provider_ref is not None:
+            if contract.retrieve:
+                return None
+            return (
+                f"object {record.provider_ref} is known but the contract offers no lookup to follow it: "
+                "cannot tell how it ends; a person must check"
+            )
+        if self._key_usable(record):
+            return None
+        keys = "our idempotency key is past its retention" if contract.has_keys else "no idempotency"
+        lookup = "no lookup that works without an object id" if contract.retrieve else "no lookup"
+        return f"{keys} and {lookup}: cannot tell whether the create committed; a person must check"
+
+    def _find_or_recreate(self, record: Record, may_recreate: bool = True) -> Verdict:
+        """Step c: adopt our object if a lookup shows it; re-create (same key,
+        if any) only when a lookup proved absence."""
+        obj, absent, said = self._look_up(record)
+        if obj is not None:
+            return classify_object(obj, said)
+        if not absent:
+            return Verdict("unknown", None, said)
+        if not may_recreate:
+            return Verdict(
+                "unknown",
+                None,
+                f"{said}, but without a retained key our lost create may still be running at the provider: "
+                "not re-created in this call, a reconcile will look again",
+            )
+        verdict = self._send_create(record)
+        keyed = f" with key {record.key}" if self.contract.has_keys else ""
+        return _prefixed(verdict, f"{said}, so the create never committed; re-created{keyed}")
+
     def _reconcile_locked(self, record: Record) -> Verdict:
         """Steps a to d of the reference algorithm, for a non-terminal record."""
+        # d. First, because it needs no request: when no rung can give
+        # evidence, guessing either way is dishonest and re-creating is blind.
+        dead_end = self._dead_end(record)
+        if dead_end is not None:
+            return Verdict("unknown", None, dead_end, needs_review=True)
         # a. We know the object: ask about it directly.
         if record.provider_ref is not None:
             if self.contract.retrieve:
                 return self._retrieve(record)
-            if self.contract.client_reference:
-                obj, problem, source = self._search(record)
-            elif self.contract.list_recent:
-                obj, problem, source = self._list_recent(record)
-            else:
-                return Verdict("unknown", None, f"object {record.provider_ref} is known but the provider offers no lookup")
-            if problem is not None:
-                return Verdict("unknown", None, f"{source} proved nothing: {problem}")
-            if obj is None:
-                return Verdict("unknown", None, f"{source} did not return known object {record.provider_ref}")
-            return classify_object(obj, source)
-        # b. The provider still remembers our key: replaying it is safe and is
-        # how a keyed API hands back a lost response.
-        if self.contract.has_keys and self._key_retained(record):
-            verdict = self._send_create(record)
-            return _prefixed(verdict, f"replayed the create with key {record.key}")
-        # c. Look for our object; re-create only when a lookup proves absence.
-        if self.contract.has_lookup:
-            if self.contract.client_reference:
-                obj, problem, source = self._search(record)
-            else:
-                obj, problem, source = self._list_recent(record)
-            if problem is not None:
-                return Verdict("unknown", None, f"{source} proved nothing: {problem}")
+            obj, absent, said = self._look_up(record, record.provider_ref)
             if obj is not None:
-                return classify_object(obj, f"{source} found ours")
+                return classify_object(obj, said)
+            if absent:
+                # The same contradiction as a retrieve's 404 (see _retrieve).
+                return Verdict(
+                    "unknown", None, f"{said}, although the provider named it for this operation; "
+                    "not re-created, a person must check", needs_review=True,
+                )
+            return Verdict("unknown", None, said)
+        # b. The provider still remembers our key: replaying it is safe and is
+        # how a keyed API hands back a lost response (or says, 409, that the
+        # first request is still running).
+        if self._key_usable(record):
+            return _prefixed(self._send_create(record), f"replayed the create with key {record.key}")
+        # c. Look for our object; re-create only when a lookup proves absence.
+        return self._find_or_recreate(record)
+
+    def _after_ambiguous_create(self, record: Record, first: Verdict) -> Verdict:
+        """What ``execute`` does after an ambiguous first answer, by strategy."""
+        if self.strategy == "lazy":
+            return first
+        if self.strategy == "replay-once":
+            if not self._key_usable(record):
+                return first
+            # One immediate replay under the same key: on a keyed API it
+            # either returns the committed object or does the work once.
+            return _prefixed(self._send_create(record), f"after [{first.evidence}] retried with key {record.key}")
+        # eager: the whole ladder, now.
+        steps = [f"after [{first.evidence}]"]
+        for n in range(1, EAGER_REPLAYS + 1):
+            if not self._key_usable(record):
+                break
             verdict = self._send_create(record)
-            return _prefixed(verdict, f"{source} found nothing, so the create never committed; re-created")
-        # d. No key and no way to look: guessing either way is dishonest.
-        expired = " (our key has expired)" if self.contract.has_keys else ""
-        return Verdict(
-            "unknown",
-            None,
-            f"no idempotency and no lookup{expired}: cannot tell whether the create committed; a person must check",
-            needs_review=True,
-        )
+            steps.append(f"replay {n} with key {record.key}: {verdict.evidence}")
+            if not verdict.inconclusive:
+                # Evidence, including a 409 (still running: replaying again
+                # now would only be refused again) or a key mismatch.
+                return _with_evidence(verdict, "; ".join(steps))
+        if not self.contract.has_lookup:
+            return Verdict("unknown", None, "; ".join(steps))
+        # Without a retained key, absence seen a moment after our create was
+        # lost is not proof: that create may still be running, and nothing
+        # would stop a second one. With the key, a re-create is a replay.
+        verdict = self._find_or_recreate(record, may_recreate=self._key_usable(record))
+        steps.append(verdict.evidence)
+        return _with_evidence(verdict, "; ".join(steps))
 
     def _apply(self, record: Record, verdict: Verdict, reconciling: bool) -> None:
-        """Folds a verdict into the record, never regressing.
+        """Folds a verdict into the record, never regressing, then decides
+        whether a person must look.
 
         Terminal outcomes are final (invariant 4). A known object is never
         forgotten: ``pending`` does not fall back to ``unknown`` because one
-        lookup failed.
+        lookup failed. A request for review is never taken back by an answer
+        that proves nothing: only evidence (or an operator) ends it.
+
+        Escalation: at once when no rung can give evidence any more
+        (``_dead_end``); otherwise, as a safety net, after
+        ``MAX_INCONCLUSIVE_RECONCILES`` reconciles in a row without evidence.
         """
         if record.terminal:
             return
-        if verdict.outcome == "unknown" and record.outcome == "pending":
-            record.evidence = f"still pending as last seen; {verdict.evidence}"
-            return
-        record.outcome = verdict.outcome
-        if verdict.provider_ref is not None:
-            record.provider_ref = verdict.provider_ref
-        record.evidence = verdict.evidence
-        record.needs_review = verdict.needs_review
-        if verdict.inconclusive and reconciling:
-            record.inconclusive += 1
-            if record.inconclusive >= MAX_INCONCLUSIVE_RECONCILES:
-                record.needs_review = True
-                record.evidence += (
-                    f" ({record.inconclusive} reconciles in a row without evidence: automation stopped)"
-                )
-        elif not verdict.inconclusive:
+        if verdict.inconclusive:
+            if reconciling:
+                record.inconclusive += 1
+            if record.needs_review:
+                # A person has been asked, and this answer changes neither the
+                # claim nor why they were asked: the evidence keeps saying why
+                # (what was seen this time goes to stderr, into the report).
+                log(f"{record.op_id}: still awaiting review; no new evidence: {verdict.evidence}")
+            elif record.outcome == "pending":
+                record.evidence = f"still pending as last seen; {verdict.evidence}"
+            else:
+                record.evidence = verdict.evidence
+        elif verdict.outcome == "unknown" and record.outcome == "pending":
+            # An escalation about an operation the provider is known to have:
+            # a person must look, and what we know stands.
             record.inconclusive = 0
+            record.needs_review = True
+            record.evidence = f"still pending as last seen; {verdict.evidence}"
+        else:
+            record.inconclusive = 0
+            record.outcome = verdict.outcome
+            if verdict.provider_ref is not None:
+                record.provider_ref = verdict.provider_ref
+            record.needs_review = verdict.needs_review
+            record.evidence = verdict.evidence
+        if record.terminal:
+            return
+        dead_end = self._dead_end(record)
+        if dead_end is not None and not record.needs_review:
+            record.needs_review = True
+            record.evidence += f"; {dead_end}"
+        if record.inconclusive >= MAX_INCONCLUSIVE_RECONCILES and not record.needs_review:
+            record.needs_review = True
+            record.evidence += (
+                f" ({record.inconclusive} reconciles in a row without evidence: automation stopped, "
+                "a person must check)"
+            )
+
+    @contextlib.contextmanager
+    def _locked_record(self, op_id: str) -> Iterator[Record | None]:
+        """The operation's record, under its lock for the rest of the block;
+        ``None`` when the store has never seen the id. Records are never
+        deleted, so an id absent before locking needs no lock: no lock file is
+        left behind for ids this store never knew (a signed event about
+        someone else's operation, say)."""
+        if self.store.load(op_id) is None:
+            yield None
+            return
+        with self.store.lock(op_id):
+            yield self.store.load(op_id)
 
     # -- the five calls ----------------------------------------------------
 
@@ -892,7 +1174,8 @@ class Adapter:
             record = self.store.load(op_id)
             if record is not None:
                 # Never execute twice: a terminal record (including an
-                # operator's resolution) is the answer; otherwise find out.
+                # operator's resolution) is the answer; otherwise find out,
+                # exactly as reconcile would.
                 if not record.terminal:
                     self._apply(record, self._reconcile_locked(record), reconciling=True)
                     self.store.save(record)
@@ -907,19 +1190,15 @@ class Adapter:
             # the provider commits, the key and reference survive it.
             self.store.save(record)
             verdict = self._send_create(record)
-            if verdict.inconclusive and self.contract.has_keys:
-                # One immediate replay under the same key: on a keyed API it
-                # either returns the committed object or does the work once.
-                first = verdict.evidence
-                verdict = _prefixed(self._send_create(record), f"after [{first}] retried with key {record.key}")
+            if verdict.inconclusive:
+                verdict = self._after_ambiguous_create(record, verdict)
             self._apply(record, verdict, reconciling=False)
             self.store.save(record)
             return record.reply()
 
     def reconcile(self, request: dict[str, Any]) -> dict[str, Any]:
         op_id = check_operation_id(request.get("operation_id"))
-        with self.store.lock(op_id):
-            record = self.store.load(op_id)
+        with self._locked_record(op_id) as record:
             if record is None:
                 return unknown_reply(op_id, "no record of this operation in the store")
             if not record.terminal:
@@ -938,8 +1217,7 @@ class Adapter:
             raise BadRequest("resolution.provider_ref must be a string or null; nothing was changed")
         said = resolution.get("evidence")
         said = said if isinstance(said, str) else ""
-        with self.store.lock(op_id):
-            record = self.store.load(op_id)
+        with self._locked_record(op_id) as record:
             if record is None:
                 return unknown_reply(op_id, "no record of this operation in the store; resolution not applied")
             if record.terminal:
@@ -986,19 +1264,18 @@ class Adapter:
         if not isinstance(data, dict) or not isinstance(event.get("type"), str):
             log("webhook rejected: event lacks type or data")
             return rejected
-        op_id = _correlate(data)
+        op_id = next((c for c in _correlate(data) if self.store.load(c) is not None), None)
         if op_id is None:
             return {"accepted": True, "operation_id": None}
         event_id = {str(k).lower(): v for k, v in headers.items()}["webhook-id"]
-        with self.store.lock(op_id):
-            record = self.store.load(op_id)
+        with self._locked_record(op_id) as record:
             if record is None:
                 return {"accepted": True, "operation_id": None}
             if event_id in record.events_seen:
                 # The same event delivered again: already applied or ignored.
                 return {"accepted": True, "operation_id": op_id}
             record.events_seen = (record.events_seen + [event_id])[-MAX_EVENTS_REMEMBERED:]
-            verdict = _event_verdict(event["type"], data, event_id)
+            verdict = _event_verdict(event["type"], data, event_id, record.resource)
             if verdict is not None and _same_object(record, verdict):
                 # _apply never regresses: a late "created (processing)" after
                 # a settle, or any event after a resolution, changes nothing.
@@ -1013,8 +1290,13 @@ def format_rfc3339_exact(moment: dt.datetime) -> str:
     return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def _with_evidence(verdict: Verdict, evidence: str) -> Verdict:
+    """The same claim, resting on a fuller account of how it was reached."""
+    return Verdict(verdict.outcome, verdict.provider_ref, evidence, verdict.needs_review)
+
+
 def _prefixed(verdict: Verdict, prefix: str) -> Verdict:
-    return Verdict(verdict.outcome, verdict.provider_ref, f"{prefix}: {verdict.evidence}", verdict.needs_review)
+    return _with_evidence(verdict, f"{prefix}: {verdict.evidence}")
 
 
 def _is_list_envelope(data: Any) -> bool:
@@ -1030,24 +1312,29 @@ def _is_ours(obj: Any, record: Record) -> bool:
     return isinstance(metadata, dict) and metadata.get("operation_id") == record.op_id
 
 
-def _correlate(data: dict[str, Any]) -> str | None:
-    """The operation an event is about: our client_reference, else our
-    metadata.operation_id. Anything else is not ours to apply."""
+def _correlate(data: dict[str, Any]) -> list[str]:
+    """The operations an event may be about, best first: its client_reference,
+    then its metadata.operation_id. The caller takes the first its store
+    knows, so a foreign reference does not hide our operation id."""
     candidates = [data.get("client_reference")]
     metadata = data.get("metadata")
     if isinstance(metadata, dict):
         candidates.append(metadata.get("operation_id"))
+    found: list[str] = []
     for candidate in candidates:
-        if isinstance(candidate, str) and OPERATION_ID_RE.match(candidate):
-            return candidate
-    return None
+        if isinstance(candidate, str) and OPERATION_ID_RE.match(candidate) and candidate not in found:
+            found.append(candidate)
+    return found
 
 
-def _event_verdict(event_type: str, data: dict[str, Any], event_id: str) -> Verdict | None:
+def _event_verdict(event_type: str, data: dict[str, Any], event_id: str, resource: str) -> Verdict | None:
     """What an event proves. ``{resource}.created`` carries the object as it was
-    at commit (possibly still processing); the settle events are final."""
+    at commit (possibly still processing); the settle events are final. An
+    event about another resource than the operation's proves nothing about it."""
     source = f"event {event_id} ({event_type})"
-    suffix = event_type.rsplit(".", 1)[-1]
+    prefix, _, suffix = event_type.rpartition(".")
+    if prefix != resource:
+        return None
     if suffix == "created":
         return classify_object(data, source)
     if suffix in ("succeeded", "failed") and isinstance(data.get("id"), str):
@@ -1067,7 +1354,9 @@ def _same_object(record: Record, verdict: Verdict) -> bool:
 # --------------------------------------------------------------------------
 
 
-def handle(call: str, request: dict[str, Any], state_dir: str) -> dict[str, Any]:
+def handle(
+    call: str, request: dict[str, Any], state_dir: str, strategy: str = DEFAULT_STRATEGY
+) -> dict[str, Any]:
     """Runs one call. Anything the adapter cannot act on becomes a reply that
     says so (``unknown`` or a rejected webhook), never a crash."""
     op_id = request.get("operation_id")
@@ -1076,7 +1365,8 @@ def handle(call: str, request: dict[str, Any], state_dir: str) -> dict[str, Any]
         op_id = operation.get("id") if isinstance(operation, dict) else None
     try:
         common = parse_common(request)
-        adapter = Adapter(Store(state_dir), common)
+        # status only reads: it opens the store without creating anything.
+        adapter = Adapter(Store(state_dir, create=call != "status"), common, strategy)
         handler = getattr(adapter, call)
         return handler(request)
     except BadRequest as err:
@@ -1091,12 +1381,27 @@ def handle(call: str, request: dict[str, Any], state_dir: str) -> dict[str, Any]
         return unknown_reply(op_id, f"the durable store failed: {err}", needs_review=True)
 
 
+def parse_argv(args: list[str]) -> tuple[str, str] | None:
+    """``[--strategy NAME] CALL`` (or ``--strategy=NAME``) as (strategy,
+    call); ``None`` for anything else. The call comes last because the
+    harness appends it to the adapter's command line."""
+    strategy = DEFAULT_STRATEGY
+    if len(args) == 3 and args[0] == "--strategy":
+        strategy, args = args[1], args[2:]
+    elif len(args) == 2 and args[0].startswith("--strategy="):
+        strategy, args = args[0].split("=", 1)[1], args[1:]
+    if len(args) != 1 or args[0] not in CALLS or strategy not in STRATEGIES:
+        return None
+    return strategy, args[0]
+
+
 def main(argv: list[str]) -> int:
     """Protocol plumbing: argv, environment, stdin, stdout, exit status."""
-    if len(argv) != 2 or argv[1] not in CALLS:
-        log(f"usage: lostreply_adapter.py <{'|'.join(CALLS)}> (got {argv[1:]!r})")
+    parsed = parse_argv(argv[1:])
+    if parsed is None:
+        log(f"usage: {USAGE} (got {argv[1:]!r})")
         return 2
-    call = argv[1]
+    strategy, call = parsed
     version = os.environ.get("LOSTREPLY_PROTOCOL")
     if version is not None and version != str(PROTOCOL_VERSION):
         log(f"LOSTREPLY_PROTOCOL={version!r}: this adapter speaks protocol {PROTOCOL_VERSION} only")
@@ -1120,7 +1425,7 @@ def main(argv: list[str]) -> int:
     if request.get("protocol") != PROTOCOL_VERSION:
         log(f"{call}: request protocol is {request.get('protocol')!r}; this adapter speaks {PROTOCOL_VERSION}")
         return 2
-    reply = handle(call, request, state_dir)
+    reply = handle(call, request, state_dir, strategy)
     sys.stdout.write(json.dumps(reply) + "\n")
     sys.stdout.flush()
     return 0

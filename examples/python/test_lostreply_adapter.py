@@ -1,6 +1,7 @@
 """Tests for lostreply_adapter.py (standard library only).
 
-Run: ``python3 -m unittest discover -s examples/python``
+Run: ``python3 -m unittest discover -s examples/python`` (or, in this
+directory, ``python3 -m unittest -q``).
 
 Most tests drive the adapter exactly as the harness does: one process per
 call, JSON on stdin and stdout, a fresh state directory per test. The provider
@@ -8,6 +9,9 @@ here is a small scripted fake built on ``http.server`` (127.0.0.1, port 0): it
 exists only to exercise the adapter's HTTP handling and classification in
 isolation. The real provider is the Rust simulator, and the real certification
 of this adapter is ``lostreply run`` over the scenario library.
+
+The strategies (``--strategy replay-once|eager|lazy``) are driven the same
+way, through the command line; the default is ``replay-once``.
 
 No test sleeps and hopes: a stalled response is released by an event when the
 test ends, the only real-time waits are the adapter's own client timeouts, and
@@ -183,7 +187,9 @@ class FakeProvider:
     @staticmethod
     def _send(handler: BaseHTTPRequestHandler, status: int, payload: bytes, extra: dict[str, str]) -> None:
         handler.send_response(status)
-        handler.send_header("Content-Type", "application/json")
+        # extra may name another Content-Type (problem+json): one header only.
+        if not any(name.lower() == "content-type" for name in extra):
+            handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(payload)))
         for name, value in extra.items():
             handler.send_header(name, value)
@@ -245,6 +251,8 @@ def common(
     }
 
 
+OUTCOME_FIELDS = {"operation_id", "outcome", "provider_ref", "needs_review", "evidence"}
+
 OPERATION = {"id": "op-1", "action": "create", "resource": "tickets", "args": {"title": "Purchase review", "amount": 1200}}
 
 
@@ -256,10 +264,15 @@ def op_request(base_url: str, op_id: str = "op-1", **kw: Any) -> dict[str, Any]:
     return {"operation_id": op_id, **common(base_url, **kw)}
 
 
-def start_call(call: str, request: Any, state_dir: str, raw: bytes | None = None) -> subprocess.Popen:
+def start_call(
+    call: str, request: Any, state_dir: str, raw: bytes | None = None, strategy: str | None = None
+) -> subprocess.Popen:
+    """Starts one call as the harness does: the adapter's command line (with
+    ``--strategy`` when given), then the call name last."""
     env = dict(os.environ, LOSTREPLY_STATE_DIR=state_dir, LOSTREPLY_PROTOCOL="1")
+    options = ["--strategy", strategy] if strategy is not None else []
     proc = subprocess.Popen(
-        [sys.executable, ADAPTER, call],
+        [sys.executable, ADAPTER, *options, call],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -282,8 +295,10 @@ def finish_call(proc: subprocess.Popen) -> tuple[int, Any, str]:
     return rc, reply, err.decode()
 
 
-def run_call(call: str, request: Any, state_dir: str, raw: bytes | None = None) -> tuple[int, Any, str]:
-    return finish_call(start_call(call, request, state_dir, raw))
+def run_call(
+    call: str, request: Any, state_dir: str, raw: bytes | None = None, strategy: str | None = None
+) -> tuple[int, Any, str]:
+    return finish_call(start_call(call, request, state_dir, raw, strategy))
 
 
 class AdapterTest(unittest.TestCase):
@@ -306,10 +321,15 @@ class AdapterTest(unittest.TestCase):
         self.provider = provider
         return provider
 
-    def call(self, call: str, request: Any) -> dict[str, Any]:
-        rc, reply, err = run_call(call, request, self.state_dir)
+    def call(self, call: str, request: Any, strategy: str | None = None) -> dict[str, Any]:
+        rc, reply, err = run_call(call, request, self.state_dir, strategy=strategy)
         self.assertEqual(rc, 0, f"{call} exited {rc}; stderr: {err}")
         self.assertIsInstance(reply, dict, f"{call} printed no JSON object; stderr: {err}")
+        if "outcome" in reply:
+            # Replies carry the protocol's fields and nothing else.
+            self.assertEqual(set(reply), OUTCOME_FIELDS, reply)
+        else:
+            self.assertEqual(set(reply), {"accepted", "operation_id"}, reply)
         return reply
 
     def record(self, op_id: str = "op-1") -> dict[str, Any]:
@@ -494,12 +514,26 @@ class StoreTest(unittest.TestCase):
 
 def answer(status: int, payload: Any, headers: dict[str, str] | None = None) -> la.HttpAnswer:
     body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    return la.HttpAnswer(status=status, headers=headers or {}, body=body)
+    # HttpAnswer holds header names in lower case, as ProviderClient reads them.
+    return la.HttpAnswer(status=status, headers={k.lower(): v for k, v in (headers or {}).items()}, body=body)
+
+
+# The ietf mode's "first request still in flight" answer (provider-api.md).
+IETF_IN_USE = {
+    "type": "urn:lostreply:problem:idempotency-key-in-use", "title": "Idempotency-Key in use", "status": 409,
+    "detail": "a request with this key is still being processed",
+}
+PROBLEM = {"Content-Type": "application/problem+json"}
+STRIPE_IN_USE = ("json", 409, {"error": {"type": "idempotency_error", "code": "idempotency_key_in_use"}})
 
 
 class ClassificationTest(unittest.TestCase):
-    def check(self, ans: la.HttpAnswer, outcome: str, review: bool = False, ref: str | None = None, says: str = "") -> None:
-        verdict = la.classify_create(ans, "lr-op-1")
+    def check(
+        self, ans: la.HttpAnswer, outcome: str, review: bool = False, ref: str | None = None, says: str = "",
+        mode: str = "stripe",
+    ) -> None:
+        key = None if mode == "none" else "lr-op-1"
+        verdict = la.classify_create(ans, key, mode)
         self.assertEqual((verdict.outcome, verdict.needs_review, verdict.provider_ref), (outcome, review, ref), verdict.evidence)
         self.assertIn(says, verdict.evidence)
 
@@ -527,8 +561,17 @@ class ClassificationTest(unittest.TestCase):
         self.check(answer(400, {"error": {"type": "idempotency_error"}}), "unknown", review=True, says="other arguments")
         self.check(answer(422, {"type": "about:blank", "title": "mismatch"}), "unknown", review=True)
 
+    def test_key_in_flight_is_pending_in_the_shape_its_mode_documents(self) -> None:
+        in_use = {"error": {"type": "idempotency_error", "code": "idempotency_key_in_use"}}
+        self.check(answer(409, in_use), "pending", says="still processing the first request with key lr-op-1")
+        self.check(answer(409, IETF_IN_USE, PROBLEM), "pending", mode="ietf", says="has the operation")
+        # Any other 409 proves nothing: not the provider's "in flight".
+        self.check(answer(409, {"error": {"type": "idempotency_error", "code": "other"}}), "unknown", says="unexpected 409")
+        self.check(answer(409, {"error": {"type": "conflict"}}), "unknown")
+        self.check(answer(409, IETF_IN_USE), "unknown", mode="ietf")
+        self.check(answer(409, in_use), "unknown", mode="none")
+
     def test_ambiguous_answers_are_unknown(self) -> None:
-        self.check(answer(409, {"error": {"type": "idempotency_error", "code": "idempotency_key_in_use"}}), "unknown", says="in flight")
         self.check(answer(500, {"error": {"type": "internal"}}), "unknown", says="may or may not")
         self.check(answer(503, b""), "unknown")
         self.check(answer(418, {}), "unknown")
@@ -665,6 +708,62 @@ class ExecuteTest(AdapterTest):
         self.assertEqual(len(provider.requests()), 1)
 
 
+    def test_key_in_flight_is_pending_and_stops_the_replays(self) -> None:
+        for mode, in_use in (("stripe", STRIPE_IN_USE), ("ietf", ("json", 409, IETF_IN_USE, PROBLEM))):
+            for strategy in (None, "eager"):
+                with self.subTest(mode=mode, strategy=strategy):
+                    self.new_state_dir()
+                    provider = self.serve(sequence(("drop",), in_use))
+                    reply = self.call("execute", execute_request(provider.base_url, mode=mode), strategy)
+                    self.assertEqual(
+                        (reply["outcome"], reply["provider_ref"], reply["needs_review"]), ("pending", None, False),
+                        reply["evidence"],
+                    )
+                    self.assertIn("still processing the first request with key lr-op-1", reply["evidence"])
+                    # No second replay, and no lookup: the provider has it.
+                    self.assertEqual([s.method for s in provider.requests()], ["POST", "POST"])
+                    self.assertEqual(self.record()["outcome"], "pending")
+
+    def test_after_a_key_in_flight_a_later_reconcile_replays_again(self) -> None:
+        provider = self.serve(sequence(("drop",), STRIPE_IN_USE, ("json", 201, obj(), {"Idempotent-Replayed": "true"})))
+        self.assertEqual(self.call("execute", execute_request(provider.base_url))["outcome"], "pending")
+        reply = self.call("reconcile", op_request(provider.base_url, now="2026-01-01T00:00:05Z"))
+        self.assertEqual((reply["outcome"], reply["provider_ref"]), ("succeeded", "tkt_1"), reply["evidence"])
+        posts = provider.requests("POST")
+        self.assertEqual(len(posts), 3)
+        self.assertEqual({p.headers["idempotency-key"] for p in posts}, {"lr-op-1"})
+        self.assertTrue(all(p.body == posts[0].body for p in posts))
+
+    def test_a_key_past_its_retention_is_not_replayed_even_in_execute(self) -> None:
+        # A provider that forgets keys at once: a "replay" would be new work.
+        provider = self.serve(sequence(("drop",)))
+        reply = self.call("execute", execute_request(provider.base_url, retention_s=0))
+        self.assertEqual((reply["outcome"], reply["needs_review"]), ("unknown", False))
+        self.assertEqual(len(provider.requests()), 1)
+
+    def test_every_strategy_keeps_the_invariants(self) -> None:
+        for strategy in la.STRATEGIES:
+            with self.subTest(strategy=strategy):
+                self.new_state_dir()
+                seen_on_disk: list[dict[str, Any]] = []
+
+                def respond(_seen: Seen) -> Action:
+                    seen_on_disk.append(self.record())
+                    return ("json", 201, obj())
+
+                provider = self.serve(respond)
+                first = self.call("execute", execute_request(provider.base_url), strategy)
+                self.assertEqual((first["outcome"], first["provider_ref"]), ("succeeded", "tkt_1"))
+                # Intent on disk before the first send, with its one key.
+                self.assertEqual(
+                    (seen_on_disk[0]["outcome"], seen_on_disk[0]["key"]), ("unknown", "lr-op-1")
+                )
+                # A terminal record is the answer; nothing is sent again.
+                again = self.call("execute", execute_request(provider.base_url), strategy)
+                self.assertEqual(again, first)
+                self.assertEqual(len(provider.requests()), 1)
+
+
 class ReconcileTest(AdapterTest):
     def lose_first_create(self, **kw: Any) -> FakeProvider:
         """execute with every create lost (drop), leaving an unknown record."""
@@ -738,14 +837,29 @@ class ReconcileTest(AdapterTest):
         self.assertEqual(reply["outcome"], "unknown")
         self.assertEqual(len(provider.requests("POST")), 0)
 
-    def test_failing_lookups_invent_nothing_and_stop_after_three(self) -> None:
-        provider = self.lose_first_create(mode="none")
-        self.answers += [("json", 500, {}), ("stall",), ("truncate", 200, {"data": [], "has_more": False}, 3)]
-        replies = [self.call("reconcile", op_request(provider.base_url, mode="none")) for _ in range(3)]
-        self.assertEqual([r["outcome"] for r in replies], ["unknown"] * 3)
-        self.assertEqual([r["needs_review"] for r in replies], [False, False, True])
-        self.assertIn("automation stopped", replies[2]["evidence"])
+    def test_failing_lookups_invent_nothing_and_stop_after_five(self) -> None:
+        kw = dict(mode="none", list_recent=False)
+        provider = self.lose_first_create(**kw)
+        self.answers += [
+            ("json", 500, {}),
+            ("stall",),
+            ("truncate", 200, {"data": [], "has_more": False}, 3),
+            ("json", 400, {"error": {"type": "unsupported_query"}}),
+            ("json", 200, {"data": [], "has_more": True}),
+        ]
+        replies = [self.call("reconcile", op_request(provider.base_url, **kw)) for _ in range(5)]
+        self.assertEqual([r["outcome"] for r in replies], ["unknown"] * 5)
+        # A lookup that keeps failing is not the contract's absence of
+        # lookups: only the safety net stops automation, at the fifth.
+        self.assertEqual([r["needs_review"] for r in replies], [False] * 4 + [True])
+        self.assertIn("5 reconciles in a row without evidence: automation stopped", replies[4]["evidence"])
+        self.assertIn("unsupported_query", replies[3]["evidence"])
+        # A sixth changes nothing, and the reason stays the same sentence.
+        self.answers.append(("json", 503, {}))
+        sixth = self.call("reconcile", op_request(provider.base_url, **kw))
+        self.assertEqual((sixth["outcome"], sixth["needs_review"], sixth["evidence"]), ("unknown", True, replies[4]["evidence"]))
         self.assertEqual(len(provider.requests("POST")), 0)
+        self.assertEqual(len(provider.requests("GET")), 6)
 
     def test_no_keys_and_no_lookup_escalates_without_a_request(self) -> None:
         kw = dict(mode="none", retrieve=False, client_reference=False, list_recent=False)
@@ -807,6 +921,62 @@ class ReconcileTest(AdapterTest):
             self.assertEqual((reply["outcome"], reply["provider_ref"]), ("succeeded", "tkt_once"))
         self.assertEqual(len(provider.requests("POST")), 2)  # the lost one and the re-create
         self.assertEqual(len(provider.requests("GET")), 1)
+
+    def test_a_refused_lookup_is_never_absence(self) -> None:
+        kw = dict(mode="none", list_recent=False)
+        provider = self.lose_first_create(**kw)
+        self.answers.append(("json", 400, {"error": {"type": "unsupported_query", "message": "disabled"}}))
+        reply = self.call("reconcile", op_request(provider.base_url, **kw))
+        self.assertEqual((reply["outcome"], reply["needs_review"]), ("unknown", False))
+        self.assertIn("400 unsupported_query", reply["evidence"])
+        self.assertEqual(len(provider.requests("POST")), 0)
+
+    def test_a_search_that_proves_nothing_falls_back_to_the_list(self) -> None:
+        kw = dict(mode="none")
+        provider = self.lose_first_create(**kw)
+        self.answers += [
+            ("json", 400, {"error": {"type": "unsupported_query"}}),
+            ("json", 200, {"data": [obj("tkt_ours", ref=None, metadata={"operation_id": "op-1"})], "has_more": False}),
+        ]
+        reply = self.call("reconcile", op_request(provider.base_url, **kw))
+        self.assertEqual((reply["outcome"], reply["provider_ref"]), ("succeeded", "tkt_ours"), reply["evidence"])
+        self.assertEqual(len(provider.requests("POST")), 0)
+
+    def test_a_retrieve_404_is_absence_of_that_id_only(self) -> None:
+        provider = self.serve(sequence(
+            ("json", 202, obj(status="processing")),
+            ("json", 404, {"error": {"type": "not_found"}}),
+            ("json", 200, obj()),
+        ))
+        self.call("execute", execute_request(provider.base_url))
+        reply = self.call("reconcile", op_request(provider.base_url))
+        # The provider named tkt_1 for this operation: its 404 contradicts
+        # that, proves nothing about the operation, and never re-creates.
+        self.assertEqual((reply["outcome"], reply["provider_ref"], reply["needs_review"]), ("pending", "tkt_1", True))
+        self.assertIn("answered 404", reply["evidence"])
+        self.assertEqual(len(provider.requests("POST")), 1)
+        settled = self.call("reconcile", op_request(provider.base_url))
+        self.assertEqual((settled["outcome"], settled["needs_review"]), ("succeeded", False))
+
+    def test_a_disabled_retrieve_is_never_called_and_the_known_object_is_kept(self) -> None:
+        kw = dict(retrieve=False, list_recent=False)
+        provider = self.serve(sequence(
+            ("json", 202, obj(status="processing")),
+            ("json", 200, {"data": [obj("tkt_other"), obj(status="processing")], "has_more": False}),
+            ("json", 200, {"data": [obj("tkt_other")], "has_more": False}),
+        ))
+        self.call("execute", execute_request(provider.base_url, **kw))
+        reply = self.call("reconcile", op_request(provider.base_url, **kw))
+        # Another object carrying our reference does not replace the one we hold.
+        self.assertEqual((reply["outcome"], reply["provider_ref"], reply["needs_review"]), ("pending", "tkt_1", False), reply["evidence"])
+        # A complete answer without the object the provider named for us is
+        # the same contradiction as a retrieve's 404: a person, no re-create.
+        gone = self.call("reconcile", op_request(provider.base_url, **kw))
+        self.assertEqual((gone["outcome"], gone["provider_ref"], gone["needs_review"]), ("pending", "tkt_1", True), gone["evidence"])
+        self.assertIn("found no object tkt_1", gone["evidence"])
+        searches = provider.requests("GET")
+        self.assertEqual([(s.path, s.query) for s in searches], [("/v1/tickets", {"client_reference": ["op-1"]})] * 2)
+        self.assertEqual(len(provider.requests("POST")), 1)
 
 
 def lock_waiter_on(inode: int) -> bool:
@@ -881,6 +1051,214 @@ class WebhookCallTest(AdapterTest):
         self.assertEqual(reply, {"accepted": True, "operation_id": None})
 
 
+    def test_unknown_operations_leave_no_trace_and_other_resources_prove_nothing(self) -> None:
+        self.call("webhook", delivery("evt_8", "tickets.created", obj(ref="op-elsewhere")))
+        self.assertFalse(os.path.exists(os.path.join(self.state_dir, "ops", "op-elsewhere.lock")))
+        self.unknown_op()
+        other = self.call("webhook", delivery("evt_9", "refunds.succeeded", obj("rfd_1")))
+        self.assertEqual(other, {"accepted": True, "operation_id": "op-1"})
+        self.assertEqual(self.record()["outcome"], "unknown")
+        # A foreign client_reference does not hide our operation id.
+        ours = obj(status="processing", client_reference="order-77", metadata={"operation_id": "op-1"})
+        self.assertEqual(self.call("webhook", delivery("evt_10", "tickets.created", ours))["operation_id"], "op-1")
+        self.assertEqual(self.record()["outcome"], "pending")
+
+
+def lock_is_held(state_dir: str, op_id: str = "op-1") -> bool:
+    """True when some process holds the operation's flock right now."""
+    fd = os.open(os.path.join(state_dir, "ops", f"{op_id}.lock"), os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+class StrategyTest(AdapterTest):
+    """``--strategy eager|lazy`` (and the default, ``replay-once``): how much
+    execute does after an ambiguous answer."""
+
+    def test_command_line(self) -> None:
+        self.assertEqual(la.parse_argv(["status"]), ("replay-once", "status"))
+        self.assertEqual(la.parse_argv(["--strategy", "eager", "execute"]), ("eager", "execute"))
+        self.assertEqual(la.parse_argv(["--strategy=lazy", "reconcile"]), ("lazy", "reconcile"))
+        for bad in (["--strategy", "bold", "execute"], ["--strategy", "execute"], ["execute", "--strategy", "eager"], []):
+            with self.subTest(argv=bad):
+                self.assertIsNone(la.parse_argv(bad))
+        rc, reply, err = run_call("status", op_request("http://127.0.0.1:9"), self.state_dir, strategy="bold")
+        self.assertEqual((rc, reply), (2, None))
+        self.assertIn("[--strategy replay-once|eager|lazy] <execute|", err)
+        self.assertEqual(self.call("status", op_request("http://127.0.0.1:9"), "lazy")["outcome"], "unknown")
+
+    def test_lazy_sends_once_and_leaves_the_rest_to_reconcile(self) -> None:
+        provider = self.serve(sequence(("drop",), ("json", 201, obj(), {"Idempotent-Replayed": "true"})))
+        reply = self.call("execute", execute_request(provider.base_url), "lazy")
+        self.assertEqual((reply["outcome"], reply["needs_review"]), ("unknown", False))
+        self.assertIn("connection closed without a response", reply["evidence"])
+        self.assertEqual(len(provider.requests()), 1)
+        done = self.call("reconcile", op_request(provider.base_url), "lazy")
+        self.assertEqual((done["outcome"], done["provider_ref"]), ("succeeded", "tkt_1"))
+        first, replay = provider.requests("POST")
+        self.assertEqual((first.headers["idempotency-key"], first.body), (replay.headers["idempotency-key"], replay.body))
+
+    def test_eager_replays_twice_with_the_same_key_and_body(self) -> None:
+        provider = self.serve(sequence(("drop",), ("reset",), ("json", 201, obj(), {"Idempotent-Replayed": "true"})))
+        reply = self.call("execute", execute_request(provider.base_url), "eager")
+        self.assertEqual((reply["outcome"], reply["provider_ref"]), ("succeeded", "tkt_1"), reply["evidence"])
+        self.assertIn("replay 2 with key lr-op-1", reply["evidence"])
+        posts = provider.requests("POST")
+        self.assertEqual(len(posts), 3)
+        self.assertEqual({p.headers["idempotency-key"] for p in posts}, {"lr-op-1"})
+        self.assertTrue(all(p.body == posts[0].body for p in posts))
+        self.assertEqual(provider.requests("GET"), [])
+
+    def test_eager_then_looks_up_and_adopts_ours(self) -> None:
+        provider = self.serve(sequence(("drop",), ("drop",), ("drop",), ("json", 200, {"data": [obj()], "has_more": False})))
+        reply = self.call("execute", execute_request(provider.base_url), "eager")
+        self.assertEqual((reply["outcome"], reply["provider_ref"]), ("succeeded", "tkt_1"), reply["evidence"])
+        self.assertIn("search by client_reference op-1 found ours", reply["evidence"])
+        self.assertEqual([s.method for s in provider.requests()], ["POST", "POST", "POST", "GET"])
+
+    def test_eager_re_creates_on_proven_absence_with_the_same_key_holding_the_lock(self) -> None:
+        held: list[bool] = []
+        script: list[Action] = [("drop",), ("drop",), ("drop",)]
+
+        def respond(seen: Seen) -> Action:
+            if script:
+                return script.pop(0)
+            held.append(lock_is_held(self.state_dir))
+            if seen.method == "GET":
+                return ("json", 200, {"data": [], "has_more": False})
+            return ("json", 201, obj("tkt_2"))
+
+        provider = self.serve(respond)
+        reply = self.call("execute", execute_request(provider.base_url), "eager")
+        self.assertEqual((reply["outcome"], reply["provider_ref"]), ("succeeded", "tkt_2"), reply["evidence"])
+        self.assertIn("found no object of ours, so the create never committed; re-created with key lr-op-1", reply["evidence"])
+        self.assertEqual(held, [True, True], "the lock must be held while execute climbs the ladder")
+        posts = provider.requests("POST")
+        self.assertEqual(len(posts), 4)
+        self.assertEqual({p.headers["idempotency-key"] for p in posts}, {"lr-op-1"})
+
+    def test_eager_without_keys_adopts_but_never_re_creates_in_the_same_call(self) -> None:
+        provider = self.serve(sequence(("drop",), ("json", 200, {"data": [], "has_more": False})))
+        reply = self.call("execute", execute_request(provider.base_url, mode="none"), "eager")
+        self.assertEqual((reply["outcome"], reply["needs_review"]), ("unknown", False), reply["evidence"])
+        self.assertIn("not re-created in this call", reply["evidence"])
+        self.assertEqual([s.method for s in provider.requests()], ["POST", "GET"])
+
+        self.new_state_dir()
+        provider = self.serve(sequence(("drop",), ("json", 503, {}), ("json", 200, {"data": [obj()], "has_more": False})))
+        reply = self.call("execute", execute_request(provider.base_url, mode="none"), "eager")
+        self.assertEqual((reply["outcome"], reply["provider_ref"]), ("succeeded", "tkt_1"), reply["evidence"])
+        # The search proved nothing, so the list (the next lookup offered) was asked.
+        self.assertIn("search by client_reference op-1 proved nothing", reply["evidence"])
+        search, listing = provider.requests("GET")
+        self.assertEqual((search.query.keys(), listing.query.keys()), ({"client_reference"}, {"created_gte", "limit"}))
+
+    def test_eager_with_nothing_left_to_try_asks_a_person_at_once(self) -> None:
+        kw = dict(mode="none", retrieve=False, client_reference=False, list_recent=False)
+        provider = self.serve(sequence(("drop",)))
+        reply = self.call("execute", execute_request(provider.base_url, **kw), "eager")
+        self.assertEqual((reply["outcome"], reply["needs_review"]), ("unknown", True))
+        self.assertEqual(len(provider.requests()), 1)
+
+
+class EscalationTest(AdapterTest):
+    """needs_review follows the situation (no rung of the ladder left), with a
+    count of failed reconciles only as a safety net."""
+
+    def test_no_keys_and_no_lookup_escalates_in_execute_whatever_the_strategy(self) -> None:
+        kw = dict(mode="none", retrieve=False, client_reference=False, list_recent=False)
+        for strategy in la.STRATEGIES:
+            with self.subTest(strategy=strategy):
+                self.new_state_dir()
+                provider = self.serve(sequence(("drop",)))
+                reply = self.call("execute", execute_request(provider.base_url, **kw), strategy)
+                self.assertEqual((reply["outcome"], reply["needs_review"]), ("unknown", True))
+                self.assertIn("no idempotency and no lookup", reply["evidence"])
+                self.assertEqual(len(provider.requests()), 1)
+
+    def test_retrieve_without_a_known_id_is_no_lookup(self) -> None:
+        kw = dict(mode="none", retrieve=True, client_reference=False, list_recent=False)
+        provider = self.serve(sequence(("drop",)))
+        reply = self.call("execute", execute_request(provider.base_url, **kw))
+        self.assertEqual((reply["outcome"], reply["needs_review"]), ("unknown", True))
+        self.assertIn("no lookup that works without an object id", reply["evidence"])
+        again = self.call("reconcile", op_request(provider.base_url, **kw))
+        self.assertEqual((again["outcome"], again["needs_review"]), ("unknown", True))
+        self.assertEqual(len(provider.requests()), 1)
+
+    def test_a_known_object_is_followed_with_retrieve_not_escalated(self) -> None:
+        kw = dict(mode="none", retrieve=True, client_reference=False, list_recent=False)
+        provider = self.serve(sequence(("json", 202, obj(status="processing")), ("json", 200, obj())))
+        reply = self.call("execute", execute_request(provider.base_url, **kw))
+        self.assertEqual((reply["outcome"], reply["needs_review"]), ("pending", False))
+        done = self.call("reconcile", op_request(provider.base_url, **kw))
+        self.assertEqual((done["outcome"], done["provider_ref"]), ("succeeded", "tkt_1"))
+
+    def test_a_known_object_nothing_can_follow_is_escalated_and_stays_pending(self) -> None:
+        kw = dict(retrieve=False, client_reference=False, list_recent=False, webhooks=VECTOR_SECRET)
+        provider = self.serve(sequence(("json", 202, obj(status="processing"))))
+        reply = self.call("execute", execute_request(provider.base_url, **kw))
+        # A replay would only repeat the saved 202: it is no rung for a known object.
+        self.assertEqual((reply["outcome"], reply["provider_ref"], reply["needs_review"]), ("pending", "tkt_1", True))
+        self.assertIn("no lookup to follow it", reply["evidence"])
+        again = self.call("reconcile", op_request(provider.base_url, **kw))
+        self.assertEqual((again["outcome"], again["provider_ref"], again["needs_review"]), ("pending", "tkt_1", True))
+        self.assertEqual(len(provider.requests()), 1)
+        # Evidence still arrives by webhook, and ends the review.
+        self.call("webhook", delivery("evt_1", "tickets.succeeded", obj(), **kw))
+        done = self.call("status", op_request(provider.base_url, **kw))
+        self.assertEqual((done["outcome"], done["needs_review"]), ("succeeded", False))
+
+    def test_key_retention_counts_from_the_first_send_by_the_request_clock(self) -> None:
+        kw = dict(retention_s=3600, retrieve=False, client_reference=False, list_recent=False)
+        provider = self.serve(sequence(("drop",), ("drop",), ("drop",)))
+        # Far from the machine's clock, on purpose: only `now` may count.
+        start = "2031-06-01T10:00:00Z"
+        reply = self.call("execute", execute_request(provider.base_url, now=start, **kw))
+        self.assertEqual((reply["outcome"], reply["needs_review"]), ("unknown", False))
+        # One second before retention ends: the key is still a rung.
+        almost = self.call("reconcile", op_request(provider.base_url, now="2031-06-01T10:59:59Z", **kw))
+        self.assertEqual((almost["outcome"], almost["needs_review"]), ("unknown", False), almost["evidence"])
+        self.assertEqual(len(provider.requests("POST")), 3)
+        # Replays did not move the start of retention.
+        self.assertEqual(self.record()["first_sent_at"], "2031-06-01T10:00:00.000000Z")
+        expired = self.call("reconcile", op_request(provider.base_url, now="2031-06-01T11:00:00Z", **kw))
+        self.assertEqual((expired["outcome"], expired["needs_review"]), ("unknown", True))
+        self.assertIn("our idempotency key is past its retention and no lookup", expired["evidence"])
+        self.assertEqual(len(provider.requests()), 3)
+
+    def test_pending_is_also_caught_by_the_safety_net_and_evidence_ends_it(self) -> None:
+        provider = self.serve(sequence(
+            ("json", 202, obj(status="processing")),
+            *[("json", 503, {})] * 5,
+            ("json", 200, obj(status="processing")),
+        ))
+        self.call("execute", execute_request(provider.base_url))
+        replies = [self.call("reconcile", op_request(provider.base_url)) for _ in range(5)]
+        self.assertEqual({r["outcome"] for r in replies}, {"pending"})
+        self.assertEqual([r["needs_review"] for r in replies], [False] * 4 + [True])
+        fresh = self.call("reconcile", op_request(provider.base_url))
+        self.assertEqual((fresh["outcome"], fresh["needs_review"]), ("pending", False))
+        self.assertEqual(self.record()["inconclusive"], 0)
+
+    def test_an_answer_that_proves_nothing_never_takes_back_a_review(self) -> None:
+        provider = self.serve(sequence(("json", 400, {"error": {"type": "idempotency_error"}}), ("drop",)))
+        first = self.call("execute", execute_request(provider.base_url))
+        self.assertEqual((first["outcome"], first["needs_review"]), ("unknown", True))
+        again = self.call("reconcile", op_request(provider.base_url))
+        self.assertEqual((again["outcome"], again["needs_review"]), ("unknown", True), again["evidence"])
+        # ...and the evidence still says why a person was asked.
+        self.assertEqual(again["evidence"], first["evidence"])
+
+
+
 class ResolveAndStatusTest(AdapterTest):
     def test_resolution_is_final_and_later_events_and_retries_change_nothing(self) -> None:
         provider = self.serve(sequence(("drop",)))
@@ -929,9 +1307,9 @@ class ProtocolMisuseTest(AdapterTest):
         reply = self.call("reconcile", no_now)
         self.assertEqual(reply["outcome"], "unknown")
         self.assertIn("request lacks now", reply["evidence"])
-        # Nothing was written anywhere for the refused id.
-        self.assertEqual(os.listdir(self.state_dir), ["ops"])
-        self.assertEqual(os.listdir(os.path.join(self.state_dir, "ops")), [])
+        # Nothing was written anywhere: not for the refused id, and status
+        # (read-only) did not even create the store's directory.
+        self.assertEqual(os.listdir(self.state_dir), [])
 
 
 if __name__ == "__main__":
