@@ -1,9 +1,12 @@
 //! Example adapters for lostreply: deliberately naive ones (one per
-//! lost-response case), each caught by its case's scenario. The correct
+//! lost-response case), each caught by its case's scenario, and a family of
+//! designs (correct ones and flawed variants) sharing one kit. The correct
 //! reference adapter lives in the harness (`harness::reference`); a Python
 //! adapter speaking the process protocol lives in `examples/python`.
 #![deny(missing_docs)]
 
+pub mod designs;
 pub mod naive;
 
+pub use designs::{correct_designs, design, flawed_designs};
 pub use naive::{naive_adapter, naive_adapters};

@@ -1,0 +1,52 @@
+//! `design <name> <call>`: serves one design of the family over the process
+//! protocol (one JSON request on stdin, one JSON reply on stdout, state in
+//! `LOSTREPLY_STATE_DIR`), so every design can be tried as a process, and
+//! races between processes exercise its OS file locks.
+
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: design <name> <execute|reconcile|webhook|resolve|status>";
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [name, call] = args.as_slice() else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let Some(factory) = lostreply_examples::design(name) else {
+        let known: Vec<String> = lostreply_examples::correct_designs()
+            .iter()
+            .chain(lostreply_examples::flawed_designs().iter())
+            .map(|f| f.name())
+            .collect();
+        eprintln!(
+            "no design named {name:?}; known: {}\n{USAGE}",
+            known.join(", ")
+        );
+        return ExitCode::from(2);
+    };
+    let state_dir = match harness::serve_call::state_dir_from_env() {
+        Ok(dir) => dir,
+        Err(error) => {
+            eprintln!("design: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let served = harness::serve_call::serve_call(
+        factory.as_ref(),
+        call,
+        &state_dir,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+    )
+    .await;
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("design {name} {call}: {error}");
+            // 2: bad input or usage; 3: an adapter error (the documented exit codes).
+            ExitCode::from(if error.is_bad_input() { 2 } else { 3 })
+        }
+    }
+}

@@ -1,0 +1,421 @@
+//! The five calls of the protocol for every design: input checks, the lock,
+//! the record, and the ladder.
+
+use std::path::Path;
+
+use async_trait::async_trait;
+use harness::adapter::{Adapter, AdapterFailure};
+use harness::protocol::{
+    ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply, ResolveRequest, WebhookReply,
+    WebhookRequest,
+};
+use jiff::Timestamp;
+
+use super::classify;
+use super::client::Provider;
+use super::ladder::{Climb, Step, RECONCILE_REPLAYS};
+use super::record::{self, OpId, Record};
+use super::store::{Locked, OpLock, Store, Take, Unreadable};
+use super::webhook::{self, Event};
+use super::{Design, Execute, Flaw, Locking};
+
+/// One adapter of the family, over one state directory.
+#[derive(Debug, Clone)]
+pub struct DesignAdapter {
+    store: Store,
+    design: Design,
+}
+
+/// Which kind of call wants the lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Caller {
+    /// `execute` and `reconcile`: may send requests while holding it.
+    Worker,
+    /// `webhook` and `resolve`: never send anything, and must not drop what
+    /// they carry (a genuine event, an operator's decision).
+    Applier,
+}
+
+/// A provider collection name as the provider defines them. Anything else
+/// would not name a collection, and could change the path it is put in.
+fn usable_resource(resource: &str) -> bool {
+    let mut bytes = resource.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_lowercase())
+        && resource.len() <= 40
+        && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+fn parse_now(now: &str) -> Result<Timestamp, String> {
+    now.parse()
+        .map_err(|e| format!("the request's clock {now:?} is not RFC 3339 ({e}); nothing sent"))
+}
+
+fn unreadable(operation_id: &str, Unreadable(why): Unreadable) -> OutcomeReply {
+    OutcomeReply {
+        needs_review: true,
+        ..record::unknown_reply(
+            operation_id,
+            format!("{why}; nothing sent; a person must check the store"),
+        )
+    }
+}
+
+fn refused() -> WebhookReply {
+    WebhookReply {
+        accepted: false,
+        operation_id: None,
+    }
+}
+
+fn accepted(operation_id: Option<String>) -> WebhookReply {
+    WebhookReply {
+        accepted: true,
+        operation_id,
+    }
+}
+
+impl DesignAdapter {
+    /// An adapter of `design` whose store lives in `state_dir`.
+    pub fn open(state_dir: &Path, design: Design) -> Result<DesignAdapter, AdapterFailure> {
+        Ok(DesignAdapter {
+            store: Store::open(state_dir)?,
+            design,
+        })
+    }
+
+    fn take(&self, caller: Caller) -> Take {
+        match (self.design.flaw, caller, self.design.lock) {
+            (Flaw::Unlocked, _, _) => Take::Skip,
+            (_, Caller::Worker, Locking::Try) => Take::IfFree,
+            (_, Caller::Worker, Locking::Blocking) | (_, Caller::Applier, _) => Take::Wait,
+        }
+    }
+
+    /// The lock, or the reply to give at once because another worker has it.
+    async fn lock(
+        &self,
+        id: &OpId,
+        caller: Caller,
+    ) -> Result<Result<OpLock, OutcomeReply>, AdapterFailure> {
+        Ok(match self.store.lock(id, self.take(caller)).await? {
+            Locked::Held(lock) => Ok(lock),
+            Locked::Busy => Err(self.busy_reply(id)),
+        })
+    }
+
+    /// What a worker that found the operation locked says: the stored
+    /// record as it stands, sending nothing.
+    fn busy_reply(&self, id: &OpId) -> OutcomeReply {
+        const BUSY: &str = "another worker holds the operation";
+        match self.store.load(id) {
+            Ok(Some(stored)) => OutcomeReply {
+                evidence: format!("{BUSY}; stored: {}", stored.evidence),
+                ..stored.reply()
+            },
+            Ok(None) => record::unknown_reply(id.as_str(), format!("{BUSY}; nothing sent")),
+            Err(why) => unreadable(id.as_str(), why),
+        }
+    }
+}
+
+#[async_trait]
+impl Adapter for DesignAdapter {
+    async fn execute(&self, request: ExecuteRequest) -> Result<OutcomeReply, AdapterFailure> {
+        let operation = &request.operation;
+        let id = match OpId::parse(&operation.id) {
+            Ok(id) => id,
+            Err(why) => return Ok(record::unknown_reply(&operation.id, why)),
+        };
+        let now = match parse_now(&request.common.now) {
+            Ok(now) => now,
+            Err(why) => return Ok(record::unknown_reply(id.as_str(), why)),
+        };
+        let _lock = match self.lock(&id, Caller::Worker).await? {
+            Ok(lock) => lock,
+            Err(reply) => return Ok(reply),
+        };
+        let stored = match self.store.load(&id) {
+            Ok(stored) => stored,
+            Err(why) => return Ok(unreadable(id.as_str(), why)),
+        };
+        if let Some(stored) = &stored {
+            // Never a second first create: a known operation is returned or
+            // reconciled.
+            if stored.is_terminal() {
+                return Ok(stored.reply());
+            }
+        } else if !usable_resource(&operation.resource) {
+            return Ok(record::unknown_reply(
+                id.as_str(),
+                format!(
+                    "resource {:?} is not a collection name ([a-z][a-z0-9_]{{0,39}}); nothing stored or sent",
+                    operation.resource
+                ),
+            ));
+        }
+        let provider = Provider::new(&request.common)?;
+        let contract = &request.common.provider.contract;
+        let Some(stored) = stored else {
+            let intent = Record::intent(&id, operation, now);
+            let mut climb = Climb::new(
+                self.design,
+                &provider,
+                &self.store,
+                &id,
+                contract,
+                now,
+                intent,
+            );
+            let step = climb.first_send().await?;
+            if let (Execute::Eager { replays }, Step::Open) = (self.design.execute, step) {
+                climb.climb(replays).await?;
+            }
+            return climb.finish();
+        };
+        let mut climb = Climb::new(
+            self.design,
+            &provider,
+            &self.store,
+            &id,
+            contract,
+            now,
+            stored,
+        );
+        climb.climb(RECONCILE_REPLAYS).await?;
+        climb.finish()
+    }
+
+    async fn reconcile(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
+        let id = match OpId::parse(&request.operation_id) {
+            Ok(id) => id,
+            Err(why) => return Ok(record::unknown_reply(&request.operation_id, why)),
+        };
+        let _lock = match self.lock(&id, Caller::Worker).await? {
+            Ok(lock) => lock,
+            Err(reply) => return Ok(reply),
+        };
+        let stored = match self.store.load(&id) {
+            Ok(Some(stored)) => stored,
+            Ok(None) => return Ok(record::no_record(id.as_str())),
+            Err(why) => return Ok(unreadable(id.as_str(), why)),
+        };
+        if stored.is_terminal() {
+            return Ok(stored.reply());
+        }
+        let now = match parse_now(&request.common.now) {
+            Ok(now) => now,
+            Err(why) => {
+                return Ok(OutcomeReply {
+                    evidence: why,
+                    ..stored.reply()
+                })
+            }
+        };
+        let provider = Provider::new(&request.common)?;
+        let contract = &request.common.provider.contract;
+        let mut climb = Climb::new(
+            self.design,
+            &provider,
+            &self.store,
+            &id,
+            contract,
+            now,
+            stored,
+        );
+        climb.climb(RECONCILE_REPLAYS).await?;
+        climb.finish()
+    }
+
+    async fn webhook(&self, request: WebhookRequest) -> Result<WebhookReply, AdapterFailure> {
+        let Ok(now) = request.common.now.parse::<Timestamp>() else {
+            // Freshness cannot be judged without the clock.
+            return Ok(refused());
+        };
+        let secret = request
+            .common
+            .provider
+            .contract
+            .webhooks
+            .as_ref()
+            .map(|w| w.secret.as_str());
+        let webhook_id =
+            match webhook::verify(secret, &request.headers, &request.body, now.as_second()) {
+                Ok(id) => id.to_owned(),
+                Err(_) => return Ok(refused()),
+            };
+        let Some(event) = Event::parse(&request.body) else {
+            return Ok(accepted(None));
+        };
+        let Some(id) = event.operation_id().and_then(|op| OpId::parse(op).ok()) else {
+            return Ok(accepted(None));
+        };
+        let _lock = match self.lock(&id, Caller::Applier).await? {
+            Ok(lock) => lock,
+            Err(_) => return Ok(refused()),
+        };
+        let mut stored = match self.store.load(&id) {
+            Ok(Some(stored)) => stored,
+            Ok(None) => return Ok(accepted(None)),
+            // A genuine event we cannot apply: fail loudly so it is redelivered.
+            Err(Unreadable(why)) => return Err(AdapterFailure::new(why)),
+        };
+        if stored.first_sight_of(&webhook_id) {
+            apply_event(&mut stored, &event, self.design.flaw);
+            self.store.save(&id, &stored)?;
+        }
+        Ok(accepted(Some(id.as_str().to_owned())))
+    }
+
+    async fn resolve(&self, request: ResolveRequest) -> Result<OutcomeReply, AdapterFailure> {
+        let id = match OpId::parse(&request.operation_id) {
+            Ok(id) => id,
+            Err(why) => return Ok(record::unknown_reply(&request.operation_id, why)),
+        };
+        let _lock = match self.lock(&id, Caller::Applier).await? {
+            Ok(lock) => lock,
+            Err(reply) => return Ok(reply),
+        };
+        let mut stored = match self.store.load(&id) {
+            Ok(Some(stored)) => stored,
+            Ok(None) => return Ok(record::no_record(id.as_str())),
+            Err(why) => return Ok(unreadable(id.as_str(), why)),
+        };
+        if stored.is_terminal() {
+            return Ok(stored.reply());
+        }
+        let resolution = &request.resolution;
+        if !record::is_terminal(resolution.outcome) {
+            return Ok(OutcomeReply {
+                evidence: format!(
+                    "resolution ignored: an operator decides succeeded or failed; stored: {}",
+                    stored.evidence
+                ),
+                ..stored.reply()
+            });
+        }
+        stored.overwrite(
+            resolution.outcome,
+            None,
+            format!("operator: {}", resolution.evidence),
+        );
+        // The operator's word, including "no object", replaces ours.
+        stored.provider_ref = resolution.provider_ref.clone();
+        stored.needs_review = false;
+        stored.create_in_doubt = false;
+        self.store.save(&id, &stored)?;
+        Ok(stored.reply())
+    }
+
+    async fn status(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
+        let id = match OpId::parse(&request.operation_id) {
+            Ok(id) => id,
+            Err(why) => return Ok(record::unknown_reply(&request.operation_id, why)),
+        };
+        // Records are replaced atomically, so a read needs no lock.
+        Ok(match self.store.load(&id) {
+            Ok(Some(stored)) => stored.reply(),
+            Ok(None) => record::no_record(id.as_str()),
+            Err(why) => unreadable(id.as_str(), why),
+        })
+    }
+}
+
+/// Applies a genuine, first-seen event: it may move a record forward, never
+/// back, and never touches a terminal one; the flawed `last-writer-wins`
+/// design takes whatever the event says.
+pub fn apply_event(stored: &mut Record, event: &Event, flaw: Flaw) {
+    let Some(outcome) = classify::outcome_of_status(event.status()) else {
+        return;
+    };
+    let object_id = event
+        .object_id()
+        .filter(|id| classify::usable_id(id))
+        .map(str::to_owned);
+    if let (Some(known), Some(theirs)) = (&stored.provider_ref, &object_id) {
+        if known != theirs {
+            // Another object carrying our reference says nothing about ours.
+            return;
+        }
+    }
+    let evidence = format!(
+        "webhook {}: object {} is {}",
+        event.kind,
+        object_id.as_deref().unwrap_or("(no id)"),
+        event.status()
+    );
+    if outcome == OutcomeKind::Succeeded && object_id.is_none() {
+        // A success must name its object; without an id it is no claim.
+        return;
+    }
+    let moved = if flaw == Flaw::LastWriterWins {
+        stored.overwrite(outcome, object_id, evidence);
+        true
+    } else {
+        stored.advance(outcome, object_id, evidence)
+    };
+    if moved {
+        stored.create_in_doubt = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harness::protocol::Operation;
+    use serde_json::Map;
+
+    fn record(outcome: OutcomeKind) -> Option<Record> {
+        let id = OpId::parse("op-1").ok()?;
+        let operation = Operation {
+            id: "op-1".to_owned(),
+            action: "create".to_owned(),
+            resource: "tickets".to_owned(),
+            args: Map::new(),
+        };
+        let mut record = Record::intent(&id, &operation, Timestamp::UNIX_EPOCH);
+        record.outcome = outcome;
+        Some(record)
+    }
+
+    fn event(status: &str) -> Option<Event> {
+        Event::parse(&format!(
+            r#"{{"type":"tickets.created","data":{{"id":"tkt_1","status":"{status}","client_reference":"op-1"}}}}"#
+        ))
+    }
+
+    #[test]
+    fn events_move_records_forward_only() {
+        let (Some(mut done), Some(late)) = (record(OutcomeKind::Succeeded), event("processing"))
+        else {
+            panic!("fixture");
+        };
+        apply_event(&mut done, &late, Flaw::None);
+        assert_eq!(done.outcome, OutcomeKind::Succeeded);
+        apply_event(&mut done, &late, Flaw::LastWriterWins);
+        assert_eq!(done.outcome, OutcomeKind::Pending);
+
+        let (Some(mut open), Some(settled)) = (record(OutcomeKind::Unknown), event("succeeded"))
+        else {
+            panic!("fixture");
+        };
+        apply_event(&mut open, &settled, Flaw::None);
+        assert_eq!(open.outcome, OutcomeKind::Succeeded);
+        assert_eq!(open.provider_ref.as_deref(), Some("tkt_1"));
+    }
+
+    #[test]
+    fn resource_names_follow_the_provider() {
+        assert!(usable_resource("tickets"));
+        assert!(usable_resource("a1_b"));
+        for bad in [
+            "",
+            "Tickets",
+            "1x",
+            "tickets/1",
+            "tickets?x=1",
+            &"a".repeat(41),
+        ] {
+            assert!(!usable_resource(bad), "{bad:?}");
+        }
+    }
+}

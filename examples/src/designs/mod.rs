@@ -1,0 +1,255 @@
+//! A family of adapters that share one kit and differ only in *design*: when
+//! `execute` climbs the evidence ladder, which rung comes first, how the
+//! operation lock is taken, and (for the flawed variants) one deliberate
+//! mistake each. Every design is written against the public contracts
+//! (docs/adapter-protocol.md, docs/provider-api.md), not against any one
+//! scenario.
+//!
+//! Catalogue ([`design`] finds one by name; `design <name> <call>` serves
+//! one as a process):
+//!
+//! | name | execute | order | lock | flaw |
+//! |---|---|---|---|---|
+//! | `eager` | eager, 2 replays | replay first | blocking | none |
+//! | `lazy` | lazy | replay first | blocking | none |
+//! | `lookup-first` | eager, 1 replay | lookup first | blocking | none |
+//! | `try-lock` | lazy | replay first | try | none |
+//! | `flawed-in-flight-is-failure` | as `eager` | | | a 409 in flight is `failed` |
+//! | `flawed-unlocked` | as `eager` | | | no lock |
+//! | `flawed-replays-expired-keys` | as `eager` | | | replays whatever the key's age |
+//! | `flawed-last-writer-wins` | as `eager` | | | a genuine event overwrites anything |
+//! | `flawed-never-escalates` | as `eager` | | | never sets `needs_review` |
+//!
+//! Decisions every design shares, where the contract leaves a choice:
+//! - 429 is `unknown`, not `failed`: nothing ran, and the record says so,
+//!   so the next climb sends the same request again without a lookup.
+//! - A 409 "in flight" is `pending` (the provider has the request), and the
+//!   climb stops there: anything else in the same call would race it.
+//! - A refusal (400/401/404/413) is `failed` only when no earlier attempt
+//!   is in doubt; after an ambiguous attempt it says nothing about that one.
+//! - An absence seen in the very call whose create lost its answer leads to
+//!   a resend only when that resend is a retained-key replay: an unkeyed
+//!   re-create could overtake a create still on its way.
+//! - `try-lock` applies to `execute` and `reconcile`; `webhook` and
+//!   `resolve` send nothing and wait for the lock, so a genuine event or an
+//!   operator's decision is never dropped for want of it.
+//!
+//! Map:
+//! - [`record`]: what is stored about an operation, and the never-regress rule.
+//! - [`store`]: one JSON file per operation, atomic replace, per-operation locks.
+//! - [`keys`]: the operation's idempotency key and how each mode spells it.
+//! - [`client`]: bounded HTTP requests, and how an answer was lost.
+//! - [`classify`]: what a create answer or a lookup answer means (pure).
+//! - [`rules`]: key retention, which rungs exist, when to escalate (pure).
+//! - [`webhook`]: Standard Webhooks verification and event correlation (pure).
+//! - [`ladder`]: climbing the evidence ladder for one operation.
+//! - [`calls`]: the five protocol calls.
+
+use std::path::Path;
+
+use harness::adapter::{Adapter, AdapterFactory, AdapterFailure};
+
+pub mod calls;
+pub mod classify;
+pub mod client;
+pub mod keys;
+pub mod ladder;
+pub mod record;
+pub mod rules;
+pub mod store;
+pub mod webhook;
+
+/// How one adapter of the family behaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Design {
+    /// What `execute` does after an ambiguous answer.
+    pub execute: Execute,
+    /// Which rung of the ladder comes first.
+    pub order: Order,
+    /// How a call that may change a record takes the operation's lock.
+    pub lock: Locking,
+    /// The deliberate mistake, if any.
+    pub flaw: Flaw,
+}
+
+/// What `execute` does after its create came back ambiguous.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Execute {
+    /// Climb the ladder at once: up to `replays` same-key replays, then lookups.
+    Eager {
+        /// Same-key replays `execute` may send at once.
+        replays: u32,
+    },
+    /// Answer `unknown` and leave every further step to `reconcile`.
+    Lazy,
+}
+
+/// Which evidence comes first while the key is still retained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Replay the key first; look up only when the replays stay ambiguous.
+    ReplayFirst,
+    /// Look up first; replay only when the lookups prove nothing.
+    LookupFirst,
+}
+
+/// How the operation's lock is taken by the calls that may change a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Locking {
+    /// Wait for the lock and hold it from the first read to the last write.
+    Blocking,
+    /// Take the lock only if it is free; otherwise answer from the store at
+    /// once and send nothing.
+    Try,
+}
+
+/// The one deliberate mistake of a flawed design.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flaw {
+    /// A correct design.
+    None,
+    /// A 409 "key in flight" is taken for a failure.
+    InFlightIsFailure,
+    /// No lock at all: racing calls interleave.
+    Unlocked,
+    /// Replays the key whatever its age.
+    ReplaysExpiredKeys,
+    /// A genuine event overwrites whatever the record says.
+    LastWriterWins,
+    /// Never asks a person.
+    NeverEscalates,
+}
+
+/// `eager`: replays at once after an ambiguous answer, key first, blocking lock.
+pub const EAGER: Design = Design {
+    execute: Execute::Eager { replays: 2 },
+    order: Order::ReplayFirst,
+    lock: Locking::Blocking,
+    flaw: Flaw::None,
+};
+
+/// `lazy`: execute sends once; reconcile does the rest.
+pub const LAZY: Design = Design {
+    execute: Execute::Lazy,
+    ..EAGER
+};
+
+/// `lookup-first`: looks for the object before it replays.
+pub const LOOKUP_FIRST: Design = Design {
+    execute: Execute::Eager { replays: 1 },
+    order: Order::LookupFirst,
+    ..EAGER
+};
+
+/// `try-lock`: lazy, and never waits for another worker.
+pub const TRY_LOCK: Design = Design {
+    lock: Locking::Try,
+    ..LAZY
+};
+
+const CORRECT: [(&str, Design); 4] = [
+    ("eager", EAGER),
+    ("lazy", LAZY),
+    ("lookup-first", LOOKUP_FIRST),
+    ("try-lock", TRY_LOCK),
+];
+
+const FLAWED: [(&str, Flaw); 5] = [
+    ("flawed-in-flight-is-failure", Flaw::InFlightIsFailure),
+    ("flawed-unlocked", Flaw::Unlocked),
+    ("flawed-replays-expired-keys", Flaw::ReplaysExpiredKeys),
+    ("flawed-last-writer-wins", Flaw::LastWriterWins),
+    ("flawed-never-escalates", Flaw::NeverEscalates),
+];
+
+/// Builds adapters of one named design.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DesignFactory {
+    /// The catalogue name (`eager`, `flawed-unlocked`, ...).
+    pub name: &'static str,
+    /// The design.
+    pub design: Design,
+}
+
+impl AdapterFactory for DesignFactory {
+    fn name(&self) -> String {
+        self.name.to_owned()
+    }
+
+    fn build(&self, state_dir: &Path) -> Result<Box<dyn Adapter>, AdapterFailure> {
+        Ok(Box::new(calls::DesignAdapter::open(
+            state_dir,
+            self.design,
+        )?))
+    }
+}
+
+fn catalogue() -> impl Iterator<Item = DesignFactory> {
+    let correct = CORRECT
+        .into_iter()
+        .map(|(name, design)| DesignFactory { name, design });
+    // Each flawed design is `eager` with exactly one mistake, so a verdict
+    // that differs from `eager`'s is that mistake's doing.
+    let flawed = FLAWED.into_iter().map(|(name, flaw)| DesignFactory {
+        name,
+        design: Design { flaw, ..EAGER },
+    });
+    correct.chain(flawed)
+}
+
+fn boxed(factory: DesignFactory) -> Box<dyn AdapterFactory> {
+    Box::new(factory)
+}
+
+/// The correct designs: `eager`, `lazy`, `lookup-first`, `try-lock`.
+pub fn correct_designs() -> Vec<Box<dyn AdapterFactory>> {
+    catalogue()
+        .filter(|f| f.design.flaw == Flaw::None)
+        .map(boxed)
+        .collect()
+}
+
+/// The flawed designs, each `eager` with one deliberate mistake.
+pub fn flawed_designs() -> Vec<Box<dyn AdapterFactory>> {
+    catalogue()
+        .filter(|f| f.design.flaw != Flaw::None)
+        .map(boxed)
+        .collect()
+}
+
+/// The design of that name, correct or flawed.
+pub fn design(name: &str) -> Option<Box<dyn AdapterFactory>> {
+    catalogue().find(|f| f.name == name).map(boxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalogue_names_are_unique_and_found() {
+        let names: Vec<String> = correct_designs()
+            .iter()
+            .chain(flawed_designs().iter())
+            .map(|f| f.name())
+            .collect();
+        assert_eq!(names.len(), 9);
+        for name in &names {
+            assert_eq!(
+                design(name).map(|f| f.name()).as_deref(),
+                Some(name.as_str())
+            );
+            assert_eq!(names.iter().filter(|n| *n == name).count(), 1);
+        }
+        assert!(design("reference").is_none());
+    }
+
+    #[test]
+    fn each_flawed_design_is_eager_with_one_flaw() {
+        for (_, flaw) in FLAWED {
+            let factory = catalogue().find(|f| f.design.flaw == flaw);
+            let design = factory.map(|f| f.design);
+            assert_eq!(design, Some(Design { flaw, ..EAGER }));
+        }
+    }
+}
