@@ -226,8 +226,11 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
+    /// A shutdown signal that never fires: the sender lives as long as the
+    /// process (a dropped sender reads as "shut down").
     fn no_shutdown() -> watch::Receiver<bool> {
-        watch::channel(false).1
+        static SENDER: std::sync::OnceLock<watch::Sender<bool>> = std::sync::OnceLock::new();
+        SENDER.get_or_init(|| watch::channel(false).0).subscribe()
     }
 
     #[tokio::test]

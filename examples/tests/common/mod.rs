@@ -52,3 +52,19 @@ pub fn explain(s: &ScenarioReport) -> String {
     }
     out
 }
+
+/// The real interpreter behind `python3`: a version-manager shim (pyenv) costs a
+/// shell start on every one of the hundreds of calls.
+#[allow(dead_code)] // not every test binary that shares this module runs Python
+pub fn python_interpreter() -> String {
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "python3 -c failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}

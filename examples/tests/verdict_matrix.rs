@@ -1,0 +1,449 @@
+//! The proof that verdicts judge the contract, not a design.
+//!
+//! - Correct adapters of different designs (the bundled reference; `eager`,
+//!   `lazy`, `lookup-first` and `try-lock` from `examples/src/designs`; the
+//!   Python adapter in three strategies) pass every built-in scenario: the
+//!   in-process ones on 20 seeds, with `--jobs 1` and `--jobs 8`; the Python
+//!   one on 3 seeds.
+//! - Flawed adapters (the ten naive ones, one per case, and five flawed
+//!   variants of the `eager` design) are each caught, on every one of the 20
+//!   seeds, by the scenarios named for them, with a violation of the check
+//!   named for them, which no correct adapter gets on that scenario.
+//! - The matrix (adapters × scenarios, seed 1) is printed and must equal
+//!   docs/verdict-matrix.md; `LOSTREPLY_BLESS=1` rewrites that file.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use futures::stream::{self, StreamExt};
+use harness::adapter::AdapterFactory;
+use harness::driver::{AdapterUnderTest, ProcessCommand};
+use harness::run::{run_suite, RunOptions};
+use harness::scenario::model::Scenario;
+use reports::model::{Report, Verdict};
+
+const SEEDS: std::ops::RangeInclusive<u64> = 1..=20;
+const PYTHON_SEEDS: [u64; 3] = [1, 2, 3];
+/// Suite runs in flight at once: most of a run is waiting (client timeouts,
+/// stalls, a gather's bound), so they overlap well on two cores.
+const CONCURRENT_RUNS: usize = 12;
+
+/// A flawed adapter, the scenarios that must catch it, and the check (its
+/// name's prefix) that must be among the violations.
+struct Flawed {
+    name: &'static str,
+    factory: Arc<dyn AdapterFactory>,
+    caught_by: &'static [(&'static str, &'static str)],
+}
+
+fn correct() -> Vec<(String, Arc<dyn AdapterFactory>)> {
+    let mut adapters = vec![(
+        "reference".to_owned(),
+        harness::builtin::adapter("reference").expect("bundled"),
+    )];
+    for factory in lostreply_examples::designs::correct_designs() {
+        adapters.push((factory.name(), Arc::from(factory)));
+    }
+    adapters
+}
+
+fn flawed() -> Vec<Flawed> {
+    let naive = |case: u8| -> Arc<dyn AdapterFactory> {
+        let f = lostreply_examples::naive_adapter(case).expect("a naive adapter per case");
+        Arc::new(lostreply_examples::naive::kit::Factory {
+            name: f.name,
+            build: f.build,
+        })
+    };
+    let design = |name: &str| -> Arc<dyn AdapterFactory> {
+        Arc::from(lostreply_examples::designs::design(name).expect("a flawed design"))
+    };
+    vec![
+        Flawed {
+            name: "naive case 1: a timeout is a failure",
+            factory: naive(1),
+            caught_by: &[
+                ("case01-lost-before-receipt-no-keys", "expect.final"),
+                ("case01-timeout-before-receipt", "invariant 3"),
+            ],
+        },
+        Flawed {
+            name: "naive case 2: a fresh key per attempt",
+            factory: naive(2),
+            caught_by: &[
+                ("case02-lost-after-commit", "invariant 1"),
+                ("case02-timeout-after-commit", "invariant 1"),
+            ],
+        },
+        Flawed {
+            name: "naive case 3: processing is done",
+            factory: naive(3),
+            caught_by: &[
+                ("case03-processing-settles-failed", "invariant 3"),
+                ("case03-still-processing", "invariant 2"),
+            ],
+        },
+        Flawed {
+            name: "naive case 4: tagged retries",
+            factory: naive(4),
+            caught_by: &[
+                ("case04-replay-identical-arguments", "invariant 5"),
+                ("case04-replay-on-reconcile", "invariant 5"),
+            ],
+        },
+        Flawed {
+            name: "naive case 5: one key per action",
+            factory: naive(5),
+            caught_by: &[
+                ("case05-identical-arguments-on-purpose", "invariant 2"),
+                ("case05-key-collision-different-arguments", "invariant 2"),
+            ],
+        },
+        Flawed {
+            name: "naive case 6: trusts every webhook",
+            factory: naive(6),
+            caught_by: &[("case06-webhook-around-reconcile", "invariant 7")],
+        },
+        Flawed {
+            name: "naive case 7: unlocked reconciler",
+            factory: naive(7),
+            caught_by: &[("case07-racing-reconcilers", "invariant 1")],
+        },
+        Flawed {
+            name: "naive case 8: key and intent in memory",
+            factory: naive(8),
+            caught_by: &[("case08-crash-after-remote-success", "invariant 1")],
+        },
+        Flawed {
+            name: "naive case 9: keys never expire",
+            factory: naive(9),
+            caught_by: &[("case09-key-retention-expired", "invariant 1")],
+        },
+        Flawed {
+            name: "naive case 10: re-executes after review",
+            factory: naive(10),
+            caught_by: &[("case10-review-then-late-event", "invariant 1")],
+        },
+        Flawed {
+            name: "eager, but a 409 in flight is a failure",
+            factory: design("flawed-in-flight-is-failure"),
+            caught_by: &[
+                ("case01-timeout-before-receipt", "invariant 3"),
+                ("extra-retry-meets-request-in-flight", "invariant 3"),
+                ("extra-retry-meets-request-in-flight-ietf", "invariant 3"),
+            ],
+        },
+        Flawed {
+            name: "eager, but reconcilers take no lock",
+            factory: design("flawed-unlocked"),
+            caught_by: &[("case07-racing-reconcilers", "invariant 1")],
+        },
+        Flawed {
+            name: "eager, but expired keys are replayed",
+            factory: design("flawed-replays-expired-keys"),
+            caught_by: &[
+                ("case09-key-retention-expired", "invariant 1"),
+                ("extra-retention-from-first-use", "invariant 1"),
+            ],
+        },
+        Flawed {
+            name: "eager, but the last writer wins",
+            factory: design("flawed-last-writer-wins"),
+            caught_by: &[("case10-review-then-late-event", "invariant 4")],
+        },
+        Flawed {
+            name: "eager, but never asks a person",
+            factory: design("flawed-never-escalates"),
+            caught_by: &[
+                ("case10-review-then-late-event", "expect.needs_review_from_step"),
+                ("extra-no-keys-no-lookup", "expect.needs_review_from_step"),
+            ],
+        },
+    ]
+}
+
+fn python(strategy: &str) -> AdapterUnderTest {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/python/lostreply_adapter.py"
+    );
+    let command = ProcessCommand::from_argv(vec![
+        common::python_interpreter(),
+        script.to_owned(),
+        "--strategy".to_owned(),
+        strategy.to_owned(),
+    ])
+    .expect("command");
+    AdapterUnderTest::Process(command)
+}
+
+/// One suite run to make.
+struct Job {
+    label: String,
+    adapter: AdapterUnderTest,
+    scenarios: Vec<Scenario>,
+    seed: u64,
+    jobs: usize,
+}
+
+/// Runs every job, several at once; results in the jobs' order.
+fn run_all(jobs: Vec<Job>) -> Vec<(String, Report)> {
+    let rt = common::runtime();
+    rt.block_on(async {
+        let mut done: Vec<(usize, String, Report)> = stream::iter(jobs.into_iter().enumerate())
+            .map(|(i, job)| async move {
+                let options = RunOptions {
+                    adapter: job.adapter,
+                    seed: job.seed,
+                    jobs: job.jobs,
+                    command_prefix: "lostreply run".to_owned(),
+                };
+                let report = run_suite(&job.scenarios, &options, |_| {}).await;
+                (i, job.label, report)
+            })
+            .buffer_unordered(CONCURRENT_RUNS)
+            .collect()
+            .await;
+        done.sort_by_key(|(i, _, _)| *i);
+        done.into_iter().map(|(_, l, r)| (l, r)).collect()
+    })
+}
+
+fn failures(label: &str, report: &Report) -> Vec<String> {
+    report
+        .scenarios
+        .iter()
+        .filter(|s| s.verdict != Verdict::Passed)
+        .map(|s| format!("{label}: {}", common::explain(s)))
+        .collect()
+}
+
+#[test]
+fn correct_designs_pass_every_scenario_on_every_seed() {
+    let library = common::library();
+    let mut jobs = Vec::new();
+    for (name, factory) in correct() {
+        for seed in SEEDS {
+            for concurrency in [1, 8] {
+                jobs.push(Job {
+                    label: format!("{name} seed {seed} jobs {concurrency}"),
+                    adapter: AdapterUnderTest::InProcess(factory.clone()),
+                    scenarios: library.clone(),
+                    seed,
+                    jobs: concurrency,
+                });
+            }
+        }
+    }
+    for seed in PYTHON_SEEDS {
+        jobs.push(Job {
+            label: format!("python replay-once seed {seed}"),
+            adapter: python("replay-once"),
+            scenarios: library.clone(),
+            seed,
+            jobs: 4,
+        });
+    }
+    for strategy in ["eager", "lazy"] {
+        jobs.push(Job {
+            label: format!("python {strategy} seed 1"),
+            adapter: python(strategy),
+            scenarios: library.clone(),
+            seed: 1,
+            jobs: 4,
+        });
+    }
+    let problems: Vec<String> = run_all(jobs)
+        .iter()
+        .flat_map(|(label, report)| failures(label, report))
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn every_flawed_design_is_caught_on_every_seed() {
+    let library = common::library();
+    let by_id: BTreeMap<&str, &Scenario> = library.iter().map(|s| (s.id.as_str(), s)).collect();
+    let mut jobs = Vec::new();
+    let subjects = flawed();
+    for subject in &subjects {
+        let scenarios: Vec<Scenario> = subject
+            .caught_by
+            .iter()
+            .map(|(id, _)| (*by_id.get(id).unwrap_or_else(|| panic!("no scenario {id}"))).clone())
+            .collect();
+        for seed in SEEDS {
+            jobs.push(Job {
+                label: format!("{} seed {seed}", subject.name),
+                adapter: AdapterUnderTest::InProcess(subject.factory.clone()),
+                scenarios: scenarios.clone(),
+                seed,
+                jobs: 8,
+            });
+        }
+    }
+    // What the correct designs get on each scenario (nothing, as the test
+    // above proves): a flaw must be caught by something they never get.
+    let correct_checks = checks_of_correct(&library);
+    let mut problems = Vec::new();
+    for (label, report) in run_all(jobs) {
+        let Some(subject) = subjects.iter().find(|s| label.starts_with(s.name)) else {
+            continue;
+        };
+        for (id, check) in subject.caught_by {
+            let Some(scenario) = report.scenarios.iter().find(|s| s.id == *id) else {
+                problems.push(format!("{label}: {id} did not run"));
+                continue;
+            };
+            let caught: BTreeSet<String> = scenario
+                .violations
+                .iter()
+                .map(|v| common::check_name(&v.check))
+                .filter(|c| !correct_checks.get(*id).is_some_and(|set| set.contains(c)))
+                .collect();
+            if scenario.verdict != Verdict::Violated || !caught.iter().any(|c| c.starts_with(check))
+            {
+                problems.push(format!(
+                    "{label}: not caught by {check} on {id}: {}",
+                    common::explain(scenario)
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The checks correct designs violate on each scenario, seed 1.
+fn checks_of_correct(library: &[Scenario]) -> BTreeMap<String, BTreeSet<String>> {
+    let jobs = correct()
+        .into_iter()
+        .map(|(name, factory)| Job {
+            label: name,
+            adapter: AdapterUnderTest::InProcess(factory),
+            scenarios: library.to_vec(),
+            seed: 1,
+            jobs: 8,
+        })
+        .collect();
+    let mut checks: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (_, report) in run_all(jobs) {
+        for s in &report.scenarios {
+            checks
+                .entry(s.id.clone())
+                .or_default()
+                .extend(s.violations.iter().map(|v| common::check_name(&v.check)));
+        }
+    }
+    checks
+}
+
+#[test]
+fn the_matrix_in_the_docs_is_the_matrix_the_harness_produces() {
+    let library = common::library();
+    let mut jobs: Vec<Job> = correct()
+        .into_iter()
+        .map(|(name, factory)| Job {
+            label: format!("{name} (correct)"),
+            adapter: AdapterUnderTest::InProcess(factory),
+            scenarios: library.clone(),
+            seed: 1,
+            jobs: 8,
+        })
+        .collect();
+    jobs.push(Job {
+        label: "python (correct)".to_owned(),
+        adapter: python("replay-once"),
+        scenarios: library.clone(),
+        seed: 1,
+        jobs: 4,
+    });
+    for subject in flawed() {
+        jobs.push(Job {
+            label: subject.name.to_owned(),
+            adapter: AdapterUnderTest::InProcess(subject.factory),
+            scenarios: library.clone(),
+            seed: 1,
+            jobs: 8,
+        });
+    }
+    let results = run_all(jobs);
+    let matrix = render(&library, &results);
+    println!("{matrix}");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/verdict-matrix.md");
+    if std::env::var_os("LOSTREPLY_BLESS").is_some() {
+        std::fs::write(path, &matrix).expect("write docs/verdict-matrix.md");
+        return;
+    }
+    let documented = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        documented == matrix,
+        "docs/verdict-matrix.md is not the matrix the harness produces; rerun with \
+         LOSTREPLY_BLESS=1 and review the diff"
+    );
+}
+
+/// The matrix as Markdown: a row per scenario, a column per adapter; a cell is
+/// `pass` or the checks that caught the adapter there.
+fn render(library: &[Scenario], results: &[(String, Report)]) -> String {
+    let mut out = String::from(
+        "# Verdict matrix\n\n\
+         Generated by `examples/tests/verdict_matrix.rs` (seed 1; the test also runs every\n\
+         correct adapter on 20 seeds and checks that each flawed one is caught on all of\n\
+         them). Columns: the correct designs first (reference, eager, lazy, lookup-first,\n\
+         try-lock, the Python adapter), then the flawed adapters:\n\n",
+    );
+    for (i, (label, _)) in results.iter().enumerate() {
+        out.push_str(&format!("- **A{}**: {label}\n", i + 1));
+    }
+    out.push_str(
+        "\nA cell is `pass`, or the checks the adapter broke there (`inv N` is invariant N,\n\
+         `expect.K` an expectation). Every correct design passes every scenario; every flawed\n\
+         one is caught by at least the scenario its row names in the test.\n\n| scenario |",
+    );
+    for i in 0..results.len() {
+        out.push_str(&format!(" A{} |", i + 1));
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---|".repeat(results.len()));
+    out.push('\n');
+    for scenario in library {
+        out.push_str(&format!("| {} |", scenario.id));
+        for (_, report) in results {
+            let cell = report
+                .scenarios
+                .iter()
+                .find(|s| s.id == scenario.id)
+                .map(|s| {
+                    if s.verdict == Verdict::Passed {
+                        "pass".to_owned()
+                    } else {
+                        let mut checks: Vec<String> = s
+                            .violations
+                            .iter()
+                            .map(|v| short(&common::check_name(&v.check)))
+                            .collect::<BTreeSet<_>>()
+                            .into_iter()
+                            .collect();
+                        if !s.errors.is_empty() {
+                            checks.push("adapter error".to_owned());
+                        }
+                        checks.join(", ")
+                    }
+                })
+                .unwrap_or_default();
+            out.push_str(&format!(" {cell} |"));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `invariant 1 (at-most-once)` → `inv 1`.
+fn short(check: &str) -> String {
+    match check.strip_prefix("invariant ") {
+        Some(rest) => format!("inv {}", rest.split(' ').next().unwrap_or(rest)),
+        None => check.to_owned(),
+    }
+}

@@ -1,0 +1,207 @@
+//! Faults that describe situations rather than request counts: rules scoped to
+//! the harness's steps, holds that keep a key in flight until a step ends, and
+//! gathers that make two callers meet. Real clients over loopback.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use serde_json::json;
+use simulator::{
+    FaultResponse, IdempotencyMode, Lookup, Match, Position, Release, RequestKind, ResponseFate,
+    StallThen,
+};
+
+fn keyed_plan() -> simulator::Plan {
+    let mut plan = plan();
+    plan.idempotency.mode = IdempotencyMode::Stripe;
+    plan
+}
+
+fn in_step(step: u32, mut when: Match) -> Match {
+    when.steps = Some([step].into_iter().collect());
+    when
+}
+
+#[tokio::test]
+async fn a_step_scoped_rule_loses_every_answer_of_its_step_and_nothing_else() {
+    let mut plan = keyed_plan();
+    plan.faults = vec![rule(
+        in_step(1, Match::default()),
+        Position::AfterCommit,
+        FaultResponse::Drop,
+    )];
+    let sim = start(plan).await;
+    let body = json!({"title": "t", "amount": 1});
+    // Before any step: served.
+    let (status, _) = json(get(&sim, A, "/v1/tickets?client_reference=x").await).await;
+    assert_eq!(status, 200);
+    sim.begin_step(1, Some(1));
+    // Step 1: the create commits and is lost; so is its replay, so is a lookup,
+    // however many an adapter sends.
+    for _ in 0..3 {
+        assert!(post_with(&client(2000), &sim, A, "tickets", &body, Some("k1"))
+            .await
+            .is_err());
+    }
+    assert!(client(2000)
+        .get(format!("{}/v1/tickets?client_reference=x", sim.base_url()))
+        .bearer_auth(A)
+        .send()
+        .await
+        .is_err());
+    sim.end_step(1);
+    sim.begin_step(2, Some(1));
+    let (status, replay) = json(post(&sim, A, "tickets", &body, Some("k1")).await).await;
+    assert_eq!(status, 201);
+    assert_eq!(sim.ledger().len(), 1, "one effect: the rest were replays");
+    assert_eq!(replay["id"], sim.ledger()[0].id.as_str());
+    let steps: Vec<Option<u32>> = sim.journal().iter().map(|e| e.step).collect();
+    assert_eq!(steps, vec![None, Some(1), Some(1), Some(1), Some(1), Some(2)]);
+    sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn times_takes_the_first_n_matches_of_a_step() {
+    let mut plan = plan();
+    let mut when = in_step(1, Match::default());
+    when.kind = Some(RequestKind::Search);
+    when.times = Some(2);
+    plan.faults = vec![rule(
+        when,
+        Position::AfterCommit,
+        FaultResponse::Status { code: 503 },
+    )];
+    let sim = start(plan).await;
+    sim.begin_step(1, None);
+    let mut statuses = Vec::new();
+    for _ in 0..3 {
+        statuses.push(get(&sim, A, "/v1/tickets?client_reference=x").await.status().as_u16());
+    }
+    assert_eq!(statuses, vec![503, 503, 200]);
+    sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_hold_keeps_the_key_in_flight_until_its_step_ends_then_commits() {
+    let mut plan = keyed_plan();
+    let mut when = in_step(1, creates());
+    when.nth = Some(1);
+    plan.faults = vec![rule(
+        when,
+        Position::BeforeCommit,
+        FaultResponse::Stall {
+            then: StallThen::Commit,
+            until: Release::StepEnd(2),
+        },
+    )];
+    let sim = start(plan).await;
+    let body = json!({"title": "held", "amount": 7});
+    sim.begin_step(1, Some(1));
+    // The client gives up; the provider keeps working.
+    assert!(post_with(&client(200), &sim, A, "tickets", &body, Some("k"))
+        .await
+        .is_err());
+    // A same-key retry, in this step and the next, meets the original in flight.
+    let (status, error) = json(post(&sim, A, "tickets", &body, Some("k")).await).await;
+    assert_eq!(status, 409);
+    assert_eq!(error["error"]["code"], "idempotency_key_in_use");
+    sim.end_step(1);
+    assert_eq!(sim.wait_quiet(Duration::from_secs(5)).await, Vec::<u64>::new());
+    sim.begin_step(2, Some(1));
+    let (status, _) = json(post(&sim, A, "tickets", &body, Some("k")).await).await;
+    assert_eq!(status, 409);
+    assert!(sim.ledger().is_empty(), "nothing committed while held");
+    sim.end_step(2);
+    // Quiet only once the held request has committed and ended.
+    assert_eq!(sim.wait_quiet(Duration::from_secs(5)).await, Vec::<u64>::new());
+    assert_eq!(sim.ledger().len(), 1);
+    assert_eq!(
+        fate_of(&sim, 1).await,
+        ResponseFate::Stalled { client_left: true }
+    );
+    let (status, replay) = json(post(&sim, A, "tickets", &body, Some("k")).await).await;
+    assert_eq!(status, 201);
+    assert_eq!(replay["id"], sim.ledger()[0].id.as_str());
+    sim.shutdown().await;
+}
+
+fn gather_plan(lookup: Lookup) -> simulator::Plan {
+    let mut plan = plan();
+    plan.lookup = lookup;
+    let mut when = in_step(1, Match::default());
+    when.kind = Some(RequestKind::Search);
+    plan.faults = vec![rule(
+        when,
+        Position::BeforeRead,
+        FaultResponse::Gather {
+            requests: 2,
+            at_most: Duration::from_secs(4),
+        },
+    )];
+    plan
+}
+
+#[tokio::test]
+async fn two_searches_meet_and_both_see_the_state_before_either_acts() {
+    let sim = start(gather_plan(Lookup::default())).await;
+    sim.begin_step(1, Some(2));
+    let search = || async {
+        let (status, page) = json(get(&sim, A, "/v1/tickets?client_reference=op-1").await).await;
+        (status, page["data"].as_array().map(Vec::len))
+    };
+    let started = std::time::Instant::now();
+    let (first, second) = tokio::join!(search(), search());
+    assert_eq!(first, (200, Some(0)));
+    assert_eq!(second, (200, Some(0)));
+    // They met: neither waited for the 4 s bound.
+    assert!(started.elapsed() < Duration::from_secs(4));
+    sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_lone_search_goes_on_once_the_other_call_has_returned() {
+    let sim = start(gather_plan(Lookup::default())).await;
+    sim.begin_step(1, Some(2));
+    let lone = async { get(&sim, A, "/v1/tickets?client_reference=op-1").await.status() };
+    let other_returns = async {
+        // The other call ends without sending anything (a try-lock loser),
+        // while the lone search waits at the gather.
+        wait_until("the search is held", || sim.journal_len() == 1).await;
+        sim.call_ended();
+    };
+    let (status, ()) = tokio::join!(lone, other_returns);
+    assert_eq!(status.as_u16(), 200);
+    sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_disabled_retrieve_is_unsupported_not_absent() {
+    let mut plan = plan();
+    plan.lookup.retrieve = false;
+    let sim = start(plan).await;
+    let (status, body) = json(get(&sim, A, "/v1/tickets/tkt_missing").await).await;
+    assert_eq!(status, 400);
+    assert_eq!(body["error"]["type"], "unsupported_query");
+    sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn null_reserved_fields_mean_absent_and_keep_the_fingerprint() {
+    let mut plan = keyed_plan();
+    plan.faults.clear();
+    let sim = start(plan).await;
+    let plain = json!({"title": "t", "amount": 1});
+    let nulls = json!({"title": "t", "amount": 1, "client_reference": null, "metadata": null});
+    let (status, first) = json(post(&sim, A, "tickets", &nulls, Some("k")).await).await;
+    assert_eq!(status, 201);
+    assert_eq!(first["client_reference"], serde_json::Value::Null);
+    // The same request without the fields is a replay, not a mismatch.
+    let (status, again) = json(post(&sim, A, "tickets", &plain, Some("k")).await).await;
+    assert_eq!(status, 201);
+    assert_eq!(again["id"], first["id"]);
+    assert_eq!(sim.ledger().len(), 1);
+    sim.shutdown().await;
+}
