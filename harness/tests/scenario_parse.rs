@@ -444,6 +444,27 @@ fn the_documented_example_parses() {
     let s = parse_ok(example);
     assert_eq!(s.id, "lost-after-commit");
     assert_eq!(s.plan.faults[0].at, Position::AfterCommit);
-    assert_eq!(s.plan.faults[1].at, Position::BeforeCommit);
-    assert_eq!(s.steps.len(), 6);
+    assert_eq!(
+        s.plan.faults[0].when.steps,
+        Some([1].into_iter().collect())
+    );
+    assert_eq!(s.steps.len(), 5);
+}
+
+/// The library sets up situations, not request counts: a rule that counts
+/// (`nth`, `times`) is scoped to a step, so one request more or fewer inside a
+/// call never changes what a scenario tests (ARCHITECTURE.md).
+#[test]
+fn built_in_rules_that_count_are_scoped_to_a_step() {
+    for scenario in harness::builtin::scenarios().unwrap() {
+        for (i, rule) in scenario.plan.faults.iter().enumerate() {
+            let counts = rule.when.nth.is_some() || rule.when.times.is_some();
+            assert!(
+                !counts || rule.when.steps.is_some(),
+                "{}: fault rule {} counts requests across the whole run",
+                scenario.id,
+                i + 1
+            );
+        }
+    }
 }

@@ -354,7 +354,7 @@ async fn bad_bodies_are_refused_without_effect() {
             "client_reference must be a string",
         ),
         (
-            r#"{"client_reference":null}"#.to_owned(),
+            r#"{"client_reference":[]}"#.to_owned(),
             400,
             "client_reference must be a string",
         ),
