@@ -157,7 +157,10 @@ fn flawed() -> Vec<Flawed> {
             name: "eager, but never asks a person",
             factory: design("flawed-never-escalates"),
             caught_by: &[
-                ("case10-review-then-late-event", "expect.needs_review_from_step"),
+                (
+                    "case10-review-then-late-event",
+                    "expect.needs_review_from_step",
+                ),
                 ("extra-no-keys-no-lookup", "expect.needs_review_from_step"),
             ],
         },
@@ -165,10 +168,7 @@ fn flawed() -> Vec<Flawed> {
 }
 
 fn python(strategy: &str) -> AdapterUnderTest {
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/python/lostreply_adapter.py"
-    );
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/python/lostreply_adapter.py");
     let command = ProcessCommand::from_argv(vec![
         common::python_interpreter(),
         script.to_owned(),
@@ -383,7 +383,11 @@ fn the_matrix_in_the_docs_is_the_matrix_the_harness_produces() {
     // not compared cell for cell.)
     let documented = std::fs::read_to_string(path).unwrap_or_default();
     let mut problems = claims_broken(&documented, &library);
-    problems.extend(claims_broken(&matrix, &library).into_iter().map(|p| format!("produced: {p}")));
+    problems.extend(
+        claims_broken(&matrix, &library)
+            .into_iter()
+            .map(|p| format!("produced: {p}")),
+    );
     assert!(
         problems.is_empty(),
         "docs/verdict-matrix.md (rerun with LOSTREPLY_BLESS=1 to regenerate it):\n{}",
@@ -407,7 +411,11 @@ fn claims_broken(matrix: &str, library: &[Scenario]) -> Vec<String> {
         let cells: Vec<&str> = row.split('|').map(str::trim).skip(2).collect();
         for (column, cell) in cells.iter().enumerate().take(correct_columns) {
             if *cell != "pass" {
-                problems.push(format!("{}: A{} (correct) shows {cell}", scenario.id, column + 1));
+                problems.push(format!(
+                    "{}: A{} (correct) shows {cell}",
+                    scenario.id,
+                    column + 1
+                ));
             }
         }
         for (i, subject) in subjects.iter().enumerate() {

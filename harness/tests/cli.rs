@@ -311,3 +311,27 @@ fn serve_announces_itself_in_json_and_stops_on_sigterm() {
     assert!(rest.iter().any(|l| l.contains("stopped")), "{rest:?}");
     let _ = std::io::stdout().flush();
 }
+
+/// A supervisor that reads the banner and stops the server at once must find
+/// the signal handlers installed: they are in place before the first line.
+#[test]
+fn serve_stops_cleanly_on_sigterm_sent_right_after_its_first_line() {
+    for _ in 0..5 {
+        let mut child = Command::new(BIN)
+            .args(["serve"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("serve starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut lines = BufReader::new(stdout).lines();
+        let _banner = lines.next().expect("a first line").expect("utf8");
+        let status = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        let exit = child.wait().expect("serve exits");
+        assert_eq!(exit.code(), Some(0), "clean shutdown, not death by SIGTERM");
+    }
+}

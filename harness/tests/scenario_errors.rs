@@ -872,3 +872,89 @@ fn a_missing_file_and_an_oversized_one() {
     let err = scenario::load(&path).unwrap_err();
     assert!(err.to_string().contains("at most 1048576"), "{err}");
 }
+
+#[test]
+fn step_scopes_name_steps_that_exist() {
+    one_error(
+        &with("faults:\n  - when: {step: 3, kind: create}\n    response: drop\n"),
+        13,
+        "3",
+        "step 3 is not a step of this scenario (steps 1 to 2)",
+    );
+    one_error(
+        &with("faults:\n  - when: {step: [1, 0]}\n    response: drop\n"),
+        13,
+        "0]",
+        "step 0 is not a step",
+    );
+}
+
+#[test]
+fn nth_and_times_exclude_each_other() {
+    one_error(
+        &with("faults:\n  - when: {step: 1, nth: 1, times: 2}\n    response: drop\n"),
+        13,
+        "2}",
+        "nth and times exclude each other",
+    );
+    one_error(
+        &with("faults:\n  - when: {times: 0}\n    response: drop\n"),
+        13,
+        "0}",
+        "at least 1",
+    );
+}
+
+#[test]
+fn a_hold_names_a_step_that_exists() {
+    one_error(
+        &with(
+            "faults:\n  - when: {kind: create}\n    response: {stall: {then: commit, until: {end_of_step: 9}}}\n",
+        ),
+        14,
+        "9",
+        "end_of_step 9 is not a step of this scenario",
+    );
+}
+
+#[test]
+fn a_gather_is_answered_before_its_client_gives_up() {
+    one_error(
+        &with("faults:\n  - when: {kind: search}\n    response: {gather: {requests: 2, at_most: 2s}}\n"),
+        14,
+        "2s",
+        "must be shorter than client_timeout",
+    );
+    one_error(
+        &with("faults:\n  - when: {kind: search}\n    response: {gather: {requests: 1, at_most: 100ms}}\n"),
+        14,
+        "1,",
+        "at least 2 requests",
+    );
+}
+
+#[test]
+fn a_step_scoped_rule_is_shadowed_only_by_a_rule_covering_its_steps() {
+    // Step 1 does not cover step 2: both rules can fire.
+    scenario::parse(
+        &with("faults:\n  - when: {step: 1}\n    response: drop\n  - when: {step: 2}\n    response: reset\n"),
+        "case.yaml",
+    )
+    .unwrap();
+    one_error(
+        &with("faults:\n  - when: {step: [1, 2]}\n    response: drop\n  - when: {step: 2, kind: create}\n    response: reset\n"),
+        15,
+        "when",
+        "can never apply",
+    );
+}
+
+#[test]
+fn needs_review_from_step_names_a_step_that_exists() {
+    one_error(
+        &with("expect:\n  needs_review_from_step: {op-1: 5}\n"),
+        13,
+        "5",
+        "needs_review_from_step 5: there is no such step",
+    );
+}

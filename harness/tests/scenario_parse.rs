@@ -9,8 +9,8 @@ use harness::protocol::OutcomeKind;
 use harness::scenario::model::{CrashPoint, ResolveRef, Step};
 use harness::scenario::{self, ScenarioError};
 use simulator::{
-    EventKind, FaultResponse, FaultRule, IdempotencyMode, Match, Plan, Position, RequestKind,
-    Release, SettleResult, StallThen,
+    EventKind, FaultResponse, FaultRule, IdempotencyMode, Match, Plan, Position, Release,
+    RequestKind, SettleResult, StallThen,
 };
 
 const FULL: &str = include_str!("scenario/full.yaml");
@@ -444,10 +444,7 @@ fn the_documented_example_parses() {
     let s = parse_ok(example);
     assert_eq!(s.id, "lost-after-commit");
     assert_eq!(s.plan.faults[0].at, Position::AfterCommit);
-    assert_eq!(
-        s.plan.faults[0].when.steps,
-        Some([1].into_iter().collect())
-    );
+    assert_eq!(s.plan.faults[0].when.steps, Some([1].into_iter().collect()));
     assert_eq!(s.steps.len(), 5);
 }
 

@@ -71,7 +71,7 @@ fn lists_the_fault_response_forms() {
         .iter()
         .map(|form| form["required"][0].as_str().unwrap())
         .collect();
-    assert_eq!(keyed, vec!["stall", "delay", "status", "partial"]);
+    assert_eq!(keyed, vec!["stall", "delay", "status", "partial", "gather"]);
 }
 
 #[test]

@@ -48,7 +48,10 @@ impl FaultCounters {
             };
             *seen += 1;
             let nth_holds = rule.when.nth.is_none_or(|nth| u64::from(nth) == *seen);
-            let times_hold = rule.when.times.is_none_or(|times| *seen <= u64::from(times));
+            let times_hold = rule
+                .when
+                .times
+                .is_none_or(|times| *seen <= u64::from(times));
             if nth_holds && times_hold && winner.is_none() {
                 winner = Some((index, rule.clone()));
             }

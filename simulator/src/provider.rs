@@ -243,10 +243,10 @@ impl Ctx {
             ),
             Release::StepEnd(step) => {
                 let cap = self.shared.plan.limits.hold_cap;
-                let park = self
-                    .shared
-                    .stage
-                    .park_until_step_end(self.seq, step, cap, shutdown.clone());
+                let park =
+                    self.shared
+                        .stage
+                        .park_until_step_end(self.seq, step, cap, shutdown.clone());
                 let watch = hold_until_client_leaves(&self.conn, cap, shutdown);
                 tokio::pin!(park, watch);
                 // The key stays in flight whether or not the client is still
@@ -698,7 +698,8 @@ async fn create(
     // `null` for a reserved field means absent, as it does for most JSON APIs,
     // so it must not make two attempts' fingerprints differ either.
     if let Value::Object(fields) = &mut value {
-        fields.retain(|name, v| !(v.is_null() && (name == "client_reference" || name == "metadata")));
+        fields
+            .retain(|name, v| !(v.is_null() && (name == "client_reference" || name == "metadata")));
     }
     let fingerprint = canonical_json(&value);
     let attempt = {

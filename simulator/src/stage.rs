@@ -93,7 +93,8 @@ impl Stage {
             }
             let live = state.live_calls;
             for gathering in state.gathers.values_mut() {
-                if live.is_some_and(|live| gathering.waiting > 0 && gathering.waiting as usize >= live)
+                if live
+                    .is_some_and(|live| gathering.waiting > 0 && gathering.waiting as usize >= live)
                 {
                     gathering.waiting = 0;
                     gathering.generation = gathering.generation.wrapping_add(1);
@@ -266,7 +267,11 @@ mod tests {
             })
         };
         // Let the waiter register, then the other call returns without a request.
-        while lock(&stage.state).gathers.get(&0).is_none_or(|g| g.waiting == 0) {
+        while lock(&stage.state)
+            .gathers
+            .get(&0)
+            .is_none_or(|g| g.waiting == 0)
+        {
             tokio::task::yield_now().await;
         }
         stage.call_ended();

@@ -86,7 +86,12 @@ pub(crate) fn check_plan(plan: &Plan) -> Result<Option<Vec<u8>>, String> {
                 "faults[{index}].when: nth and times exclude each other"
             ));
         }
-        if rule.when.steps.as_ref().is_some_and(|s| s.is_empty() || s.contains(&0)) {
+        if rule
+            .when
+            .steps
+            .as_ref()
+            .is_some_and(|s| s.is_empty() || s.contains(&0))
+        {
             return Err(format!(
                 "faults[{index}].when.step: steps count from 1, and at least one is needed"
             ));

@@ -255,7 +255,14 @@ async fn stall_holds_until_the_client_gives_up() {
         (Position::AfterCommit, StallThen::Abandon, 1),
     ];
     for (at, then, effects) in cases {
-        let sim = with_fault(at, FaultResponse::Stall { then, until: Release::ClientGone }).await;
+        let sim = with_fault(
+            at,
+            FaultResponse::Stall {
+                then,
+                until: Release::ClientGone,
+            },
+        )
+        .await;
         let error = post_with(&client(200), &sim, A, "tickets", &json!({"a": 1}), None)
             .await
             .unwrap_err();

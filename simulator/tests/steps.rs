@@ -42,9 +42,11 @@ async fn a_step_scoped_rule_loses_every_answer_of_its_step_and_nothing_else() {
     // Step 1: the create commits and is lost; so is its replay, so is a lookup,
     // however many an adapter sends.
     for _ in 0..3 {
-        assert!(post_with(&client(2000), &sim, A, "tickets", &body, Some("k1"))
-            .await
-            .is_err());
+        assert!(
+            post_with(&client(2000), &sim, A, "tickets", &body, Some("k1"))
+                .await
+                .is_err()
+        );
     }
     assert!(client(2000)
         .get(format!("{}/v1/tickets?client_reference=x", sim.base_url()))
@@ -59,7 +61,10 @@ async fn a_step_scoped_rule_loses_every_answer_of_its_step_and_nothing_else() {
     assert_eq!(sim.ledger().len(), 1, "one effect: the rest were replays");
     assert_eq!(replay["id"], sim.ledger()[0].id.as_str());
     let steps: Vec<Option<u32>> = sim.journal().iter().map(|e| e.step).collect();
-    assert_eq!(steps, vec![None, Some(1), Some(1), Some(1), Some(1), Some(2)]);
+    assert_eq!(
+        steps,
+        vec![None, Some(1), Some(1), Some(1), Some(1), Some(2)]
+    );
     sim.shutdown().await;
 }
 
@@ -78,7 +83,12 @@ async fn times_takes_the_first_n_matches_of_a_step() {
     sim.begin_step(1, None);
     let mut statuses = Vec::new();
     for _ in 0..3 {
-        statuses.push(get(&sim, A, "/v1/tickets?client_reference=x").await.status().as_u16());
+        statuses.push(
+            get(&sim, A, "/v1/tickets?client_reference=x")
+                .await
+                .status()
+                .as_u16(),
+        );
     }
     assert_eq!(statuses, vec![503, 503, 200]);
     sim.shutdown().await;
@@ -101,22 +111,30 @@ async fn a_hold_keeps_the_key_in_flight_until_its_step_ends_then_commits() {
     let body = json!({"title": "held", "amount": 7});
     sim.begin_step(1, Some(1));
     // The client gives up; the provider keeps working.
-    assert!(post_with(&client(200), &sim, A, "tickets", &body, Some("k"))
-        .await
-        .is_err());
+    assert!(
+        post_with(&client(200), &sim, A, "tickets", &body, Some("k"))
+            .await
+            .is_err()
+    );
     // A same-key retry, in this step and the next, meets the original in flight.
     let (status, error) = json(post(&sim, A, "tickets", &body, Some("k")).await).await;
     assert_eq!(status, 409);
     assert_eq!(error["error"]["code"], "idempotency_key_in_use");
     sim.end_step(1);
-    assert_eq!(sim.wait_quiet(Duration::from_secs(5)).await, Vec::<u64>::new());
+    assert_eq!(
+        sim.wait_quiet(Duration::from_secs(5)).await,
+        Vec::<u64>::new()
+    );
     sim.begin_step(2, Some(1));
     let (status, _) = json(post(&sim, A, "tickets", &body, Some("k")).await).await;
     assert_eq!(status, 409);
     assert!(sim.ledger().is_empty(), "nothing committed while held");
     sim.end_step(2);
     // Quiet only once the held request has committed and ended.
-    assert_eq!(sim.wait_quiet(Duration::from_secs(5)).await, Vec::<u64>::new());
+    assert_eq!(
+        sim.wait_quiet(Duration::from_secs(5)).await,
+        Vec::<u64>::new()
+    );
     assert_eq!(sim.ledger().len(), 1);
     assert_eq!(
         fate_of(&sim, 1).await,
@@ -165,7 +183,11 @@ async fn two_searches_meet_and_both_see_the_state_before_either_acts() {
 async fn a_lone_search_goes_on_once_the_other_call_has_returned() {
     let sim = start(gather_plan(Lookup::default())).await;
     sim.begin_step(1, Some(2));
-    let lone = async { get(&sim, A, "/v1/tickets?client_reference=op-1").await.status() };
+    let lone = async {
+        get(&sim, A, "/v1/tickets?client_reference=op-1")
+            .await
+            .status()
+    };
     let other_returns = async {
         // The other call ends without sending anything (a try-lock loser),
         // while the lone search waits at the gather.

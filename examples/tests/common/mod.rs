@@ -1,12 +1,7 @@
-//! Shared by the example tests: run a set of scenarios against an adapter.
+//! Shared by the example tests: the library, a runtime, readable verdicts.
 
-use std::sync::Arc;
-
-use harness::adapter::AdapterFactory;
-use harness::driver::AdapterUnderTest;
-use harness::run::{run_suite, RunOptions};
 use harness::scenario::model::Scenario;
-use reports::model::{Check, Report, ScenarioReport};
+use reports::model::{Check, ScenarioReport};
 
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -18,20 +13,6 @@ pub fn runtime() -> tokio::runtime::Runtime {
 
 pub fn library() -> Vec<Scenario> {
     harness::builtin::scenarios().expect("the built-in library parses")
-}
-
-pub fn in_process(factory: Box<dyn AdapterFactory>) -> AdapterUnderTest {
-    AdapterUnderTest::InProcess(Arc::from(factory))
-}
-
-pub fn run(scenarios: &[Scenario], adapter: AdapterUnderTest, seed: u64, jobs: usize) -> Report {
-    let options = RunOptions {
-        adapter,
-        seed,
-        jobs,
-        command_prefix: "lostreply run".to_owned(),
-    };
-    runtime().block_on(run_suite(scenarios, &options, |_| {}))
 }
 
 pub fn check_name(check: &Check) -> String {
@@ -55,7 +36,6 @@ pub fn explain(s: &ScenarioReport) -> String {
 
 /// The real interpreter behind `python3`: a version-manager shim (pyenv) costs a
 /// shell start on every one of the hundreds of calls.
-#[allow(dead_code)] // not every test binary that shares this module runs Python
 pub fn python_interpreter() -> String {
     let out = std::process::Command::new("python3")
         .args(["-c", "import sys; print(sys.executable)"])

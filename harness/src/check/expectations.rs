@@ -29,7 +29,10 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution, ix: &Index<'_>) -> V
             .map(|index| Evidence::Call { index })
             .into_iter()
             .collect();
-        match call.map(|index| &obs.calls[index]).and_then(|c| c.outcome.as_ref().map(|o| (c, o))) {
+        match call
+            .map(|index| &obs.calls[index])
+            .and_then(|c| c.outcome.as_ref().map(|o| (c, o)))
+        {
             Some((call, reply)) if acceptable(op, call, reply, allowed) => {}
             Some((_, reply)) => v.push(Violation {
                 check: expectation("final"),
@@ -136,7 +139,10 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution, ix: &Index<'_>) -> V
                 })
         });
         if let Some(call) = late {
-            let outcome = call.outcome.as_ref().map_or("no outcome", |r| outcome_name(r.outcome));
+            let outcome = call
+                .outcome
+                .as_ref()
+                .map_or("no outcome", |r| outcome_name(r.outcome));
             let when = if call.step == 0 {
                 "the final status".to_owned()
             } else {

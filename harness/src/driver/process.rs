@@ -69,8 +69,7 @@ impl ProcessCommand {
         // work the crash was meant to interrupt).
         #[cfg(unix)]
         command.process_group(0);
-        let mut child = match command.spawn()
-        {
+        let mut child = match command.spawn() {
             Ok(child) => child,
             Err(e) => {
                 return CallOutput {

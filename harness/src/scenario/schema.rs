@@ -8,8 +8,8 @@ use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use simulator::IdempotencyMode;
 
 use super::raw::{
-    DurationText, ModeName, RawCrash, RawEvent, RawResolveOutcome, RawResponse, RawScenario,
-    RawStallOptions, RawStep,
+    DurationText, ModeName, RawCrash, RawEvent, RawGather, RawResolveOutcome, RawResponse,
+    RawScenario, RawStallOptions, RawStep,
 };
 
 /// A JSON Schema (draft 2020-12) describing scenario files, format v1.
@@ -63,6 +63,7 @@ impl JsonSchema for RawResponse {
 
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
         let stall = generator.subschema_for::<RawStallOptions>();
+        let gather = generator.subschema_for::<RawGather>();
         let duration = generator.subschema_for::<DurationText>();
         json_schema!({
             "description": "What the client observes.",
@@ -74,7 +75,7 @@ impl JsonSchema for RawResponse {
                                     until the client gives up; idle: headers then silence; \
                                     ok: served normally.",
                 },
-                one_key("stall", stall, "Hold the response; `then` says what a before_commit stall does once the client left."),
+                one_key("stall", stall, "Hold the response; `then` says what a before_commit stall does once the hold ends, `until` when it ends."),
                 one_key("delay", duration, "Wait this long (real time), then serve normally."),
                 one_key(
                     "status",
@@ -86,6 +87,7 @@ impl JsonSchema for RawResponse {
                     json_schema!({"type": "integer", "minimum": 0, "maximum": super::validate::MAX_PARTIAL_BYTES}),
                     "Send status, headers and this many body bytes, then close.",
                 ),
+                one_key("gather", gather, "Hold matching requests until enough of them meet, then serve them all."),
             ],
         })
     }

@@ -8,8 +8,8 @@ use super::provider::{stall_too_short, tenant};
 use super::{duration_in, resource, show, Declared, MAX_ITEMS, MAX_PARTIAL_BYTES, NONZERO};
 use crate::scenario::error::Diagnostics;
 use crate::scenario::raw::{
-    RawFault, RawGather, RawKind, RawMatch, RawMethod, RawPosition, RawQuery, RawResponse,
-    RawThen, RawUntil, MAPPING_RESPONSES, PLAIN_RESPONSES,
+    RawFault, RawGather, RawKind, RawMatch, RawMethod, RawPosition, RawQuery, RawResponse, RawThen,
+    RawUntil, MAPPING_RESPONSES, PLAIN_RESPONSES,
 };
 use crate::scenario::span::{OneOrMany, Pos, Sp};
 
@@ -284,7 +284,10 @@ fn matcher(d: &mut Diagnostics, raw: &RawMatch, declared: &Declared) -> Match {
                 );
             }
         }
-        written.into_iter().map(|(n, _)| n).collect::<BTreeSet<u32>>()
+        written
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect::<BTreeSet<u32>>()
     });
     let method = raw.method.as_ref().map(|m| m.value);
     let kind = raw.kind.as_ref().map(|k| k.value);
