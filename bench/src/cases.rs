@@ -1,15 +1,15 @@
 //! Wall time of the lost-response cases, run as `lostreply run` runs them
-//! (`harness::run::run_suite`, one simulator per scenario, `jobs` at once),
+//! (`lostreply_harness::run::run_suite`, one simulator per scenario, `jobs` at once),
 //! with the in-process reference adapter and with the Python one.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use harness::driver::{AdapterUnderTest, ProcessCommand};
-use harness::run::{run_suite, RunOptions, DEFAULT_SEED};
-use harness::scenario::model::Scenario;
-use reports::model::Verdict;
+use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
+use lostreply_harness::run::{run_suite, RunOptions, DEFAULT_SEED};
+use lostreply_harness::scenario::model::Scenario;
+use lostreply_reports::model::Verdict;
 
 use crate::stats::median;
 use crate::Error;
@@ -32,7 +32,7 @@ pub fn select(dir: Option<&Path>) -> Result<Selection, Error> {
     let (all, source) = match dir {
         Some(dir) => (load_dir(dir)?, format!("{}", dir.display())),
         None => (
-            harness::builtin::scenarios().map_err(|e| Error::Scenario(e.to_string()))?,
+            lostreply_harness::builtin::scenarios().map_err(|e| Error::Scenario(e.to_string()))?,
             "the built-in library".to_owned(),
         ),
     };
@@ -68,14 +68,14 @@ fn load_dir(dir: &Path) -> Result<Vec<Scenario>, Error> {
     paths.sort();
     paths
         .iter()
-        .map(|p| harness::scenario::load(p).map_err(|e| Error::Scenario(e.to_string())))
+        .map(|p| lostreply_harness::scenario::load(p).map_err(|e| Error::Scenario(e.to_string())))
         .collect()
 }
 
 /// Which adapter a timing used.
 #[derive(Debug, Clone)]
 pub enum AdapterChoice {
-    /// `harness::builtin::adapter("reference")`, in this process.
+    /// `lostreply_reference::ReferenceFactory`, in this process.
     Reference,
     /// `python3 <path>`, one process per call.
     Python(PathBuf),
@@ -85,11 +85,9 @@ impl AdapterChoice {
     /// The adapter as the runner takes it.
     pub fn adapter(&self) -> Result<AdapterUnderTest, Error> {
         match self {
-            AdapterChoice::Reference => harness::builtin::adapter("reference")
-                .map(|f| AdapterUnderTest::InProcess(Arc::clone(&f)))
-                .ok_or_else(|| {
-                    Error::Unsupported("no built-in adapter named reference".to_owned())
-                }),
+            AdapterChoice::Reference => Ok(AdapterUnderTest::InProcess(Arc::new(
+                lostreply_reference::ReferenceFactory,
+            ))),
             AdapterChoice::Python(path) => {
                 if !path.is_file() {
                     return Err(Error::Unsupported(format!(

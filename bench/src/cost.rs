@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use reports::model::{AdapterInfo, AdapterKind, Report, SCHEMA_VERSION};
+use lostreply_reports::model::{AdapterInfo, AdapterKind, Report, SCHEMA_VERSION};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -28,9 +28,9 @@ pub const CHILD_SUBCOMMAND: &str = "__cost";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Phase {
     /// `Attribution::build` alone, then checking as a run does it: the
-    /// attribution again plus `harness::check::check`.
+    /// attribution again plus `lostreply_harness::check::check`.
     Check,
-    /// The attribution plus `harness::report_build::scenario_report`, then the JSON writer.
+    /// The attribution plus `lostreply_harness::report_build::scenario_report`, then the JSON writer.
     Report,
 }
 
@@ -185,7 +185,7 @@ pub fn run_child(phase: Phase, spec: SyntheticSpec, out: &mut dyn Write) -> Resu
             let before = here();
             let reset = procfs::reset_peak();
             let started = Instant::now();
-            let attribution = harness::check::attribution::Attribution::build(
+            let attribution = lostreply_harness::check::attribution::Attribution::build(
                 &obs.scenario.operations,
                 &obs.journal,
                 &obs.ledger,
@@ -199,8 +199,8 @@ pub fn run_child(phase: Phase, spec: SyntheticSpec, out: &mut dyn Write) -> Resu
             let before = here();
             let reset = procfs::reset_peak();
             let started = Instant::now();
-            let attribution = harness::check::attribution::Attribution::of(&obs);
-            let violations = harness::check::check(&obs, &attribution);
+            let attribution = lostreply_harness::check::attribution::Attribution::of(&obs);
+            let violations = lostreply_harness::check::check(&obs, &attribution);
             let ms = elapsed_ms(started);
             let count = violations.len();
             drop(violations);
@@ -216,8 +216,8 @@ pub fn run_child(phase: Phase, spec: SyntheticSpec, out: &mut dyn Write) -> Resu
             let before = here();
             let reset = procfs::reset_peak();
             let started = Instant::now();
-            let attribution = harness::check::attribution::Attribution::of(&obs);
-            let scenario = harness::report_build::scenario_report(
+            let attribution = lostreply_harness::check::attribution::Attribution::of(&obs);
+            let scenario = lostreply_harness::report_build::scenario_report(
                 &obs,
                 &attribution,
                 Vec::new(),
@@ -248,7 +248,7 @@ pub fn run_child(phase: Phase, spec: SyntheticSpec, out: &mut dyn Write) -> Resu
             let started = Instant::now();
             // Into a counting sink: the writer's own cost, not the disk's.
             let mut sink = CountingSink::default();
-            reports::write_json(&mut sink, &report)
+            lostreply_reports::write_json(&mut sink, &report)
                 .map_err(|e| Error::Io("writing the JSON report".to_owned(), e))?;
             let ms = elapsed_ms(started);
             emit("json", ms, before, reset, json!({"bytes": sink.bytes}))?;

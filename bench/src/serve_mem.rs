@@ -39,7 +39,7 @@ pub struct ServeMemory {
 pub async fn measure(binary: &Path, creates: u64) -> Result<ServeMemory, Error> {
     if !binary.is_file() {
         return Err(Error::Unsupported(format!(
-            "no lostreply binary at {} (build it first: cargo build --release -p lostreply-harness)",
+            "no lostreply binary at {} (build it first: cargo build --release -p lostreply)",
             binary.display()
         )));
     }

@@ -11,7 +11,9 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use simulator::{FaultResponse, FaultRule, Match, Plan, Position, ServeOptions, Simulator};
+use lostreply_simulator::{
+    FaultResponse, FaultRule, Match, Plan, Position, ServeOptions, Simulator,
+};
 use tokio::net::TcpListener;
 use tokio::task::{JoinHandle, JoinSet};
 
@@ -28,7 +30,7 @@ pub const FIXED_BODY: &str = r#"{"id":"tkt_0123456789abcdef","object":"tickets",
 /// Which server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ServerKind {
-    /// `simulator::Simulator`.
+    /// `lostreply_simulator::Simulator`.
     Simulator,
     /// hyper's HTTP/1 server with a fixed answer.
     BareHyper,
@@ -166,13 +168,13 @@ impl RunningServer {
         let mut counts = (0, 0, 0);
         for entry in sim.journal() {
             match entry.fate {
-                simulator::ResponseFate::Dropped => counts.0 += 1,
-                simulator::ResponseFate::Reset => counts.1 += 1,
-                simulator::ResponseFate::Sent { .. } => counts.2 += 1,
-                simulator::ResponseFate::InProgress
-                | simulator::ResponseFate::Stalled { .. }
-                | simulator::ResponseFate::Truncated { .. }
-                | simulator::ResponseFate::Idle { .. } => {}
+                lostreply_simulator::ResponseFate::Dropped => counts.0 += 1,
+                lostreply_simulator::ResponseFate::Reset => counts.1 += 1,
+                lostreply_simulator::ResponseFate::Sent { .. } => counts.2 += 1,
+                lostreply_simulator::ResponseFate::InProgress
+                | lostreply_simulator::ResponseFate::Stalled { .. }
+                | lostreply_simulator::ResponseFate::Truncated { .. }
+                | lostreply_simulator::ResponseFate::Idle { .. } => {}
             }
         }
         Some(counts)

@@ -9,14 +9,14 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use harness::protocol::{CallName, OutcomeKind, OutcomeReply};
-use harness::run::observation::{Call, Observation};
-use harness::scenario::model::{Expectations, OperationSpec, Scenario, Step};
-use reports::model::{CallEnd, StepReport};
-use serde_json::{json, Map, Value};
-use simulator::{
+use lostreply_harness::protocol::{CallName, OutcomeKind, OutcomeReply};
+use lostreply_harness::run::observation::{Call, Observation};
+use lostreply_harness::scenario::model::{Expectations, OperationSpec, Scenario, Step};
+use lostreply_reports::model::{CallEnd, StepReport};
+use lostreply_simulator::{
     canonical_json, Effect, JournalEntry, ObjectStatus, Plan, RequestKind, ResponseFate,
 };
+use serde_json::{json, Map, Value};
 
 /// What to build.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -294,8 +294,11 @@ mod tests {
         }
     }
 
-    fn check(obs: &Observation) -> Vec<reports::model::Violation> {
-        harness::check::check(obs, &harness::check::attribution::Attribution::of(obs))
+    fn check(obs: &Observation) -> Vec<lostreply_reports::model::Violation> {
+        lostreply_harness::check::check(
+            obs,
+            &lostreply_harness::check::attribution::Attribution::of(obs),
+        )
     }
 
     #[test]

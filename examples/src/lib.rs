@@ -1,7 +1,7 @@
 //! Example adapters for lostreply: deliberately naive ones (one per
 //! lost-response case), each caught by its case's scenario, and a family of
 //! designs (correct ones and flawed variants) sharing one kit. The correct
-//! reference adapter lives in the harness (`harness::reference`); a Python
+//! reference adapter is its own crate (`lostreply_reference`); a Python
 //! adapter speaking the process protocol lives in `examples/python`.
 #![deny(missing_docs)]
 

@@ -8,13 +8,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use harness::adapter::{Adapter, AdapterFactory};
-use harness::protocol::{
+use lostreply_harness::adapter::{Adapter, AdapterFactory};
+use lostreply_harness::protocol::{
     Common, ExecuteRequest, Operation, OperationRequest, OutcomeKind, OutcomeReply, Resolution,
     ResolveRequest, WebhookRequest,
 };
-use harness::reference::ReferenceFactory;
-use simulator::{
+use lostreply_reference::ReferenceFactory;
+use lostreply_simulator::{
     Asynchronous, FaultResponse, FaultRule, Idempotency, IdempotencyMode, Lookup, Match, Plan,
     Position, RequestKind, ServeOptions, SettleResult, Simulator, Webhooks,
 };
@@ -98,7 +98,7 @@ impl<'f> Probe<'f> {
     }
 
     fn common(&self) -> Common {
-        harness::run::common(&self.plan, &self.sim, &self.plan.tenants[0], 1_500)
+        lostreply_harness::run::common(&self.plan, &self.sim, &self.plan.tenants[0], 1_500)
     }
 
     fn execute_request(&self, op: &str) -> ExecuteRequest {
@@ -136,7 +136,7 @@ impl<'f> Probe<'f> {
     }
 
     /// Effects attributed to `op` by its arguments' title.
-    fn effects_of(&self, op: &str) -> Vec<simulator::Effect> {
+    fn effects_of(&self, op: &str) -> Vec<lostreply_simulator::Effect> {
         let title = serde_json::Value::from(format!("Purchase review {op}"));
         self.sim
             .ledger()
@@ -200,7 +200,7 @@ impl<'f> Probe<'f> {
             OutcomeKind::Failed => {
                 if effects
                     .iter()
-                    .any(|e| e.status != simulator::ObjectStatus::Failed)
+                    .any(|e| e.status != lostreply_simulator::ObjectStatus::Failed)
                 {
                     return Err(format!("{op}: failed while an effect exists"));
                 }

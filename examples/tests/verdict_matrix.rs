@@ -18,11 +18,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use futures::stream::{self, StreamExt};
-use harness::adapter::AdapterFactory;
-use harness::driver::{AdapterUnderTest, ProcessCommand};
-use harness::run::{run_suite, RunOptions};
-use harness::scenario::model::Scenario;
-use reports::model::{Report, Verdict};
+use lostreply_harness::adapter::AdapterFactory;
+use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
+use lostreply_harness::run::{run_suite, RunOptions};
+use lostreply_harness::scenario::model::Scenario;
+use lostreply_reports::model::{Report, Verdict};
 
 const SEEDS: std::ops::RangeInclusive<u64> = 1..=20;
 const PYTHON_SEEDS: [u64; 3] = [1, 2, 3];
@@ -39,10 +39,8 @@ struct Flawed {
 }
 
 fn correct() -> Vec<(String, Arc<dyn AdapterFactory>)> {
-    let mut adapters = vec![(
-        "reference".to_owned(),
-        harness::builtin::adapter("reference").expect("bundled"),
-    )];
+    let reference: Arc<dyn AdapterFactory> = Arc::new(lostreply_reference::ReferenceFactory);
+    let mut adapters = vec![("reference".to_owned(), reference)];
     for factory in lostreply_examples::designs::correct_designs() {
         adapters.push((factory.name(), Arc::from(factory)));
     }

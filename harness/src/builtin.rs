@@ -1,8 +1,6 @@
-//! What ships inside the binary: the scenario library and the bundled adapters.
+//! The scenario library, embedded at build time so that an installed binary
+//! carries it and `lostreply run` works from any directory.
 
-use std::sync::Arc;
-
-use crate::adapter::AdapterFactory;
 use crate::scenario::model::Scenario;
 use crate::scenario::ScenarioError;
 
@@ -18,15 +16,4 @@ pub fn scenarios() -> Result<Vec<Scenario>, ScenarioError> {
         .iter()
         .map(|(name, text)| crate::scenario::parse(text, &format!("{BUILTIN_PREFIX}{name}")))
         .collect()
-}
-
-/// Names of the bundled in-process adapters.
-pub const ADAPTERS: [&str; 1] = ["reference"];
-
-/// A bundled adapter by name.
-pub fn adapter(name: &str) -> Option<Arc<dyn AdapterFactory>> {
-    match name {
-        "reference" => Some(Arc::new(crate::reference::ReferenceFactory)),
-        _ => None,
-    }
 }

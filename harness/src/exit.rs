@@ -10,7 +10,7 @@ pub const BAD_INPUT: i32 = 2;
 pub const ADAPTER_OR_INFRA: i32 = 3;
 
 /// The exit code of a finished run: a proven violation outranks errors.
-pub fn for_report(report: &reports::model::Report) -> i32 {
+pub fn for_report(report: &lostreply_reports::model::Report) -> i32 {
     let t = report.totals();
     if t.violated > 0 {
         VIOLATION

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use reports::model::OutcomeKind;
+pub use lostreply_reports::model::OutcomeKind;
 
 /// The protocol version this harness speaks.
 pub const PROTOCOL_VERSION: u32 = 1;

@@ -1,10 +1,12 @@
 //! Turns an [`Observation`] and its violations into the report model the writers read.
 
-use reports::model::{
+use lostreply_reports::model::{
     CallEnd, CallRecord, Check, EffectRecord, ErrorRecord, OperationReport, Outcome, RequestRecord,
     ScenarioReport, Verdict, Violation,
 };
-use simulator::{FaultResponse, JournalEntry, ObjectStatus, Release, ResponseFate, StallThen};
+use lostreply_simulator::{
+    FaultResponse, JournalEntry, ObjectStatus, Release, ResponseFate, StallThen,
+};
 
 use crate::check::attribution::Attribution;
 use crate::run::observation::Observation;

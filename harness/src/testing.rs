@@ -10,7 +10,7 @@
 //! and in `tests/lostreply.rs`:
 //! ```ignore
 //! fn main() -> std::process::ExitCode {
-//!     harness::testing::main(std::sync::Arc::new(my_crate::MyAdapterFactory))
+//!     lostreply_harness::testing::main(std::sync::Arc::new(my_crate::MyAdapterFactory))
 //! }
 //! ```
 
@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use reports::model::{AdapterInfo, Report, Verdict, SCHEMA_VERSION};
+use lostreply_reports::model::{AdapterInfo, Report, Verdict, SCHEMA_VERSION};
 
 use crate::adapter::AdapterFactory;
 use crate::driver::AdapterUnderTest;
@@ -53,7 +53,7 @@ pub fn main_with(factory: Arc<dyn AdapterFactory>, config: TestConfig) -> std::p
 
 /// One trial per scenario, named `case02::lost-after-commit` (or `extra::…`).
 pub fn trials(factory: Arc<dyn AdapterFactory>, config: &TestConfig) -> Result<Vec<Trial>, String> {
-    let scenarios = crate::cli::load_scenarios(&config.paths)?;
+    let scenarios = crate::scenario::select::load_or_builtin(&config.paths)?;
     let seed = match std::env::var("LOSTREPLY_SEED") {
         Ok(text) => text
             .parse()
@@ -110,10 +110,10 @@ fn run_one(
                 scenarios: vec![report],
             };
             let mut text = Vec::new();
-            let _ = reports::terminal::write_summary(
+            let _ = lostreply_reports::terminal::write_summary(
                 &mut text,
                 &full,
-                reports::terminal::TerminalStyle { color: false },
+                lostreply_reports::terminal::TerminalStyle { color: false },
             );
             Err(Failed::from(String::from_utf8_lossy(&text).into_owned()))
         }

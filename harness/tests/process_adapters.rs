@@ -6,9 +6,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use harness::driver::{AdapterUnderTest, ProcessCommand};
-use harness::run::{run_scenario, RunOptions};
-use reports::model::{CallEnd, Verdict};
+use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
+use lostreply_harness::run::{run_scenario, RunOptions};
+use lostreply_reports::model::{CallEnd, Verdict};
 
 /// An adapter that behaves like a wrapper script: `execute` starts a helper
 /// process (which records its pid and then idles), then sends the create.
@@ -85,7 +85,8 @@ fn alive(pid: u32) -> bool {
 fn a_crash_kills_the_adapters_whole_process_group_and_extra_reply_fields_are_named() {
     let dir = tempfile::tempdir().unwrap();
     let script = wrapper_adapter(dir.path());
-    let scenario = harness::scenario::parse(SCENARIO, "crash-behind-a-wrapper.yaml").unwrap();
+    let scenario =
+        lostreply_harness::scenario::parse(SCENARIO, "crash-behind-a-wrapper.yaml").unwrap();
     let options = RunOptions {
         adapter: AdapterUnderTest::Process(
             ProcessCommand::from_argv(vec![python(), script]).unwrap(),

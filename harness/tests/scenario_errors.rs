@@ -3,7 +3,7 @@
 //! input makes the parser panic.
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use harness::scenario::{self, Diagnostic, ScenarioError};
+use lostreply_harness::scenario::{self, Diagnostic, ScenarioError};
 
 /// A valid scenario to break one line at a time. Line numbers matter: tests
 /// replace or append lines and expect diagnostics at known places.

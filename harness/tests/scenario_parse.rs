@@ -5,10 +5,10 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use harness::protocol::OutcomeKind;
-use harness::scenario::model::{CrashPoint, ResolveRef, Step};
-use harness::scenario::{self, ScenarioError};
-use simulator::{
+use lostreply_harness::protocol::OutcomeKind;
+use lostreply_harness::scenario::model::{CrashPoint, ResolveRef, Step};
+use lostreply_harness::scenario::{self, ScenarioError};
+use lostreply_simulator::{
     EventKind, FaultResponse, FaultRule, IdempotencyMode, Match, Plan, Position, Release,
     RequestKind, SettleResult, StallThen,
 };
@@ -453,7 +453,7 @@ fn the_documented_example_parses() {
 /// call never changes what a scenario tests (ARCHITECTURE.md).
 #[test]
 fn built_in_rules_that_count_are_scoped_to_a_step() {
-    for scenario in harness::builtin::scenarios().unwrap() {
+    for scenario in lostreply_harness::builtin::scenarios().unwrap() {
         for (i, rule) in scenario.plan.faults.iter().enumerate() {
             let counts = rule.when.nth.is_some() || rule.when.times.is_some();
             assert!(

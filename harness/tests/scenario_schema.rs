@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use harness::scenario;
+use lostreply_harness::scenario;
 use serde_json::Value;
 
 const FULL: &str = include_str!("scenario/full.yaml");

@@ -299,13 +299,13 @@ pub struct Violation {
     pub evidence: Vec<Evidence>,
 }
 
-/// An invariant of scenarios.md or one of the scenario's own expectations.
+/// An invariant of docs/scenario-format.md or one of the scenario's own expectations.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Check {
     /// One of the seven invariants checked in every scenario.
     Invariant {
-        /// 1..=7, as numbered in scenarios.md.
+        /// 1..=7, as numbered in docs/scenario-format.md.
         number: u8,
         /// Its short name: `at-most-once`.
         name: String,

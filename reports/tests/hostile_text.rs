@@ -5,7 +5,7 @@
 mod common;
 
 use common::fixtures::{self, HOSTILE};
-use reports::{write, Format};
+use lostreply_reports::{write, Format};
 
 fn render(format: Format) -> String {
     let mut out = Vec::new();

@@ -17,8 +17,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::fixtures;
-use reports::model::Report;
-use reports::write_html;
+use lostreply_reports::model::Report;
+use lostreply_reports::write_html;
 
 /// Chromium normally dumps a small page in a second or two; this bound only
 /// stops a hung browser from hanging the test suite.

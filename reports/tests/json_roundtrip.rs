@@ -4,10 +4,10 @@
 mod common;
 
 use common::fixtures;
-use reports::model::SCHEMA_VERSION;
-use reports::{read_json, write_json, ReadJsonError};
+use lostreply_reports::model::SCHEMA_VERSION;
+use lostreply_reports::{read_json, write_json, ReadJsonError};
 
-fn to_json(report: &reports::model::Report) -> String {
+fn to_json(report: &lostreply_reports::model::Report) -> String {
     let mut out = Vec::new();
     write_json(&mut out, report).unwrap();
     String::from_utf8(out).unwrap()

@@ -8,10 +8,10 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::fixtures;
+use lostreply_reports::model::Report;
+use lostreply_reports::write_junit;
 use quick_xml::events::Event;
 use quick_xml::Reader;
-use reports::model::Report;
-use reports::write_junit;
 
 /// An element of interest and what was inside it.
 #[derive(Debug, Default)]

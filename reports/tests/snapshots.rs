@@ -6,8 +6,8 @@
 mod common;
 
 use common::fixtures;
-use reports::model::Report;
-use reports::{write, write_progress_line, Format, TerminalStyle};
+use lostreply_reports::model::Report;
+use lostreply_reports::{write, write_progress_line, Format, TerminalStyle};
 
 fn render(format: Format, report: &Report) -> String {
     let mut out = Vec::new();
@@ -60,7 +60,7 @@ fn progress_lines_plain_and_coloured() {
 #[test]
 fn coloured_summary() {
     let mut out = Vec::new();
-    reports::write_summary(
+    lostreply_reports::write_summary(
         &mut out,
         &fixtures::violations_run(),
         TerminalStyle { color: true },

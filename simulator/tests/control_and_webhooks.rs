@@ -9,12 +9,12 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::*;
-use serde_json::{json, Value};
-use simulator::webhook::{signature, WebhookSecretError};
-use simulator::{
+use lostreply_simulator::webhook::{signature, WebhookSecretError};
+use lostreply_simulator::{
     FaultResponse, Match, Plan, Position, Release, ServeOptions, Simulator, StallThen, StartError,
     Webhooks,
 };
+use serde_json::{json, Value};
 
 const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 

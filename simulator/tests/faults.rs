@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
-use serde_json::json;
-use simulator::{
+use lostreply_simulator::{
     FaultResponse, Match, Position, Release, RequestKind, ResponseFate, ServeOptions, Simulator,
     StallThen,
 };
+use serde_json::json;
 use tokio::sync::{mpsc, Notify};
 
 const BODY: &str = r#"{"title":"Purchase review","amount":1200}"#;
@@ -465,13 +465,15 @@ async fn the_commit_hook_runs_between_commit_and_response() {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let release = Arc::new(Notify::new());
     let hook_release = release.clone();
-    sim.set_commit_hook(Some(Arc::new(move |effect: simulator::Effect| {
-        let (tx, release) = (tx.clone(), hook_release.clone());
-        Box::pin(async move {
-            let _ = tx.send(effect.id);
-            release.notified().await;
-        })
-    })));
+    sim.set_commit_hook(Some(Arc::new(
+        move |effect: lostreply_simulator::Effect| {
+            let (tx, release) = (tx.clone(), hook_release.clone());
+            Box::pin(async move {
+                let _ = tx.send(effect.id);
+                release.notified().await;
+            })
+        },
+    )));
     let sim = Arc::new(sim);
     let caller = {
         let sim = sim.clone();
@@ -509,12 +511,14 @@ async fn stall_then_commit_calls_the_hook_too() {
     )
     .await;
     let (tx, mut rx) = mpsc::unbounded_channel();
-    sim.set_commit_hook(Some(Arc::new(move |effect: simulator::Effect| {
-        let tx = tx.clone();
-        Box::pin(async move {
-            let _ = tx.send(effect.id);
-        })
-    })));
+    sim.set_commit_hook(Some(Arc::new(
+        move |effect: lostreply_simulator::Effect| {
+            let tx = tx.clone();
+            Box::pin(async move {
+                let _ = tx.send(effect.id);
+            })
+        },
+    )));
     let _ = post_with(&client(200), &sim, A, "tickets", &json!({"a": 1}), None)
         .await
         .unwrap_err();

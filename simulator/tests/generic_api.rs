@@ -8,10 +8,10 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use common::*;
-use serde_json::{json, Value};
-use simulator::{
+use lostreply_simulator::{
     Asynchronous, Lookup, ObjectStatus, Plan, ResponseFate, SeedObject, SettleResult, Simulator,
 };
+use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt;
 
 #[tokio::test]
@@ -266,7 +266,7 @@ fn asynchronous(result: SettleResult) -> Plan {
         settle_after: Duration::from_secs(60),
         result,
     });
-    plan.webhooks = Some(simulator::Webhooks {
+    plan.webhooks = Some(lostreply_simulator::Webhooks {
         secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".to_owned(),
     });
     plan

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
+use lostreply_simulator::{FaultResponse, IdempotencyMode, Match, Plan, Position, Simulator};
 use serde_json::{json, Value};
-use simulator::{FaultResponse, IdempotencyMode, Match, Plan, Position, Simulator};
 use tokio::sync::Notify;
 
 fn keyed(mode: IdempotencyMode) -> Plan {
@@ -158,7 +158,7 @@ async fn concurrent_duplicates(
         let journal = sim.journal();
         let answered = journal
             .iter()
-            .filter(|e| e.fate != simulator::ResponseFate::InProgress)
+            .filter(|e| e.fate != lostreply_simulator::ResponseFate::InProgress)
             .count();
         answered + commits.load(Ordering::SeqCst) == n
     })

@@ -8,13 +8,13 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use serde_json::json;
-use simulator::{
+use lostreply_simulator::{
     FaultResponse, IdempotencyMode, Lookup, Match, Position, Release, RequestKind, ResponseFate,
     StallThen,
 };
+use serde_json::json;
 
-fn keyed_plan() -> simulator::Plan {
+fn keyed_plan() -> lostreply_simulator::Plan {
     let mut plan = plan();
     plan.idempotency.mode = IdempotencyMode::Stripe;
     plan
@@ -146,7 +146,7 @@ async fn a_hold_keeps_the_key_in_flight_until_its_step_ends_then_commits() {
     sim.shutdown().await;
 }
 
-fn gather_plan(lookup: Lookup) -> simulator::Plan {
+fn gather_plan(lookup: Lookup) -> lostreply_simulator::Plan {
     let mut plan = plan();
     plan.lookup = lookup;
     let mut when = in_step(1, Match::default());

@@ -26,14 +26,14 @@ async fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     };
-    let state_dir = match harness::serve_call::state_dir_from_env() {
+    let state_dir = match lostreply_harness::serve_call::state_dir_from_env() {
         Ok(dir) => dir,
         Err(error) => {
             eprintln!("design: {error}");
             return ExitCode::from(2);
         }
     };
-    let served = harness::serve_call::serve_call(
+    let served = lostreply_harness::serve_call::serve_call(
         factory.as_ref(),
         call,
         &state_dir,

@@ -21,14 +21,14 @@ async fn main() -> ExitCode {
         eprintln!("no naive adapter for case {case:?}\n{USAGE}");
         return ExitCode::from(2);
     };
-    let state_dir = match harness::serve_call::state_dir_from_env() {
+    let state_dir = match lostreply_harness::serve_call::state_dir_from_env() {
         Ok(dir) => dir,
         Err(error) => {
             eprintln!("naive: {error}");
             return ExitCode::from(2);
         }
     };
-    let served = harness::serve_call::serve_call(
+    let served = lostreply_harness::serve_call::serve_call(
         factory,
         call,
         &state_dir,

@@ -4,12 +4,12 @@
 use std::path::Path;
 
 use async_trait::async_trait;
-use harness::adapter::{Adapter, AdapterFailure};
-use harness::protocol::{
+use jiff::Timestamp;
+use lostreply_harness::adapter::{Adapter, AdapterFailure};
+use lostreply_harness::protocol::{
     ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply, ResolveRequest, WebhookReply,
     WebhookRequest,
 };
-use jiff::Timestamp;
 
 use super::classify;
 use super::client::Provider;
@@ -361,7 +361,7 @@ pub fn apply_event(stored: &mut Record, event: &Event, flaw: Flaw) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness::protocol::Operation;
+    use lostreply_harness::protocol::Operation;
     use serde_json::Map;
 
     fn record(outcome: OutcomeKind) -> Option<Record> {

@@ -1,7 +1,7 @@
 //! What an answer means, as pure functions of the bytes that arrived: the
 //! create table of the contract, and what a lookup does or does not prove.
 
-use harness::protocol::OutcomeKind;
+use lostreply_harness::protocol::OutcomeKind;
 use serde_json::Value;
 
 use super::client::{Answer, Reply};

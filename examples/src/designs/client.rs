@@ -4,8 +4,8 @@
 use std::error::Error as _;
 use std::time::Duration;
 
-use harness::adapter::AdapterFailure;
-use harness::protocol::Common;
+use lostreply_harness::adapter::AdapterFailure;
+use lostreply_harness::protocol::Common;
 use serde_json::Value;
 
 /// Largest response body read. Provider bodies are a few kilobytes (a list

@@ -1,6 +1,6 @@
 //! The operation's idempotency key, and how each documented mode spells it.
 
-use harness::protocol::ContractIdempotency;
+use lostreply_harness::protocol::ContractIdempotency;
 
 use super::record::OpId;
 

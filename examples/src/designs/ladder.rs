@@ -3,9 +3,9 @@
 //! re-create only on proof of absence. The design decides the order and how
 //! far `execute` climbs; the rungs themselves are the same for every design.
 
-use harness::adapter::AdapterFailure;
-use harness::protocol::{Contract, OutcomeKind, OutcomeReply};
 use jiff::Timestamp;
+use lostreply_harness::adapter::AdapterFailure;
+use lostreply_harness::protocol::{Contract, OutcomeKind, OutcomeReply};
 
 use super::classify::{self, CreateVerdict, Lookup, Sighting};
 use super::client::Provider;

@@ -47,7 +47,7 @@
 
 use std::path::Path;
 
-use harness::adapter::{Adapter, AdapterFactory, AdapterFailure};
+use lostreply_harness::adapter::{Adapter, AdapterFactory, AdapterFailure};
 
 pub mod calls;
 pub mod classify;

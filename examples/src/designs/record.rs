@@ -1,8 +1,8 @@
 //! What the store holds about one operation, and the one way its outcome may
 //! move: forward.
 
-use harness::protocol::{Operation, OutcomeKind, OutcomeReply};
 use jiff::Timestamp;
+use lostreply_harness::protocol::{Operation, OutcomeKind, OutcomeReply};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 

@@ -1,8 +1,8 @@
 //! The pure decisions behind the ladder: how long a key may be replayed,
 //! which rungs can still give evidence, and when a person must be asked.
 
-use harness::protocol::ContractLookup;
 use jiff::{SignedDuration, Timestamp};
+use lostreply_harness::protocol::ContractLookup;
 
 use super::keys::KeyMode;
 

@@ -9,7 +9,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use harness::adapter::AdapterFailure;
+use lostreply_harness::adapter::AdapterFailure;
 
 use super::record::{OpId, Record};
 
@@ -145,7 +145,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness::protocol::Operation;
+    use lostreply_harness::protocol::Operation;
     use serde_json::Map;
 
     fn fixture() -> Option<(tempfile::TempDir, Store, OpId, Record)> {

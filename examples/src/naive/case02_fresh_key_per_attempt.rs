@@ -8,8 +8,8 @@
 //! attempt, are both violated).
 
 use async_trait::async_trait;
-use harness::adapter::AdapterFailure;
-use harness::protocol::{ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply};
+use lostreply_harness::adapter::AdapterFailure;
+use lostreply_harness::protocol::{ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply};
 
 use super::kit::{self, Entry, FileStore, Http, Naive, Records};
 

@@ -9,8 +9,8 @@
 //! success that settles as a failure) or the second effect.
 
 use async_trait::async_trait;
-use harness::adapter::AdapterFailure;
-use harness::protocol::{ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply};
+use lostreply_harness::adapter::AdapterFailure;
+use lostreply_harness::protocol::{ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply};
 use serde_json::Value;
 
 use super::kit::{self, Entry, FileStore, Http, Naive, Records};

@@ -10,8 +10,10 @@
 //! an operation whose effect exists `failed` (or `succeeded` with no object).
 
 use async_trait::async_trait;
-use harness::adapter::AdapterFailure;
-use harness::protocol::{Common, ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply};
+use lostreply_harness::adapter::AdapterFailure;
+use lostreply_harness::protocol::{
+    Common, ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply,
+};
 use serde_json::Value;
 
 use super::kit::{self, Entry, FileStore, Http, Naive, Records};

@@ -9,8 +9,10 @@
 //! names no effect of that operation (and the second operation never runs).
 
 use async_trait::async_trait;
-use harness::adapter::AdapterFailure;
-use harness::protocol::{Common, ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply};
+use lostreply_harness::adapter::AdapterFailure;
+use lostreply_harness::protocol::{
+    Common, ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply,
+};
 
 use super::kit::{self, Entry, FileStore, Http, Naive, Records};
 

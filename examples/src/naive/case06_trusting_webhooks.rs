@@ -8,8 +8,8 @@
 //! terminal outcome change.
 
 use async_trait::async_trait;
-use harness::adapter::AdapterFailure;
-use harness::protocol::{
+use lostreply_harness::adapter::AdapterFailure;
+use lostreply_harness::protocol::{
     ExecuteRequest, OperationRequest, OutcomeReply, WebhookReply, WebhookRequest,
 };
 use serde_json::Value;

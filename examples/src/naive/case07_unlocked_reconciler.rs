@@ -8,8 +8,8 @@
 //! two effects for one operation.
 
 use async_trait::async_trait;
-use harness::adapter::AdapterFailure;
-use harness::protocol::{ExecuteRequest, OperationRequest, OutcomeReply};
+use lostreply_harness::adapter::AdapterFailure;
+use lostreply_harness::protocol::{ExecuteRequest, OperationRequest, OutcomeReply};
 
 use super::kit::{self, FileStore, Http, Naive, Records};
 

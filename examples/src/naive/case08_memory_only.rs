@@ -14,8 +14,8 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use harness::adapter::AdapterFailure;
-use harness::protocol::{Common, ExecuteRequest, OperationRequest, OutcomeReply};
+use lostreply_harness::adapter::AdapterFailure;
+use lostreply_harness::protocol::{Common, ExecuteRequest, OperationRequest, OutcomeReply};
 
 use super::kit::{self, Entry, Factory, Http, Naive, Records, Stored};
 

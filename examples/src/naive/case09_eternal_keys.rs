@@ -9,8 +9,8 @@
 //! creates a second effect (it should have looked the object up instead).
 
 use async_trait::async_trait;
-use harness::adapter::AdapterFailure;
-use harness::protocol::{Common, ExecuteRequest, OperationRequest, OutcomeReply};
+use lostreply_harness::adapter::AdapterFailure;
+use lostreply_harness::protocol::{Common, ExecuteRequest, OperationRequest, OutcomeReply};
 
 use super::kit::{self, Entry, FileStore, Http, Naive, Records};
 

@@ -10,12 +10,12 @@
 //! the operator's decision said would not exist.
 
 use async_trait::async_trait;
-use harness::adapter::AdapterFailure;
-use harness::protocol::{
+use lostreply_harness::adapter::AdapterFailure;
+use lostreply_harness::protocol::{
     Common, ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply, WebhookReply,
     WebhookRequest,
 };
-use harness::reference::webhook;
+use lostreply_reference::webhook;
 use serde_json::Value;
 
 use super::kit::{self, Entry, FileStore, Naive, Records};

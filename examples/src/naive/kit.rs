@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
-use harness::adapter::{Adapter, AdapterFactory, AdapterFailure};
-use harness::protocol::{
+use lostreply_harness::adapter::{Adapter, AdapterFactory, AdapterFailure};
+use lostreply_harness::protocol::{
     Common, ExecuteRequest, Operation, OperationRequest, OutcomeKind, OutcomeReply, ResolveRequest,
     WebhookReply, WebhookRequest,
 };
@@ -96,7 +96,7 @@ macro_rules! file_backed {
         impl $crate::naive::kit::Stored for $adapter {
             fn open(
                 state_dir: &::std::path::Path,
-            ) -> Result<Self, ::harness::adapter::AdapterFailure> {
+            ) -> Result<Self, ::lostreply_harness::adapter::AdapterFailure> {
                 let store = $crate::naive::kit::FileStore::open(state_dir)?;
                 Ok($adapter { store })
             }

@@ -1,4 +1,4 @@
-//! Deliberately naive adapters, one per lost-response case (scenarios.md,
+//! Deliberately naive adapters, one per lost-response case (README.md,
 //! "The ten lost-response cases"). Each is written the way such code is
 //! usually written, gets most things right, and has the one flaw its case must
 //! catch; each module's doc names the flaw and the case.
@@ -6,7 +6,7 @@
 //! [`kit`] holds what they share (HTTP helper, a lock-free file store, reply
 //! builders) so the flaws stand out in each module.
 
-use harness::adapter::AdapterFactory;
+use lostreply_harness::adapter::AdapterFactory;
 
 pub mod kit;
 

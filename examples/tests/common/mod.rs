@@ -1,7 +1,7 @@
 //! Shared by the example tests: the library, a runtime, readable verdicts.
 
-use harness::scenario::model::Scenario;
-use reports::model::{Check, ScenarioReport};
+use lostreply_harness::scenario::model::Scenario;
+use lostreply_reports::model::{Check, ScenarioReport};
 
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -12,7 +12,7 @@ pub fn runtime() -> tokio::runtime::Runtime {
 }
 
 pub fn library() -> Vec<Scenario> {
-    harness::builtin::scenarios().expect("the built-in library parses")
+    lostreply_harness::builtin::scenarios().expect("the built-in library parses")
 }
 
 pub fn check_name(check: &Check) -> String {

@@ -1,6 +1,6 @@
 //! Which operation each create request and each effect belongs to.
 //!
-//! scenarios.md attributes effects by arguments. Operations that share their
+//! docs/scenario-format.md attributes effects by arguments. Operations that share their
 //! arguments on purpose form a group, checked as a whole. A create whose
 //! arguments match no operation (an adapter that changed them on retry) is
 //! still traced to its operation through the reference it carries
@@ -12,8 +12,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use lostreply_simulator::{canonical_json, Effect, JournalEntry, RequestKind};
 use serde_json::{Map, Value};
-use simulator::{canonical_json, Effect, JournalEntry, RequestKind};
 
 use crate::scenario::model::OperationSpec;
 

@@ -1,6 +1,6 @@
 //! The scenario's own `expect` section.
 
-use reports::model::{Check, Evidence, Violation};
+use lostreply_reports::model::{Check, Evidence, Violation};
 
 use super::attribution::Attribution;
 use super::index::Index;

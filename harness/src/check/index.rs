@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use simulator::Effect;
+use lostreply_simulator::Effect;
 
 use crate::run::observation::{Call, Observation};
 use crate::scenario::model::OperationSpec;

@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use reports::model::{Evidence, Violation};
-use simulator::{Effect, ObjectStatus};
+use lostreply_reports::model::{Evidence, Violation};
+use lostreply_simulator::{Effect, ObjectStatus};
 
 use super::attribution::Attribution;
 use super::index::Index;
@@ -262,7 +262,7 @@ fn terminal_is_final(obs: &Observation, ix: &Index<'_>, v: &mut Vec<Violation>) 
 /// Invariant 5: every create attempt of one operation carries the same key (where the
 /// contract has keys) and the same arguments.
 fn same_key_same_args(obs: &Observation, a: &Attribution, ix: &Index<'_>, v: &mut Vec<Violation>) {
-    let keyed = obs.scenario.plan.idempotency.mode != simulator::IdempotencyMode::None;
+    let keyed = obs.scenario.plan.idempotency.mode != lostreply_simulator::IdempotencyMode::None;
     for (g, group) in a.groups.iter().enumerate() {
         // Ops sharing arguments on purpose are separate actions with separate keys;
         // the per-operation key rule only applies to single-operation groups.

@@ -1,4 +1,4 @@
-//! The verdict: the seven invariants of scenarios.md, checked in every run, and
+//! The verdict: the seven invariants of docs/scenario-format.md, checked in every run, and
 //! the scenario's own `expect`. Each violation names the rule, the operation and
 //! the evidence (journal entries, effects and adapter calls) that show it.
 
@@ -8,13 +8,13 @@ mod index;
 mod invariants;
 mod truth;
 
-use reports::model::{Check, Violation};
+use lostreply_reports::model::{Check, Violation};
 
 use crate::protocol::OutcomeKind;
 use crate::run::observation::Observation;
 use attribution::Attribution;
 
-/// The invariants, numbered as in scenarios.md.
+/// The invariants, numbered as in docs/scenario-format.md.
 pub const INVARIANTS: [(u8, &str); 7] = [
     (1, "at-most-once"),
     (2, "no-success-without-effect"),

@@ -6,7 +6,7 @@
 //! claim is judged at the simulator time it was made, because an asynchronous
 //! object that settles later was still `processing` when the claim was made.
 
-use simulator::{Effect, ObjectStatus, Plan};
+use lostreply_simulator::{Effect, ObjectStatus, Plan};
 
 use super::attribution::Attribution;
 use super::index::Index;

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use reports::model::CallEnd;
+use lostreply_reports::model::CallEnd;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use tokio::sync::oneshot;

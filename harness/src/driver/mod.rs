@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use reports::model::CallEnd;
+use lostreply_reports::model::CallEnd;
 use tokio::sync::oneshot;
 
 use crate::adapter::AdapterFactory;
@@ -49,10 +49,10 @@ impl AdapterUnderTest {
     }
 
     /// The report's notion of how it is driven.
-    pub fn kind(&self) -> reports::model::AdapterKind {
+    pub fn kind(&self) -> lostreply_reports::model::AdapterKind {
         match self {
-            AdapterUnderTest::InProcess(_) => reports::model::AdapterKind::InProcess,
-            AdapterUnderTest::Process(_) => reports::model::AdapterKind::Process,
+            AdapterUnderTest::InProcess(_) => lostreply_reports::model::AdapterKind::InProcess,
+            AdapterUnderTest::Process(_) => lostreply_reports::model::AdapterKind::Process,
         }
     }
 

@@ -1,8 +1,8 @@
 //! The request fields every call carries: the simulator clock and the provider
 //! contract, as adapter-protocol.md defines them.
 
+use lostreply_simulator::{IdempotencyMode, Plan, Simulator};
 use serde_json::Value;
-use simulator::{IdempotencyMode, Plan, Simulator};
 
 use crate::protocol::{
     Common, Contract, ContractIdempotency, ContractLookup, ContractWebhooks, ProviderInfo,
@@ -55,7 +55,7 @@ pub fn contract_for_plan(plan: &Plan) -> Contract {
 pub fn common(plan: &Plan, sim: &Simulator, credential: &str, client_timeout_ms: u64) -> Common {
     Common {
         protocol: PROTOCOL_VERSION,
-        now: simulator::rfc3339(sim.now_ms()),
+        now: lostreply_simulator::rfc3339(sim.now_ms()),
         provider: ProviderInfo {
             base_url: sim.base_url(),
             credential: credential.to_owned(),

@@ -9,8 +9,8 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use futures::StreamExt;
-use reports::model::{AdapterInfo, ErrorRecord, Report, ScenarioReport, SCHEMA_VERSION};
-use simulator::{ServeOptions, Simulator};
+use lostreply_reports::model::{AdapterInfo, ErrorRecord, Report, ScenarioReport, SCHEMA_VERSION};
+use lostreply_simulator::{ServeOptions, Simulator};
 
 pub use contract::{common, contract, contract_for_plan, documented_mode};
 use observation::Observation;

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use reports::model::{CallEnd, DeliveryRecord, ErrorRecord, StepReport};
-use simulator::{Effect, JournalEntry};
+use lostreply_reports::model::{CallEnd, DeliveryRecord, ErrorRecord, StepReport};
+use lostreply_simulator::{Effect, JournalEntry};
 
 use crate::protocol::{CallName, OutcomeReply, WebhookReply};
 use crate::scenario::model::Scenario;

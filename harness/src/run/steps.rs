@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use reports::model::{CallEnd, DeliveryRecord, ErrorRecord, StepReport};
+use lostreply_reports::model::{CallEnd, DeliveryRecord, ErrorRecord, StepReport};
+use lostreply_simulator::{Effect, Simulator};
 use serde_json::{json, Value};
-use simulator::{Effect, Simulator};
 use tokio::sync::{oneshot, watch};
 
 use super::contract::common_fields;
@@ -75,7 +75,7 @@ pub(super) struct Recorded {
 /// A signed (or forged) delivery ready to hand to the adapter.
 struct PreparedDelivery {
     spec: CallSpec,
-    event: simulator::Event,
+    event: lostreply_simulator::Event,
     forged: bool,
     attempt: u32,
 }
@@ -439,7 +439,7 @@ impl<'a> StepRunner<'a> {
         &self,
         step: usize,
         op: &str,
-        kind: simulator::EventKind,
+        kind: lostreply_simulator::EventKind,
         deliveries: u32,
         forged: bool,
     ) -> Vec<PreparedDelivery> {
@@ -478,7 +478,12 @@ impl<'a> StepRunner<'a> {
                     .get("webhook-timestamp")
                     .and_then(|t| t.parse().ok())
                     .unwrap_or(0);
-                match simulator::webhook::signature(&self.forged_secret, &id, ts, &delivery.body) {
+                match lostreply_simulator::webhook::signature(
+                    &self.forged_secret,
+                    &id,
+                    ts,
+                    &delivery.body,
+                ) {
                     Ok(sig) => {
                         delivery.headers.insert("webhook-signature".to_owned(), sig);
                     }
@@ -512,7 +517,7 @@ impl<'a> StepRunner<'a> {
         &mut self,
         step: usize,
         op: &str,
-        kind: simulator::EventKind,
+        kind: lostreply_simulator::EventKind,
         deliveries: u32,
         forged: bool,
     ) {
@@ -540,7 +545,7 @@ impl<'a> StepRunner<'a> {
     fn record_delivery(
         &mut self,
         step: usize,
-        event: &simulator::Event,
+        event: &lostreply_simulator::Event,
         forged: bool,
         attempt: u32,
         call_index: usize,
@@ -680,7 +685,7 @@ impl CrashGate {
         let credential = credential.to_owned();
         let resource = op.resource.clone();
         let args = op.args.clone();
-        let hook: simulator::CommitHook = Arc::new(move |effect: Effect| {
+        let hook: lostreply_simulator::CommitHook = Arc::new(move |effect: Effect| {
             let mine =
                 effect.tenant == credential && effect.resource == resource && effect.args == args;
             let kill = if mine {

@@ -12,6 +12,7 @@ mod error;
 pub mod model;
 mod raw;
 mod schema;
+pub mod select;
 mod span;
 mod validate;
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use simulator::{EventKind, Plan};
+use lostreply_simulator::{EventKind, Plan};
 
 use crate::protocol::OutcomeKind;
 

@@ -4,8 +4,8 @@
 
 use std::borrow::Cow;
 
+use lostreply_simulator::IdempotencyMode;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
-use simulator::IdempotencyMode;
 
 use super::raw::{
     DurationText, ModeName, RawCrash, RawEvent, RawGather, RawResolveOutcome, RawResponse,

@@ -2,7 +2,7 @@
 //! leaves behind in the lost-response cases. Every time, id, seed and version is
 //! fixed, so that snapshots are stable without redaction.
 
-use reports::model::*;
+use lostreply_reports::model::*;
 use serde_json::{json, Value};
 
 /// 2026-01-01T00:00:00Z: the simulator clock at the start of every fixture scenario.

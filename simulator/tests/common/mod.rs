@@ -5,11 +5,11 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
-use simulator::{
+use lostreply_simulator::{
     FaultResponse, FaultRule, Match, Plan, Position, RequestKind, ResponseFate, ServeOptions,
     Simulator,
 };
+use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 

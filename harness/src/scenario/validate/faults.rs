@@ -2,7 +2,9 @@
 
 use std::collections::BTreeSet;
 
-use simulator::{FaultResponse, FaultRule, Match, Position, Release, RequestKind, StallThen};
+use lostreply_simulator::{
+    FaultResponse, FaultRule, Match, Position, Release, RequestKind, StallThen,
+};
 
 use super::provider::{stall_too_short, tenant};
 use super::{duration_in, resource, show, Declared, MAX_ITEMS, MAX_PARTIAL_BYTES, NONZERO};

@@ -53,7 +53,7 @@ pub(super) struct Declared {
     /// `provider.webhooks` is present.
     pub webhooks: bool,
     /// What asynchronous objects settle to, if the provider is asynchronous.
-    pub settle: Option<simulator::SettleResult>,
+    pub settle: Option<lostreply_simulator::SettleResult>,
     /// `provider.limits.stall_cap`.
     pub stall_cap: Duration,
     /// `provider.limits.max_body_bytes`.

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use base64::Engine as _;
-use simulator::{
+use lostreply_simulator::{
     Asynchronous, Idempotency, IdempotencyMode, Limits, Lookup, Plan, SeedObject, SettleResult,
     Webhooks,
 };

@@ -1,7 +1,7 @@
 //! `steps:` -> steps. A raw step is a bag of optional keys; here it must turn
 //! out to be exactly one action with only the keys that action takes.
 
-use simulator::{EventKind, SettleResult};
+use lostreply_simulator::{EventKind, SettleResult};
 
 use super::{duration_in, Declared, MAX_DELIVERIES, MAX_ITEMS, MAX_PARALLEL, MAX_VIRTUAL, NONZERO};
 use crate::protocol::OutcomeKind;

@@ -1,7 +1,10 @@
-//! The bundled reference adapter: a correct adapter, in process and as a process.
+//! The bundled reference adapter: one correct adapter, in process and as a
+//! process (`lostreply adapter reference <call>`). It is a user of the engine
+//! (`lostreply-harness`), like any adapter under test, and one correct design
+//! among several (examples/src/designs has others).
 //!
-//! It implements the reference algorithm shared with the Python reference
-//! adapter (docs: the adapter guide), so both behave the same on every scenario:
+//! It implements the reference algorithm shared with the Python adapter
+//! (docs/writing-an-adapter.md), so both behave the same on every scenario:
 //! the intent is durable before the first request, every create attempt carries
 //! the same key and the same body, only evidence makes an outcome terminal, a
 //! lost answer is `unknown` until a replay or a lookup says more, and a person
@@ -13,10 +16,11 @@
 //! - [`classify`]: what an answer or a lookup means (pure).
 //! - [`webhook`]: Standard Webhooks signature verification (pure).
 //! - [`calls`]: the five calls, tying the above together.
+#![deny(missing_docs)]
 
 use std::path::Path;
 
-use crate::adapter::{Adapter, AdapterFactory, AdapterFailure};
+use lostreply_harness::adapter::{Adapter, AdapterFactory, AdapterFailure};
 
 pub mod calls;
 pub mod classify;

@@ -76,9 +76,12 @@ fn a_correct_run_exits_0_and_writes_every_report() {
         assert!(path.is_file(), "{} missing", path.display());
     }
     let json = std::fs::read_to_string(reports.join("lostreply.json")).expect("json");
-    let report = reports::read_json(&json).expect("the JSON report reads back");
+    let report = lostreply_reports::read_json(&json).expect("the JSON report reads back");
     assert_eq!(report.scenarios.len(), 1);
-    assert_eq!(report.scenarios[0].verdict, reports::model::Verdict::Passed);
+    assert_eq!(
+        report.scenarios[0].verdict,
+        lostreply_reports::model::Verdict::Passed
+    );
 }
 
 #[test]

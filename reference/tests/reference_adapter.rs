@@ -7,12 +7,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use harness::adapter::{Adapter, AdapterFactory};
-use harness::protocol::{
+use lostreply_harness::adapter::{Adapter, AdapterFactory};
+use lostreply_harness::protocol::{
     Common, ExecuteRequest, Operation, OperationRequest, OutcomeKind, OutcomeReply, WebhookRequest,
 };
-use harness::reference::ReferenceFactory;
-use simulator::{
+use lostreply_reference::ReferenceFactory;
+use lostreply_simulator::{
     Asynchronous, FaultResponse, FaultRule, Idempotency, IdempotencyMode, Lookup, Match, Plan,
     Position, Release, RequestKind, ServeOptions, SettleResult, Simulator, StallThen, Webhooks,
 };
@@ -94,7 +94,7 @@ impl Run {
     }
 
     fn common(&self) -> Common {
-        harness::run::common(
+        lostreply_harness::run::common(
             &self.plan,
             &self.sim,
             &self.plan.tenants[0],
@@ -136,7 +136,7 @@ impl Run {
     }
 
     /// The ledger's effects of our tenant (seed objects excluded).
-    fn effects(&self) -> Vec<simulator::Effect> {
+    fn effects(&self) -> Vec<lostreply_simulator::Effect> {
         self.sim
             .ledger()
             .into_iter()
@@ -144,7 +144,7 @@ impl Run {
             .collect()
     }
 
-    fn creates(&self) -> Vec<simulator::JournalEntry> {
+    fn creates(&self) -> Vec<lostreply_simulator::JournalEntry> {
         self.sim
             .journal()
             .into_iter()
@@ -414,7 +414,7 @@ async fn signed_events_from_the_simulator_are_applied_once() {
     run.execute_unknown(adapter.as_ref()).await;
     let events = run.sim.events();
     assert_eq!(events.len(), 1, "{events:#?}");
-    let deliver = |delivery: simulator::Delivery| WebhookRequest {
+    let deliver = |delivery: lostreply_simulator::Delivery| WebhookRequest {
         headers: delivery.headers,
         body: delivery.body,
         common: run.common(),

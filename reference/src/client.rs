@@ -6,7 +6,7 @@ use std::error::Error as _;
 use std::io;
 use std::time::Duration;
 
-use crate::protocol::Common;
+use lostreply_harness::protocol::Common;
 
 /// Largest response body the adapter reads; a larger one counts as unreadable.
 pub const MAX_RESPONSE_BYTES: usize = 1024 * 1024;

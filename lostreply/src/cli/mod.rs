@@ -4,16 +4,13 @@
 
 mod adapter_cmd;
 mod run_cmd;
-mod scenarios_arg;
-
-pub use scenarios_arg::load_or_builtin as load_scenarios;
 mod serve_cmd;
 
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::exit;
+use lostreply_harness::exit;
 
 /// When the response is lost, does your code still do each thing at most once,
 /// and does it tell the truth about what happened?
@@ -79,7 +76,7 @@ pub fn main() -> i32 {
             Command::Run(args) => run_cmd::run(args).await,
             Command::Validate { paths } => validate(&paths),
             Command::Schema => {
-                match serde_json::to_string_pretty(&crate::scenario::schema()) {
+                match serde_json::to_string_pretty(&lostreply_harness::scenario::schema()) {
                     Ok(text) => println!("{text}"),
                     Err(e) => {
                         eprintln!("lostreply: cannot print the schema: {e}");
@@ -96,7 +93,7 @@ pub fn main() -> i32 {
 }
 
 fn validate(paths: &[PathBuf]) -> i32 {
-    match scenarios_arg::load_paths(paths) {
+    match lostreply_harness::scenario::select::load_paths(paths) {
         Ok(scenarios) => {
             for s in &scenarios {
                 println!("ok  {}  ({}, {} steps)", s.path, s.id, s.steps.len());
@@ -111,7 +108,7 @@ fn validate(paths: &[PathBuf]) -> i32 {
 }
 
 fn list() -> i32 {
-    match crate::builtin::scenarios() {
+    match lostreply_harness::builtin::scenarios() {
         Ok(scenarios) => {
             for s in scenarios {
                 let case = s

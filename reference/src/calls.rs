@@ -9,12 +9,12 @@ use std::str::FromStr;
 use jiff::Timestamp;
 use serde_json::{json, Value};
 
-use super::classify::{self, create_verdict, Correlation, Lookup, Verdict};
-use super::client::ProviderClient;
-use super::store::{InvalidOpId, OpId, OpLock, OpRecord, Store, StoreError};
-use super::webhook;
-use crate::adapter::{Adapter, AdapterFailure};
-use crate::protocol::{
+use crate::classify::{self, create_verdict, Correlation, Lookup, Verdict};
+use crate::client::ProviderClient;
+use crate::store::{InvalidOpId, OpId, OpLock, OpRecord, Store, StoreError};
+use crate::webhook;
+use lostreply_harness::adapter::{Adapter, AdapterFailure};
+use lostreply_harness::protocol::{
     Common, Contract, ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply, ResolveRequest,
     WebhookReply, WebhookRequest,
 };
@@ -555,7 +555,7 @@ mod tests {
     use tokio::io::AsyncReadExt;
 
     use super::*;
-    use crate::protocol::{
+    use lostreply_harness::protocol::{
         ContractIdempotency, ContractLookup, ContractWebhooks, Operation, ProviderInfo, Resolution,
     };
 

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use simulator::{IdempotencyMode, Plan, ServeOptions, Simulator};
+use lostreply_simulator::{IdempotencyMode, Plan, ServeOptions, Simulator};
 
-use crate::exit;
+use lostreply_harness::exit;
 
 #[derive(Debug, Args)]
 pub(super) struct ServeArgs {
@@ -33,13 +33,13 @@ pub(super) struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     scenario: Option<PathBuf>,
     /// Seed for object and event ids.
-    #[arg(long, default_value_t = crate::run::DEFAULT_SEED)]
+    #[arg(long, default_value_t = lostreply_harness::run::DEFAULT_SEED)]
     seed: u64,
 }
 
 pub(super) async fn serve(args: ServeArgs) -> i32 {
     let mut plan = match &args.scenario {
-        Some(path) => match crate::scenario::load(path) {
+        Some(path) => match lostreply_harness::scenario::load(path) {
             Ok(s) => s.plan,
             Err(e) => {
                 eprintln!("{e}");
@@ -88,10 +88,10 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
         Err(e) => {
             eprintln!("lostreply serve: {e}");
             return match e {
-                simulator::StartError::Bind { .. } => exit::ADAPTER_OR_INFRA,
-                simulator::StartError::InvalidPlan(_)
-                | simulator::StartError::ControlUnguarded(_)
-                | simulator::StartError::BadControlToken => exit::BAD_INPUT,
+                lostreply_simulator::StartError::Bind { .. } => exit::ADAPTER_OR_INFRA,
+                lostreply_simulator::StartError::InvalidPlan(_)
+                | lostreply_simulator::StartError::ControlUnguarded(_)
+                | lostreply_simulator::StartError::BadControlToken => exit::BAD_INPUT,
             };
         }
     };

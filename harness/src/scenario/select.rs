@@ -1,10 +1,10 @@
-//! Scenario paths on the command line: files, directories of `*.yaml`, or none
-//! (the built-in library).
+//! Which scenarios a run takes: files, directories of `*.yaml`, or none (the
+//! built-in library). Shared by the command line and `testing::main`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::scenario::model::Scenario;
+use super::model::Scenario;
 
 /// Loads every scenario the paths name, reporting every error (not only the first).
 pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<Scenario>, String> {
@@ -18,7 +18,7 @@ pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<Scenario>, String> {
     }
     let mut scenarios = Vec::new();
     for file in files {
-        match crate::scenario::load(&file) {
+        match super::load(&file) {
             Ok(s) => scenarios.push(s),
             Err(e) => errors.push(e.to_string()),
         }

@@ -1,5 +1,5 @@
 //! `lostreply`: see `lostreply --help`. Thin on purpose: everything lives in the library.
 
 fn main() {
-    std::process::exit(harness::cli::main());
+    std::process::exit(lostreply::cli::main());
 }

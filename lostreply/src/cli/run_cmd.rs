@@ -5,13 +5,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
-use reports::terminal::TerminalStyle;
-use reports::Format;
+use lostreply_reports::terminal::TerminalStyle;
+use lostreply_reports::Format;
 
-use super::scenarios_arg::load_or_builtin;
-use crate::driver::{AdapterUnderTest, ProcessCommand};
-use crate::exit;
-use crate::run::{run_suite, RunOptions, DEFAULT_SEED};
+use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
+use lostreply_harness::exit;
+use lostreply_harness::run::{run_suite, RunOptions, DEFAULT_SEED};
+use lostreply_harness::scenario::select::load_or_builtin;
 
 #[derive(Debug, Args)]
 pub(super) struct RunArgs {
@@ -63,12 +63,12 @@ pub(super) async fn run(args: RunArgs) -> i32 {
         },
         (None, name) => {
             let name = name.as_deref().unwrap_or("reference");
-            match crate::builtin::adapter(name) {
+            match crate::bundled::adapter(name) {
                 Some(f) => AdapterUnderTest::InProcess(Arc::clone(&f)),
                 None => {
                     return usage(&format!(
                         "--builtin {name}: no such adapter (bundled: {})",
-                        crate::builtin::ADAPTERS.join(", ")
+                        crate::bundled::ADAPTERS.join(", ")
                     ))
                 }
             }
@@ -129,7 +129,7 @@ pub(super) async fn run(args: RunArgs) -> i32 {
     progress.clear();
 
     let mut stdout = std::io::stdout().lock();
-    if let Err(e) = reports::terminal::write_summary(&mut stdout, &report, style) {
+    if let Err(e) = lostreply_reports::terminal::write_summary(&mut stdout, &report, style) {
         eprintln!("lostreply: cannot write the summary: {e}");
     }
     let _ = stdout.flush();
@@ -151,7 +151,7 @@ fn usage(message: &str) -> i32 {
 fn write_reports(
     dir: &std::path::Path,
     formats: &[Format],
-    report: &reports::model::Report,
+    report: &lostreply_reports::model::Report,
 ) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     for format in formats {
@@ -159,7 +159,7 @@ fn write_reports(
         let file = std::fs::File::create(&path)
             .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
         let mut w = std::io::BufWriter::new(file);
-        reports::write(*format, &mut w, report)
+        lostreply_reports::write(*format, &mut w, report)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         w.flush()
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
@@ -186,9 +186,9 @@ impl Progress {
         Progress { bar }
     }
 
-    fn finished(&self, scenario: &reports::model::ScenarioReport, style: TerminalStyle) {
+    fn finished(&self, scenario: &lostreply_reports::model::ScenarioReport, style: TerminalStyle) {
         let mut line = Vec::new();
-        if reports::terminal::write_progress_line(&mut line, scenario, style).is_err() {
+        if lostreply_reports::terminal::write_progress_line(&mut line, scenario, style).is_err() {
             return;
         }
         let text = String::from_utf8_lossy(&line);

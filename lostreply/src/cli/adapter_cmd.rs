@@ -3,7 +3,7 @@
 
 use clap::Args;
 
-use crate::exit;
+use lostreply_harness::exit;
 
 #[derive(Debug, Args)]
 pub(super) struct AdapterArgs {
@@ -14,22 +14,22 @@ pub(super) struct AdapterArgs {
 }
 
 pub(super) async fn adapter(args: AdapterArgs) -> i32 {
-    let Some(factory) = crate::builtin::adapter(&args.name) else {
+    let Some(factory) = crate::bundled::adapter(&args.name) else {
         eprintln!(
             "lostreply adapter: no bundled adapter named {:?} (bundled: {})",
             args.name,
-            crate::builtin::ADAPTERS.join(", ")
+            crate::bundled::ADAPTERS.join(", ")
         );
         return exit::BAD_INPUT;
     };
-    let state_dir = match crate::serve_call::state_dir_from_env() {
+    let state_dir = match lostreply_harness::serve_call::state_dir_from_env() {
         Ok(dir) => dir,
         Err(e) => {
             eprintln!("lostreply adapter: {e}");
             return exit::BAD_INPUT;
         }
     };
-    match crate::serve_call::serve_call(
+    match lostreply_harness::serve_call::serve_call(
         factory.as_ref(),
         &args.call,
         &state_dir,

@@ -3,10 +3,10 @@
 //! seed and the concurrency. Correct adapters of other designs, the Python
 //! adapter and the flawed ones are in examples/tests/verdict_matrix.rs.
 
-use harness::driver::{AdapterUnderTest, ProcessCommand};
-use harness::run::{run_suite, RunOptions};
-use harness::scenario::model::Scenario;
-use reports::model::{Report, Verdict};
+use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
+use lostreply_harness::run::{run_suite, RunOptions};
+use lostreply_harness::scenario::model::Scenario;
+use lostreply_reports::model::{Report, Verdict};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -17,7 +17,7 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 fn library() -> Vec<Scenario> {
-    let scenarios = harness::builtin::scenarios().expect("the built-in library parses");
+    let scenarios = lostreply_harness::builtin::scenarios().expect("the built-in library parses");
     assert!(
         scenarios.len() >= 10,
         "the library holds at least the ten cases"
@@ -36,7 +36,7 @@ fn run(adapter: AdapterUnderTest, seed: u64, jobs: usize) -> Report {
 }
 
 fn reference() -> AdapterUnderTest {
-    AdapterUnderTest::InProcess(harness::builtin::adapter("reference").expect("bundled"))
+    AdapterUnderTest::InProcess(lostreply::bundled::adapter("reference").expect("bundled"))
 }
 
 fn assert_all_pass(report: &Report) {
@@ -123,9 +123,9 @@ fn the_same_seed_gives_the_same_ledger() {
         command_prefix: "lostreply run".to_owned(),
     };
     let rt = runtime();
-    let a = rt.block_on(harness::run::run_scenario(&case2, &options));
-    let b = rt.block_on(harness::run::run_scenario(&case2, &options));
-    let ids = |r: &reports::model::ScenarioReport| {
+    let a = rt.block_on(lostreply_harness::run::run_scenario(&case2, &options));
+    let b = rt.block_on(lostreply_harness::run::run_scenario(&case2, &options));
+    let ids = |r: &lostreply_reports::model::ScenarioReport| {
         r.ledger
             .iter()
             .map(|e| (e.id.clone(), e.idempotency_key.clone()))

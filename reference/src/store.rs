@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{Operation, OutcomeKind, OutcomeReply};
+use lostreply_harness::protocol::{Operation, OutcomeKind, OutcomeReply};
 
 /// Most webhook ids remembered per operation. Forgetting the oldest is safe:
 /// applying an event never regresses a record, so a re-applied event is a no-op.

@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use super::client::{Answer, HttpAnswer};
-use crate::protocol::OutcomeKind;
+use crate::client::{Answer, HttpAnswer};
+use lostreply_harness::protocol::OutcomeKind;
 
 /// An outcome and what it rests on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -229,8 +229,8 @@ pub fn list_lookup(
 mod tests {
     use serde_json::json;
 
-    use super::super::client::{LossKind, Lost};
     use super::*;
+    use crate::client::{LossKind, Lost};
 
     fn http(status: u16, body: Value) -> Answer {
         Ok(HttpAnswer {
