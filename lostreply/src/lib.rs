@@ -32,6 +32,10 @@ pub mod bundled;
 pub mod cli;
 
 pub use lostreply_harness::adapter::{Adapter, AdapterFactory, AdapterFailure};
+
+/// The attribute the [`Adapter`] trait's implementations need (`#[lostreply::async_trait]`),
+/// so an adapter crate does not have to add `async-trait` itself.
+pub use async_trait::async_trait;
 pub use lostreply_harness::{protocol, testing};
 
 /// The simulated provider: start one on 127.0.0.1:0 with a [`simulator::Plan`].
