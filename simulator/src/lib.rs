@@ -7,9 +7,12 @@
 //! - `server` accepts connections and serves each with hyper over `conn`'s
 //!   socket wrapper, which lets a fault end the connection with a FIN or an RST,
 //!   or watch it for the client leaving while a response is held.
-//! - `provider` is one request's life (`/v1/...`): journal, fault selection
-//!   (`faults`), body, idempotency (`idempotency`), commit (`store`), response
-//!   shape (`body`: full, partial, idle).
+//! - `provider/` is one request's life (`/v1/...`): `mod.rs` journals it, picks
+//!   its fault (`faults`) and dispatches it; `route` (path, method, tenant),
+//!   `ctx` (the fault's waits and how the response leaves: `body`'s full,
+//!   partial or idle), `request_body`, `create` then `commit` (idempotency
+//!   through `idempotency`, effects through `store`), `idempotency_replies`,
+//!   `lookup`, and `detached` (work that outlives hyper's handler).
 //! - `control` is the harness's API under `/_lostreply/`.
 //! - [`webhook`] signs events as Standard Webhooks do.
 //!
