@@ -73,7 +73,7 @@ use crate::idempotency::KeyTable;
 use crate::journal::Journal;
 use crate::shared::{Shared, State, Tasks};
 use crate::store::{NewObject, Store};
-use crate::sync::lock;
+use crate::sync::{lock, write};
 
 /// Called after an effect commits and before its response leaves; the response
 /// waits for the returned future. The harness uses it to kill an adapter "right
@@ -344,11 +344,7 @@ impl Simulator {
 
     /// Installs (or removes) the hook run between commit and response.
     pub fn set_commit_hook(&self, hook: Option<CommitHook>) {
-        *self
-            .shared
-            .hook
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = hook;
+        *write(&self.shared.hook) = hook;
     }
 
     /// Stops accepting, closes connections (held ones included), waits for the tasks to end.

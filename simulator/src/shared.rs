@@ -14,7 +14,7 @@ use crate::journal::Journal;
 use crate::plan::Plan;
 use crate::record::ResponseFate;
 use crate::store::Store;
-use crate::sync::lock;
+use crate::sync::{lock, read};
 use crate::time::max_clock_ms;
 use crate::CommitHook;
 
@@ -163,9 +163,6 @@ impl Shared {
     }
 
     pub(crate) fn hook(&self) -> Option<CommitHook> {
-        self.hook
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        read(&self.hook).clone()
     }
 }
