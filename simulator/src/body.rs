@@ -11,8 +11,9 @@ use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use hyper::body::{Body, Frame, SizeHint};
+use tokio::net::TcpStream;
 
-use crate::conn::{hold_until_client_leaves, Conn, HoldEnd};
+use crate::conn::{hold_until_client_leaves, Conn, HoldEnd, SharedSocket};
 use crate::record::ResponseFate;
 use crate::shared::Shared;
 
@@ -43,16 +44,16 @@ enum Mode {
 }
 
 /// A response body with fault behaviour and fate recording.
-pub(crate) struct FaultBody {
+pub(crate) struct FaultBody<S = TcpStream> {
     data: Bytes,
     full_len: u64,
     handed: u64,
     mode: Mode,
-    conn: Arc<Conn>,
+    conn: Arc<Conn<S>>,
     sink: Option<FateSink>,
 }
 
-impl std::fmt::Debug for FaultBody {
+impl<S> std::fmt::Debug for FaultBody<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FaultBody")
             .field("full_len", &self.full_len)
@@ -60,8 +61,8 @@ impl std::fmt::Debug for FaultBody {
     }
 }
 
-impl FaultBody {
-    pub(crate) fn full(data: Bytes, conn: Arc<Conn>, sink: FateSink) -> FaultBody {
+impl<S> FaultBody<S> {
+    pub(crate) fn full(data: Bytes, conn: Arc<Conn<S>>, sink: FateSink) -> FaultBody<S> {
         FaultBody {
             full_len: data.len() as u64,
             data,
@@ -73,7 +74,12 @@ impl FaultBody {
     }
 
     /// The first `bytes` bytes of `data`. A cut at or beyond the end sends it whole.
-    pub(crate) fn partial(data: Bytes, bytes: usize, conn: Arc<Conn>, sink: FateSink) -> FaultBody {
+    pub(crate) fn partial(
+        data: Bytes,
+        bytes: usize,
+        conn: Arc<Conn<S>>,
+        sink: FateSink,
+    ) -> FaultBody<S> {
         if bytes >= data.len() {
             return FaultBody::full(data, conn, sink);
         }
@@ -90,7 +96,7 @@ impl FaultBody {
         }
     }
 
-    pub(crate) fn idle(data: Bytes, conn: Arc<Conn>, sink: FateSink) -> FaultBody {
+    pub(crate) fn idle(data: Bytes, conn: Arc<Conn<S>>, sink: FateSink) -> FaultBody<S> {
         FaultBody {
             full_len: data.len() as u64,
             data: Bytes::new(),
@@ -119,7 +125,7 @@ impl FaultBody {
     }
 }
 
-impl Body for FaultBody {
+impl<S: SharedSocket> Body for FaultBody<S> {
     type Data = Bytes;
     type Error = io::Error;
 
@@ -148,7 +154,7 @@ impl Body for FaultBody {
                     bytes: this.handed as usize,
                 };
                 this.record(fate);
-                FaultBody::cut("partial fault: response cut")
+                Self::cut("partial fault: response cut")
             }
             Mode::Idle { hold } => {
                 let hold = hold.get_or_insert_with(|| {
@@ -177,7 +183,7 @@ impl Body for FaultBody {
                     client_left,
                 };
                 this.record(fate);
-                FaultBody::cut("idle fault: response abandoned")
+                Self::cut("idle fault: response abandoned")
             }
         }
     }
@@ -195,7 +201,7 @@ impl Body for FaultBody {
     }
 }
 
-impl Drop for FaultBody {
+impl<S> Drop for FaultBody<S> {
     fn drop(&mut self) {
         // hyper drops the body as soon as it has written all of it, or when the
         // connection dies under it.

@@ -6,7 +6,8 @@
 //! - [`record`]: what it remembers (ledger, journal, events).
 //! - `server` accepts connections and serves each with hyper over `conn`'s
 //!   socket wrapper, which lets a fault end the connection with a FIN or an RST,
-//!   or watch it for the client leaving while a response is held.
+//!   or watch it for the client leaving while a response is held. The wrapper
+//!   takes any `SharedSocket`; serving, that is a `TcpStream`.
 //! - `provider/` is one request's life (`/v1/...`): `mod.rs` journals it, picks
 //!   its fault (`faults`) and dispatches it; `route` (path, method, tenant),
 //!   `ctx` (the fault's waits and how the response leaves: `body`'s full,
@@ -47,8 +48,8 @@ mod validate;
 pub mod webhook;
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use tokio::net::TcpListener;
@@ -68,10 +69,7 @@ pub use record::*;
 pub use server::{HEADER_READ_TIMEOUT, MAX_CONNECTIONS};
 pub use time::rfc3339;
 
-use crate::faults::FaultCounters;
-use crate::idempotency::KeyTable;
-use crate::journal::Journal;
-use crate::shared::{Shared, State, Tasks};
+use crate::shared::Shared;
 use crate::store::{NewObject, Store};
 use crate::sync::{lock, write};
 
@@ -193,26 +191,13 @@ impl Simulator {
             source,
         })?;
         let (shutdown, shutdown_rx) = watch::channel(false);
-        let state = State {
-            now_ms: plan.clock_start_ms,
-            store,
-            keys: KeyTable::default(),
-            journal: Journal::default(),
-            faults: FaultCounters::new(plan.faults.len()),
-            attempts: Default::default(),
-        };
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(Shared::new(
             plan,
-            state: Mutex::new(state),
-            hook: RwLock::new(None),
-            started: Instant::now(),
-            shutdown: shutdown_rx,
-            control_token: options.control_token,
+            store,
+            shutdown_rx,
+            options.control_token,
             webhook_key,
-            tasks: Tasks::default(),
-            finished: watch::channel(0).0,
-            stage: stage::Stage::default(),
-        });
+        ));
         let accept = tokio::spawn(server::accept_loop(shared.clone(), listener));
         Ok(Simulator {
             shared,
