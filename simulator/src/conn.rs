@@ -269,3 +269,129 @@ impl<S: SharedSocket> AsyncWrite for FaultIo<S> {
         Poll::Ready(Ok(()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::scripted_conn;
+    use std::future::poll_fn;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio_test::io::Builder;
+    use tokio_test::{assert_pending, assert_ready, assert_ready_eq, task};
+
+    #[tokio::test]
+    async fn reads_and_writes_pass_through_until_a_fault_ends_the_connection() {
+        // The script expects exactly one write: a second one reaching the
+        // socket would panic in the mock.
+        let mock = Builder::new()
+            .read(b"GET / HTTP/1.1\r\n\r\n")
+            .write(b"HTTP/1.1 200 OK\r\n")
+            .build();
+        let (conn, ending) = scripted_conn(mock);
+        let mut io = FaultIo::new(conn.clone());
+
+        let mut request = [0u8; 64];
+        let read = io.read(&mut request).await.expect("the script's read");
+        assert_eq!(&request[..read], b"GET / HTTP/1.1\r\n\r\n");
+        io.write_all(b"HTTP/1.1 200 OK\r\n")
+            .await
+            .expect("the script's write");
+
+        conn.request_end(Ending::Reset { seq: 1 });
+        let refused = io.write(b"late bytes").await.map_err(|e| e.kind());
+        assert_eq!(refused, Err(io::ErrorKind::BrokenPipe));
+        let refused = io
+            .write_vectored(&[io::IoSlice::new(b"late"), io::IoSlice::new(b"r")])
+            .await
+            .map_err(|e| e.kind());
+        assert_eq!(refused, Err(io::ErrorKind::BrokenPipe));
+        assert_eq!(ending.await.ok(), Some(Ending::Reset { seq: 1 }));
+    }
+
+    #[tokio::test]
+    async fn only_the_first_ending_asked_for_counts() {
+        let (conn, ending) = scripted_conn(Builder::new().build());
+        conn.request_end(Ending::Drop { seq: 3 });
+        conn.request_end(Ending::Close);
+        assert_eq!(ending.await.ok(), Some(Ending::Drop { seq: 3 }));
+    }
+
+    #[test]
+    fn a_flush_is_counted_and_wakes_whoever_waits_for_it() {
+        let (conn, _ending) = scripted_conn(Builder::new().build());
+        let mut io = FaultIo::new(conn.clone());
+        // What a partial body does: wait for a flush after the one it saw.
+        let mut waiter = task::spawn(poll_fn(|cx| {
+            conn.register_flush_waker(cx);
+            if conn.flushes() > 0 {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        }));
+        assert_pending!(waiter.poll());
+
+        let mut flush = task::spawn(poll_fn(|cx| Pin::new(&mut io).poll_flush(cx)));
+        assert_ready!(flush.poll()).expect("a flush never fails");
+
+        assert!(waiter.is_woken());
+        assert_ready!(waiter.poll());
+        assert_eq!(conn.flushes(), 1);
+    }
+
+    #[tokio::test]
+    async fn shutdown_closes_the_write_half() {
+        let (conn, _ending) = scripted_conn(Builder::new().build());
+        let mut io = FaultIo::new(conn.clone());
+        io.shutdown().await.expect("shutdown never fails");
+        assert_eq!(conn.stream.fins(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_hold_stays_pending_until_the_client_leaves() {
+        let (mock, mut client) = Builder::new().build_with_handle();
+        let (conn, _ending) = scripted_conn(mock);
+        let (_shutdown, shutdown_rx) = watch::channel(false);
+        let mut hold = task::spawn(hold_until_client_leaves(
+            &conn,
+            Duration::from_secs(30),
+            shutdown_rx,
+        ));
+        assert_pending!(hold.poll());
+
+        // What the client still sends is discarded; the hold goes on.
+        client.read(b"POST /v1/things HTTP/1.1\r\n");
+        assert!(hold.is_woken());
+        assert_pending!(hold.poll());
+
+        // The client closes: EOF.
+        drop(client);
+        assert!(hold.is_woken());
+        assert_ready_eq!(hold.poll(), HoldEnd::ClientLeft);
+    }
+
+    #[tokio::test]
+    async fn a_hold_ends_when_the_simulator_shuts_down() {
+        let (mock, _client) = Builder::new().build_with_handle();
+        let (conn, _ending) = scripted_conn(mock);
+        let (shutdown, shutdown_rx) = watch::channel(false);
+        let mut hold = task::spawn(hold_until_client_leaves(
+            &conn,
+            Duration::from_secs(30),
+            shutdown_rx,
+        ));
+        assert_pending!(hold.poll());
+        let _ = shutdown.send(true);
+        assert!(hold.is_woken());
+        assert_ready_eq!(hold.poll(), HoldEnd::Shutdown);
+    }
+
+    #[tokio::test]
+    async fn a_hold_ends_at_its_cap_while_the_client_stays() {
+        let (mock, _client) = Builder::new().build_with_handle();
+        let (conn, _ending) = scripted_conn(mock);
+        let (_shutdown, shutdown_rx) = watch::channel(false);
+        let end = hold_until_client_leaves(&conn, Duration::from_millis(20), shutdown_rx).await;
+        assert_eq!(end, HoldEnd::Cap);
+    }
+}

@@ -7,7 +7,8 @@
 //! - `server` accepts connections and serves each with hyper over `conn`'s
 //!   socket wrapper, which lets a fault end the connection with a FIN or an RST,
 //!   or watch it for the client leaving while a response is held. The wrapper
-//!   takes any `SharedSocket`; serving, that is a `TcpStream`.
+//!   takes any `SharedSocket`, so unit tests run it and `body` over
+//!   tokio-test's scripted stream (`test_support`) instead of a real socket.
 //! - `provider/` is one request's life (`/v1/...`): `mod.rs` journals it, picks
 //!   its fault (`faults`) and dispatches it; `route` (path, method, tenant),
 //!   `ctx` (the fault's waits and how the response leaves: `body`'s full,
@@ -43,6 +44,8 @@ mod shared;
 mod stage;
 mod store;
 mod sync;
+#[cfg(test)]
+mod test_support;
 mod time;
 mod validate;
 pub mod webhook;
