@@ -3,9 +3,8 @@
 //! nothing commits, the key table hears why (`fail_key`) and the mode decides
 //! what the key remembers.
 
-use super::ctx::{Ctx, Shape};
+use super::ctx::{Ctx, Outcome, Shape};
 use super::idempotency_replies::saved_of;
-use super::Outcome;
 use crate::conn::Ending;
 use crate::idempotency::{Failure, Scope};
 use crate::plan::{FaultResponse, Position, StallThen};

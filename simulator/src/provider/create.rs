@@ -6,10 +6,9 @@ use http::{HeaderMap, HeaderValue};
 use serde_json::Value;
 
 use super::commit::{commit_stage, Intake};
-use super::ctx::Ctx;
+use super::ctx::{Ctx, Outcome};
 use super::idempotency_replies::{in_flight, key_error, mismatch, replay};
 use super::request_body::{read_body, BodyError};
-use super::Outcome;
 use crate::canonical::canonical_json;
 use crate::idempotency::{parse_key, Decision};
 use crate::plan::IdempotencyMode;

@@ -1,6 +1,7 @@
 //! One journaled request's context: the fault that decides its fate, the
 //! waits that fault asks for (delay, gather, hold), and how the response
-//! leaves (whole, cut, idle, or not at all).
+//! leaves (whole, cut, idle, or not at all: the `Outcome` every request's
+//! life ends in).
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -10,7 +11,6 @@ use axum::body::Body;
 use axum::response::Response;
 use http::HeaderValue;
 
-use super::Outcome;
 use crate::body::{FateSink, FaultBody};
 use crate::conn::{hold_until_client_leaves, Conn, Ending, HoldEnd};
 use crate::plan::{FaultResponse, FaultRule, Position, Release};
@@ -18,6 +18,14 @@ use crate::record::ResponseFate;
 use crate::responses::{self, Prepared};
 use crate::shared::Shared;
 use crate::time::http_date;
+
+/// How a request ends on the provider side.
+pub(super) enum Outcome {
+    /// hyper sends this response.
+    Respond(Response),
+    /// The connection ends without a (further) byte.
+    End(Ending),
+}
 
 /// One request's context once it is journaled.
 pub(super) struct Ctx {

@@ -5,7 +5,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
-use super::Outcome;
+use super::ctx::Outcome;
 use crate::shared::Shared;
 
 /// A request's work, run inside hyper's handler but never cut in half: hyper

@@ -13,7 +13,7 @@
 //!   tenant the credential names.
 //! - `ctx`: the journaled request's context: the fault's waits (delay,
 //!   gather, hold) and how the response leaves (full, partial, idle, or the
-//!   connection ends).
+//!   connection ends: the `Outcome`).
 //! - `request_body`: reading a create's body, and draining bodies nobody reads.
 //! - `create`: a create's validation up to its idempotency key's decision.
 //! - `commit`: from the `before_commit` fault to the response: the effect, the
@@ -52,19 +52,11 @@ pub use lookup::{DEFAULT_LIST_LIMIT, MAX_PAGE_OBJECTS};
 pub use request_body::{BODY_READ_TIMEOUT, DRAIN_LIMIT_BYTES};
 
 use create::create;
-use ctx::{Ctx, Shape};
+use ctx::{Ctx, Outcome, Shape};
 use detached::Detached;
 use lookup::lookup;
 use request_body::drain;
 use route::{authenticate, method_not_allowed, parse_route, request_kind, resource_exists, Route};
-
-/// How a request ends on the provider side.
-pub(crate) enum Outcome {
-    /// hyper sends this response.
-    Respond(Response),
-    /// The connection ends without a (further) byte.
-    End(Ending),
-}
 
 /// The fallback handler: every request outside the control API.
 pub(crate) async fn provider_entry(
