@@ -11,8 +11,9 @@ use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use hyper::body::{Body, Frame, SizeHint};
+use tokio::net::TcpStream;
 
-use crate::conn::{hold_until_client_leaves, Conn, HoldEnd};
+use crate::conn::{hold_until_client_leaves, Conn, HoldEnd, SharedSocket};
 use crate::record::ResponseFate;
 use crate::shared::Shared;
 
@@ -43,16 +44,16 @@ enum Mode {
 }
 
 /// A response body with fault behaviour and fate recording.
-pub(crate) struct FaultBody {
+pub(crate) struct FaultBody<S = TcpStream> {
     data: Bytes,
     full_len: u64,
     handed: u64,
     mode: Mode,
-    conn: Arc<Conn>,
+    conn: Arc<Conn<S>>,
     sink: Option<FateSink>,
 }
 
-impl std::fmt::Debug for FaultBody {
+impl<S> std::fmt::Debug for FaultBody<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FaultBody")
             .field("full_len", &self.full_len)
@@ -60,8 +61,8 @@ impl std::fmt::Debug for FaultBody {
     }
 }
 
-impl FaultBody {
-    pub(crate) fn full(data: Bytes, conn: Arc<Conn>, sink: FateSink) -> FaultBody {
+impl<S> FaultBody<S> {
+    pub(crate) fn full(data: Bytes, conn: Arc<Conn<S>>, sink: FateSink) -> FaultBody<S> {
         FaultBody {
             full_len: data.len() as u64,
             data,
@@ -73,7 +74,12 @@ impl FaultBody {
     }
 
     /// The first `bytes` bytes of `data`. A cut at or beyond the end sends it whole.
-    pub(crate) fn partial(data: Bytes, bytes: usize, conn: Arc<Conn>, sink: FateSink) -> FaultBody {
+    pub(crate) fn partial(
+        data: Bytes,
+        bytes: usize,
+        conn: Arc<Conn<S>>,
+        sink: FateSink,
+    ) -> FaultBody<S> {
         if bytes >= data.len() {
             return FaultBody::full(data, conn, sink);
         }
@@ -90,7 +96,7 @@ impl FaultBody {
         }
     }
 
-    pub(crate) fn idle(data: Bytes, conn: Arc<Conn>, sink: FateSink) -> FaultBody {
+    pub(crate) fn idle(data: Bytes, conn: Arc<Conn<S>>, sink: FateSink) -> FaultBody<S> {
         FaultBody {
             full_len: data.len() as u64,
             data: Bytes::new(),
@@ -119,7 +125,7 @@ impl FaultBody {
     }
 }
 
-impl Body for FaultBody {
+impl<S: SharedSocket> Body for FaultBody<S> {
     type Data = Bytes;
     type Error = io::Error;
 
@@ -148,7 +154,7 @@ impl Body for FaultBody {
                     bytes: this.handed as usize,
                 };
                 this.record(fate);
-                FaultBody::cut("partial fault: response cut")
+                Self::cut("partial fault: response cut")
             }
             Mode::Idle { hold } => {
                 let hold = hold.get_or_insert_with(|| {
@@ -177,7 +183,7 @@ impl Body for FaultBody {
                     client_left,
                 };
                 this.record(fate);
-                FaultBody::cut("idle fault: response abandoned")
+                Self::cut("idle fault: response abandoned")
             }
         }
     }
@@ -195,7 +201,7 @@ impl Body for FaultBody {
     }
 }
 
-impl Drop for FaultBody {
+impl<S> Drop for FaultBody<S> {
     fn drop(&mut self) {
         // hyper drops the body as soon as it has written all of it, or when the
         // connection dies under it.
@@ -212,5 +218,189 @@ impl Drop for FaultBody {
             },
         };
         self.record(fate);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conn::FaultIo;
+    use crate::sync::lock;
+    use crate::test_support::{scripted_conn, OneRequest, ScriptedSocket};
+    use http_body_util::BodyExt;
+    use hyper::server::conn::http1;
+    use hyper_util::rt::TokioIo;
+    use std::sync::Mutex;
+    use std::time::Duration;
+    use tokio::io::AsyncWriteExt;
+    use tokio_test::io::Builder;
+    use tokio_test::{assert_pending, assert_ready, task};
+
+    const REQUEST: &[u8] = b"GET /v1/things/obj_1 HTTP/1.1\r\nhost: provider\r\n\r\n";
+    const BODY: &[u8] = b"0123456789";
+    /// hyper's head for `BODY`: the full length, whatever part of it is sent.
+    const HEAD: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n";
+
+    /// Serves one connection with hyper as `server.rs` does (its hyper
+    /// settings, `FaultIo` under it), answering every request with `body`.
+    async fn serve_one(
+        conn: Arc<Conn<ScriptedSocket>>,
+        body: FaultBody<ScriptedSocket>,
+    ) -> Result<(), hyper::Error> {
+        let body = Mutex::new(Some(body));
+        let service = hyper::service::service_fn(move |_request| {
+            let body = lock(&body).take();
+            async move {
+                body.map(hyper::Response::new)
+                    .ok_or_else(|| io::Error::other("one response only"))
+            }
+        });
+        let served = http1::Builder::new()
+            .half_close(true)
+            .auto_date_header(false)
+            .serve_connection(TokioIo::new(FaultIo::new(conn)), service);
+        tokio::time::timeout(Duration::from_secs(10), served)
+            .await
+            .unwrap_or_else(|_| panic!("hyper never finished with the connection"))
+    }
+
+    #[tokio::test]
+    async fn a_full_body_writes_everything() {
+        let mut wire = HEAD.to_vec();
+        wire.extend_from_slice(BODY);
+        // The client sends one request and closes after the answer.
+        let mock = Builder::new().read(REQUEST).write(&wire).build();
+        let (conn, _ending) = scripted_conn(mock);
+        let request = OneRequest::new();
+        let body = FaultBody::full(Bytes::from_static(BODY), conn.clone(), request.sink(200));
+
+        serve_one(conn.clone(), body)
+            .await
+            .expect("a full answer ends the connection cleanly");
+        assert_eq!(request.fate(), Some(ResponseFate::Sent { status: 200 }));
+        assert_eq!(conn.stream.fins(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_partial_body_writes_exactly_n_bytes_then_ends() {
+        let mut wire = HEAD.to_vec();
+        wire.extend_from_slice(&BODY[..4]);
+        // Any byte past the fourth would be a write the script does not expect.
+        let mock = Builder::new().read(REQUEST).write(&wire).build();
+        let (conn, _ending) = scripted_conn(mock);
+        let request = OneRequest::new();
+        let body = FaultBody::partial(Bytes::from_static(BODY), 4, conn.clone(), request.sink(200));
+
+        let served = serve_one(conn.clone(), body).await;
+        assert!(served.is_err(), "the cut must end the connection");
+        assert_eq!(
+            request.fate(),
+            Some(ResponseFate::Truncated {
+                status: 200,
+                bytes: 4
+            })
+        );
+    }
+
+    #[tokio::test]
+    async fn a_cut_at_or_past_the_end_sends_the_whole_body() {
+        let mut wire = HEAD.to_vec();
+        wire.extend_from_slice(BODY);
+        let mock = Builder::new().read(REQUEST).write(&wire).build();
+        let (conn, _ending) = scripted_conn(mock);
+        let request = OneRequest::new();
+        let body = FaultBody::partial(
+            Bytes::from_static(BODY),
+            BODY.len(),
+            conn.clone(),
+            request.sink(200),
+        );
+
+        serve_one(conn, body)
+            .await
+            .expect("a full answer ends the connection cleanly");
+        assert_eq!(request.fate(), Some(ResponseFate::Sent { status: 200 }));
+    }
+
+    #[tokio::test]
+    async fn a_partial_body_fails_only_after_its_bytes_are_flushed() {
+        let (conn, _ending) = scripted_conn(Builder::new().build());
+        let request = OneRequest::new();
+        let mut body =
+            FaultBody::partial(Bytes::from_static(BODY), 4, conn.clone(), request.sink(200));
+
+        let first = body.frame().await.map(|frame| frame.map(Frame::into_data));
+        assert!(matches!(first, Some(Ok(Ok(data))) if data == BODY[..4]));
+
+        let mut next = task::spawn(body.frame());
+        assert_pending!(next.poll());
+        assert_pending!(next.poll());
+        assert_eq!(request.fate(), Some(ResponseFate::InProgress));
+
+        // hyper flushes once it has written what it was handed.
+        FaultIo::new(conn)
+            .flush()
+            .await
+            .expect("a flush never fails");
+        assert!(next.is_woken());
+        let cut = assert_ready!(next.poll());
+        assert!(matches!(cut, Some(Err(_))), "the body fails: {cut:?}");
+        drop(next);
+        assert_eq!(
+            request.fate(),
+            Some(ResponseFate::Truncated {
+                status: 200,
+                bytes: 4
+            })
+        );
+    }
+
+    #[tokio::test]
+    async fn an_idle_body_stays_pending_until_the_client_leaves() {
+        let (mock, mut client) = Builder::new().build_with_handle();
+        let (conn, _ending) = scripted_conn(mock);
+        let request = OneRequest::new();
+        let mut body = FaultBody::idle(Bytes::from_static(BODY), conn, request.sink(200));
+
+        let mut next = task::spawn(body.frame());
+        assert_pending!(next.poll());
+        client.read(b"anyone there?");
+        assert_pending!(next.poll());
+        assert_eq!(request.fate(), Some(ResponseFate::InProgress));
+
+        drop(client);
+        assert!(next.is_woken());
+        let end = assert_ready!(next.poll());
+        assert!(matches!(end, Some(Err(_))), "the body fails: {end:?}");
+        drop(next);
+        assert_eq!(
+            request.fate(),
+            Some(ResponseFate::Idle {
+                status: 200,
+                client_left: true
+            })
+        );
+    }
+
+    #[tokio::test]
+    async fn an_idle_body_gives_up_at_shutdown_with_the_client_still_there() {
+        let (mock, _client) = Builder::new().build_with_handle();
+        let (conn, _ending) = scripted_conn(mock);
+        let request = OneRequest::new();
+        let mut body = FaultBody::idle(Bytes::from_static(BODY), conn, request.sink(200));
+
+        let mut next = task::spawn(body.frame());
+        assert_pending!(next.poll());
+        let _ = request.shutdown.send(true);
+        assert!(next.is_woken());
+        assert!(matches!(assert_ready!(next.poll()), Some(Err(_))));
+        drop(next);
+        assert_eq!(
+            request.fate(),
+            Some(ResponseFate::Idle {
+                status: 200,
+                client_left: false
+            })
+        );
     }
 }

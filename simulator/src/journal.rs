@@ -36,8 +36,6 @@ impl Journal {
         }
     }
 
-    /// Records how the response ended; the first ending recorded wins, because
-    /// the first one is what happened on the socket.
     /// Requests whose response has not ended yet. A scan of the whole journal:
     /// the harness asks between steps of runs that hold a few hundred requests.
     pub(crate) fn in_progress(&self) -> impl Iterator<Item = u64> + '_ {
@@ -47,6 +45,8 @@ impl Journal {
             .map(|e| e.seq)
     }
 
+    /// Records how the response ended; the first ending recorded wins, because
+    /// the first one is what happened on the socket.
     pub(crate) fn finish(&mut self, seq: u64, fate: ResponseFate, real_end_ms: u64) {
         self.update(seq, |entry| {
             if entry.fate == ResponseFate::InProgress {

@@ -6,10 +6,15 @@
 //! - [`record`]: what it remembers (ledger, journal, events).
 //! - `server` accepts connections and serves each with hyper over `conn`'s
 //!   socket wrapper, which lets a fault end the connection with a FIN or an RST,
-//!   or watch it for the client leaving while a response is held.
-//! - `provider` is one request's life (`/v1/...`): journal, fault selection
-//!   (`faults`), body, idempotency (`idempotency`), commit (`store`), response
-//!   shape (`body`: full, partial, idle).
+//!   or watch it for the client leaving while a response is held. The wrapper
+//!   takes any `SharedSocket`, so unit tests run it and `body` over
+//!   tokio-test's scripted stream (`test_support`) instead of a real socket.
+//! - `provider/` is one request's life (`/v1/...`): `mod.rs` journals it, picks
+//!   its fault (`faults`) and dispatches it; `route` (path, method, tenant),
+//!   `ctx` (the fault's waits and how the response leaves: `body`'s full,
+//!   partial or idle), `request_body`, `create` then `commit` (idempotency
+//!   through `idempotency`, effects through `store`), `idempotency_replies`,
+//!   `lookup`, and `detached` (work that outlives hyper's handler).
 //! - `control` is the harness's API under `/_lostreply/`.
 //! - [`webhook`] signs events as Standard Webhooks do.
 //!
@@ -39,13 +44,15 @@ mod shared;
 mod stage;
 mod store;
 mod sync;
+#[cfg(test)]
+mod test_support;
 mod time;
 mod validate;
 pub mod webhook;
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use tokio::net::TcpListener;
@@ -65,12 +72,9 @@ pub use record::*;
 pub use server::{HEADER_READ_TIMEOUT, MAX_CONNECTIONS};
 pub use time::rfc3339;
 
-use crate::faults::FaultCounters;
-use crate::idempotency::KeyTable;
-use crate::journal::Journal;
-use crate::shared::{Shared, State, Tasks};
+use crate::shared::Shared;
 use crate::store::{NewObject, Store};
-use crate::sync::lock;
+use crate::sync::{lock, write};
 
 /// Called after an effect commits and before its response leaves; the response
 /// waits for the returned future. The harness uses it to kill an adapter "right
@@ -190,26 +194,13 @@ impl Simulator {
             source,
         })?;
         let (shutdown, shutdown_rx) = watch::channel(false);
-        let state = State {
-            now_ms: plan.clock_start_ms,
-            store,
-            keys: KeyTable::default(),
-            journal: Journal::default(),
-            faults: FaultCounters::new(plan.faults.len()),
-            attempts: Default::default(),
-        };
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(Shared::new(
             plan,
-            state: Mutex::new(state),
-            hook: RwLock::new(None),
-            started: Instant::now(),
-            shutdown: shutdown_rx,
-            control_token: options.control_token,
+            store,
+            shutdown_rx,
+            options.control_token,
             webhook_key,
-            tasks: Tasks::default(),
-            finished: watch::channel(0).0,
-            stage: stage::Stage::default(),
-        });
+        ));
         let accept = tokio::spawn(server::accept_loop(shared.clone(), listener));
         Ok(Simulator {
             shared,
@@ -341,11 +332,7 @@ impl Simulator {
 
     /// Installs (or removes) the hook run between commit and response.
     pub fn set_commit_hook(&self, hook: Option<CommitHook>) {
-        *self
-            .shared
-            .hook
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = hook;
+        *write(&self.shared.hook) = hook;
     }
 
     /// Stops accepting, closes connections (held ones included), waits for the tasks to end.

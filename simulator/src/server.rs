@@ -14,7 +14,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tower::ServiceExt;
 
-use crate::conn::{hold_until_client_leaves, shutdown_write, Conn, Ending, FaultIo};
+use crate::conn::{hold_until_client_leaves, Conn, Ending, FaultIo, SharedSocket};
 use crate::control;
 use crate::provider::provider_entry;
 use crate::record::ResponseFate;
@@ -121,7 +121,7 @@ async fn serve_connection(shared: Arc<Shared>, router: Router, stream: TcpStream
 /// FIN, then read what the client still sends until it closes (bounded):
 /// closing with unread data would turn the FIN into an RST.
 async fn close_gracefully(shared: &Shared, conn: &Conn) {
-    if shutdown_write(&conn.stream).is_err() {
+    if conn.stream.shutdown_write().is_err() {
         return;
     }
     hold_until_client_leaves(conn, shared.plan.limits.stall_cap, shared.shutdown.clone()).await;

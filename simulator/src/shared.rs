@@ -14,7 +14,7 @@ use crate::journal::Journal;
 use crate::plan::Plan;
 use crate::record::ResponseFate;
 use crate::store::Store;
-use crate::sync::lock;
+use crate::sync::{lock, read};
 use crate::time::max_clock_ms;
 use crate::CommitHook;
 
@@ -127,6 +127,37 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Shared {
+    /// A simulator's state at its start: the clock at the plan's start, the
+    /// store holding the seed objects, nothing journaled.
+    pub(crate) fn new(
+        plan: Plan,
+        store: Store,
+        shutdown: watch::Receiver<bool>,
+        control_token: Option<String>,
+        webhook_key: Option<Vec<u8>>,
+    ) -> Shared {
+        let state = State {
+            now_ms: plan.clock_start_ms,
+            store,
+            keys: KeyTable::default(),
+            journal: Journal::default(),
+            faults: FaultCounters::new(plan.faults.len()),
+            attempts: Default::default(),
+        };
+        Shared {
+            plan,
+            state: Mutex::new(state),
+            hook: RwLock::new(None),
+            started: Instant::now(),
+            shutdown,
+            control_token,
+            webhook_key,
+            tasks: Tasks::default(),
+            finished: watch::channel(0).0,
+            stage: crate::stage::Stage::default(),
+        }
+    }
+
     pub(crate) fn state(&self) -> MutexGuard<'_, State> {
         lock(&self.state)
     }
@@ -163,9 +194,6 @@ impl Shared {
     }
 
     pub(crate) fn hook(&self) -> Option<CommitHook> {
-        self.hook
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        read(&self.hook).clone()
     }
 }

@@ -226,6 +226,7 @@ impl Stage {
 mod tests {
     use super::*;
     use std::sync::Arc;
+    use tokio_test::{assert_pending, assert_ready_eq, task};
 
     /// A shutdown signal that never fires: the sender lives as long as the
     /// process (a dropped sender reads as "shut down").
@@ -308,5 +309,79 @@ mod tests {
         stage.end_step(2);
         assert_eq!(parked.await.ok(), Some(true));
         assert!(stage.parked_beyond_now().is_empty());
+    }
+
+    // The tests below poll by hand (tokio-test), so they say exactly when a
+    // held request must still wait and which event lets it go. They run inside
+    // a runtime only because the holds' bounds are tokio timers.
+
+    #[tokio::test]
+    async fn a_parked_request_stays_pending_until_its_own_step_ends() {
+        let stage = Stage::default();
+        stage.begin_step(1, None);
+        let mut park =
+            task::spawn(stage.park_until_step_end(7, 2, Duration::from_secs(30), no_shutdown()));
+        assert_pending!(park.poll());
+        assert_eq!(stage.parked_beyond_now(), vec![7]);
+
+        // An earlier step ending, or the awaited one starting, lets nothing go.
+        stage.end_step(1);
+        assert_pending!(park.poll());
+        stage.begin_step(2, None);
+        assert_pending!(park.poll());
+
+        stage.end_step(2);
+        assert!(park.is_woken());
+        assert_ready_eq!(park.poll(), true);
+        assert!(stage.parked_beyond_now().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_parked_request_gives_up_at_shutdown() {
+        let stage = Stage::default();
+        let (shutdown, shutdown_rx) = watch::channel(false);
+        let mut park =
+            task::spawn(stage.park_until_step_end(7, 1, Duration::from_secs(30), shutdown_rx));
+        assert_pending!(park.poll());
+        let _ = shutdown.send(true);
+        assert!(park.is_woken());
+        assert_ready_eq!(park.poll(), false);
+        assert!(stage.parked_beyond_now().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_gather_stays_pending_until_the_second_request_arrives() {
+        let stage = Stage::default();
+        // Three calls alive: the first request cannot be the last one able to come.
+        stage.begin_step(1, Some(3));
+        let mut first = task::spawn(stage.gather(0, 2, Duration::from_secs(30), no_shutdown()));
+        assert_pending!(first.poll());
+        // Another rule's request is not this gather's partner.
+        let mut other = task::spawn(stage.gather(1, 2, Duration::from_secs(30), no_shutdown()));
+        assert_pending!(other.poll());
+        assert_pending!(first.poll());
+
+        let mut second = task::spawn(stage.gather(0, 2, Duration::from_secs(30), no_shutdown()));
+        assert_ready_eq!(second.poll(), GatherEnd::Met);
+        assert!(first.is_woken());
+        assert_ready_eq!(first.poll(), GatherEnd::Met);
+        assert_pending!(other.poll());
+    }
+
+    #[tokio::test]
+    async fn a_gather_stays_pending_until_no_other_call_can_come() {
+        let stage = Stage::default();
+        stage.begin_step(1, Some(3));
+        let mut waiter = task::spawn(stage.gather(0, 2, Duration::from_secs(30), no_shutdown()));
+        assert_pending!(waiter.poll());
+
+        // Two calls are still alive, so a partner may still come.
+        stage.call_ended();
+        assert_pending!(waiter.poll());
+
+        // Only the waiter's own call is left.
+        stage.call_ended();
+        assert!(waiter.is_woken());
+        assert_ready_eq!(waiter.poll(), GatherEnd::Met);
     }
 }

@@ -1,0 +1,131 @@
+//! From the `before_commit` fault to the response: the effect commits, the
+//! commit hook runs, the idempotency key's result is saved for replays; when
+//! nothing commits, the key table hears why (`fail_key`) and the mode decides
+//! what the key remembers.
+
+use super::ctx::{Ctx, Outcome, Shape};
+use super::idempotency_replies::saved_of;
+use crate::conn::Ending;
+use crate::idempotency::{Failure, Scope};
+use crate::plan::{FaultResponse, Position, StallThen};
+use crate::record::Effect;
+use crate::responses::{self, Prepared};
+use crate::store::{object_body, NewObject, StoreFull};
+
+/// A validated create, ready to commit.
+pub(super) struct Intake {
+    pub(super) new: NewObject,
+    /// The idempotency key's scope when the key is tracked: the key table
+    /// hears how the work ended once that is known.
+    pub(super) ticket: Option<Scope>,
+}
+
+/// From the `before_commit` fault to the response.
+pub(super) async fn commit_stage(ctx: &Ctx, intake: Intake) -> Outcome {
+    if let Some(rule) = ctx.rule_at(Position::BeforeCommit) {
+        match rule.response {
+            FaultResponse::Ok => {}
+            FaultResponse::Delay { delay } => ctx.delay(delay).await,
+            FaultResponse::Drop => {
+                fail_key(ctx, &intake, Failure::Abandoned);
+                return Outcome::End(Ending::Drop { seq: ctx.seq });
+            }
+            FaultResponse::Reset => {
+                fail_key(ctx, &intake, Failure::Abandoned);
+                return Outcome::End(Ending::Reset { seq: ctx.seq });
+            }
+            FaultResponse::Stall { then, until } => {
+                let client_left = ctx.hold(until).await;
+                match then {
+                    StallThen::Abandon => fail_key(ctx, &intake, Failure::Abandoned),
+                    // The provider kept working after the client left.
+                    StallThen::Commit => {
+                        let _ = commit(ctx, intake).await;
+                    }
+                }
+                // Only now is the provider done with it: whoever waits for this
+                // request's end (the harness between steps) sees the commit.
+                ctx.finish_stalled(client_left);
+                return Outcome::End(Ending::Close);
+            }
+            FaultResponse::Gather { requests, at_most } => ctx.gather(requests, at_most).await,
+            FaultResponse::Status { code } => {
+                let reply = responses::fault_status(code);
+                fail_key(ctx, &intake, Failure::Status(saved_of(&reply)));
+                return ctx.respond(reply, Shape::Full);
+            }
+            // Rejected by plan validation: nothing to cut before the commit.
+            FaultResponse::Partial { .. } | FaultResponse::Idle => {}
+        }
+    }
+    let reply = commit(ctx, intake).await;
+    ctx.deliver(reply, ctx.rule_at(Position::AfterCommit)).await
+}
+
+fn fail_key(ctx: &Ctx, intake: &Intake, failure: Failure) {
+    let Some(scope) = intake.ticket.clone() else {
+        return;
+    };
+    let plan = &ctx.shared.plan;
+    let mut state = ctx.shared.state();
+    let now_ms = state.now_ms;
+    state.keys.fail(
+        plan.idempotency.mode,
+        scope,
+        &intake.new.fingerprint,
+        failure,
+        now_ms,
+    );
+}
+
+/// Commits the effect, runs the commit hook, saves the response for replays.
+async fn commit(ctx: &Ctx, intake: Intake) -> Prepared {
+    let plan = &ctx.shared.plan;
+    let committed = {
+        let mut state = ctx.shared.state();
+        let now_ms = state.now_ms;
+        let result = state.store.commit(plan, intake.new.clone(), now_ms);
+        if let Ok(effect) = &result {
+            state
+                .journal
+                .update(ctx.seq, |entry| entry.effect = Some(effect.id.clone()));
+        }
+        result
+    };
+    let effect = match committed {
+        Ok(effect) => effect,
+        Err(StoreFull { max_objects }) => {
+            let message = format!("this tenant already holds {max_objects} objects");
+            let reply = responses::error(507, "insufficient_storage", &message);
+            fail_key(ctx, &intake, Failure::Status(saved_of(&reply)));
+            return reply;
+        }
+    };
+    let reply = created(plan.asynchronous.is_some(), &effect);
+    run_commit_hook(ctx, &effect).await;
+    if let Some(scope) = intake.ticket {
+        let mut state = ctx.shared.state();
+        let now_ms = state.now_ms;
+        state
+            .keys
+            .succeed(scope, &intake.new.fingerprint, saved_of(&reply), now_ms);
+    }
+    reply
+}
+
+async fn run_commit_hook(ctx: &Ctx, effect: &Effect) {
+    let Some(hook) = ctx.shared.hook() else {
+        return;
+    };
+    let mut shutdown = ctx.shared.shutdown.clone();
+    tokio::select! {
+        () = hook(effect.clone()) => {}
+        _ = shutdown.wait_for(|down| *down) => {}
+    }
+}
+
+fn created(asynchronous: bool, effect: &Effect) -> Prepared {
+    let status = if asynchronous { 202 } else { 201 };
+    Prepared::json_body(status, object_body(effect))
+        .with_header("location", format!("/v1/{}/{}", effect.resource, effect.id))
+}

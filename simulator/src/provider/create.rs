@@ -1,0 +1,172 @@
+//! `POST /v1/{resource}` up to the commit point: the body read and
+//! validated, the attempt counted, the idempotency key checked.
+
+use axum::body::Body;
+use http::{HeaderMap, HeaderValue};
+use serde_json::Value;
+
+use super::commit::{commit_stage, Intake};
+use super::ctx::{Ctx, Outcome};
+use super::idempotency_replies::{in_flight, key_error, mismatch, replay};
+use super::request_body::{read_body, BodyError};
+use crate::canonical::canonical_json;
+use crate::idempotency::{parse_key, Decision};
+use crate::plan::IdempotencyMode;
+use crate::query;
+use crate::responses::{self, Prepared};
+use crate::shared::retention_ms;
+use crate::store::NewObject;
+
+/// Longest `client_reference`, in bytes.
+pub const MAX_CLIENT_REFERENCE_BYTES: usize = 255;
+
+/// `POST /v1/{resource}`. `Err` is a reply that commits nothing (it still meets
+/// the fault of the way out); `Ok` is the final outcome of a request that
+/// reached the commit point.
+pub(super) async fn create(
+    ctx: &Ctx,
+    tenant: &str,
+    resource: &str,
+    path: &str,
+    raw_query: Option<&str>,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Outcome, Prepared> {
+    let plan = &ctx.shared.plan;
+    let mode = plan.idempotency.mode;
+    let bytes = match read_body(body, headers, plan.limits.max_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(BodyError::TooLarge) => {
+            let message = format!("request body exceeds {} bytes", plan.limits.max_body_bytes);
+            return Err(responses::error(413, "payload_too_large", &message));
+        }
+        Err(BodyError::Unreadable(why)) => {
+            return Err(responses::invalid_request(&format!(
+                "cannot read the request body: {why}"
+            )))
+        }
+    };
+    if let Some(name) = query::names(raw_query).first() {
+        return Err(responses::invalid_request(&format!(
+            "create takes no query parameters; got `{name}`"
+        )));
+    }
+    let mut value: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| responses::invalid_request(&format!("request body is not valid JSON: {e}")))?;
+    // `null` for a reserved field means absent, as it does for most JSON APIs,
+    // so it must not make two attempts' fingerprints differ either.
+    if let Value::Object(fields) = &mut value {
+        fields
+            .retain(|name, v| !(v.is_null() && (name == "client_reference" || name == "metadata")));
+    }
+    let fingerprint = canonical_json(&value);
+    let attempt = {
+        let mut state = ctx.shared.state();
+        state.journal.update(ctx.seq, |entry| {
+            entry.fingerprint = Some(fingerprint.clone())
+        });
+        let count = state
+            .attempts
+            .entry((tenant.to_owned(), resource.to_owned(), fingerprint.clone()))
+            .or_insert(0);
+        *count = count.saturating_add(1);
+        *count
+    };
+    let Value::Object(mut fields) = value else {
+        return Err(responses::invalid_request(&format!(
+            "request body must be a JSON object, got {}",
+            json_kind(&value)
+        )));
+    };
+    let client_reference = match fields.remove("client_reference") {
+        None => None,
+        Some(Value::String(reference)) if reference.len() <= MAX_CLIENT_REFERENCE_BYTES => {
+            Some(reference)
+        }
+        Some(Value::String(reference)) => {
+            return Err(responses::invalid_request(&format!(
+                "client_reference is {} bytes; at most {MAX_CLIENT_REFERENCE_BYTES} are accepted",
+                reference.len()
+            )))
+        }
+        Some(other) => {
+            return Err(responses::invalid_request(&format!(
+                "client_reference must be a string, got {}",
+                json_kind(&other)
+            )))
+        }
+    };
+    let metadata = match fields.remove("metadata") {
+        None => None,
+        Some(object @ Value::Object(_)) => Some(object),
+        Some(other) => {
+            return Err(responses::invalid_request(&format!(
+                "metadata must be an object, got {}",
+                json_kind(&other)
+            )))
+        }
+    };
+    let key_headers: Vec<&HeaderValue> = headers.get_all("idempotency-key").iter().collect();
+    let key = parse_key(mode, plan.idempotency.required, &key_headers)
+        .map_err(|e| key_error(mode, &e))?;
+    let decision = {
+        let mut state = ctx.shared.state();
+        let now_ms = state.now_ms;
+        state.keys.check(
+            mode,
+            retention_ms(plan),
+            tenant,
+            path,
+            key.as_deref(),
+            &fingerprint,
+            now_ms,
+        )
+    };
+    let ticket = match decision {
+        Decision::Untracked => None,
+        Decision::Proceed(scope) => Some(scope),
+        Decision::Replay(saved) => {
+            ctx.shared
+                .state()
+                .journal
+                .update(ctx.seq, |entry| entry.replayed = true);
+            return Err(replay(mode, saved));
+        }
+        Decision::Mismatch => return Err(mismatch(mode)),
+        Decision::InFlight => return Err(in_flight(mode)),
+    };
+    if mode == IdempotencyMode::Racy {
+        // Known-bad: the check above and the set after the commit are separate
+        // steps; everything in between (this yield, faults, the commit hook) is
+        // a window in which duplicates pass the check too.
+        tokio::task::yield_now().await;
+    }
+    let intake = Intake {
+        new: NewObject {
+            tenant: tenant.to_owned(),
+            resource: resource.to_owned(),
+            args: fields,
+            client_reference,
+            metadata,
+            idempotency_key: key_headers
+                .first()
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
+            fingerprint,
+            attempt,
+            request_seq: Some(ctx.seq),
+        },
+        ticket,
+    };
+    Ok(commit_stage(ctx, intake).await)
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

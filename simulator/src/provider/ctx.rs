@@ -1,0 +1,211 @@
+//! One journaled request's context: the fault that decides its fate, the
+//! waits that fault asks for (delay, gather, hold), and how the response
+//! leaves (whole, cut, idle, or not at all: the `Outcome` every request's
+//! life ends in).
+
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::response::Response;
+use http::HeaderValue;
+
+use crate::body::{FateSink, FaultBody};
+use crate::conn::{hold_until_client_leaves, Conn, Ending, HoldEnd};
+use crate::plan::{FaultResponse, FaultRule, Position, Release};
+use crate::record::ResponseFate;
+use crate::responses::{self, Prepared};
+use crate::shared::Shared;
+use crate::time::http_date;
+
+/// How a request ends on the provider side.
+pub(super) enum Outcome {
+    /// hyper sends this response.
+    Respond(Response),
+    /// The connection ends without a (further) byte.
+    End(Ending),
+}
+
+/// One request's context once it is journaled.
+pub(super) struct Ctx {
+    pub(super) shared: Arc<Shared>,
+    pub(super) conn: Arc<Conn>,
+    pub(super) seq: u64,
+    pub(super) tenant: Option<String>,
+    /// The rule that decides this request's fate, with its index in the plan.
+    pub(super) fault: Option<(usize, FaultRule)>,
+}
+
+impl Ctx {
+    pub(super) fn rule_at(&self, position: Position) -> Option<&FaultRule> {
+        self.fault
+            .as_ref()
+            .map(|(_, rule)| rule)
+            .filter(|rule| rule.at == position)
+    }
+
+    /// The fault that acts on the way out of a request that commits nothing.
+    pub(super) fn rule_on_the_way_out(&self) -> Option<&FaultRule> {
+        self.fault
+            .as_ref()
+            .map(|(_, rule)| rule)
+            .filter(|rule| rule.at != Position::BeforeRead)
+    }
+
+    fn stall_cap(&self) -> Duration {
+        self.shared.plan.limits.stall_cap
+    }
+
+    pub(super) async fn delay(&self, delay: Duration) {
+        let mut shutdown = self.shared.shutdown.clone();
+        tokio::select! {
+            () = tokio::time::sleep(delay.min(self.stall_cap())) => {}
+            _ = shutdown.wait_for(|down| *down) => {}
+        }
+    }
+
+    /// Waits for the other requests of this rule's gather (bounded).
+    pub(super) async fn gather(&self, requests: u32, at_most: Duration) {
+        let rule = self.fault.as_ref().map_or(usize::MAX, |(index, _)| *index);
+        self.shared
+            .stage
+            .gather(
+                rule,
+                requests,
+                at_most.min(self.stall_cap()),
+                self.shared.shutdown.clone(),
+            )
+            .await;
+    }
+
+    /// Holds the request until `until` says (bounded); returns whether the
+    /// client left meanwhile. The journal fate is written by the caller, once
+    /// the provider is done with the request (a stall that commits commits first).
+    pub(super) async fn hold(&self, until: Release) -> bool {
+        let shutdown = self.shared.shutdown.clone();
+        match until {
+            Release::ClientGone => matches!(
+                hold_until_client_leaves(&self.conn, self.stall_cap(), shutdown).await,
+                HoldEnd::ClientLeft
+            ),
+            Release::StepEnd(step) => {
+                let cap = self.shared.plan.limits.hold_cap;
+                let park =
+                    self.shared
+                        .stage
+                        .park_until_step_end(self.seq, step, cap, shutdown.clone());
+                let watch = hold_until_client_leaves(&self.conn, cap, shutdown);
+                tokio::pin!(park, watch);
+                // The key stays in flight whether or not the client is still
+                // there: only the step's end (or the bound) lets it go.
+                tokio::select! {
+                    _ = &mut park => false,
+                    end = &mut watch => {
+                        park.await;
+                        matches!(end, HoldEnd::ClientLeft)
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn finish_stalled(&self, client_left: bool) {
+        self.shared
+            .finish(self.seq, ResponseFate::Stalled { client_left });
+    }
+
+    pub(super) fn respond(&self, prepared: Prepared, shape: Shape) -> Outcome {
+        let sink = FateSink {
+            shared: self.shared.clone(),
+            seq: self.seq,
+            status: prepared.status,
+        };
+        let full_len = prepared.body.len();
+        let body = match shape {
+            Shape::Full => FaultBody::full(prepared.body, self.conn.clone(), sink),
+            Shape::Partial(bytes) => {
+                FaultBody::partial(prepared.body, bytes, self.conn.clone(), sink)
+            }
+            Shape::Idle => FaultBody::idle(prepared.body, self.conn.clone(), sink),
+        };
+        let mut response = Response::new(Body::new(body));
+        *response.status_mut() = http::StatusCode::from_u16(prepared.status)
+            .unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
+        let headers = response.headers_mut();
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static(prepared.content_type),
+        );
+        headers.insert(http::header::CONTENT_LENGTH, HeaderValue::from(full_len));
+        let now_ms = self.shared.state().now_ms;
+        if let Some(date) = date_header(now_ms) {
+            headers.insert(http::header::DATE, date);
+        }
+        for (name, value) in prepared.headers {
+            if let Ok(value) = HeaderValue::from_str(&value) {
+                headers.insert(name, value);
+            }
+        }
+        Outcome::Respond(response)
+    }
+
+    /// Sends `prepared` through the fault of the way out (if any).
+    pub(super) async fn deliver(&self, prepared: Prepared, rule: Option<&FaultRule>) -> Outcome {
+        let Some(rule) = rule else {
+            return self.respond(prepared, Shape::Full);
+        };
+        match rule.response {
+            FaultResponse::Ok => self.respond(prepared, Shape::Full),
+            FaultResponse::Drop => Outcome::End(Ending::Drop { seq: self.seq }),
+            FaultResponse::Reset => Outcome::End(Ending::Reset { seq: self.seq }),
+            // `then` only matters before commit; here nothing is left to do.
+            FaultResponse::Stall { until, .. } => {
+                let client_left = self.hold(until).await;
+                self.finish_stalled(client_left);
+                Outcome::End(Ending::Close)
+            }
+            FaultResponse::Delay { delay } => {
+                self.delay(delay).await;
+                self.respond(prepared, Shape::Full)
+            }
+            FaultResponse::Gather { requests, at_most } => {
+                self.gather(requests, at_most).await;
+                self.respond(prepared, Shape::Full)
+            }
+            FaultResponse::Status { code } => {
+                self.respond(responses::fault_status(code), Shape::Full)
+            }
+            FaultResponse::Partial { bytes } => self.respond(prepared, Shape::Partial(bytes)),
+            FaultResponse::Idle => self.respond(prepared, Shape::Idle),
+        }
+    }
+}
+
+/// The `Date` header for simulator time `now_ms`. It changes once a second, so
+/// each worker thread keeps the last one it formatted: formatting it per
+/// response was about 6% of a request's handling.
+fn date_header(now_ms: i64) -> Option<HeaderValue> {
+    thread_local! {
+        static LAST: RefCell<Option<(i64, HeaderValue)>> = const { RefCell::new(None) };
+    }
+    let second = now_ms.div_euclid(1000);
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some((at, value)) = last.as_ref() {
+            if *at == second {
+                return Some(value.clone());
+            }
+        }
+        let value = HeaderValue::from_str(&http_date(now_ms)).ok()?;
+        *last = Some((second, value.clone()));
+        Some(value)
+    })
+}
+
+/// How a response body leaves.
+pub(super) enum Shape {
+    Full,
+    Partial(usize),
+    Idle,
+}

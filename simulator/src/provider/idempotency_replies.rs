@@ -1,0 +1,90 @@
+//! What the provider answers about idempotency keys: a missing or invalid
+//! key, a key reused with another body, a key still in flight, and replays.
+//! `ietf` answers with problem details; every other keyed mode like Stripe.
+
+use crate::idempotency::{KeyError, Saved};
+use crate::plan::IdempotencyMode;
+use crate::responses::{self, Prepared};
+
+/// `ietf` answers with problem details; every other keyed mode answers like Stripe.
+fn is_ietf(mode: IdempotencyMode) -> bool {
+    mode == IdempotencyMode::Ietf
+}
+
+pub(super) fn key_error(mode: IdempotencyMode, error: &KeyError) -> Prepared {
+    match (error, is_ietf(mode)) {
+        (KeyError::Missing, _) => responses::problem(
+            400,
+            "idempotency-key-missing",
+            "Idempotency-Key is missing",
+            "this endpoint requires an Idempotency-Key header",
+        ),
+        (KeyError::Invalid(why), true) => responses::problem(
+            400,
+            "idempotency-key-invalid",
+            "Idempotency-Key is invalid",
+            why,
+        ),
+        (KeyError::Invalid(why), false) => responses::invalid_request(why),
+    }
+}
+
+pub(super) fn mismatch(mode: IdempotencyMode) -> Prepared {
+    let detail = "this Idempotency-Key was first used with a different request body";
+    if is_ietf(mode) {
+        responses::problem(
+            422,
+            "idempotency-key-reused",
+            "Idempotency-Key reused with a different body",
+            detail,
+        )
+    } else {
+        responses::error(400, "idempotency_error", detail)
+    }
+}
+
+pub(super) fn in_flight(mode: IdempotencyMode) -> Prepared {
+    let detail = "a request with this Idempotency-Key is still being processed";
+    if is_ietf(mode) {
+        responses::problem(
+            409,
+            "idempotency-key-in-use",
+            "Idempotency-Key in use",
+            detail,
+        )
+    } else {
+        Prepared::json(
+            409,
+            &serde_json::json!({"error": {"type": "idempotency_error", "code": "idempotency_key_in_use", "message": detail}}),
+        )
+    }
+}
+
+pub(super) fn replay(mode: IdempotencyMode, saved: Saved) -> Prepared {
+    let mut prepared = Prepared {
+        status: saved.status,
+        content_type: responses::JSON,
+        body: saved.body,
+        headers: Vec::new(),
+    };
+    if let Some(location) = saved.location {
+        prepared = prepared.with_header("location", location);
+    }
+    if !is_ietf(mode) {
+        prepared = prepared.with_header("idempotent-replayed", "true");
+    }
+    prepared
+}
+
+pub(super) fn saved_of(prepared: &Prepared) -> Saved {
+    let location = prepared
+        .headers
+        .iter()
+        .find(|(name, _)| *name == "location")
+        .map(|(_, v)| v.clone());
+    Saved {
+        status: prepared.status,
+        body: prepared.body.clone(),
+        location,
+    }
+}

@@ -1,0 +1,209 @@
+//! The provider API (`/v1/...`): one request's life from arrival to how its
+//! response leaves, with the fault engine acting at `before_read`,
+//! `before_commit` and `after_commit`.
+//!
+//! Hyper dropping the service future (the client went away) never cuts the
+//! provider's work in half: what committed stays committed, and the journal
+//! says how the response ended (see `detached`).
+//!
+//! The request's life, in order, and where each part lives:
+//! - here: [`provider_entry`] and `handle`: journal the request, pick its
+//!   fault, act at `before_read`, dispatch by route and kind.
+//! - `route`: which resource and kind the path and method name, and which
+//!   tenant the credential names.
+//! - `ctx`: the journaled request's context: the fault's waits (delay,
+//!   gather, hold) and how the response leaves (full, partial, idle, or the
+//!   connection ends: the `Outcome`).
+//! - `request_body`: reading a create's body, and draining bodies nobody reads.
+//! - `create`: a create's validation up to its idempotency key's decision.
+//! - `commit`: from the `before_commit` fault to the response: the effect, the
+//!   commit hook, the key's saved result.
+//! - `idempotency_replies`: what the provider answers for key errors, reused
+//!   keys, keys in flight and replays.
+//! - `lookup`: retrieve, search and list.
+//! - `detached`: the work that outlives hyper's handler.
+
+mod commit;
+mod create;
+mod ctx;
+mod detached;
+mod idempotency_replies;
+mod lookup;
+mod request_body;
+mod route;
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::response::{IntoResponse, Response};
+use axum::Extension;
+use http::HeaderValue;
+
+use crate::conn::{Conn, Ending};
+use crate::faults::RequestFacts;
+use crate::plan::{FaultResponse, Position, RequestKind};
+use crate::query;
+use crate::record::{AppliedFault, JournalEntry, ResponseFate};
+use crate::responses;
+use crate::shared::Shared;
+
+pub use create::MAX_CLIENT_REFERENCE_BYTES;
+pub use lookup::{DEFAULT_LIST_LIMIT, MAX_PAGE_OBJECTS};
+pub use request_body::{BODY_READ_TIMEOUT, DRAIN_LIMIT_BYTES};
+
+use create::create;
+use ctx::{Ctx, Outcome, Shape};
+use detached::Detached;
+use lookup::lookup;
+use request_body::drain;
+use route::{authenticate, method_not_allowed, parse_route, request_kind, resource_exists, Route};
+
+/// The fallback handler: every request outside the control API.
+pub(crate) async fn provider_entry(
+    State(shared): State<Arc<Shared>>,
+    Extension(conn): Extension<Arc<Conn>>,
+    request: Request,
+) -> Response {
+    let work = Detached::new(shared.clone(), handle(shared, conn.clone(), request));
+    match work.await {
+        Outcome::Respond(response) => response,
+        Outcome::End(ending) => {
+            conn.request_end(ending);
+            // The connection task drops this future when it ends the connection.
+            std::future::pending().await
+        }
+    }
+}
+
+async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Request) -> Outcome {
+    let (parts, body) = request.into_parts();
+    let path = parts.uri.path().to_owned();
+    let raw_query = parts.uri.query().map(str::to_owned);
+    let query_names = query::names(raw_query.as_deref());
+    let route = parse_route(&path);
+    let kind = request_kind(&parts.method, &route, &query_names);
+    let resource = match &route {
+        Route::Collection(r) | Route::Item(r, _) => Some(r.clone()),
+        Route::Unknown(r) => r.clone(),
+    };
+    let tenant = authenticate(&shared, &parts.headers);
+    let key_headers: Vec<&HeaderValue> = parts.headers.get_all("idempotency-key").iter().collect();
+    let raw_key = key_headers
+        .first()
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+
+    let step = shared.stage.step();
+    let (seq, fault) = {
+        let mut state = shared.state();
+        if state.journal.is_full() {
+            drop(state);
+            return Outcome::Respond(
+                (
+                    http::StatusCode::SERVICE_UNAVAILABLE,
+                    "journal full: restart the simulator",
+                )
+                    .into_response(),
+            );
+        }
+        let now_ms = state.now_ms;
+        state.store.settle_due(&shared.plan, now_ms);
+        let facts = RequestFacts {
+            method: parts.method.as_str(),
+            resource: resource.as_deref(),
+            kind,
+            tenant: tenant.as_deref(),
+            query_names: &query_names,
+            step,
+        };
+        let fault = state.faults.select(&shared.plan.faults, &facts);
+        let entry = JournalEntry {
+            seq: 0,
+            at_ms: now_ms,
+            real_start_ms: shared.real_ms(),
+            real_end_ms: None,
+            tenant: tenant.clone(),
+            method: parts.method.to_string(),
+            path: path.clone(),
+            query: raw_query.clone(),
+            kind,
+            resource: resource.clone(),
+            idempotency_key: raw_key,
+            fingerprint: None,
+            fault: fault.as_ref().map(|(rule, f)| AppliedFault {
+                rule: *rule,
+                at: f.at,
+                response: f.response,
+            }),
+            effect: None,
+            replayed: false,
+            step,
+            fate: ResponseFate::InProgress,
+        };
+        (state.journal.push(entry), fault)
+    };
+    let ctx = Ctx {
+        shared,
+        conn,
+        seq,
+        tenant,
+        fault,
+    };
+
+    if let Some(rule) = ctx.rule_at(Position::BeforeRead) {
+        match rule.response {
+            FaultResponse::Ok => {}
+            FaultResponse::Drop => return Outcome::End(Ending::Drop { seq }),
+            FaultResponse::Reset => return Outcome::End(Ending::Reset { seq }),
+            // Nothing was read, so nothing can commit, whatever `then` says.
+            FaultResponse::Stall { until, .. } => {
+                let client_left = ctx.hold(until).await;
+                ctx.finish_stalled(client_left);
+                return Outcome::End(Ending::Close);
+            }
+            FaultResponse::Delay { delay } => ctx.delay(delay).await,
+            FaultResponse::Gather { requests, at_most } => ctx.gather(requests, at_most).await,
+            FaultResponse::Status { code } => {
+                drain(body).await;
+                return ctx.respond(responses::fault_status(code), Shape::Full);
+            }
+            // Rejected by plan validation: there is no response to cut before reading.
+            FaultResponse::Partial { .. } | FaultResponse::Idle => {}
+        }
+    }
+
+    let reply = match (&ctx.tenant, kind, route) {
+        (None, _, _) => responses::unauthorized(),
+        (Some(_), _, Route::Unknown(_)) => responses::not_found(),
+        (Some(_), _, Route::Collection(r) | Route::Item(r, _))
+            if !resource_exists(&ctx.shared, &r) =>
+        {
+            responses::not_found()
+        }
+        (Some(_), None, Route::Collection(_)) => method_not_allowed("GET, POST"),
+        (Some(_), None, Route::Item(..)) => method_not_allowed("GET"),
+        (Some(tenant), Some(RequestKind::Create), Route::Collection(resource)) => {
+            let tenant = tenant.clone();
+            match create(
+                &ctx,
+                &tenant,
+                &resource,
+                &path,
+                raw_query.as_deref(),
+                &parts.headers,
+                body,
+            )
+            .await
+            {
+                Ok(outcome) => return outcome,
+                Err(reply) => return ctx.deliver(reply, ctx.rule_on_the_way_out()).await,
+            }
+        }
+        (Some(tenant), Some(kind), route) => {
+            lookup(&ctx, tenant, kind, &route, raw_query.as_deref())
+        }
+    };
+    // Requests that never read their body still drain it, so that the client
+    // reads the answer rather than a reset caused by unread data.
+    drain(body).await;
+    ctx.deliver(reply, ctx.rule_on_the_way_out()).await
+}

@@ -1,0 +1,86 @@
+//! Request bodies: a create's body read within bounds, and the bodies nobody
+//! reads drained, so that the client reads the answer rather than a reset
+//! caused by unread data.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use bytes::{Bytes, BytesMut};
+use http::HeaderMap;
+use http_body_util::BodyExt;
+
+/// Longest the provider waits for a request body.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// Most bytes of an unread or oversized body the provider drains so that the
+/// client reads the answer instead of a reset.
+pub const DRAIN_LIMIT_BYTES: usize = 1024 * 1024;
+
+/// Why a body could not be read.
+pub(super) enum BodyError {
+    TooLarge,
+    Unreadable(String),
+}
+
+/// Reads at most `max` bytes; a longer body is drained (up to [`DRAIN_LIMIT_BYTES`]) and refused.
+pub(super) async fn read_body(
+    mut body: Body,
+    headers: &HeaderMap,
+    max: usize,
+) -> Result<Bytes, BodyError> {
+    let declared = headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > max as u64) {
+        drain(body).await;
+        return Err(BodyError::TooLarge);
+    }
+    let read = async {
+        let mut buffer = BytesMut::new();
+        let mut too_large = false;
+        let mut seen = 0usize;
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| BodyError::Unreadable(e.to_string()))?;
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            seen = seen.saturating_add(data.len());
+            if seen > max {
+                too_large = true;
+                if seen > DRAIN_LIMIT_BYTES {
+                    break;
+                }
+                continue;
+            }
+            buffer.extend_from_slice(&data);
+        }
+        if too_large {
+            Err(BodyError::TooLarge)
+        } else {
+            Ok(buffer.freeze())
+        }
+    };
+    tokio::time::timeout(BODY_READ_TIMEOUT, read)
+        .await
+        .unwrap_or_else(|_| {
+            Err(BodyError::Unreadable(
+                "timed out reading the request body".to_owned(),
+            ))
+        })
+}
+
+/// Reads and discards what is left of a body, within bounds.
+pub(super) async fn drain(mut body: Body) {
+    let discard = async {
+        let mut seen = 0usize;
+        while let Some(Ok(frame)) = body.frame().await {
+            if let Ok(data) = frame.into_data() {
+                seen = seen.saturating_add(data.len());
+                if seen > DRAIN_LIMIT_BYTES {
+                    return;
+                }
+            }
+        }
+    };
+    let _ = tokio::time::timeout(BODY_READ_TIMEOUT, discard).await;
+}
