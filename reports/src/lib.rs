@@ -13,7 +13,9 @@
 //! - [`junit`]: JUnit XML through quick-junit, for CI test views.
 //! - [`markdown`]: a pull-request comment.
 //! - [`html`]: one offline page with an SVG timeline per scenario.
-//! - [`Format`] and [`write`]: pick writers by name (`--format json,junit,html`).
+//! - [`merge`](mod@merge): joins the reports of a run's shards (or of disjoint runs) into one.
+//! - [`Format`] and [`write`](fn@write): pick writers by name (`--format json,junit,html`);
+//!   [`write_shard`] for the report of one shard.
 //!
 //! # Invariants
 //! - Writers are pure functions of the model: the same report gives the same bytes.
@@ -27,6 +29,7 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod merge;
 pub mod model;
 pub mod terminal;
 mod text;
@@ -36,9 +39,10 @@ use std::io::{self, Write};
 use std::str::FromStr;
 
 pub use html::write_html;
-pub use json::{read_json, write_json, ReadJsonError};
+pub use json::{read_json, read_json_with_shard, write_json, write_shard_json, ReadJsonError};
 pub use junit::write_junit;
 pub use markdown::write_markdown;
+pub use merge::{merge, MergeError, MergeInput};
 pub use terminal::{write_progress_line, write_summary, TerminalStyle};
 
 /// A report format the harness can write.
@@ -132,6 +136,26 @@ impl FromStr for Format {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Format::parse(s)
+    }
+}
+
+/// Writes the report of one shard's run in `format`: as [`write`](fn@write) does, except
+/// that the JSON carries the `shard` field ([`json::write_shard_json`]) and the
+/// summary says which shard ran ([`terminal::write_shard_summary`]).
+pub fn write_shard(
+    format: Format,
+    w: &mut dyn Write,
+    report: &model::Report,
+    shard: &model::Shard,
+) -> io::Result<()> {
+    match format {
+        Format::Terminal => {
+            terminal::write_shard_summary(w, report, shard, TerminalStyle { color: false })
+        }
+        Format::Json => json::write_shard_json(w, report, shard),
+        Format::Junit => write_junit(w, report),
+        Format::Markdown => write_markdown(w, report),
+        Format::Html => write_html(w, report),
     }
 }
 

@@ -21,8 +21,25 @@ pub struct Report {
     pub seed: u64,
     /// Real duration of the whole run.
     pub duration_ms: u64,
-    /// One entry per scenario, in the order they were selected (not finished).
+    /// One entry per scenario, in the order they were selected (not finished);
+    /// sorted by id in a merged report ([`crate::merge`]).
     pub scenarios: Vec<ScenarioReport>,
+}
+
+/// Which part of a sharded run a report covers (`lostreply run --shard K/N`).
+///
+/// Deliberately not a field of [`Report`]: a shard's JSON report carries it as
+/// a top-level `shard` object beside the report's own fields (written by
+/// [`crate::json::write_shard_json`], read by [`crate::json::read_json_with_shard`]),
+/// and the report of an unsharded run or of a merge has none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// K: which shard, from 1.
+    pub index: u32,
+    /// N: how many shards the selection was cut into.
+    pub total: u32,
+    /// How many scenarios the selection held before it was cut (all N shards together).
+    pub selected: usize,
 }
 
 /// Which adapter ran.

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use crate::model::{BacklogItem, Report, ScenarioReport, Verdict};
+use crate::model::{BacklogItem, Report, ScenarioReport, Shard, Verdict};
 use crate::text;
 
 /// How to print for a terminal.
@@ -81,7 +81,40 @@ pub fn write_progress_line(
 /// The end-of-run summary: every failing scenario with its violations, evidence,
 /// errors and reproduce command; then the operator's backlog; then the totals.
 pub fn write_summary(w: &mut dyn Write, report: &Report, style: TerminalStyle) -> io::Result<()> {
+    summary(w, report, None, style)
+}
+
+/// The summary of one shard's run: [`write_summary`] with a line under the
+/// heading that says which shard ran and how much of the selection it took
+/// (`Shard 3/7: 0 scenarios in this shard, of 27 selected`).
+pub fn write_shard_summary(
+    w: &mut dyn Write,
+    report: &Report,
+    shard: &Shard,
+    style: TerminalStyle,
+) -> io::Result<()> {
+    summary(w, report, Some(shard), style)
+}
+
+fn summary(
+    w: &mut dyn Write,
+    report: &Report,
+    shard: Option<&Shard>,
+    style: TerminalStyle,
+) -> io::Result<()> {
     write_header(w, report, style)?;
+    if let Some(shard) = shard {
+        writeln!(
+            w,
+            "{}: {} in this shard, of {} selected",
+            style.paint(
+                Paint::Bold,
+                &format!("Shard {}/{}", shard.index, shard.total)
+            ),
+            text::count(report.scenarios.len(), "scenario", "scenarios"),
+            shard.selected
+        )?;
+    }
     for scenario in text::failing(&report.scenarios) {
         writeln!(w)?;
         write_failure(w, scenario, style)?;

@@ -3,7 +3,11 @@
 //! exit code.
 
 mod adapter_cmd;
+mod list_cmd;
+mod output;
+mod report_cmd;
 mod run_cmd;
+mod select;
 mod serve_cmd;
 
 use std::path::PathBuf;
@@ -39,8 +43,10 @@ enum Command {
     },
     /// Print the JSON Schema of the scenario format (for editors).
     Schema,
-    /// List the built-in scenarios.
-    List,
+    /// List the scenarios a run would take (default: the built-in library), without running them.
+    List(list_cmd::ListArgs),
+    /// Work with written reports: `lostreply report merge DIR...` joins the reports of a sharded run.
+    Report(report_cmd::ReportArgs),
     /// Start a simulator by hand; its first stdout line is JSON with base_url, control_url and credentials.
     Serve(serve_cmd::ServeArgs),
     /// Serve one adapter-protocol call with a bundled adapter: `lostreply adapter reference execute`.
@@ -85,7 +91,8 @@ pub fn main() -> i32 {
                 }
                 exit::OK
             }
-            Command::List => list(),
+            Command::List(args) => list_cmd::list(args),
+            Command::Report(args) => report_cmd::report(args),
             Command::Serve(args) => serve_cmd::serve(args).await,
             Command::Adapter(args) => adapter_cmd::adapter(args).await,
         }
@@ -102,25 +109,6 @@ fn validate(paths: &[PathBuf]) -> i32 {
         }
         Err(message) => {
             eprintln!("{message}");
-            exit::BAD_INPUT
-        }
-    }
-}
-
-fn list() -> i32 {
-    match lostreply_harness::builtin::scenarios() {
-        Ok(scenarios) => {
-            for s in scenarios {
-                let case = s
-                    .case
-                    .map(|c| format!("case {c:>2}"))
-                    .unwrap_or_else(|| "       ".to_owned());
-                println!("{case}  {:<40} [{}]  {}", s.id, s.tags.join(", "), s.title);
-            }
-            exit::OK
-        }
-        Err(e) => {
-            eprintln!("{e}");
             exit::BAD_INPUT
         }
     }

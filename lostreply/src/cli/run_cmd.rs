@@ -1,17 +1,18 @@
 //! `lostreply run`.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use lostreply_reports::terminal::TerminalStyle;
-use lostreply_reports::Format;
 
 use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
 use lostreply_harness::exit;
 use lostreply_harness::run::{run_suite, RunOptions, DEFAULT_SEED};
-use lostreply_harness::scenario::select::load_or_builtin;
+
+use super::output::{Color, Output};
+use super::select::{SelectArgs, Selection};
 
 #[derive(Debug, Args)]
 pub(super) struct RunArgs {
@@ -24,9 +25,8 @@ pub(super) struct RunArgs {
     /// The run's seed: the same seed gives the same run.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     seed: u64,
-    /// Only scenarios with this tag (repeatable: any of them). `lost-response` selects the ten cases.
-    #[arg(long = "tag", value_name = "TAG")]
-    tags: Vec<String>,
+    #[command(flatten)]
+    select: SelectArgs,
     /// How many scenarios run at once (default: the number of CPUs).
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
@@ -44,15 +44,6 @@ pub(super) struct RunArgs {
     /// Colour in the terminal summary.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
-    /// Scenario files or directories (default: the built-in library).
-    paths: Vec<PathBuf>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Color {
-    Auto,
-    Always,
-    Never,
 }
 
 pub(super) async fn run(args: RunArgs) -> i32 {
@@ -74,97 +65,39 @@ pub(super) async fn run(args: RunArgs) -> i32 {
             }
         }
     };
-    let mut formats = Vec::new();
-    let default_formats: Vec<String> = ["json", "junit", "markdown", "html"]
-        .map(str::to_owned)
-        .to_vec();
-    let names: &[String] = match &args.format {
-        Some(names) => names,
-        None => &default_formats,
+    let output = match Output::new(args.report_dir.clone(), args.format.as_deref(), args.color) {
+        Ok(o) => o,
+        Err(e) => return usage(&e),
     };
-    for name in names {
-        match Format::parse(name.trim()) {
-            Ok(f) => formats.push(f),
-            Err(e) => return usage(&format!("--format: {e}")),
-        }
-    }
     if args.jobs == Some(0) {
         return usage("--jobs must be at least 1");
     }
-    let mut scenarios = match load_or_builtin(&args.paths) {
+    let Selection { scenarios, shard } = match args.select.select() {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("{e}");
-            return exit::BAD_INPUT;
-        }
+        Err(e) => return e.report("lostreply run"),
     };
-    if !args.tags.is_empty() {
-        scenarios.retain(|s| s.tags.iter().any(|t| args.tags.contains(t)));
-        if scenarios.is_empty() {
-            return usage(&format!("no scenario has any of the tags {:?}", args.tags));
-        }
-    }
     let jobs = args.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1)
     });
+    // The reproduce command names the scenario's file and the seed, never the
+    // shard: a scenario's seed depends on the run seed and its id only.
     let options = RunOptions {
         adapter,
         seed: args.seed,
         jobs,
         command_prefix: "lostreply run".to_owned(),
     };
-    let style = TerminalStyle {
-        color: match args.color {
-            Color::Always => true,
-            Color::Never => false,
-            Color::Auto => {
-                std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-            }
-        },
-    };
     let progress = Progress::new(scenarios.len());
-    let report = run_suite(&scenarios, &options, |s| progress.finished(s, style)).await;
+    let report = run_suite(&scenarios, &options, |s| progress.finished(s, output.style)).await;
     progress.clear();
-
-    let mut stdout = std::io::stdout().lock();
-    if let Err(e) = lostreply_reports::terminal::write_summary(&mut stdout, &report, style) {
-        eprintln!("lostreply: cannot write the summary: {e}");
-    }
-    let _ = stdout.flush();
-    if let Some(dir) = &args.report_dir {
-        if let Err(e) = write_reports(dir, &formats, &report) {
-            eprintln!("lostreply: {e}");
-            return exit::ADAPTER_OR_INFRA;
-        }
-        println!("reports written to {}", dir.display());
-    }
-    exit::for_report(&report)
+    output.finish(&report, shard.as_ref())
 }
 
 fn usage(message: &str) -> i32 {
     eprintln!("lostreply run: {message}");
     exit::BAD_INPUT
-}
-
-fn write_reports(
-    dir: &std::path::Path,
-    formats: &[Format],
-    report: &lostreply_reports::model::Report,
-) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    for format in formats {
-        let path = dir.join(format!("lostreply.{}", format.extension()));
-        let file = std::fs::File::create(&path)
-            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-        let mut w = std::io::BufWriter::new(file);
-        lostreply_reports::write(*format, &mut w, report)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        w.flush()
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
-    Ok(())
 }
 
 /// A progress bar on a terminal, plain lines otherwise.

@@ -1,0 +1,122 @@
+//! How a command that produces a report ends (`run`, `report merge`): the
+//! terminal summary, the report files, the exit code. One place, so that a
+//! merged report is written exactly as a run's is.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use clap::ValueEnum;
+use lostreply_harness::exit;
+use lostreply_reports::model::{Report, Shard};
+use lostreply_reports::terminal::TerminalStyle;
+use lostreply_reports::Format;
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(super) enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+impl Color {
+    /// The terminal style for stdout.
+    pub fn style(self) -> TerminalStyle {
+        TerminalStyle {
+            color: match self {
+                Color::Always => true,
+                Color::Never => false,
+                Color::Auto => {
+                    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+                }
+            },
+        }
+    }
+}
+
+/// Where and how reports go, validated from `--report-dir` and `--format`.
+#[derive(Debug)]
+pub(super) struct Output {
+    /// `--report-dir`, if given.
+    pub report_dir: Option<PathBuf>,
+    /// The formats to write there, in the order given.
+    pub formats: Vec<Format>,
+    /// The summary's style.
+    pub style: TerminalStyle,
+}
+
+impl Output {
+    /// Validates `--format` (default: json, junit, markdown and html).
+    pub fn new(
+        report_dir: Option<PathBuf>,
+        format: Option<&[String]>,
+        color: Color,
+    ) -> Result<Output, String> {
+        let default_formats: Vec<String> = ["json", "junit", "markdown", "html"]
+            .map(str::to_owned)
+            .to_vec();
+        let mut formats = Vec::new();
+        for name in format.unwrap_or(&default_formats) {
+            let f = Format::parse(name.trim()).map_err(|e| format!("--format: {e}"))?;
+            if !formats.contains(&f) {
+                formats.push(f);
+            }
+        }
+        Ok(Output {
+            report_dir,
+            formats,
+            style: color.style(),
+        })
+    }
+
+    /// Prints the summary, writes the reports, and returns the exit code the
+    /// verdicts call for (3 when a report cannot be written).
+    pub fn finish(&self, report: &Report, shard: Option<&Shard>) -> i32 {
+        let mut stdout = std::io::stdout().lock();
+        let printed = match shard {
+            Some(shard) => lostreply_reports::terminal::write_shard_summary(
+                &mut stdout,
+                report,
+                shard,
+                self.style,
+            ),
+            None => lostreply_reports::terminal::write_summary(&mut stdout, report, self.style),
+        };
+        if let Err(e) = printed {
+            eprintln!("lostreply: cannot write the summary: {e}");
+        }
+        let _ = stdout.flush();
+        drop(stdout);
+        if let Some(dir) = &self.report_dir {
+            if let Err(e) = write_reports(dir, &self.formats, report, shard) {
+                eprintln!("lostreply: {e}");
+                return exit::ADAPTER_OR_INFRA;
+            }
+            println!("reports written to {}", dir.display());
+        }
+        exit::for_report(report)
+    }
+}
+
+fn write_reports(
+    dir: &Path,
+    formats: &[Format],
+    report: &Report,
+    shard: Option<&Shard>,
+) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for format in formats {
+        let path = dir.join(format!("lostreply.{}", format.extension()));
+        let file = std::fs::File::create(&path)
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        let mut w = std::io::BufWriter::new(file);
+        match shard {
+            Some(shard) => lostreply_reports::write_shard(*format, &mut w, report, shard),
+            None => lostreply_reports::write(*format, &mut w, report),
+        }
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        w.flush()
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
+}

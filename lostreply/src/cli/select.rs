@@ -1,0 +1,219 @@
+//! Which scenarios a command takes, shared by `run` and `list`: files or
+//! directories (default: the built-in library), then `--tag` filters, then
+//! `--shard K/N`. Sharding comes last, so a shard is a stable part of whatever
+//! the filters selected.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use lostreply_harness::exit;
+use lostreply_harness::scenario::model::Scenario;
+use lostreply_harness::scenario::select::load_or_builtin;
+use lostreply_reports::model::Shard;
+
+/// The selection flags as clap parses them.
+#[derive(Debug, Args)]
+pub(super) struct SelectArgs {
+    /// Only scenarios with this tag (repeatable: any of them). `lost-response` selects the ten cases.
+    #[arg(long = "tag", value_name = "TAG")]
+    tags: Vec<String>,
+    /// Only shard K of N (1 ≤ K ≤ N): a stable part of the selection, chosen by scenario id, for splitting a run across CI jobs.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<String>,
+    /// Scenario files or directories (default: the built-in library).
+    paths: Vec<PathBuf>,
+}
+
+/// `--shard K/N`, validated: `1 <= index <= total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct ShardSpec {
+    /// K, from 1.
+    pub index: u32,
+    /// N, at least 1.
+    pub total: u32,
+}
+
+impl ShardSpec {
+    /// Parses `K/N`; the error says what is wrong with it.
+    pub fn parse(raw: &str) -> Result<ShardSpec, String> {
+        let whole = |part: &str| -> Result<u32, String> {
+            if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(format!(
+                    "--shard {raw}: expected K/N, two whole numbers such as 2/4 (the second of 4 shards)"
+                ));
+            }
+            part.parse::<u32>()
+                .map_err(|_| format!("--shard {raw}: {part} is too large (at most {})", u32::MAX))
+        };
+        let Some((k, n)) = raw.split_once('/') else {
+            return Err(format!(
+                "--shard {raw}: expected K/N, two whole numbers such as 2/4 (the second of 4 shards)"
+            ));
+        };
+        let (index, total) = (whole(k)?, whole(n)?);
+        if total == 0 {
+            return Err(format!(
+                "--shard {raw}: N must be at least 1 (N is how many shards the run is split into)"
+            ));
+        }
+        if index == 0 || index > total {
+            return Err(format!(
+                "--shard {raw}: K must be from 1 to N: the shards of {total} are 1/{total} to {total}/{total}"
+            ));
+        }
+        Ok(ShardSpec { index, total })
+    }
+
+    /// True when the scenario with this id belongs to this shard.
+    pub fn takes(self, scenario_id: &str) -> bool {
+        shard_of(scenario_id, self.total) == self.index
+    }
+}
+
+/// The shard (1..=total) a scenario belongs to: a stable hash of its id only
+/// (FNV-1a 64 over the id's UTF-8 bytes, then the splitmix64 finalizer so that
+/// every bit counts), modulo `total`, plus one. Never `std`'s hasher, which is
+/// seeded at random: every CI job must compute the same assignment. This is the
+/// function docs/ci.md documents; changing it moves scenarios between shards.
+pub(super) fn shard_of(scenario_id: &str, total: u32) -> u32 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in scenario_id.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^= h >> 31;
+    // total >= 1, and the remainder is below total, so it fits in u32.
+    (h % u64::from(total.max(1))) as u32 + 1
+}
+
+/// What a command takes: the scenarios, and the shard they are, if any.
+#[derive(Debug)]
+pub(super) struct Selection {
+    /// The scenarios to run or list, in selection order.
+    pub scenarios: Vec<Scenario>,
+    /// Which shard they are, with the size of the selection they were cut from.
+    pub shard: Option<Shard>,
+}
+
+/// Why nothing could be selected; each maps to exit code 2.
+#[derive(Debug)]
+pub(super) enum SelectError {
+    /// A flag is wrong (printed after the command's name).
+    Usage(String),
+    /// A scenario file is missing or invalid (printed as it is: it names the file).
+    Scenarios(String),
+}
+
+impl SelectError {
+    /// Prints the error for `command` (`lostreply run`) and returns its exit code.
+    pub fn report(self, command: &str) -> i32 {
+        match self {
+            SelectError::Usage(message) => eprintln!("{command}: {message}"),
+            SelectError::Scenarios(message) => eprintln!("{message}"),
+        }
+        exit::BAD_INPUT
+    }
+}
+
+impl SelectArgs {
+    /// The flags checked (before any file is read), then the scenarios loaded,
+    /// filtered by tag, and cut to the shard.
+    pub fn select(&self) -> Result<Selection, SelectError> {
+        let spec = match &self.shard {
+            Some(raw) => Some(ShardSpec::parse(raw).map_err(SelectError::Usage)?),
+            None => None,
+        };
+        let mut scenarios = load_or_builtin(&self.paths).map_err(SelectError::Scenarios)?;
+        if !self.tags.is_empty() {
+            scenarios.retain(|s| s.tags.iter().any(|t| self.tags.contains(t)));
+            if scenarios.is_empty() {
+                return Err(SelectError::Usage(format!(
+                    "no scenario has any of the tags {:?}",
+                    self.tags
+                )));
+            }
+        }
+        let shard = spec.map(|spec| {
+            let selected = scenarios.len();
+            scenarios.retain(|s| spec.takes(&s.id));
+            Shard {
+                index: spec.index,
+                total: spec.total,
+                selected,
+            }
+        });
+        Ok(Selection { scenarios, shard })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn good_specs_parse() {
+        assert_eq!(
+            ShardSpec::parse("1/1"),
+            Ok(ShardSpec { index: 1, total: 1 })
+        );
+        assert_eq!(
+            ShardSpec::parse("4/7"),
+            Ok(ShardSpec { index: 4, total: 7 })
+        );
+    }
+
+    #[test]
+    fn bad_specs_say_what_is_wrong() {
+        for (raw, says) in [
+            ("", "expected K/N"),
+            ("3", "expected K/N"),
+            ("a/4", "expected K/N"),
+            ("1/4/2", "expected K/N"),
+            ("-1/4", "expected K/N"),
+            (" 1/4", "expected K/N"),
+            ("1/", "expected K/N"),
+            ("1/0", "N must be at least 1"),
+            ("0/0", "N must be at least 1"),
+            (
+                "0/4",
+                "K must be from 1 to N: the shards of 4 are 1/4 to 4/4",
+            ),
+            ("5/4", "K must be from 1 to N"),
+            ("1/99999999999", "99999999999 is too large"),
+        ] {
+            let err = ShardSpec::parse(raw).unwrap_err();
+            assert!(err.contains(says), "{raw:?}: {err}");
+            assert!(
+                err.starts_with(&format!("--shard {raw}:")),
+                "{raw:?}: {err}"
+            );
+        }
+    }
+
+    /// The documented assignment, pinned: a change here moves scenarios between shards.
+    #[test]
+    fn the_assignment_is_pinned() {
+        let ids = ["a", "case02-lost-after-commit", "extra-weak-evidence"];
+        let got: Vec<u32> = ids.iter().map(|id| shard_of(id, 4)).collect();
+        assert_eq!(got, [1, 4, 4]);
+        for id in ids {
+            assert_eq!(shard_of(id, 1), 1);
+        }
+    }
+
+    #[test]
+    fn every_id_lands_in_exactly_one_shard() {
+        for total in 1..=9 {
+            for i in 0..200 {
+                let id = format!("scenario-{i}");
+                let owners: Vec<u32> = (1..=total)
+                    .filter(|&k| ShardSpec { index: k, total }.takes(&id))
+                    .collect();
+                assert_eq!(owners.len(), 1, "{id} in {owners:?} of {total}");
+            }
+        }
+    }
+}
