@@ -10,8 +10,9 @@ use lostreply_reports::Format;
 
 use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
 use lostreply_harness::exit;
-use lostreply_harness::run::{run_suite, RunOptions, DEFAULT_SEED};
 use lostreply_harness::scenario::select::load_or_builtin;
+use lostreply_harness::seed::DEFAULT_SEED;
+use lostreply_harness::suite::{run_suite, RunOptions};
 
 #[derive(Debug, Args)]
 pub(super) struct RunArgs {
