@@ -1,5 +1,5 @@
 //! Wall time of the lost-response cases, run as `lostreply run` runs them
-//! (`lostreply_harness::run::run_suite`, one simulator per scenario, `jobs` at once),
+//! (`lostreply_harness::suite::run_suite`, one simulator per scenario, `jobs` at once),
 //! with the in-process reference adapter and with the Python one.
 
 use std::path::{Path, PathBuf};
@@ -7,8 +7,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
-use lostreply_harness::run::{run_suite, RunOptions, DEFAULT_SEED};
 use lostreply_harness::scenario::model::Scenario;
+use lostreply_harness::seed::DEFAULT_SEED;
+use lostreply_harness::suite::{run_suite, RunOptions};
 use lostreply_reports::model::Verdict;
 
 use crate::stats::median;

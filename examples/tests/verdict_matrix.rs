@@ -20,8 +20,8 @@ use std::sync::Arc;
 use futures::stream::{self, StreamExt};
 use lostreply_harness::adapter::AdapterFactory;
 use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
-use lostreply_harness::run::{run_suite, RunOptions};
 use lostreply_harness::scenario::model::Scenario;
+use lostreply_harness::suite::{run_suite, RunOptions};
 use lostreply_reports::model::{Report, Verdict};
 
 const SEEDS: std::ops::RangeInclusive<u64> = 1..=20;

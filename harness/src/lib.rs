@@ -3,16 +3,25 @@
 //! holds no adapter of its own and no command line: the `lostreply` crate is
 //! the facade users add and the binary; the reference adapter is a user of
 //! this crate like any other.
+//!
+//! Data flows one way: a [`scenario`] is observed by [`run`] (which drives the
+//! adapter through [`driver`]) into an [`run::observation::Observation`];
+//! [`check`] reads that observation, [`report_build`] reads it and the checks'
+//! results, and [`suite`], above all three, puts them together.
 #![deny(missing_docs)]
 
 pub mod adapter;
 pub mod builtin;
 pub mod check;
+pub mod dispatch;
 pub mod driver;
 pub mod exit;
 pub mod protocol;
 pub mod report_build;
 pub mod run;
 pub mod scenario;
+pub mod seed;
 pub mod serve_call;
+pub mod suite;
+mod sync;
 pub mod testing;

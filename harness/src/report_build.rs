@@ -123,7 +123,7 @@ pub fn scenario_report(
 /// verdict is its error (the unmet expectations are still listed).
 fn verdict(violations: &[Violation], infra_failed: bool, adapter_failed: bool) -> Verdict {
     let invariant_broken = violations.iter().any(|v| match v.check {
-        Check::Invariant { .. } => true,
+        Check::Invariant(_) => true,
         Check::Expectation { .. } => false,
     });
     if invariant_broken {

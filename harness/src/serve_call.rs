@@ -5,11 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::adapter::{AdapterFactory, AdapterFailure};
+use crate::dispatch::{dispatch, CallRequest, DispatchError};
 use crate::protocol::{CallName, PROTOCOL_VERSION};
 
 /// Where a process adapter finds its durable store.
@@ -136,46 +135,28 @@ where
     let call = CallName::parse(call).ok_or_else(|| ServeCallError::UnknownCall(call.to_owned()))?;
     let name = call.as_str();
     let input = read_request(stdin, name).await?;
-    let build = || {
-        factory
-            .build(state_dir)
-            .map_err(|source| ServeCallError::Build {
+    let request = CallRequest::from_slice(call, &input)
+        .map_err(|source| ServeCallError::BadRequest { call: name, source })?;
+    check_protocol(request.common().protocol, name)?;
+    let adapter = factory
+        .build(state_dir)
+        .map_err(|source| ServeCallError::Build {
+            adapter: factory.name(),
+            state_dir: state_dir.to_owned(),
+            source,
+        })?;
+    let reply = match dispatch(adapter.as_ref(), request).await {
+        Ok(reply) => reply.to_string(),
+        Err(DispatchError::Adapter(source)) => {
+            return Err(ServeCallError::Adapter {
                 adapter: factory.name(),
-                state_dir: state_dir.to_owned(),
+                call: name,
                 source,
             })
-    };
-    let failed = |source| ServeCallError::Adapter {
-        adapter: factory.name(),
-        call: name,
-        source,
-    };
-    let reply = match call {
-        CallName::Execute => {
-            let request: crate::protocol::ExecuteRequest = parse(&input, name)?;
-            check_protocol(request.common.protocol, name)?;
-            to_json(&build()?.execute(request).await.map_err(failed)?)
         }
-        CallName::Reconcile => {
-            let request: crate::protocol::OperationRequest = parse(&input, name)?;
-            check_protocol(request.common.protocol, name)?;
-            to_json(&build()?.reconcile(request).await.map_err(failed)?)
-        }
-        CallName::Webhook => {
-            let request: crate::protocol::WebhookRequest = parse(&input, name)?;
-            check_protocol(request.common.protocol, name)?;
-            to_json(&build()?.webhook(request).await.map_err(failed)?)
-        }
-        CallName::Resolve => {
-            let request: crate::protocol::ResolveRequest = parse(&input, name)?;
-            check_protocol(request.common.protocol, name)?;
-            to_json(&build()?.resolve(request).await.map_err(failed)?)
-        }
-        CallName::Status => {
-            let request: crate::protocol::OperationRequest = parse(&input, name)?;
-            check_protocol(request.common.protocol, name)?;
-            to_json(&build()?.status(request).await.map_err(failed)?)
-        }
+        // Replies are plain structs of strings, bools and enums: serialising them
+        // cannot fail, but an error still becomes valid JSON rather than a panic.
+        Err(DispatchError::Reply(e)) => serde_json::json!({"error": e.to_string()}).to_string(),
     };
     let write = |source| ServeCallError::Write { call: name, source };
     stdout.write_all(reply.as_bytes()).await.map_err(write)?;
@@ -201,23 +182,12 @@ async fn read_request<R: AsyncRead + Unpin>(
     Ok(input)
 }
 
-fn parse<T: DeserializeOwned>(input: &[u8], call: &'static str) -> Result<T, ServeCallError> {
-    serde_json::from_slice(input).map_err(|source| ServeCallError::BadRequest { call, source })
-}
-
 fn check_protocol(found: u32, call: &'static str) -> Result<(), ServeCallError> {
     if found == PROTOCOL_VERSION {
         Ok(())
     } else {
         Err(ServeCallError::Protocol { call, found })
     }
-}
-
-fn to_json<T: Serialize>(reply: &T) -> String {
-    // Replies are plain structs of strings, bools and enums: serialising them
-    // cannot fail, but an error still becomes valid JSON rather than a panic.
-    serde_json::to_string(reply)
-        .unwrap_or_else(|e| serde_json::json!({"error": e.to_string()}).to_string())
 }
 
 #[cfg(test)]

@@ -22,8 +22,9 @@ use lostreply_reports::model::{AdapterInfo, Report, Verdict, SCHEMA_VERSION};
 
 use crate::adapter::AdapterFactory;
 use crate::driver::AdapterUnderTest;
-use crate::run::{run_scenario, RunOptions, DEFAULT_SEED};
 use crate::scenario::model::Scenario;
+use crate::seed::DEFAULT_SEED;
+use crate::suite::{run_scenario, RunOptions};
 
 /// What to run.
 #[derive(Debug, Clone, Default)]

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
-use lostreply_harness::run::{run_scenario, RunOptions};
+use lostreply_harness::suite::{run_scenario, RunOptions};
 use lostreply_reports::model::{CallEnd, Verdict};
 
 /// An adapter that behaves like a wrapper script: `execute` starts a helper

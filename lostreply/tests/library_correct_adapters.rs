@@ -4,8 +4,8 @@
 //! adapter and the flawed ones are in examples/tests/verdict_matrix.rs.
 
 use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
-use lostreply_harness::run::{run_suite, RunOptions};
 use lostreply_harness::scenario::model::Scenario;
+use lostreply_harness::suite::{run_suite, RunOptions};
 use lostreply_reports::model::{Report, Verdict};
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -123,8 +123,8 @@ fn the_same_seed_gives_the_same_ledger() {
         command_prefix: "lostreply run".to_owned(),
     };
     let rt = runtime();
-    let a = rt.block_on(lostreply_harness::run::run_scenario(&case2, &options));
-    let b = rt.block_on(lostreply_harness::run::run_scenario(&case2, &options));
+    let a = rt.block_on(lostreply_harness::suite::run_scenario(&case2, &options));
+    let b = rt.block_on(lostreply_harness::suite::run_scenario(&case2, &options));
     let ids = |r: &lostreply_reports::model::ScenarioReport| {
         r.ledger
             .iter()

@@ -5,6 +5,8 @@
 //! # Map
 //! - [`model`]: the report model (plain serde data) the harness fills and every
 //!   writer reads, with lookups that resolve evidence pointers.
+//! - [`invariant`]: the seven invariants as a closed enum (number, name,
+//!   meaning), shared by the harness's checks and every writer.
 //! - `text` (private): the plain-text renderings shared by every writer: one
 //!   journal line, one call line, one evidence line, durations, stderr excerpts.
 //!   A new way of saying something goes here, once.
@@ -19,13 +21,14 @@
 //!
 //! # Invariants
 //! - Writers are pure functions of the model: the same report gives the same bytes.
-//! - Every `match` over `Verdict`, `CallEnd`, `Check` and `Evidence` is
+//! - Every `match` over `Verdict`, `CallEnd`, `Check`, `Invariant` and `Evidence` is
 //!   exhaustive, so a new variant makes every writer decide how to show it.
 //! - Adapter- and scenario-supplied text is untrusted: it is made one-line safe
 //!   for the terminal, escaped for Markdown, XML and HTML.
 #![deny(missing_docs)]
 
 pub mod html;
+pub mod invariant;
 pub mod json;
 pub mod junit;
 pub mod markdown;

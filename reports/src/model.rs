@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::invariant::Invariant;
+
 /// Version of the JSON report's shape. Bump on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -320,13 +322,9 @@ pub struct Violation {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Check {
-    /// One of the seven invariants checked in every scenario.
-    Invariant {
-        /// 1..=7, as numbered in docs/scenario-format.md.
-        number: u8,
-        /// Its short name: `at-most-once`.
-        name: String,
-    },
+    /// One of the seven invariants checked in every scenario. In JSON, its
+    /// `number` (1..=7) and `name` (`at-most-once`) beside the `kind`.
+    Invariant(Invariant),
     /// A key of the scenario's `expect` section.
     Expectation {
         /// `final`, `after_step`, `effects` or `needs_review`.

@@ -38,7 +38,9 @@ pub(crate) fn verdict_words(verdict: Verdict) -> &'static str {
 /// `invariant 1 (at-most-once)` or `expectation expect.final`.
 pub(crate) fn check_label(check: &Check) -> String {
     match check {
-        Check::Invariant { number, name } => format!("invariant {number} ({})", one_line(name)),
+        Check::Invariant(invariant) => {
+            format!("invariant {} ({})", invariant.number(), invariant.name())
+        }
         Check::Expectation { key } => format!("expectation expect.{}", one_line(key)),
     }
 }

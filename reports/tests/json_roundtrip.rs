@@ -89,3 +89,17 @@ fn bad_input_gets_a_clear_error() {
     );
     assert!(malformed.to_string().contains("line"), "{malformed}");
 }
+
+#[test]
+fn an_invariant_whose_number_and_name_disagree_is_malformed() {
+    let json = to_json(&fixtures::violations_run());
+    let edited = json.replacen(
+        "\"number\": 1,\n            \"name\": \"at-most-once\"",
+        "\"number\": 1,\n            \"name\": \"terminal-is-final\"",
+        1,
+    );
+    assert_ne!(edited, json, "the fixture names invariant 1");
+    let err = read_json(&edited).unwrap_err();
+    assert!(matches!(err, ReadJsonError::Malformed(_)), "{err:?}");
+    assert!(err.to_string().contains("no invariant 1"), "{err}");
+}

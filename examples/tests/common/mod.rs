@@ -17,7 +17,9 @@ pub fn library() -> Vec<Scenario> {
 
 pub fn check_name(check: &Check) -> String {
     match check {
-        Check::Invariant { number, name } => format!("invariant {number} ({name})"),
+        Check::Invariant(invariant) => {
+            format!("invariant {} ({})", invariant.number(), invariant.name())
+        }
         Check::Expectation { key } => format!("expect.{key}"),
     }
 }

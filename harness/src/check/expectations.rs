@@ -4,8 +4,8 @@ use lostreply_reports::model::{Check, Evidence, Violation};
 
 use super::attribution::Attribution;
 use super::index::Index;
+use super::outcome_list;
 use super::truth::proven;
-use super::{outcome_list, outcome_name};
 use crate::protocol::{OutcomeKind, OutcomeReply};
 use crate::run::observation::{Call, Observation};
 
@@ -39,7 +39,7 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution, ix: &Index<'_>) -> V
                 operation_id: Some(op.clone()),
                 message: format!(
                     "{op}: final status is {}, expected one of {}",
-                    outcome_name(reply.outcome),
+                    reply.outcome.as_str(),
                     outcome_list(allowed)
                 ),
                 evidence,
@@ -84,7 +84,7 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution, ix: &Index<'_>) -> V
                         message: format!(
                             "{op}: step {step} ({}) reported {}, expected one of {}",
                             call.name.as_str(),
-                            outcome_name(reply.outcome),
+                            reply.outcome.as_str(),
                             outcome_list(allowed)
                         ),
                         evidence: vec![Evidence::Call { index: call.index }],
@@ -142,7 +142,7 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution, ix: &Index<'_>) -> V
             let outcome = call
                 .outcome
                 .as_ref()
-                .map_or("no outcome", |r| outcome_name(r.outcome));
+                .map_or("no outcome", |r| r.outcome.as_str());
             let when = if call.step == 0 {
                 "the final status".to_owned()
             } else {

@@ -2,13 +2,12 @@
 
 use std::collections::BTreeMap;
 
-use lostreply_reports::model::{Evidence, Violation};
+use lostreply_reports::model::{Check, Evidence, Invariant, Violation};
 use lostreply_simulator::{Effect, ObjectStatus};
 
 use super::attribution::Attribution;
 use super::index::Index;
 use super::truth::status_at;
-use super::{invariant, outcome_name};
 use crate::protocol::{CallName, OutcomeKind};
 use crate::run::observation::{Call, Observation};
 
@@ -51,7 +50,7 @@ fn at_most_once(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>) {
                 .collect();
             let who = group.ops.join(", ");
             v.push(Violation {
-                check: invariant(1),
+                check: Check::Invariant(Invariant::AtMostOnce),
                 operation_id: group.ops.first().cloned(),
                 message: format!(
                     "{who}: {} effects for {} operation(s): {} (keys: {})",
@@ -100,7 +99,7 @@ fn success_has_effect(obs: &Observation, a: &Attribution, ix: &Index<'_>, v: &mu
                     }
                     evidence.extend(effect_evidence(&a.effects_of_group(g, &obs.ledger)));
                     v.push(Violation {
-                        check: invariant(2),
+                        check: Check::Invariant(Invariant::NoSuccessWithoutEffect),
                         operation_id: Some(op.id.clone()),
                         message: format!("{}: {} {problem}", op.id, call.name.as_str()),
                         evidence,
@@ -113,7 +112,7 @@ fn success_has_effect(obs: &Observation, a: &Attribution, ix: &Index<'_>, v: &mu
                 match claimed.get(r) {
                     Some((other, other_call)) if other != &op.id => {
                         v.push(Violation {
-                            check: invariant(2),
+                            check: Check::Invariant(Invariant::NoSuccessWithoutEffect),
                             operation_id: Some(op.id.clone()),
                             message: format!("{} and {other} both claim the one effect {r}", op.id),
                             evidence: vec![
@@ -198,7 +197,7 @@ fn failure_has_no_effect(
                 let mut evidence = vec![Evidence::Call { index: call.index }];
                 evidence.extend(effect_evidence(&shown));
                 v.push(Violation {
-                    check: invariant(3),
+                    check: Check::Invariant(Invariant::NoFailureWithEffect),
                     operation_id: Some(op.id.clone()),
                     message,
                     evidence,
@@ -232,15 +231,15 @@ fn terminal_is_final(obs: &Observation, ix: &Index<'_>, v: &mut Vec<Violation>) 
                 Some((first_call, first)) => {
                     if first.outcome != reply.outcome || first.provider_ref != reply.provider_ref {
                         v.push(Violation {
-                            check: invariant(4),
+                            check: Check::Invariant(Invariant::TerminalIsFinal),
                             operation_id: Some(op.id.clone()),
                             message: format!(
                                 "{}: reported {} ({}) in call {}, then {} ({}) in call {}",
                                 op.id,
-                                outcome_name(first.outcome),
+                                first.outcome.as_str(),
                                 first.provider_ref.as_deref().unwrap_or("no ref"),
                                 first_call.index,
-                                outcome_name(reply.outcome),
+                                reply.outcome.as_str(),
                                 reply.provider_ref.as_deref().unwrap_or("no ref"),
                                 call.index
                             ),
@@ -277,7 +276,7 @@ fn same_key_same_args(obs: &Observation, a: &Attribution, ix: &Index<'_>, v: &mu
         for r in &requests {
             if a.changed_arguments.contains(&r.seq) {
                 v.push(Violation {
-                    check: invariant(5),
+                    check: Check::Invariant(Invariant::SameKeySameArgs),
                     operation_id: Some(op.id.clone()),
                     message: format!(
                         "{}: create request #{} carries other arguments than the operation's",
@@ -292,7 +291,7 @@ fn same_key_same_args(obs: &Observation, a: &Attribution, ix: &Index<'_>, v: &mu
             }
             if keyed && group.ops.len() == 1 && r.idempotency_key != first.idempotency_key {
                 v.push(Violation {
-                    check: invariant(5),
+                    check: Check::Invariant(Invariant::SameKeySameArgs),
                     operation_id: Some(op.id.clone()),
                     message: format!(
                         "{}: create request #{} carries key {}, but #{} carried {}",
@@ -313,7 +312,7 @@ fn same_key_same_args(obs: &Observation, a: &Attribution, ix: &Index<'_>, v: &mu
     }
     for &seq in &a.unattributed_requests {
         v.push(Violation {
-            check: invariant(5),
+            check: Check::Invariant(Invariant::SameKeySameArgs),
             operation_id: None,
             message: format!("create request #{seq} matches no operation's arguments or reference: the adapter created something no operation asked for"),
             evidence: vec![Evidence::Request { seq }],
@@ -340,7 +339,7 @@ fn status_is_read_only(obs: &Observation, v: &mut Vec<Violation>) {
             let mut evidence = vec![Evidence::Call { index: call.index }];
             evidence.extend(seqs.iter().map(|&seq| Evidence::Request { seq }));
             v.push(Violation {
-                check: invariant(6),
+                check: Check::Invariant(Invariant::StatusIsReadOnly),
                 operation_id: call.operation_id.clone(),
                 message: format!(
                     "{}: status call {} sent {} request(s) to the provider",
@@ -376,12 +375,8 @@ fn forged_changes_nothing(obs: &Observation, v: &mut Vec<Violation>) {
         if changed {
             what.push(format!(
                 "its record went from {} to {}",
-                before
-                    .map(|o| outcome_name(o.outcome))
-                    .unwrap_or("no answer"),
-                after
-                    .map(|o| outcome_name(o.outcome))
-                    .unwrap_or("no answer")
+                before.map(|o| o.outcome.as_str()).unwrap_or("no answer"),
+                after.map(|o| o.outcome.as_str()).unwrap_or("no answer")
             ));
         }
         if grew {
@@ -389,7 +384,7 @@ fn forged_changes_nothing(obs: &Observation, v: &mut Vec<Violation>) {
         }
         if !what.is_empty() {
             v.push(Violation {
-                check: invariant(7),
+                check: Check::Invariant(Invariant::ForgedWebhookInert),
                 operation_id: Some(probe.operation_id.clone()),
                 message: format!(
                     "{}: a forged webhook (wrong signature) was delivered and the adapter {}",

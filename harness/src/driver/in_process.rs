@@ -6,13 +6,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use lostreply_reports::model::CallEnd;
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 use tokio::sync::oneshot;
 
 use super::{crash_signal, CallOutput};
-use crate::adapter::{Adapter, AdapterFactory, AdapterFailure};
+use crate::adapter::{Adapter, AdapterFactory};
+use crate::dispatch::{dispatch, CallRequest, DispatchError};
 use crate::protocol::CallName;
+use crate::sync::lock;
 
 pub(super) struct Instance {
     factory: Arc<dyn AdapterFactory>,
@@ -34,15 +34,12 @@ impl Instance {
     pub(super) fn rebuild(&self, state_dir: &Path) -> Result<(), String> {
         let fresh: Arc<dyn Adapter> =
             Arc::from(self.factory.build(state_dir).map_err(|e| e.to_string())?);
-        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = fresh;
+        *lock(&self.current) = fresh;
         Ok(())
     }
 
     fn adapter(&self) -> Arc<dyn Adapter> {
-        self.current
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        lock(&self.current).clone()
     }
 
     pub(super) async fn call(
@@ -54,12 +51,19 @@ impl Instance {
     ) -> CallOutput {
         let adapter = self.adapter();
         let request = request.clone();
-        let mut task = tokio::spawn(async move { dispatch(adapter.as_ref(), name, request).await });
+        let mut task = tokio::spawn(async move {
+            let request = CallRequest::from_value(name, request)
+                // The harness built this request; a mismatch here is a harness bug, reported loudly.
+                .map_err(|e| format!("harness sent a malformed request: {e}"))?;
+            dispatch(adapter.as_ref(), request)
+                .await
+                .map_err(failure_message)
+        });
         let crash = crash_signal(crash);
         let end = tokio::select! {
             joined = &mut task => match joined {
                 Ok(Ok(reply)) => return CallOutput { reply: Some(reply), end: CallEnd::Replied, stderr: String::new() },
-                Ok(Err(failure)) => CallEnd::Failed { message: failure.0 },
+                Ok(Err(message)) => CallEnd::Failed { message },
                 Err(join) if join.is_panic() => CallEnd::Failed { message: format!("the adapter panicked: {}", panic_message(join.into_panic())) },
                 Err(join) => CallEnd::Failed { message: format!("the adapter task ended: {join}") },
             },
@@ -93,26 +97,10 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-async fn dispatch(
-    adapter: &dyn Adapter,
-    name: CallName,
-    request: serde_json::Value,
-) -> Result<serde_json::Value, AdapterFailure> {
-    match name {
-        CallName::Execute => reply(adapter.execute(typed(request)?).await?),
-        CallName::Reconcile => reply(adapter.reconcile(typed(request)?).await?),
-        CallName::Webhook => reply(adapter.webhook(typed(request)?).await?),
-        CallName::Resolve => reply(adapter.resolve(typed(request)?).await?),
-        CallName::Status => reply(adapter.status(typed(request)?).await?),
+/// What [`CallEnd::Failed`] says of a call the adapter did not answer.
+fn failure_message(error: DispatchError) -> String {
+    match error {
+        DispatchError::Adapter(failure) => failure.0,
+        DispatchError::Reply(e) => e.to_string(),
     }
-}
-
-fn typed<T: DeserializeOwned>(request: serde_json::Value) -> Result<T, AdapterFailure> {
-    // The harness built this request; a mismatch here is a harness bug, reported loudly.
-    serde_json::from_value(request)
-        .map_err(|e| AdapterFailure::new(format!("harness sent a malformed request: {e}")))
-}
-
-fn reply<T: Serialize>(value: T) -> Result<serde_json::Value, AdapterFailure> {
-    serde_json::to_value(value).map_err(AdapterFailure::new)
 }

@@ -1,5 +1,7 @@
-//! Runs scenarios: one simulator and one fresh state directory per scenario run,
-//! steps driven in order, then the final `status` sweep, the checks and the report.
+//! Observes one scenario run: one simulator and one fresh state directory,
+//! steps driven in order, then the final `status` sweep. What it saw is an
+//! [`Observation`], and that is all this module produces: the checks and the
+//! report read it, and the suite puts the stages together, above this one.
 
 mod contract;
 pub mod observation;
@@ -8,58 +10,15 @@ mod steps;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use futures::StreamExt;
-use lostreply_reports::model::{AdapterInfo, ErrorRecord, Report, ScenarioReport, SCHEMA_VERSION};
+use lostreply_reports::model::ErrorRecord;
 use lostreply_simulator::{ServeOptions, Simulator};
 
 pub use contract::{common, contract, contract_for_plan, documented_mode};
 use observation::Observation;
 
-use crate::driver::{shell_quote, AdapterUnderTest};
+use crate::driver::AdapterUnderTest;
 use crate::scenario::model::Scenario;
-
-/// The seed used when none is given: fixed, so that two runs of the same
-/// command are the same run.
-pub const DEFAULT_SEED: u64 = 1;
-
-/// How a suite runs.
-#[derive(Debug, Clone)]
-pub struct RunOptions {
-    /// The code under test.
-    pub adapter: AdapterUnderTest,
-    /// The run's seed; each scenario derives its own from it and its id.
-    pub seed: u64,
-    /// How many scenarios run at once (each has its own simulator and state).
-    pub jobs: usize,
-    /// How the reproduce command starts (`lostreply run`, or `cargo run --release -- run`).
-    pub command_prefix: String,
-}
-
-/// A scenario's seed: derived from the run's seed and the scenario's id only, so
-/// that it does not depend on which other scenarios run or in which order.
-pub fn scenario_seed(run_seed: u64, scenario_id: &str) -> u64 {
-    // FNV-1a over the id, then splitmix64 with the run seed: stable across Rust versions.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in scenario_id.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    let mut z = h ^ run_seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// The command that reruns exactly one scenario.
-pub fn reproduce_command(options: &RunOptions, scenario: &Scenario) -> String {
-    format!(
-        "{} {} --seed {} {}",
-        options.command_prefix,
-        options.adapter.cli_flags(),
-        options.seed,
-        shell_quote(&scenario.path)
-    )
-}
+use crate::seed::scenario_seed;
 
 /// Runs one scenario and returns what it observed.
 pub async fn observe(scenario: &Scenario, adapter: &AdapterUnderTest, seed: u64) -> Observation {
@@ -174,48 +133,4 @@ fn forged_secret(seed: u64) -> String {
         "whsec_{}",
         base64::engine::general_purpose::STANDARD.encode(key)
     )
-}
-
-/// Runs one scenario: observe, check, build its report.
-pub async fn run_scenario(scenario: &Scenario, options: &RunOptions) -> ScenarioReport {
-    let seed = scenario_seed(options.seed, &scenario.id);
-    let obs = observe(scenario, &options.adapter, seed).await;
-    let attribution = crate::check::attribution::Attribution::of(&obs);
-    let violations = crate::check::check(&obs, &attribution);
-    crate::report_build::scenario_report(
-        &obs,
-        &attribution,
-        violations,
-        reproduce_command(options, scenario),
-    )
-}
-
-/// Runs scenarios concurrently (up to `jobs`), calling `on_done` as each
-/// finishes; the report keeps the order the scenarios were given in.
-pub async fn run_suite(
-    scenarios: &[Scenario],
-    options: &RunOptions,
-    mut on_done: impl FnMut(&ScenarioReport),
-) -> Report {
-    let started = Instant::now();
-    let jobs = options.jobs.max(1);
-    let mut slots: Vec<Option<ScenarioReport>> = vec![None; scenarios.len()];
-    let mut stream = futures::stream::iter(scenarios.iter().enumerate())
-        .map(|(i, s)| async move { (i, run_scenario(s, options).await) })
-        .buffer_unordered(jobs);
-    while let Some((i, report)) = stream.next().await {
-        on_done(&report);
-        slots[i] = Some(report);
-    }
-    Report {
-        schema_version: SCHEMA_VERSION,
-        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-        adapter: AdapterInfo {
-            name: options.adapter.display_name(),
-            kind: options.adapter.kind(),
-        },
-        seed: options.seed,
-        duration_ms: started.elapsed().as_millis() as u64,
-        scenarios: slots.into_iter().flatten().collect(),
-    }
 }

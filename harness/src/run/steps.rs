@@ -15,6 +15,7 @@ use super::observation::{Call, ForgedProbe};
 use crate::driver::Session;
 use crate::protocol::{CallName, OutcomeReply, WebhookReply};
 use crate::scenario::model::{CrashPoint, OperationSpec, ResolveRef, Scenario, Step};
+use crate::sync::{into_inner, lock};
 
 /// How long a commit may wait for the harness to kill the adapter: bounded, so a
 /// harness bug cannot hang the simulator.
@@ -122,13 +123,7 @@ impl<'a> StepRunner<'a> {
                     ),
                 );
             }
-            for (_, note) in self
-                .notes
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .iter()
-                .filter(|(n, _)| *n == number)
-            {
+            for (_, note) in lock(&self.notes).iter().filter(|(n, _)| *n == number) {
                 label.push_str(&format!(" ({note})"));
             }
             self.steps.push(StepReport {
@@ -255,7 +250,7 @@ impl<'a> StepRunner<'a> {
     }
 
     fn with_calls<R>(&self, f: impl FnOnce(&mut Vec<Call>) -> R) -> R {
-        f(&mut self.calls.lock().unwrap_or_else(|p| p.into_inner()))
+        f(&mut lock(&self.calls))
     }
 
     fn status_spec(&self, op: &str, probe: bool) -> CallSpec {
@@ -561,31 +556,25 @@ impl<'a> StepRunner<'a> {
     }
 
     fn steps_note(&self, step: usize, note: String) {
-        self.notes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((step, note));
+        lock(&self.notes).push((step, note));
     }
 
     fn infra_error(&self, step: usize, message: String) {
-        self.errors
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(ErrorRecord {
-                step,
-                call_index: None,
-                message,
-            });
+        lock(&self.errors).push(ErrorRecord {
+            step,
+            call_index: None,
+            message,
+        });
     }
 
     /// Moves what the steps recorded out.
     pub fn into_parts(self) -> Recorded {
         Recorded {
-            calls: self.calls.into_inner().unwrap_or_else(|p| p.into_inner()),
+            calls: into_inner(self.calls),
             steps: self.steps,
             deliveries: self.deliveries,
             forged: self.forged,
-            errors: self.errors.into_inner().unwrap_or_else(|p| p.into_inner()),
+            errors: into_inner(self.errors),
         }
     }
 }
@@ -659,7 +648,7 @@ pub(crate) fn step_label(step: &Step) -> String {
             s
         }
         Step::Resolve { op, outcome, .. } => {
-            format!("resolve {op} as {}", crate::check::outcome_name(*outcome))
+            format!("resolve {op} as {}", outcome.as_str())
         }
     }
 }
@@ -688,13 +677,9 @@ impl CrashGate {
         let hook: lostreply_simulator::CommitHook = Arc::new(move |effect: Effect| {
             let mine =
                 effect.tenant == credential && effect.resource == resource && effect.args == args;
-            let kill = if mine {
-                kill.lock().unwrap_or_else(|p| p.into_inner()).take()
-            } else {
-                None
-            };
+            let kill = if mine { lock(&kill).take() } else { None };
             if kill.is_some() {
-                *fired.lock().unwrap_or_else(|p| p.into_inner()) = effect.request_seq;
+                *lock(&fired) = effect.request_seq;
             }
             let mut dead_rx = dead_rx.clone();
             Box::pin(async move {
@@ -719,6 +704,6 @@ impl CrashGate {
     fn release(self, sim: &Simulator) -> Option<u64> {
         let _ = self.dead.send(true);
         sim.set_commit_hook(None);
-        *self.fired_by.lock().unwrap_or_else(|p| p.into_inner())
+        *lock(&self.fired_by)
     }
 }

@@ -9,7 +9,8 @@ use lostreply_reports::terminal::TerminalStyle;
 
 use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
 use lostreply_harness::exit;
-use lostreply_harness::run::{run_suite, RunOptions, DEFAULT_SEED};
+use lostreply_harness::seed::DEFAULT_SEED;
+use lostreply_harness::suite::{run_suite, RunOptions};
 
 use super::output::{Color, Output};
 use super::select::{SelectArgs, Selection};

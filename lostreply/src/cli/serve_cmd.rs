@@ -33,7 +33,7 @@ pub(super) struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     scenario: Option<PathBuf>,
     /// Seed for object and event ids.
-    #[arg(long, default_value_t = lostreply_harness::run::DEFAULT_SEED)]
+    #[arg(long, default_value_t = lostreply_harness::seed::DEFAULT_SEED)]
     seed: u64,
 }
 

@@ -65,7 +65,7 @@ pub(super) fn item_id(anchor: &str, key: &str) -> String {
 /// `invariant-1` or `expectation-final`: a token for `data-check`.
 pub(super) fn check_token(check: &Check) -> String {
     match check {
-        Check::Invariant { number, .. } => format!("invariant-{number}"),
+        Check::Invariant(invariant) => format!("invariant-{}", invariant.number()),
         Check::Expectation { key } => format!("expectation-{key}"),
     }
 }

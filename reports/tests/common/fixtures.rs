@@ -255,13 +255,6 @@ fn effect(
     }
 }
 
-fn invariant(number: u8, name: &str) -> Check {
-    Check::Invariant {
-        number,
-        name: name.into(),
-    }
-}
-
 fn violation(check: Check, op: &str, message: &str, evidence: Vec<Evidence>) -> Violation {
     Violation {
         check,
@@ -572,13 +565,13 @@ pub fn naive_lost_after_commit() -> ScenarioReport {
     ];
     s.violations = vec![
         violation(
-            invariant(1, "at-most-once"),
+            Check::Invariant(Invariant::AtMostOnce),
             "op-1",
             "2 effects are attributed to op-1 (tkt_0001, tkt_0002); at most 1 is allowed",
             vec![req(1), req(2), eff("tkt_0001"), eff("tkt_0002")],
         ),
         violation(
-            invariant(5, "same-key-same-args"),
+            Check::Invariant(Invariant::SameKeySameArgs),
             "op-1",
             "create attempts #1 and #2 of op-1 carried different idempotency keys",
             vec![req(1), req(2), call(0)],
@@ -641,7 +634,7 @@ fn naive_reused_key_mismatch() -> ScenarioReport {
         Some("op-1"),
     )];
     s.violations = vec![violation(
-        invariant(2, "no-success-without-effect"),
+        Check::Invariant(Invariant::NoSuccessWithoutEffect),
         "op-2",
         "op-2 reported succeeded with provider_ref tkt_0001, which is attributed to op-1, not op-2",
         vec![call(1), req(2), eff("tkt_0001")],
@@ -693,7 +686,7 @@ fn naive_timeout_called_failure() -> ScenarioReport {
         Some("op-1"),
     )];
     s.violations = vec![violation(
-        invariant(3, "no-failure-with-effect"),
+        Check::Invariant(Invariant::NoFailureWithEffect),
         "op-1",
         "op-1 reported failed while its effect tkt_0001 exists",
         vec![call(0), req(1), eff("tkt_0001")],
@@ -781,7 +774,7 @@ fn naive_webhook_regresses() -> ScenarioReport {
         },
     ];
     s.violations = vec![violation(
-        invariant(4, "terminal-is-final"),
+        Check::Invariant(Invariant::TerminalIsFinal),
         "op-1",
         "op-1 was reported succeeded (call 0) and later pending (call 3)",
         vec![call(0), Evidence::Delivery { call_index: 2 }, call(3)],
@@ -840,7 +833,7 @@ fn naive_retry_changes_args() -> ScenarioReport {
         Some("op-1"),
     )];
     s.violations = vec![violation(
-        invariant(5, "same-key-same-args"),
+        Check::Invariant(Invariant::SameKeySameArgs),
         "op-1",
         "create attempts #1 and #2 of op-1 carried different arguments (amount 1200, then 1250)",
         vec![req(1), req(2), call(0)],
@@ -905,7 +898,7 @@ fn naive_status_reads_provider() -> ScenarioReport {
         Some("op-1"),
     )];
     s.violations = vec![violation(
-        invariant(6, "status-is-read-only"),
+        Check::Invariant(Invariant::StatusIsReadOnly),
         "op-1",
         "status for op-1 (call 1) sent GET /v1/tickets/tkt_0001 to the provider",
         vec![call(1), req(2)],
@@ -979,7 +972,7 @@ fn naive_accepts_forged_webhook() -> ScenarioReport {
         call_index: 1,
     }];
     s.violations = vec![violation(
-        invariant(7, "forged-webhook-inert"),
+        Check::Invariant(Invariant::ForgedWebhookInert),
         "op-1",
         "a forged tickets.created event (bad signature) was accepted and moved op-1 from unknown to succeeded",
         vec![Evidence::Delivery { call_index: 1 }, call(0), call(2)],
