@@ -105,3 +105,32 @@ async fn every_mode_gets_its_verdict() {
     }
     println!("{text}");
 }
+
+/// Every mode, 20 seeds, all at once: the verdicts never change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_runs_give_the_same_verdicts() {
+    let runs = futures::future::join_all(IdempotencyMode::ALL.iter().flat_map(|&mode| {
+        (1..=20u64).map(move |seed| async move { (mode, seed, run(mode, seed).await) })
+    }))
+    .await;
+    let mut first: BTreeMap<&str, BTreeMap<String, Verdict>> = BTreeMap::new();
+    for (mode, seed, c) in &runs {
+        let v = verdicts(c);
+        let reference = first.entry(mode.name()).or_insert_with(|| v.clone());
+        assert_eq!(
+            &v,
+            reference,
+            "{} seed {seed}: verdicts differ from seed 1",
+            mode.name()
+        );
+        if let Some(probe) = must_fail(*mode) {
+            assert!(
+                failed(c).iter().any(|p| p == probe),
+                "{} seed {seed} must fail {probe}",
+                mode.name()
+            );
+        } else {
+            assert_eq!(c.exit_code(), 0, "{} seed {seed}", mode.name());
+        }
+    }
+}
