@@ -3,6 +3,7 @@
 //! exit code.
 
 mod adapter_cmd;
+mod certify_cmd;
 mod list_cmd;
 mod output;
 mod report_cmd;
@@ -51,6 +52,8 @@ enum Command {
     Serve(serve_cmd::ServeArgs),
     /// Serve one adapter-protocol call with a bundled adapter: `lostreply adapter reference execute`.
     Adapter(adapter_cmd::AdapterArgs),
+    /// Certify an API's idempotency contract from the outside (a contract file, or --simulator MODE).
+    Certify(certify_cmd::CertifyArgs),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -95,6 +98,7 @@ pub fn main() -> i32 {
             Command::Report(args) => report_cmd::report(args),
             Command::Serve(args) => serve_cmd::serve(args).await,
             Command::Adapter(args) => adapter_cmd::adapter(args).await,
+            Command::Certify(args) => certify_cmd::certify_cmd(args).await,
         }
     })
 }

@@ -1,0 +1,322 @@
+//! The contract file as written: serde types with positions, and the JSON
+//! Schema an editor uses. Nothing here is checked beyond its shape; `validate`
+//! turns it into a [`super::Contract`].
+
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::{Deserialize, Deserializer};
+use serde_saphyr::Spanned;
+
+/// A 1-based line and column; `line == 0` means "unknown".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub(crate) struct Pos {
+    pub line: u64,
+    pub column: u64,
+}
+
+impl Pos {
+    pub const START: Pos = Pos { line: 1, column: 1 };
+}
+
+/// A value with the position of its YAML node (schema: the value's).
+#[derive(Debug, Clone)]
+pub(crate) struct Sp<T> {
+    pub value: T,
+    pub pos: Pos,
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Sp<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let spanned = Spanned::<T>::deserialize(deserializer)?;
+        let at = spanned.referenced;
+        Ok(Sp {
+            value: spanned.value,
+            pos: Pos {
+                line: at.line(),
+                column: at.column(),
+            },
+        })
+    }
+}
+
+impl<T: JsonSchema> JsonSchema for Sp<T> {
+    fn inline_schema() -> bool {
+        T::inline_schema()
+    }
+    fn schema_name() -> Cow<'static, str> {
+        T::schema_name()
+    }
+    fn schema_id() -> Cow<'static, str> {
+        T::schema_id()
+    }
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        T::json_schema(generator)
+    }
+}
+
+/// A secret or a setting that may come from the environment, so that it never
+/// sits in the file: `sk_test_a`, or `{env: VENDOR_KEY}` (optionally with a `default`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum RawValue {
+    /// Written in the file.
+    Literal(String),
+    /// Read from an environment variable when the contract is loaded.
+    Env(RawEnv),
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawEnv {
+    /// The variable's name.
+    pub env: String,
+    /// Used when the variable is unset (never for credentials you care about).
+    #[serde(default)]
+    pub default: Option<String>,
+}
+
+/// The contract file, version 1.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawContract {
+    /// Always 1.
+    pub version: Sp<u32>,
+    /// A one-line name for reports.
+    pub name: Sp<String>,
+    /// Where the endpoint is and where the probes may go.
+    pub target: RawTarget,
+    /// How requests authenticate.
+    pub auth: RawAuth,
+    /// The create request under test.
+    pub create: RawCreate,
+    /// How the idempotency key is sent.
+    pub key: RawKey,
+    /// How effects are counted from the outside.
+    pub readback: RawReadback,
+    /// What the vendor declares; probes judge against it.
+    pub declares: RawDeclares,
+    /// Bounds every run honours.
+    #[serde(default)]
+    pub limits: RawLimits,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawTarget {
+    /// `http://host:port` (plain HTTP; no path).
+    pub base_url: Sp<RawValue>,
+    /// Hosts the base URL may name; any other is refused before a byte is sent.
+    pub allowed_hosts: Sp<Vec<String>>,
+    /// Per-request timeout (default 10s, at most 120s).
+    #[serde(default)]
+    pub timeout: Option<Sp<String>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawAuth {
+    /// The header that carries the credential (default `Authorization`).
+    #[serde(default)]
+    pub header: Option<Sp<String>>,
+    /// Written before the credential (default `"Bearer "`).
+    #[serde(default)]
+    pub prefix: Option<String>,
+    /// The tenant under test.
+    pub primary: Sp<RawValue>,
+    /// Another tenant: enables the cross-tenant probe.
+    #[serde(default)]
+    pub second_tenant: Option<Sp<RawValue>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawCreate {
+    /// `POST` (default) or `PUT`.
+    #[serde(default)]
+    pub method: Option<Sp<String>>,
+    /// The create path, starting with `/`.
+    pub path: Sp<String>,
+    /// `json` (default) or `form`.
+    #[serde(default)]
+    pub content_type: Option<Sp<String>>,
+    /// The body: a mapping; every `{marker}` in a string becomes the probe's unique marker.
+    pub body: Sp<serde_json::Value>,
+    /// A top-level field the mismatch probes change (numbers +1, strings get `-other`).
+    pub vary: Sp<String>,
+    /// Statuses that mean "created" (default [200, 201, 202]).
+    #[serde(default)]
+    pub success: Option<Sp<Vec<u16>>>,
+    /// JSON pointer to the new object's id in the answer (default `/id`).
+    #[serde(default)]
+    pub id_at: Option<Sp<String>>,
+    /// Another endpoint with the same body, for the same-key-on-another-endpoint probe.
+    #[serde(default)]
+    pub other_path: Option<Sp<String>>,
+    /// A create path whose requests take long enough to be met in flight.
+    #[serde(default)]
+    pub slow_path: Option<Sp<String>>,
+    /// How long after the first request the in-flight probes send the second (default 100ms).
+    #[serde(default)]
+    pub in_flight_after: Option<Sp<String>>,
+    /// A request the vendor rejects, for the no-poisoned-key probe.
+    #[serde(default)]
+    pub rejected: Option<RawRejected>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawRejected {
+    /// Path of the rejected request (default: the create path). The retry goes to the same path.
+    #[serde(default)]
+    pub path: Option<Sp<String>>,
+    /// Body of the rejected request (default: the create body).
+    #[serde(default)]
+    pub body: Option<Sp<serde_json::Value>>,
+    /// Statuses the rejection answers with.
+    pub status: Sp<Vec<u16>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawKey {
+    /// The header name (default `Idempotency-Key`); ignored for `body_field`.
+    #[serde(default)]
+    pub header: Option<Sp<String>>,
+    /// `token` (bare), `sf_string` (structured-field string, quoted) or `body_field`.
+    pub syntax: Sp<String>,
+    /// The body field that carries the key, for `body_field`.
+    #[serde(default)]
+    pub field: Option<Sp<String>>,
+    /// Longest key the vendor accepts (default 255).
+    #[serde(default)]
+    pub max_bytes: Option<Sp<u32>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawReadback {
+    /// An endpoint listing every effect (the simulator's `/_lostreply/ledger`).
+    #[serde(default)]
+    pub ground_truth: Option<RawCollection>,
+    /// Retrieve by id: a path with `{id}`.
+    #[serde(default)]
+    pub retrieve: Option<RawPath>,
+    /// Search by marker: a path with `{marker}`.
+    #[serde(default)]
+    pub search: Option<RawCollection>,
+    /// List recent objects.
+    #[serde(default)]
+    pub list: Option<RawCollection>,
+    /// An endpoint that moves the provider's clock (`POST {"advance_ms":N}`; simulator only).
+    #[serde(default)]
+    pub clock: Option<RawPath>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawPath {
+    /// The path (and query), starting with `/`.
+    pub path: Sp<String>,
+    /// Whether the tenant's credential is sent (default true).
+    #[serde(default)]
+    pub auth: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawCollection {
+    /// The path (and query), starting with `/`.
+    pub path: Sp<String>,
+    /// JSON pointer to the array of items in the answer (default `/data`; `""`: the answer is the array).
+    #[serde(default)]
+    pub items_at: Option<Sp<String>>,
+    /// JSON pointer to the marker inside an item.
+    pub marker_at: Sp<String>,
+    /// Whether the tenant's credential is sent (default true).
+    #[serde(default)]
+    pub auth: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawDeclares {
+    /// How long keys are kept (e.g. `24h`).
+    pub retention: Sp<String>,
+    /// How a replay is marked: `{header: Idempotent-Replayed, value: "true"}`; absent: unmarked.
+    #[serde(default)]
+    pub replay_marker: Option<RawMarker>,
+    /// Statuses for a reused key with other arguments.
+    pub mismatch_status: Sp<Vec<u16>>,
+    /// Statuses for a key whose first request is still running, or the word `waits`.
+    pub in_flight: Sp<RawInFlight>,
+    /// Whether an error answer is saved and replayed for the key (default false).
+    #[serde(default)]
+    pub errors_replayed: Option<bool>,
+    /// `processed`, or the statuses of a create without a key.
+    pub missing_key: Sp<RawStatusOr>,
+    /// Statuses for a malformed key.
+    pub malformed_key_status: Sp<Vec<u16>>,
+    /// Statuses for a key longer than `key.max_bytes`.
+    pub oversized_key_status: Sp<Vec<u16>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawMarker {
+    /// The header's name.
+    pub header: String,
+    /// Its value on a replay.
+    pub value: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum RawInFlight {
+    /// `waits`: the second request waits for the first and replays it.
+    Word(String),
+    /// `{status: [409]}`.
+    Status(RawStatuses),
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum RawStatusOr {
+    /// `processed`.
+    Word(String),
+    /// `{status: [400]}`.
+    Status(RawStatuses),
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawStatuses {
+    /// The statuses.
+    pub status: Vec<u16>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawLimits {
+    /// Most requests one run sends (default 500, at most 100000).
+    #[serde(default)]
+    pub budget: Option<Sp<u32>>,
+    /// Most requests started per second (default 20, at most 10000).
+    #[serde(default)]
+    pub rate_per_s: Option<Sp<u32>>,
+    /// Identical requests released together by the concurrency probe (8 to 32, default 16).
+    #[serde(default)]
+    pub concurrency: Option<Sp<u32>>,
+    /// Waits before the lost-response retries (default [0s, 1s, 10s]).
+    #[serde(default)]
+    pub lost_response_waits: Option<Sp<Vec<String>>>,
+    /// Largest answer read (default 1 MiB, at most 16 MiB).
+    #[serde(default)]
+    pub max_response_bytes: Option<Sp<u64>>,
+    /// How long the retention probe waits before replaying (default 1s).
+    #[serde(default)]
+    pub retention_sample: Option<Sp<String>>,
+    /// Wait the declared retention out in real time (default false).
+    #[serde(default)]
+    pub wait_out_retention: Option<bool>,
+}

@@ -1,0 +1,113 @@
+//! Retention: the key still replays after a sampled wait, and (when the
+//! provider's clock can be moved) just before the declared retention ends.
+//! What happens after it ends is recorded, not judged: a declared retention is
+//! a minimum.
+
+use super::{wait, Ctx, KeyUse, Stop, Trail};
+use crate::client::Request;
+
+/// One create, replays over time.
+pub async fn retention(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
+    let marker = c.marker("retention", 0);
+    let key = KeyUse::Key(c.key("retention", 0));
+    let req = c.create_main(&c.body(&marker), &key);
+    let first = c.send(t, "first", &req).await?;
+    if !c.is_success(first.status) {
+        return Err(Stop(format!("the first create answered {}", first.status)));
+    }
+    let sample = c.contract.retention_sample;
+    wait(sample).await;
+    let label = format!("replay after {}", humantime::format_duration(sample));
+    let again = c.send(t, &label, &req).await?;
+    check_replay(c, t, &first, &again, &label);
+    let declared = c.contract.retention;
+    if let Some(clock) = &c.contract.clock {
+        let margin = std::time::Duration::from_secs(2).min(declared / 2);
+        let advance = |by: std::time::Duration| Request {
+            method: "POST".to_owned(),
+            path: clock.path.clone(),
+            headers: {
+                let mut h = super::basic::auth(c, &c.contract.primary, clock.auth);
+                h.push(("Content-Type".to_owned(), "application/json".to_owned()));
+                h
+            },
+            body:
+                serde_json::json!({"advance_ms": u64::try_from(by.as_millis()).unwrap_or(u64::MAX)})
+                    .to_string()
+                    .into_bytes(),
+        };
+        let moved = c
+            .send(
+                t,
+                "provider clock moved to just before the retention ends",
+                &advance(declared.saturating_sub(margin + sample)),
+            )
+            .await?;
+        if !(200..300).contains(&moved.status) {
+            return Err(Stop(format!(
+                "the clock endpoint answered {}",
+                moved.status
+            )));
+        }
+        let label = format!(
+            "replay {} before the declared retention ends",
+            humantime::format_duration(margin)
+        );
+        let late = c.send(t, &label, &req).await?;
+        check_replay(c, t, &first, &late, &label);
+        c.send(
+            t,
+            "provider clock moved past the retention",
+            &advance(margin * 2),
+        )
+        .await?;
+        let after = c
+            .send(t, "the same request after the retention", &req)
+            .await?;
+        t.note(format!(
+            "after the declared retention the key {} (not judged: a retention is a minimum)",
+            if c.id_of(&after) == c.id_of(&first) {
+                "still replays"
+            } else {
+                "is forgotten"
+            }
+        ));
+    } else if c.contract.wait_out_retention {
+        wait(declared).await;
+        let after = c
+            .send(t, "the same request after waiting the retention out", &req)
+            .await?;
+        t.note(format!(
+            "after the declared retention the request answered {}",
+            after.status
+        ));
+    } else {
+        t.note(format!(
+            "declared retention {} sampled at {}, not waited out (set limits.wait_out_retention)",
+            humantime::format_duration(declared),
+            humantime::format_duration(sample)
+        ));
+    }
+    let found = c.count(t, &marker, 1).await?;
+    if found > 2 {
+        t.hard(format!("{found} effects for one key"));
+    }
+    Ok(())
+}
+
+fn check_replay(
+    c: &Ctx,
+    t: &mut Trail,
+    first: &crate::client::Response,
+    again: &crate::client::Response,
+    label: &str,
+) {
+    if c.is_success(again.status) && c.id_of(again) == c.id_of(first) {
+        t.held(format!("{label}: replayed"));
+    } else {
+        t.fail(format!(
+            "{label}: answered {} without the saved result, within the declared retention",
+            again.status
+        ));
+    }
+}

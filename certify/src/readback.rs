@@ -1,0 +1,117 @@
+//! Counting effects from the outside: how many objects carry a marker, by the
+//! best means the contract offers (ground truth, then search, then list).
+
+use crate::client::{Client, ClientError, Request};
+use crate::contract::{Collection, Contract};
+
+/// How a count was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// The vendor's (or simulator's) ledger of every effect.
+    GroundTruth,
+    /// Search by the marker.
+    Search,
+    /// A list of recent objects, filtered by the marker.
+    List,
+}
+
+impl Method {
+    /// The word in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::GroundTruth => "ground_truth",
+            Method::Search => "search",
+            Method::List => "list",
+        }
+    }
+}
+
+/// What went wrong reading back.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ReadbackError {
+    /// The request failed.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// The answer was not what the contract says it is.
+    #[error("read-back {0}")]
+    Shape(String),
+}
+
+/// The means the contract gives, best first.
+pub fn method(contract: &Contract) -> Option<(Method, &Collection)> {
+    if let Some(c) = &contract.ground_truth {
+        return Some((Method::GroundTruth, c));
+    }
+    if let Some(c) = &contract.search {
+        return Some((Method::Search, c));
+    }
+    contract.list.as_ref().map(|c| (Method::List, c))
+}
+
+/// Counts the objects carrying `marker`, as seen by `credential`'s tenant
+/// (ground truth sees every tenant).
+pub async fn count(
+    client: &Client,
+    contract: &Contract,
+    credential: &str,
+    marker: &str,
+) -> Result<(Method, usize), ReadbackError> {
+    let Some((method, collection)) = method(contract) else {
+        return Err(ReadbackError::Shape("is not configured".to_owned()));
+    };
+    let path = collection.path.replace("{marker}", &percent(marker));
+    let mut headers = Vec::new();
+    if collection.auth {
+        headers.push((
+            contract.auth_header.clone(),
+            format!("{}{credential}", contract.auth_prefix),
+        ));
+    }
+    let response = client
+        .send(&Request {
+            method: "GET".to_owned(),
+            path: path.clone(),
+            headers,
+            body: Vec::new(),
+        })
+        .await?;
+    if !(200..300).contains(&response.status) {
+        return Err(ReadbackError::Shape(format!(
+            "GET {path} answered {}",
+            response.status
+        )));
+    }
+    let Some(json) = response.json() else {
+        return Err(ReadbackError::Shape(format!(
+            "GET {path}: the answer is not JSON"
+        )));
+    };
+    let Some(serde_json::Value::Array(items)) = json.pointer(&collection.items_at) else {
+        return Err(ReadbackError::Shape(format!(
+            "GET {path}: no array at {:?}",
+            collection.items_at
+        )));
+    };
+    let n = items
+        .iter()
+        .filter(|item| {
+            item.pointer(&collection.marker_at)
+                .and_then(|v| v.as_str())
+                .is_some_and(|v| v == marker)
+        })
+        .count();
+    Ok((method, n))
+}
+
+/// Percent-encodes a query value (markers are already URL-safe; this is a guard).
+pub fn percent(text: &str) -> String {
+    text.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}

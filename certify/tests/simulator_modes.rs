@@ -1,0 +1,136 @@
+//! The worked example: every simulator mode certified with the shipped
+//! contract. `stripe` and `ietf` pass every probe; `none` and each known-bad
+//! mode fail, each on the probe its flaw breaks; 20 runs give the same verdicts.
+
+use std::collections::BTreeMap;
+
+use lostreply_certify::report::Certification;
+use lostreply_certify::verdict::Verdict;
+use lostreply_certify::{certify, simulator, Config};
+use lostreply_simulator::IdempotencyMode;
+
+async fn run(mode: IdempotencyMode, seed: u64) -> Certification {
+    let sim = simulator::start(mode, seed)
+        .await
+        .expect("simulator starts");
+    let contract = simulator::contract(mode, &sim.base_url()).expect("shipped contract");
+    let config = Config {
+        only: Vec::new(),
+        budget: None,
+        seed,
+        reproduce: format!(
+            "lostreply certify --simulator {} --seed {seed}",
+            mode.name()
+        ),
+    };
+    let report = certify(contract, &config)
+        .await
+        .expect("certification runs");
+    sim.shutdown().await;
+    report
+}
+
+fn verdicts(c: &Certification) -> BTreeMap<String, Verdict> {
+    c.probes
+        .iter()
+        .map(|p| (p.name.clone(), p.verdict))
+        .collect()
+}
+
+fn failed(c: &Certification) -> Vec<String> {
+    c.failed().into_iter().map(str::to_owned).collect()
+}
+
+/// The probe each mode's flaw must break (it may break others too).
+fn must_fail(mode: IdempotencyMode) -> Option<&'static str> {
+    match mode {
+        IdempotencyMode::Stripe | IdempotencyMode::Ietf => None,
+        IdempotencyMode::None => Some("sequential_replay"),
+        IdempotencyMode::FingerprintInKey => Some("key_reuse_other_args"),
+        IdempotencyMode::NoFingerprint => Some("key_reuse_other_args"),
+        IdempotencyMode::Racy => Some("concurrent_duplicates"),
+        IdempotencyMode::GlobalScope => Some("cross_tenant"),
+        IdempotencyMode::StuckInFlight => Some("rejected_not_poisoned"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_mode_gets_its_verdict() {
+    let runs = futures::future::join_all(
+        IdempotencyMode::ALL
+            .iter()
+            .map(|&mode| async move { (mode, run(mode, 1).await) }),
+    )
+    .await;
+    let mut text = Vec::new();
+    for (mode, c) in &runs {
+        let mut out = Vec::new();
+        lostreply_certify::write::write_terminal(&mut out, c).expect("writes");
+        text.push(format!(
+            "== {}\n{}",
+            mode.name(),
+            String::from_utf8_lossy(&out)
+        ));
+    }
+    let text = text.join("\n");
+    for (mode, c) in &runs {
+        let errors: Vec<_> = c
+            .probes
+            .iter()
+            .filter(|p| p.verdict == Verdict::Error)
+            .map(|p| &p.name)
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{}: probes could not conclude: {errors:?}\n{text}",
+            mode.name()
+        );
+        match must_fail(*mode) {
+            None => assert_eq!(
+                c.exit_code(),
+                0,
+                "{} must pass every probe\n{text}",
+                mode.name()
+            ),
+            Some(probe) => {
+                assert_eq!(c.exit_code(), 1, "{} must fail\n{text}", mode.name());
+                assert!(
+                    failed(c).iter().any(|p| p == probe),
+                    "{} must fail {probe}; failed {:?}\n{text}",
+                    mode.name(),
+                    failed(c)
+                );
+            }
+        }
+    }
+    println!("{text}");
+}
+
+/// Every mode, 20 seeds, all at once: the verdicts never change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_runs_give_the_same_verdicts() {
+    let runs = futures::future::join_all(IdempotencyMode::ALL.iter().flat_map(|&mode| {
+        (1..=20u64).map(move |seed| async move { (mode, seed, run(mode, seed).await) })
+    }))
+    .await;
+    let mut first: BTreeMap<&str, BTreeMap<String, Verdict>> = BTreeMap::new();
+    for (mode, seed, c) in &runs {
+        let v = verdicts(c);
+        let reference = first.entry(mode.name()).or_insert_with(|| v.clone());
+        assert_eq!(
+            &v,
+            reference,
+            "{} seed {seed}: verdicts differ from seed 1",
+            mode.name()
+        );
+        if let Some(probe) = must_fail(*mode) {
+            assert!(
+                failed(c).iter().any(|p| p == probe),
+                "{} seed {seed} must fail {probe}",
+                mode.name()
+            );
+        } else {
+            assert_eq!(c.exit_code(), 0, "{} seed {seed}", mode.name());
+        }
+    }
+}
