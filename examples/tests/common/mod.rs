@@ -33,6 +33,20 @@ pub fn explain(s: &ScenarioReport) -> String {
     for e in &s.errors {
         out.push_str(&format!("\n    error (step {}): {}", e.step, e.message));
     }
+    if !s.violations.is_empty() {
+        // What the adapter said, call by call: enough to tell a flaw from a
+        // slow machine without rerunning.
+        for c in &s.calls {
+            let said = c
+                .reply
+                .as_ref()
+                .map_or_else(|| format!("{:?}", c.end), |r| r.to_string());
+            out.push_str(&format!(
+                "\n    call {} (step {}, {}, {}-{} ms): {said}",
+                c.index, c.step, c.call, c.start_ms, c.end_ms
+            ));
+        }
+    }
     out
 }
 
@@ -49,4 +63,17 @@ pub fn python_interpreter() -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// The Python example adapter as a process adapter, in one of its strategies.
+pub fn python_adapter(strategy: &str) -> lostreply_harness::driver::AdapterUnderTest {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/python/lostreply_adapter.py");
+    let command = lostreply_harness::driver::ProcessCommand::from_argv(vec![
+        python_interpreter(),
+        script.to_owned(),
+        "--strategy".to_owned(),
+        strategy.to_owned(),
+    ])
+    .expect("command");
+    lostreply_harness::driver::AdapterUnderTest::Process(command)
 }

@@ -1,0 +1,40 @@
+//! The Python example adapter, a correct adapter in another language speaking
+//! the process protocol, passes every built-in scenario: its default strategy
+//! on 3 seeds, `eager` and `lazy` on one. A binary of its own: its processes
+//! would otherwise compete for the CPU with verdict_matrix's in-process runs,
+//! whose client timeouts a starved machine could outlast.
+
+mod common;
+
+use lostreply_harness::suite::{run_suite, RunOptions};
+use lostreply_reports::model::Verdict;
+
+#[test]
+fn the_python_adapter_passes_every_scenario_in_each_strategy() {
+    let library = common::library();
+    let rt = common::runtime();
+    let mut problems = Vec::new();
+    for (strategy, seed) in [
+        ("replay-once", 1),
+        ("replay-once", 2),
+        ("replay-once", 3),
+        ("eager", 1),
+        ("lazy", 1),
+    ] {
+        let options = RunOptions {
+            adapter: common::python_adapter(strategy),
+            seed,
+            jobs: 2,
+            command_prefix: "lostreply run".to_owned(),
+        };
+        let report = rt.block_on(run_suite(&library, &options, |_| {}));
+        problems.extend(
+            report
+                .scenarios
+                .iter()
+                .filter(|s| s.verdict != Verdict::Passed)
+                .map(|s| format!("python {strategy} seed {seed}: {}", common::explain(s))),
+        );
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
