@@ -76,6 +76,12 @@ pub async fn certify(contract: Contract, config: &Config) -> Result<Certificatio
     )
     .map_err(|e| CertifyError::Target(e.to_string()))?;
     let started = Instant::now();
+    // A failed reset leaves the provider's faults in an unknown state: no probe
+    // can conclude, and each says why (exit code 3, like an unreachable endpoint).
+    let reset_failed = match &contract.reset {
+        Some(reset) => reset_faults(&client, &contract, reset).await.err(),
+        None => None,
+    };
     let ctx = probes::Ctx {
         contract,
         client,
@@ -89,6 +95,17 @@ pub async fn certify(contract: Contract, config: &Config) -> Result<Certificatio
                 title: probe.title.to_owned(),
                 verdict: verdict::Verdict::Skipped,
                 summary: "not selected (--only)".to_owned(),
+                evidence: Vec::new(),
+                duration_ms: 0,
+            });
+            continue;
+        }
+        if let Some(why) = &reset_failed {
+            results.push(report::ProbeResult {
+                name: probe.name.to_owned(),
+                title: probe.title.to_owned(),
+                verdict: verdict::Verdict::Error,
+                summary: format!("could not conclude: readback.reset failed: {why}"),
                 evidence: Vec::new(),
                 duration_ms: 0,
             });
@@ -108,4 +125,30 @@ pub async fn certify(contract: Contract, config: &Config) -> Result<Certificatio
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         probes: results,
     })
+}
+
+/// Sends the contract's reset request (counted against the budget like any other).
+async fn reset_faults(
+    client: &client::Client,
+    contract: &Contract,
+    reset: &contract::PathSpec,
+) -> Result<(), String> {
+    let mut headers = Vec::new();
+    if reset.auth {
+        headers.push((
+            contract.auth_header.clone(),
+            format!("{}{}", contract.auth_prefix, contract.primary),
+        ));
+    }
+    let req = client::Request {
+        method: "POST".to_owned(),
+        path: reset.path.clone(),
+        headers,
+        body: Vec::new(),
+    };
+    match client.send(&req).await {
+        Ok(r) if (200..300).contains(&r.status) => Ok(()),
+        Ok(r) => Err(format!("POST {} answered {}", reset.path, r.status)),
+        Err(e) => Err(format!("POST {}: {e}", reset.path)),
+    }
 }

@@ -14,6 +14,7 @@ use http::StatusCode;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::faults::FaultCounters;
 use crate::shared::Shared;
 use crate::time::rfc3339;
 use crate::webhook;
@@ -75,6 +76,7 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
         .route("/events", get(events))
         .route("/events/{id}/delivery", post(sign_event))
         .route("/clock", get(clock).post(advance_clock))
+        .route("/faults/reset", post(reset_faults))
         .fallback(unknown)
         .layer(DefaultBodyLimit::max(MAX_CONTROL_BODY_BYTES))
 }
@@ -130,6 +132,16 @@ async fn sign_event(
             &format!("no event `{id}`"),
         ),
     }
+}
+
+/// Restarts every fault rule's `nth`/`times` count, so that one long-running
+/// provider (`lostreply serve`) can be taken through the same faults again
+/// (a second certification meets its `nth: 1` rejection anew). Nothing else
+/// changes: ledger, keys, journal and clock stay as they are.
+async fn reset_faults(_auth: ControlAuth, State(shared): State<Arc<Shared>>) -> Response {
+    let rules = shared.plan.faults.len();
+    shared.state().faults = FaultCounters::new(rules);
+    Json(json!({"rules": rules})).into_response()
 }
 
 fn clock_body(now_ms: i64) -> Response {

@@ -253,6 +253,57 @@ async fn control_requests_do_not_count_for_faults() {
 }
 
 #[tokio::test]
+async fn resetting_the_faults_restarts_nth_counts_and_nothing_else() {
+    let mut plan = plan();
+    plan.faults = vec![rule(
+        Match {
+            method: Some("POST".to_owned()),
+            nth: Some(1),
+            ..Match::default()
+        },
+        Position::BeforeCommit,
+        FaultResponse::Status { code: 429 },
+    )];
+    let sim = start(plan).await;
+    let status = |r: reqwest::Response| r.status().as_u16();
+    assert_eq!(
+        status(post(&sim, A, "tickets", &json!({"a": 1}), None).await),
+        429
+    );
+    assert_eq!(
+        status(post(&sim, A, "tickets", &json!({"a": 2}), None).await),
+        201
+    );
+    let http = client(2000);
+    let (code, body) = json(
+        http.post(format!("{}/faults/reset", sim.control_url()))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!((code, body), (200, json!({"rules": 1})));
+    assert_eq!(
+        status(post(&sim, A, "tickets", &json!({"a": 3}), None).await),
+        429,
+        "nth: 1 strikes again after the reset"
+    );
+    assert_eq!(
+        status(post(&sim, A, "tickets", &json!({"a": 4}), None).await),
+        201
+    );
+    assert_eq!(sim.ledger().len(), 2, "the ledger is kept");
+    let code = http
+        .get(format!("{}/faults/reset", sim.control_url()))
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16();
+    assert_eq!(code, 405, "reset is a POST");
+}
+
+#[tokio::test]
 async fn a_control_token_guards_the_control_api() {
     let options = ServeOptions {
         control_token: Some("ctl-secret".to_owned()),

@@ -160,6 +160,8 @@ pub struct Contract {
     pub list: Option<Collection>,
     /// Clock control (simulator).
     pub clock: Option<PathSpec>,
+    /// POSTed once before the probes: restores the provider's deliberate faults (simulator).
+    pub reset: Option<PathSpec>,
     /// Declared retention.
     pub retention: Duration,
     /// Replay marker header and value.
@@ -684,6 +686,10 @@ fn validate(
         path: path_check(d, &p.path, None),
         auth: p.auth.unwrap_or(false),
     });
+    let reset = r.reset.as_ref().map(|p| PathSpec {
+        path: path_check(d, &p.path, None),
+        auth: p.auth.unwrap_or(false),
+    });
     if ground_truth.is_none() && search.is_none() && list.is_none() {
         d.error(
             Pos::START,
@@ -819,6 +825,7 @@ fn validate(
         search,
         list,
         clock,
+        reset,
         retention,
         replay_marker: dec
             .replay_marker

@@ -211,6 +211,11 @@ pub(crate) struct RawReadback {
     /// An endpoint that moves the provider's clock (`POST {"advance_ms":N}`; simulator only).
     #[serde(default)]
     pub clock: Option<RawPath>,
+    /// An endpoint POSTed once before the probes that restores the provider's
+    /// deliberate faults (the simulator's `/_lostreply/faults/reset`), so a
+    /// long-running provider can be certified again.
+    #[serde(default)]
+    pub reset: Option<RawPath>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
