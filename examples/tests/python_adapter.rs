@@ -1,6 +1,6 @@
 //! The Python example adapter, a correct adapter in another language speaking
-//! the process protocol, passes every built-in scenario: its default strategy
-//! on 3 seeds, `eager` and `lazy` on one. A binary of its own: its processes
+//! the process protocol, passes its own unit tests and every built-in
+//! scenario: its default strategy on 3 seeds, `eager` and `lazy` on one. A binary of its own: its processes
 //! would otherwise compete for the CPU with verdict_matrix's in-process runs,
 //! whose client timeouts a starved machine could outlast.
 
@@ -37,4 +37,19 @@ fn the_python_adapter_passes_every_scenario_in_each_strategy() {
         );
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_python_adapters_own_unit_tests_pass() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/python");
+    let out = std::process::Command::new(common::python_interpreter())
+        .args(["-m", "unittest", "discover", "-s", dir, "-t", dir])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "python unit tests failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -135,33 +135,3 @@ fn the_same_seed_gives_the_same_ledger() {
     assert!(!ids(&a).is_empty());
     assert!(a.reproduce.contains("--seed 42"), "{}", a.reproduce);
 }
-
-/// The real interpreter behind `python3`: a version-manager shim (pyenv) costs a
-/// shell start on every one of the hundreds of calls.
-fn python_interpreter() -> String {
-    let out = std::process::Command::new("python3")
-        .args(["-c", "import sys; print(sys.executable)"])
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "python3 -c failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
-#[test]
-fn the_python_adapters_own_unit_tests_pass() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/python");
-    let out = std::process::Command::new(python_interpreter())
-        .args(["-m", "unittest", "discover", "-s", dir, "-t", dir])
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "python unit tests failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}

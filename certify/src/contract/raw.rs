@@ -2,58 +2,10 @@
 //! Schema an editor uses. Nothing here is checked beyond its shape; `validate`
 //! turns it into a [`super::Contract`].
 
-use std::borrow::Cow;
+use schemars::JsonSchema;
+use serde::Deserialize;
 
-use schemars::{JsonSchema, Schema, SchemaGenerator};
-use serde::{Deserialize, Deserializer};
-use serde_saphyr::Spanned;
-
-/// A 1-based line and column; `line == 0` means "unknown".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub(crate) struct Pos {
-    pub line: u64,
-    pub column: u64,
-}
-
-impl Pos {
-    pub const START: Pos = Pos { line: 1, column: 1 };
-}
-
-/// A value with the position of its YAML node (schema: the value's).
-#[derive(Debug, Clone)]
-pub(crate) struct Sp<T> {
-    pub value: T,
-    pub pos: Pos,
-}
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Sp<T> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let spanned = Spanned::<T>::deserialize(deserializer)?;
-        let at = spanned.referenced;
-        Ok(Sp {
-            value: spanned.value,
-            pos: Pos {
-                line: at.line(),
-                column: at.column(),
-            },
-        })
-    }
-}
-
-impl<T: JsonSchema> JsonSchema for Sp<T> {
-    fn inline_schema() -> bool {
-        T::inline_schema()
-    }
-    fn schema_name() -> Cow<'static, str> {
-        T::schema_name()
-    }
-    fn schema_id() -> Cow<'static, str> {
-        T::schema_id()
-    }
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        T::json_schema(generator)
-    }
-}
+pub(crate) use lostreply_harness::scenario::span::{Pos, Sp};
 
 /// A secret or a setting that may come from the environment, so that it never
 /// sits in the file: `sk_test_a`, or `{env: VENDOR_KEY}` (optionally with a `default`).

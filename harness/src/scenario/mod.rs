@@ -13,7 +13,9 @@ pub mod model;
 mod raw;
 mod schema;
 pub mod select;
-mod span;
+/// Values that remember their line and column; other YAML readers of the
+/// project (certify's contract files) use them too.
+pub mod span;
 mod validate;
 
 use std::path::Path;

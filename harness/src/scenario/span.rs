@@ -13,8 +13,10 @@ use serde_saphyr::Spanned;
 
 /// A 1-based line and column (in characters). `line == 0` means "unknown".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct Pos {
+pub struct Pos {
+    /// 1-based line.
     pub line: u64,
+    /// 1-based column, in characters.
     pub column: u64,
 }
 
@@ -28,8 +30,10 @@ impl Pos {
 /// A newtype rather than `Spanned` itself so that it can carry a JSON Schema
 /// (the schema of the value; the position is invisible in the file).
 #[derive(Debug, Clone)]
-pub(crate) struct Sp<T> {
+pub struct Sp<T> {
+    /// The value.
     pub value: T,
+    /// Where its node starts (for an alias: where the alias stands).
     pub pos: Pos,
 }
 
