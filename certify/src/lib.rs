@@ -9,7 +9,7 @@
 //! - [`readback`]: counting effects by a marker (ground truth, search, list).
 //! - [`probes`]: the checks, one module per family, each with its verdict and evidence.
 //! - [`verdict`], [`report`]: the certification report model; [`write`]: its
-//!   terminal, JSON, JUnit and Markdown writers.
+//!   terminal, JSON, JUnit, Markdown and HTML writers.
 //! - [`simulator`]: `--simulator MODE`, the worked example against lostreply's own simulator.
 //!
 //! Architecture invariant: no request leaves for a host the contract does not

@@ -1,6 +1,9 @@
 //! Writers of the certification report: terminal summary, JSON (schema_version 1),
-//! JUnit XML (one test case per probe), Markdown. Pure functions over the
-//! model, to a `Write`; every `match` on a verdict or evidence is exhaustive.
+//! JUnit XML (one test case per probe), Markdown, and a self-contained HTML
+//! page ([`write_html`]). Pure functions over the model, to a `Write`; every
+//! `match` on a verdict or evidence is exhaustive.
+
+mod html;
 
 use std::io::{self, Write};
 use std::time::Duration;
@@ -9,6 +12,8 @@ use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite}
 
 use crate::report::{Certification, ProbeResult};
 use crate::verdict::{Evidence, Verdict};
+
+pub use html::write_html;
 
 /// The report formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -19,11 +24,13 @@ pub enum Format {
     Junit,
     /// `certify.md`.
     Markdown,
+    /// `certify.html`.
+    Html,
 }
 
 impl Format {
     /// Every format.
-    pub const ALL: [Format; 3] = [Format::Json, Format::Junit, Format::Markdown];
+    pub const ALL: [Format; 4] = [Format::Json, Format::Junit, Format::Markdown, Format::Html];
 
     /// The name given to `--format`.
     pub fn name(self) -> &'static str {
@@ -31,6 +38,7 @@ impl Format {
             Format::Json => "json",
             Format::Junit => "junit",
             Format::Markdown => "markdown",
+            Format::Html => "html",
         }
     }
 
@@ -40,6 +48,7 @@ impl Format {
             Format::Json => "certify.json",
             Format::Junit => "certify.xml",
             Format::Markdown => "certify.md",
+            Format::Html => "certify.html",
         }
     }
 
@@ -49,6 +58,7 @@ impl Format {
             "json" => Some(Format::Json),
             "junit" | "xml" => Some(Format::Junit),
             "markdown" | "md" => Some(Format::Markdown),
+            "html" => Some(Format::Html),
             _ => None,
         }
     }
@@ -59,6 +69,7 @@ impl Format {
             Format::Json => write_json(w, c),
             Format::Junit => write_junit(w, c),
             Format::Markdown => write_markdown(w, c),
+            Format::Html => write_html(w, c),
         }
     }
 }

@@ -52,6 +52,16 @@ fn simulator_stripe_passes_every_probe_and_writes_reports() {
     let xml = std::fs::read_to_string(dir.path().join("certify.xml")).expect("junit written");
     assert_eq!(xml.matches("<testcase").count(), 13, "{xml}");
     assert!(dir.path().join("certify.md").exists());
+    let html = std::fs::read_to_string(dir.path().join("certify.html")).expect("html written");
+    assert_eq!(
+        html.matches("<tr class=\"probe pass\"").count(),
+        13,
+        "{html}"
+    );
+    assert!(
+        html.contains("lostreply certify --simulator stripe --seed 5"),
+        "{html}"
+    );
 }
 
 #[test]

@@ -35,7 +35,10 @@ pub fn write_html(w: &mut dyn Write, report: &Report) -> io::Result<()> {
 
 /// Escapes text for HTML text and attribute values alike. Control characters
 /// other than newline and tab (which HTML forbids) become U+FFFD.
-pub(crate) fn escape(raw: &str) -> String {
+///
+/// Public so that the certification report's page (`lostreply-certify`)
+/// escapes exactly as this one does.
+pub fn escape(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
     for c in raw.chars() {
         match c {

@@ -23,7 +23,7 @@ pub(super) struct CertifyArgs {
     /// Write reports into this directory.
     #[arg(long, value_name = "DIR")]
     report_dir: Option<PathBuf>,
-    /// Report formats with --report-dir (comma-separated): json, junit, markdown [default: all three].
+    /// Report formats with --report-dir (comma-separated): json, junit, markdown, html [default: all four].
     #[arg(
         long,
         value_name = "LIST",
@@ -74,7 +74,7 @@ pub(super) async fn certify_cmd(args: CertifyArgs) -> i32 {
             Some(_) => {}
             None => {
                 return usage(&format!(
-                    "--format: unknown format {name:?} (json, junit, markdown)"
+                    "--format: unknown format {name:?} (json, junit, markdown, html)"
                 ))
             }
         }

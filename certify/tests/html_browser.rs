@@ -1,0 +1,103 @@
+//! The certification page opened in a real browser (headless Chromium): it
+//! renders, its script runs to the end without a console error or a CSP
+//! refusal, and hostile text stays text.
+//!
+//! Without Chromium the test says so and passes, unless
+//! `LOSTREPLY_REQUIRE_BROWSER=1` (CI sets it), which makes a missing browser a
+//! failure. The browser is driven by the run report's own helper,
+//! `reports/tests/common/browser.rs`, shared by path rather than copied.
+#![allow(clippy::unwrap_used)]
+
+#[path = "../../reports/tests/common/browser.rs"]
+mod browser;
+mod common;
+
+use std::path::Path;
+
+use browser::{
+    body_attr, chromium_or_skip, console_problems, render_html_in_browser,
+    without_attribute_values, Rendered,
+};
+use lostreply_certify::report::Certification;
+use lostreply_certify::write::write_html;
+
+fn render_in_browser(chromium: &Path, c: &Certification) -> Rendered {
+    let mut html = Vec::new();
+    write_html(&mut html, c).unwrap();
+    render_html_in_browser(chromium, &html)
+}
+
+fn check_rendered(rendered: &Rendered, c: &Certification) {
+    let dom = &rendered.dom;
+    let problems = console_problems(&rendered.stderr);
+    assert!(
+        problems.is_empty(),
+        "browser console reported:\n{}",
+        problems.join("\n")
+    );
+    assert_eq!(
+        body_attr(dom, "data-rendered"),
+        Some("yes"),
+        "the page's script did not run to the end\n{}",
+        rendered.stderr
+    );
+    let probes = c.probes.len().to_string();
+    assert_eq!(body_attr(dom, "data-probes"), Some(probes.as_str()));
+    let sections = c
+        .probes
+        .iter()
+        .filter(|p| p.verdict.failed() || p.verdict == lostreply_certify::verdict::Verdict::Error)
+        .count()
+        .to_string();
+    assert_eq!(
+        body_attr(dom, "data-evidence-sections"),
+        Some(sections.as_str())
+    );
+
+    let structure = without_attribute_values(dom);
+    assert!(
+        !structure.contains("<img"),
+        "an injected element reached the DOM"
+    );
+    assert!(
+        !structure.contains("<b "),
+        "an injected element reached the DOM"
+    );
+    assert_eq!(structure.matches("<script").count(), 1);
+}
+
+#[test]
+fn every_verdict_renders_without_console_errors() {
+    let Some(chromium) = chromium_or_skip() else {
+        return;
+    };
+    let c = common::every_verdict();
+    let rendered = render_in_browser(&chromium, &c);
+    check_rendered(&rendered, &c);
+    let dom = &rendered.dom;
+    for p in &c.probes {
+        assert!(
+            dom.contains(&format!(
+                "data-probe=\"{}\" data-verdict=\"{}\"",
+                p.name,
+                p.verdict.name()
+            )),
+            "no row for {}",
+            p.name
+        );
+    }
+    assert!(dom.contains("class=\"evidence count mismatch\""));
+}
+
+#[test]
+fn hostile_text_stays_text_in_the_browser() {
+    let Some(chromium) = chromium_or_skip() else {
+        return;
+    };
+    let c = common::hostile();
+    let rendered = render_in_browser(&chromium, &c);
+    check_rendered(&rendered, &c);
+    assert!(rendered
+        .dom
+        .contains("&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;"));
+}
