@@ -83,6 +83,9 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
     let mode = plan.idempotency.mode;
     let retention = plan.idempotency.retention;
     let faults = plan.faults.len();
+    // Nothing runs steps under `serve`, so a rule scoped to a step never fires:
+    // say so rather than let a hand-run scenario look fault-free by surprise.
+    let step_scoped = plan.faults.iter().filter(|r| r.when.steps.is_some()).count();
     let sim = match Simulator::start(plan, options).await {
         Ok(sim) => sim,
         Err(e) => {
@@ -113,6 +116,12 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
         humantime::format_duration(retention)
     );
     let _ = writeln!(out, "  fault rules: {faults}");
+    if step_scoped > 0 {
+        let _ = writeln!(
+            out,
+            "  ({step_scoped} of them scoped to scenario steps: they never fire here, nothing runs steps)"
+        );
+    }
     let _ = writeln!(
         out,
         "  control API: {} (ledger, journal, events, clock, health)",
