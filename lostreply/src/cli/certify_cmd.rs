@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::output::ReportFiles;
 use clap::Args;
 use lostreply_certify::write::{self, Format};
 use lostreply_certify::{certify, contract, simulator, Config};
@@ -20,17 +21,8 @@ pub(super) struct CertifyArgs {
     /// Certify a fresh built-in simulator in this idempotency mode (with its shipped contract unless --contract is given).
     #[arg(long, value_name = "MODE")]
     simulator: Option<String>,
-    /// Write reports into this directory.
-    #[arg(long, value_name = "DIR")]
-    report_dir: Option<PathBuf>,
-    /// Report formats with --report-dir (comma-separated): json, junit, markdown, html [default: all four].
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        requires = "report_dir"
-    )]
-    format: Option<Vec<String>>,
+    #[command(flatten)]
+    report: ReportFiles,
     /// Run only these probes (comma-separated).
     #[arg(long, value_name = "PROBE,...", value_delimiter = ',')]
     only: Option<Vec<String>>,
@@ -65,6 +57,7 @@ pub(super) async fn certify_cmd(args: CertifyArgs) -> i32 {
     }
     let mut formats = Vec::new();
     for name in args
+        .report
         .format
         .clone()
         .unwrap_or_else(|| Format::ALL.iter().map(|f| f.name().to_owned()).collect())
@@ -184,7 +177,7 @@ pub(super) async fn certify_cmd(args: CertifyArgs) -> i32 {
     let mut out = std::io::stdout().lock();
     let _ = write::write_terminal(&mut out, &report);
     drop(out);
-    if let Some(dir) = &args.report_dir {
+    if let Some(dir) = &args.report.report_dir {
         if let Err(e) = std::fs::create_dir_all(dir) {
             eprintln!("lostreply certify: cannot create {}: {e}", dir.display());
             return exit::ADAPTER_OR_INFRA;

@@ -35,6 +35,23 @@ impl Color {
 }
 
 /// Where and how reports go, validated from `--report-dir` and `--format`.
+/// `--report-dir DIR [--format LIST]`, the same for every command that writes
+/// reports.
+#[derive(Debug, clap::Args)]
+pub(super) struct ReportFiles {
+    /// Write reports into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub report_dir: Option<PathBuf>,
+    /// Report formats to write with --report-dir (comma-separated): json, junit, markdown, html [default: all four].
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        requires = "report_dir"
+    )]
+    pub format: Option<Vec<String>>,
+}
+
 #[derive(Debug)]
 pub(super) struct Output {
     /// `--report-dir`, if given.

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 use lostreply_harness::exit;
 use lostreply_reports::MergeInput;
 
-use super::output::{Color, Output};
+use super::output::{Color, Output, ReportFiles};
 
 #[derive(Debug, Args)]
 pub(super) struct ReportArgs {
@@ -23,17 +23,8 @@ enum ReportCommand {
 
 #[derive(Debug, Args)]
 struct MergeArgs {
-    /// Write the merged reports into this directory.
-    #[arg(long, value_name = "DIR")]
-    report_dir: Option<PathBuf>,
-    /// Report formats to write with --report-dir (comma-separated): json, junit, markdown, html [default: all four].
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        requires = "report_dir"
-    )]
-    format: Option<Vec<String>>,
+    #[command(flatten)]
+    report: ReportFiles,
     /// Colour in the terminal summary.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
@@ -52,11 +43,15 @@ pub(super) fn report(args: ReportArgs) -> i32 {
 }
 
 fn merge(args: MergeArgs) -> i32 {
-    let output = match Output::new(args.report_dir.clone(), args.format.as_deref(), args.color) {
+    let output = match Output::new(
+        args.report.report_dir.clone(),
+        args.report.format.as_deref(),
+        args.color,
+    ) {
         Ok(o) => o,
         Err(e) => return usage(&e),
     };
-    if let Some(out) = &args.report_dir {
+    if let Some(out) = &args.report.report_dir {
         if let Some(dir) = args.dirs.iter().find(|d| same_dir(d, out)) {
             return usage(&format!(
                 "--report-dir {} is also an input ({}): the merged report would overwrite that shard's; write it elsewhere",

@@ -1,7 +1,6 @@
 //! `lostreply run`.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Args;
@@ -12,7 +11,7 @@ use lostreply_harness::exit;
 use lostreply_harness::seed::DEFAULT_SEED;
 use lostreply_harness::suite::{run_suite, RunOptions};
 
-use super::output::{Color, Output};
+use super::output::{Color, Output, ReportFiles};
 use super::select::{SelectArgs, Selection};
 
 #[derive(Debug, Args)]
@@ -31,17 +30,8 @@ pub(super) struct RunArgs {
     /// How many scenarios run at once (default: the number of CPUs).
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
-    /// Write reports into this directory.
-    #[arg(long, value_name = "DIR")]
-    report_dir: Option<PathBuf>,
-    /// Report formats to write with --report-dir (comma-separated): json, junit, markdown, html [default: all four].
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        requires = "report_dir"
-    )]
-    format: Option<Vec<String>>,
+    #[command(flatten)]
+    report: ReportFiles,
     /// Colour in the terminal summary.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
@@ -66,7 +56,11 @@ pub(super) async fn run(args: RunArgs) -> i32 {
             }
         }
     };
-    let output = match Output::new(args.report_dir.clone(), args.format.as_deref(), args.color) {
+    let output = match Output::new(
+        args.report.report_dir.clone(),
+        args.report.format.as_deref(),
+        args.color,
+    ) {
         Ok(o) => o,
         Err(e) => return usage(&e),
     };
