@@ -85,7 +85,11 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
     let faults = plan.faults.len();
     // Nothing runs steps under `serve`, so a rule scoped to a step never fires:
     // say so rather than let a hand-run scenario look fault-free by surprise.
-    let step_scoped = plan.faults.iter().filter(|r| r.when.steps.is_some()).count();
+    let step_scoped = plan
+        .faults
+        .iter()
+        .filter(|r| r.when.steps.is_some())
+        .count();
     let sim = match Simulator::start(plan, options).await {
         Ok(sim) => sim,
         Err(e) => {
