@@ -235,6 +235,8 @@ impl Worker {
         kill_group(self.leader);
         let _ = self.child.start_kill();
         let _ = self.child.wait().await;
+        // Reaped: its pid may be reused, so `drop` must not signal that group again.
+        self.leader = None;
         if let Some(reader) = self.stderr_reader.take() {
             let _ = tokio::time::timeout(STDERR_DRAIN_WAIT, reader).await;
         }
