@@ -2,7 +2,8 @@
 //! not JSON, a hang past the deadline, an exit and a crash end a call exactly
 //! as they do in the per-call form (same `CallEnd`, same text), and each of
 //! them retires the process, so the next call runs in a fresh one; a
-//! `parallel` step runs its calls in separate processes.
+//! `parallel` step runs its calls in separate processes; and no process
+//! outlives its scenario run.
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::collections::BTreeSet;
@@ -17,6 +18,7 @@ use lostreply_reports::model::{CallEnd, ScenarioReport};
 /// create; everything else answers `unknown` with the process id as evidence.
 const SCRIPT: &str = r#"
 import json, os, sys, time, urllib.request
+PIDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "serve.pids")
 
 def answer(call, request):
     op = request.get("operation_id") or request["operation"]["id"]
@@ -40,6 +42,8 @@ def answer(call, request):
                        "needs_review": False, "evidence": f"pid {os.getpid()}"})
 
 if sys.argv[1] == "serve":
+    with open(PIDS, "a") as pids:
+        pids.write(f"{os.getpid()}\n")
     for line in sys.stdin:
         message = json.loads(line)
         print(answer(message["call"], message["request"]), flush=True)
@@ -159,6 +163,36 @@ fn every_call_ends_as_in_the_per_call_form_and_a_failed_process_is_replaced() {
     }
     // A parallel step: two processes at once.
     assert_eq!(pids(&[10, 11]).len(), 2, "{:#?}", &persistent.calls[10..]);
+
+    // Every `serve` process started is dead once the run is over (the idle
+    // ones are killed with the session). Reaping may take a moment: wait for
+    // the condition, bounded.
+    let started: Vec<u32> = std::fs::read_to_string(dir.path().join("serve.pids"))
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    // One at first, then one after each of the four retirements, and a second lane.
+    assert_eq!(started.len(), 6, "{started:?}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while started.iter().any(|&p| alive(p)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let living: Vec<u32> = started.into_iter().filter(|&p| alive(p)).collect();
+    assert!(
+        living.is_empty(),
+        "serve processes outlived the run: {living:?}"
+    );
+}
+
+/// True while `pid` names a live (not zombie) process.
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
 }
 
 fn path(p: &Path) -> String {
