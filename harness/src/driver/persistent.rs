@@ -33,6 +33,10 @@ pub const SERVE_ARG: &str = "serve";
 /// bytes are dropped (the tail is what a report shows).
 const STDERR_BUFFER_BYTES: usize = 8 * STDERR_KEEP_BYTES;
 
+/// The most 1 ms waits for the stderr reader to take what an adapter wrote
+/// before its reply (it is in the pipe by then: the wait ends when it is taken).
+const STDERR_SETTLE_POLLS: usize = 20;
+
 /// How long a retired process's stderr may take to reach its end of file; a
 /// grandchild could hold the pipe open.
 const STDERR_DRAIN_WAIT: Duration = Duration::from_secs(1);
@@ -149,6 +153,9 @@ struct Worker {
     stdout: BufReader<ChildStdout>,
     stderr: Arc<Mutex<Vec<u8>>>,
     stderr_reader: Option<JoinHandle<()>>,
+    /// A second descriptor of the stderr pipe, to ask how much is still unread.
+    #[cfg(unix)]
+    stderr_probe: Option<std::os::fd::OwnedFd>,
 }
 
 impl Worker {
@@ -161,6 +168,8 @@ impl Worker {
             kill_group(leader);
             return Err(std::io::Error::other("child pipes missing"));
         };
+        #[cfg(unix)]
+        let stderr_probe = rustix::io::dup(&stderr_pipe).ok();
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&stderr);
         // Read stderr all the time, so that a chatty adapter never blocks on a
@@ -184,6 +193,8 @@ impl Worker {
             stdout: BufReader::new(stdout),
             stderr,
             stderr_reader: Some(stderr_reader),
+            #[cfg(unix)]
+            stderr_probe,
         })
     }
 
@@ -221,13 +232,30 @@ impl Worker {
     }
 
     /// The stderr written since the last call, for a call that replied. Bytes
-    /// written just before the reply may still be in the pipe: give the reader
-    /// a chance to move them first.
+    /// written just before the reply may still be in the pipe: let the reader
+    /// move them first (bounded).
     async fn stderr_so_far(&self) -> String {
-        for _ in 0..3 {
-            tokio::task::yield_now().await;
+        for _ in 0..STDERR_SETTLE_POLLS {
+            if !self.stderr_unread() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
         }
+        // The reader appends in the same poll that read the bytes: one yield covers it.
+        tokio::task::yield_now().await;
         tail_text(&std::mem::take(&mut *lock(&self.stderr)), STDERR_KEEP_BYTES)
+    }
+
+    /// True while the stderr pipe holds bytes the reader has not taken.
+    fn stderr_unread(&self) -> bool {
+        #[cfg(unix)]
+        {
+            self.stderr_probe
+                .as_ref()
+                .is_some_and(|fd| rustix::io::ioctl_fionread(fd).is_ok_and(|n| n > 0))
+        }
+        #[cfg(not(unix))]
+        false
     }
 
     /// SIGKILL to the whole group, reap, and keep what it said on stderr.
