@@ -80,6 +80,8 @@ pub enum AdapterChoice {
     Reference,
     /// `python3 <path>`, one process per call.
     Python(PathBuf),
+    /// `python3 <path> serve`: the persistent form, one process per lane.
+    PythonPersistent(PathBuf),
 }
 
 impl AdapterChoice {
@@ -89,16 +91,24 @@ impl AdapterChoice {
             AdapterChoice::Reference => Ok(AdapterUnderTest::InProcess(Arc::new(
                 lostreply_reference::ReferenceFactory,
             ))),
-            AdapterChoice::Python(path) => {
+            AdapterChoice::Python(path) | AdapterChoice::PythonPersistent(path) => {
                 if !path.is_file() {
                     return Err(Error::Unsupported(format!(
                         "no Python adapter at {}",
                         path.display()
                     )));
                 }
-                ProcessCommand::from_argv(vec!["python3".to_owned(), path.display().to_string()])
-                    .map(AdapterUnderTest::Process)
-                    .map_err(Error::Unsupported)
+                let command = ProcessCommand::from_argv(vec![
+                    "python3".to_owned(),
+                    path.display().to_string(),
+                ])
+                .map_err(Error::Unsupported)?;
+                Ok(match self {
+                    AdapterChoice::PythonPersistent(_) => AdapterUnderTest::Persistent(command),
+                    AdapterChoice::Reference | AdapterChoice::Python(_) => {
+                        AdapterUnderTest::Process(command)
+                    }
+                })
             }
         }
     }
@@ -107,7 +117,7 @@ impl AdapterChoice {
 /// Several timed runs of one selection with one adapter.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CasesTiming {
-    /// `builtin:reference` or the command line.
+    /// `builtin:reference` or the command line (`--persistent` appended for that form).
     pub adapter: String,
     /// Scenarios per run.
     pub scenarios: usize,
@@ -141,7 +151,12 @@ pub async fn time_cases(
         command_prefix: "lostreply run".to_owned(),
     };
     let mut timing = CasesTiming {
-        adapter: adapter.display_name(),
+        adapter: match choice {
+            AdapterChoice::PythonPersistent(_) => {
+                format!("{} --persistent", adapter.display_name())
+            }
+            AdapterChoice::Reference | AdapterChoice::Python(_) => adapter.display_name(),
+        },
         scenarios: selection.scenarios.len(),
         jobs,
         runs_ms: Vec::new(),

@@ -437,6 +437,7 @@ async fn cases_part(config: &Config, out: &mut Out<'_>) -> Option<f64> {
     for choice in [
         AdapterChoice::Reference,
         AdapterChoice::Python(config.python_adapter.clone()),
+        AdapterChoice::PythonPersistent(config.python_adapter.clone()),
     ] {
         match cases::time_cases(&selection, &choice, config.case_runs, config.jobs).await {
             Ok(t) => {

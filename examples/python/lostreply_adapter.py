@@ -10,6 +10,15 @@ with one JSON object on stdin; one JSON object is written to stdout. The
 harness appends the call name, so a strategy is chosen in the adapter command
 line: ``--adapter 'python3 lostreply_adapter.py --strategy eager'``.
 
+It also speaks the persistent form (``lostreply run --adapter ... --persistent``)::
+
+    python3 lostreply_adapter.py [--strategy ...] serve
+
+reads ``{"call": "execute", "request": {...}}`` one per line until end of
+file and answers each with one line, the reply the per-call form would print.
+Nothing is kept in memory from one call to the next: every call opens the
+store afresh, exactly as a new process would.
+
 This is the Python twin of the Rust reference adapter: both implement the
 algorithm of docs/writing-an-adapter.md ("the reference algorithm"). This one
 already follows the contract points being clarified in the docs (a key "in
@@ -94,7 +103,8 @@ CALLS = ("execute", "reconcile", "webhook", "resolve", "status")
 # default is named for what it does: one replay, nothing more.
 STRATEGIES = ("replay-once", "eager", "lazy")
 DEFAULT_STRATEGY = "replay-once"
-USAGE = f"lostreply_adapter.py [--strategy {'|'.join(STRATEGIES)}] <{'|'.join(CALLS)}>"
+SERVE = "serve"
+USAGE = f"lostreply_adapter.py [--strategy {'|'.join(STRATEGIES)}] <{'|'.join((*CALLS, SERVE))}>"
 
 # Operation ids name files in the store, so anything beyond this alphabet is
 # refused: no separator can reach the path, whatever the caller sends.
@@ -1390,9 +1400,57 @@ def parse_argv(args: list[str]) -> tuple[str, str] | None:
         strategy, args = args[1], args[2:]
     elif len(args) == 2 and args[0].startswith("--strategy="):
         strategy, args = args[0].split("=", 1)[1], args[1:]
-    if len(args) != 1 or args[0] not in CALLS or strategy not in STRATEGIES:
+    if len(args) != 1 or args[0] not in (*CALLS, SERVE) or strategy not in STRATEGIES:
         return None
     return strategy, args[0]
+
+
+def read_request(call: str, raw: bytes, source: str) -> dict[str, Any] | None:
+    """One request as the protocol sends it, or ``None`` (logged) for misuse."""
+    if len(raw) > MAX_REQUEST_BYTES:
+        log(f"{call}: {source} is larger than {MAX_REQUEST_BYTES} bytes")
+        return None
+    try:
+        request = json.loads(raw)
+    except ValueError as err:
+        log(f"{call}: {source} is not JSON: {err}")
+        return None
+    if not isinstance(request, dict):
+        log(f"{call}: {source} must be one JSON object, got {type(request).__name__}")
+        return None
+    if request.get("protocol") != PROTOCOL_VERSION:
+        log(f"{call}: request protocol is {request.get('protocol')!r}; this adapter speaks {PROTOCOL_VERSION}")
+        return None
+    return request
+
+
+def serve(state_dir: str, strategy: str) -> int:
+    """The persistent form: one ``{"call", "request"}`` line in, one reply line
+    out, until end of file (exit 0). A line that is not such a message is
+    protocol misuse, as a bad stdin is per call: a message on stderr and exit
+    status 2, after every earlier line was answered."""
+    while True:
+        line = sys.stdin.buffer.readline(MAX_REQUEST_BYTES + 2)
+        if not line:
+            return 0
+        if not line.strip():
+            continue
+        try:
+            message = json.loads(line)
+        except ValueError as err:
+            log(f"{SERVE}: a line is not JSON: {err}")
+            return 2
+        call = message.get("call") if isinstance(message, dict) else None
+        if call not in CALLS or not isinstance(message.get("request"), dict):
+            log(f"{SERVE}: each line must be {{\"call\": <{'|'.join(CALLS)}>, \"request\": {{...}}}}, got {line[:200]!r}")
+            return 2
+        request = message["request"]
+        if request.get("protocol") != PROTOCOL_VERSION:
+            log(f"{call}: request protocol is {request.get('protocol')!r}; this adapter speaks {PROTOCOL_VERSION}")
+            return 2
+        reply = handle(call, request, state_dir, strategy)
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
 
 
 def main(argv: list[str]) -> int:
@@ -1410,20 +1468,10 @@ def main(argv: list[str]) -> int:
     if not state_dir:
         log("LOSTREPLY_STATE_DIR is not set: there is nowhere to keep the durable store")
         return 2
-    raw = sys.stdin.buffer.read(MAX_REQUEST_BYTES + 1)
-    if len(raw) > MAX_REQUEST_BYTES:
-        log(f"{call}: stdin is larger than {MAX_REQUEST_BYTES} bytes")
-        return 2
-    try:
-        request = json.loads(raw)
-    except ValueError as err:
-        log(f"{call}: stdin is not JSON: {err}")
-        return 2
-    if not isinstance(request, dict):
-        log(f"{call}: stdin must be one JSON object, got {type(request).__name__}")
-        return 2
-    if request.get("protocol") != PROTOCOL_VERSION:
-        log(f"{call}: request protocol is {request.get('protocol')!r}; this adapter speaks {PROTOCOL_VERSION}")
+    if call == SERVE:
+        return serve(state_dir, strategy)
+    request = read_request(call, sys.stdin.buffer.read(MAX_REQUEST_BYTES + 1), "stdin")
+    if request is None:
         return 2
     reply = handle(call, request, state_dir, strategy)
     sys.stdout.write(json.dumps(reply) + "\n")

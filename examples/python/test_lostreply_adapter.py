@@ -1312,5 +1312,65 @@ class ProtocolMisuseTest(AdapterTest):
         self.assertEqual(os.listdir(self.state_dir), [])
 
 
+def run_serve(lines: list[bytes], state_dir: str, strategy: str | None = None) -> tuple[int, list[Any], str]:
+    """Runs ``serve`` over the given lines (the persistent form), then end of file."""
+    env = dict(os.environ, LOSTREPLY_STATE_DIR=state_dir, LOSTREPLY_PROTOCOL="1")
+    options = ["--strategy", strategy] if strategy is not None else []
+    proc = subprocess.run(
+        [sys.executable, ADAPTER, *options, "serve"],
+        input=b"".join(lines),
+        capture_output=True,
+        env=env,
+        timeout=30,
+    )
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    return proc.returncode, replies, proc.stderr.decode()
+
+
+def serve_line(call: str, request: dict[str, Any]) -> bytes:
+    return (json.dumps({"call": call, "request": request}) + "\n").encode()
+
+
+class ServeTest(AdapterTest):
+    """The persistent form: the same replies, one line each, from one process."""
+
+    def test_several_calls_in_one_process_answer_as_separate_processes_would(self) -> None:
+        provider = self.serve(sequence(("json", 201, obj())))
+        resolution = {"outcome": "failed", "provider_ref": None, "evidence": "looked", "by": "operator"}
+        rc, replies, err = run_serve([
+            serve_line("execute", execute_request(provider.base_url)),
+            b"\n",  # blank lines are skipped
+            serve_line("status", op_request(provider.base_url)),
+            serve_line("resolve", {**op_request(provider.base_url, op_id="op-2"), "resolution": resolution}),
+            serve_line("status", op_request(provider.base_url, op_id="op-2")),
+        ], self.state_dir)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(len(replies), 4, replies)
+        execute, status, resolve, unknown = replies
+        self.assertEqual((execute["outcome"], execute["provider_ref"]), ("succeeded", "tkt_1"))
+        self.assertEqual(status, {**execute, "evidence": status["evidence"]})
+        self.assertEqual((resolve["outcome"], unknown["outcome"]), ("unknown", "unknown"))
+        # The store is the only memory: a per-call process reads the same record.
+        self.assertEqual(self.call("status", op_request(provider.base_url)), status)
+        self.assertEqual(len(provider.requests("POST")), 1)
+
+    def test_a_bad_line_is_misuse_exit_2_after_the_earlier_answers(self) -> None:
+        for bad in (b"not json\n", b"[1, 2]\n", b'{"call": "launch", "request": {}}\n',
+                    b'{"call": "status"}\n', serve_line("status", {"protocol": 2, "operation_id": "op-1"})):
+            with self.subTest(bad=bad):
+                rc, replies, err = run_serve([
+                    serve_line("status", op_request("http://127.0.0.1:9")),
+                    bad,
+                    serve_line("status", op_request("http://127.0.0.1:9")),
+                ], self.state_dir)
+                self.assertEqual(rc, 2)
+                self.assertEqual([r["outcome"] for r in replies], ["unknown"])
+                self.assertIn("lostreply_adapter:", err)
+
+    def test_end_of_file_at_once_is_a_clean_exit(self) -> None:
+        rc, replies, err = run_serve([], self.state_dir)
+        self.assertEqual((rc, replies), (0, []), err)
+
+
 if __name__ == "__main__":
     unittest.main()

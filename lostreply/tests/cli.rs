@@ -168,6 +168,37 @@ fn a_lying_adapter_exits_1_with_the_reproduce_command() {
 }
 
 #[test]
+fn the_persistent_form_is_opted_into_and_reproduced_with_its_flag() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = write(dir.path(), "simple.yaml", SIMPLE);
+    // The liar of the test above, speaking the persistent form only.
+    let script = write(
+        dir.path(),
+        "serve_liar.py",
+        "import json, sys\nassert sys.argv[1] == 'serve'\nfor line in sys.stdin:\n    req = json.loads(line)['request']\n    op = req.get('operation_id') or req['operation']['id']\n    print(json.dumps({'operation_id': op, 'outcome': 'succeeded', 'provider_ref': 'tkt_made_up', 'needs_review': False, 'evidence': 'trust me'}), flush=True)\n",
+    );
+    let adapter = format!("python3 {}", script.display());
+    let out = lostreply(&[
+        "run",
+        "--adapter",
+        &adapter,
+        "--persistent",
+        scenario.to_str().expect("utf8"),
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("invariant 2"), "{stdout}");
+    assert!(
+        stdout.contains("serve_liar.py' --persistent --seed 1"),
+        "reproduce command: {stdout}"
+    );
+
+    // Without a process adapter there is nothing to keep up.
+    let out = lostreply(&["run", "--persistent", scenario.to_str().expect("utf8")]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
+#[test]
 fn adapter_errors_exit_3_and_say_which() {
     let dir = tempfile::tempdir().expect("tempdir");
     let scenario = write(dir.path(), "simple.yaml", SIMPLE);

@@ -1,10 +1,12 @@
 //! Drives the adapter under test, whichever form it takes: a Rust trait object
-//! in this process, or one process per call speaking JSON (adapter-protocol.md).
+//! in this process, one process per call speaking JSON (adapter-protocol.md),
+//! or, opted into, the same JSON one line per call to long-lived processes.
 //!
 //! Both forms answer the same question, "what did this call reply, or how did it
 //! end?", so the runner never needs to know which one it is talking to.
 
 mod in_process;
+mod persistent;
 mod process;
 
 use std::path::{Path, PathBuf};
@@ -17,6 +19,7 @@ use tokio::sync::oneshot;
 use crate::adapter::AdapterFactory;
 use crate::protocol::CallName;
 
+pub use persistent::SERVE_ARG;
 pub use process::ProcessCommand;
 
 /// The most stderr kept per call (the tail is kept: errors come last).
@@ -31,6 +34,9 @@ pub enum AdapterUnderTest {
     InProcess(Arc<dyn AdapterFactory>),
     /// A command run once per call with the call name appended.
     Process(ProcessCommand),
+    /// The same command run as `<command...> serve`: long-lived processes that
+    /// answer one JSON line per call, retired where a per-call process would die.
+    Persistent(ProcessCommand),
 }
 
 impl std::fmt::Debug for AdapterUnderTest {
@@ -44,7 +50,7 @@ impl AdapterUnderTest {
     pub fn display_name(&self) -> String {
         match self {
             AdapterUnderTest::InProcess(f) => format!("builtin:{}", f.name()),
-            AdapterUnderTest::Process(c) => c.display(),
+            AdapterUnderTest::Process(c) | AdapterUnderTest::Persistent(c) => c.display(),
         }
     }
 
@@ -52,7 +58,9 @@ impl AdapterUnderTest {
     pub fn kind(&self) -> lostreply_reports::model::AdapterKind {
         match self {
             AdapterUnderTest::InProcess(_) => lostreply_reports::model::AdapterKind::InProcess,
-            AdapterUnderTest::Process(_) => lostreply_reports::model::AdapterKind::Process,
+            AdapterUnderTest::Process(_) | AdapterUnderTest::Persistent(_) => {
+                lostreply_reports::model::AdapterKind::Process
+            }
         }
     }
 
@@ -61,6 +69,9 @@ impl AdapterUnderTest {
         match self {
             AdapterUnderTest::InProcess(f) => format!("--builtin {}", f.name()),
             AdapterUnderTest::Process(c) => format!("--adapter {}", shell_quote(&c.display())),
+            AdapterUnderTest::Persistent(c) => {
+                format!("--adapter {} --persistent", shell_quote(&c.display()))
+            }
         }
     }
 
@@ -71,6 +82,9 @@ impl AdapterUnderTest {
                 Form::InProcess(in_process::Instance::build(factory.clone(), state_dir)?)
             }
             AdapterUnderTest::Process(command) => Form::Process(command.clone()),
+            AdapterUnderTest::Persistent(command) => {
+                Form::Persistent(persistent::Pool::new(command.clone(), state_dir))
+            }
         };
         Ok(Session {
             state_dir: state_dir.to_path_buf(),
@@ -89,6 +103,8 @@ pub fn shell_quote(s: &str) -> String {
 enum Form {
     InProcess(in_process::Instance),
     Process(ProcessCommand),
+    /// Dropped with the session at the end of the scenario run, killing every process.
+    Persistent(persistent::Pool),
 }
 
 /// One scenario run's view of the adapter: its state directory and, in process,
@@ -135,15 +151,17 @@ impl Session {
                     .call(name, request, &self.state_dir, deadline, crash)
                     .await
             }
+            Form::Persistent(pool) => pool.call(name, request, deadline, crash).await,
         }
     }
 
     /// After a crash: a fresh instance over the same state directory (in process).
-    /// A process adapter needs nothing: every call is a new process anyway.
+    /// A process adapter needs nothing: every call is a new process anyway, and
+    /// a persistent one already retired the killed process (the next call starts one).
     pub fn rebuild(&self) -> Result<(), String> {
         match &self.form {
             Form::InProcess(instance) => instance.rebuild(&self.state_dir),
-            Form::Process(_) => Ok(()),
+            Form::Process(_) | Form::Persistent(_) => Ok(()),
         }
     }
 }

@@ -46,6 +46,26 @@ impl ProcessCommand {
             .unwrap_or_else(|_| self.argv.join(" "))
     }
 
+    /// `<command...> <last>` with the protocol's environment and piped stdio, in
+    /// a process group of its own: a crash must kill whatever the adapter
+    /// started too (a wrapper script's child would otherwise live on and finish
+    /// the work the crash was meant to interrupt).
+    pub(super) fn command(&self, last: &str, state_dir: &Path) -> Command {
+        let mut command = Command::new(&self.argv[0]);
+        command
+            .args(&self.argv[1..])
+            .arg(last)
+            .env(crate::serve_call::STATE_DIR_ENV, state_dir)
+            .env("LOSTREPLY_PROTOCOL", PROTOCOL_VERSION.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        #[cfg(unix)]
+        command.process_group(0);
+        command
+    }
+
     pub(super) async fn call(
         &self,
         name: CallName,
@@ -54,22 +74,7 @@ impl ProcessCommand {
         deadline: Duration,
         crash: Option<oneshot::Receiver<()>>,
     ) -> CallOutput {
-        let mut command = Command::new(&self.argv[0]);
-        command
-            .args(&self.argv[1..])
-            .arg(name.as_str())
-            .env(crate::serve_call::STATE_DIR_ENV, state_dir)
-            .env("LOSTREPLY_PROTOCOL", PROTOCOL_VERSION.to_string())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        // Its own process group: a crash must kill whatever the adapter started
-        // too (a wrapper script's child would otherwise live on and finish the
-        // work the crash was meant to interrupt).
-        #[cfg(unix)]
-        command.process_group(0);
-        let mut child = match command.spawn() {
+        let mut child = match self.command(name.as_str(), state_dir).spawn() {
             Ok(child) => child,
             Err(e) => {
                 return CallOutput {
@@ -193,7 +198,7 @@ impl ProcessCommand {
 }
 
 /// SIGKILL to the process group that `leader` (the child) leads, see `call`.
-fn kill_group(leader: Option<u32>) {
+pub(super) fn kill_group(leader: Option<u32>) {
     #[cfg(unix)]
     if let Some(pid) = leader
         .and_then(|id| i32::try_from(id).ok())

@@ -19,6 +19,10 @@ pub(super) struct RunArgs {
     /// A process adapter: the command line, run once per call with the call name appended.
     #[arg(long, value_name = "CMD ARGS", conflicts_with = "builtin")]
     adapter: Option<String>,
+    /// With --adapter: the persistent form (adapter-protocol.md): `CMD serve`
+    /// stays up for the scenario run and answers one JSON line per call.
+    #[arg(long, requires = "adapter")]
+    persistent: bool,
     /// A bundled in-process adapter (default: reference).
     #[arg(long, value_name = "NAME")]
     builtin: Option<String>,
@@ -40,6 +44,7 @@ pub(super) struct RunArgs {
 pub(super) async fn run(args: RunArgs) -> i32 {
     let adapter = match (&args.adapter, &args.builtin) {
         (Some(line), _) => match ProcessCommand::parse(line) {
+            Ok(c) if args.persistent => AdapterUnderTest::Persistent(c),
             Ok(c) => AdapterUnderTest::Process(c),
             Err(e) => return usage(&format!("--adapter: {e}")),
         },
