@@ -15,7 +15,7 @@ mod common;
 use std::path::Path;
 
 use browser::{
-    body_attr, chromium_or_skip, console_problems, render_html_in_browser,
+    assert_rendered_cleanly, body_attr, chromium_or_skip, render_html_in_browser,
     without_attribute_values, Rendered,
 };
 use lostreply_certify::report::Certification;
@@ -29,18 +29,7 @@ fn render_in_browser(chromium: &Path, c: &Certification) -> Rendered {
 
 fn check_rendered(rendered: &Rendered, c: &Certification) {
     let dom = &rendered.dom;
-    let problems = console_problems(&rendered.stderr);
-    assert!(
-        problems.is_empty(),
-        "browser console reported:\n{}",
-        problems.join("\n")
-    );
-    assert_eq!(
-        body_attr(dom, "data-rendered"),
-        Some("yes"),
-        "the page's script did not run to the end\n{}",
-        rendered.stderr
-    );
+    assert_rendered_cleanly(rendered);
     let probes = c.probes.len().to_string();
     assert_eq!(body_attr(dom, "data-probes"), Some(probes.as_str()));
     let sections = c

@@ -116,6 +116,41 @@ pub fn state_dir_from_env() -> Result<PathBuf, ServeCallError> {
     }
 }
 
+/// A whole process adapter's `main` over stdin and stdout: reads the state
+/// directory from the environment, serves `call` with `factory`, and returns
+/// the documented exit code (0 served; 2 bad input or usage; 3 the adapter
+/// failed), having said why on stderr prefixed with `label`. Every binary that
+/// serves an in-process adapter as a process (`lostreply adapter`, the example
+/// binaries) goes through here.
+pub async fn serve_stdio(factory: &dyn AdapterFactory, call: &str, label: &str) -> i32 {
+    let state_dir = match state_dir_from_env() {
+        Ok(dir) => dir,
+        Err(e) => {
+            eprintln!("{label}: {e}");
+            return crate::exit::BAD_INPUT;
+        }
+    };
+    match serve_call(
+        factory,
+        call,
+        &state_dir,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+    )
+    .await
+    {
+        Ok(()) => crate::exit::OK,
+        Err(e) => {
+            eprintln!("{label} {call}: {e}");
+            if e.is_bad_input() {
+                crate::exit::BAD_INPUT
+            } else {
+                crate::exit::ADAPTER_OR_INFRA
+            }
+        }
+    }
+}
+
 /// Serves one call: reads one JSON request from `stdin` (to its end), builds a
 /// fresh adapter from `factory` over `state_dir`, runs the call named `call`
 /// (`execute`, `reconcile`, `webhook`, `resolve` or `status`) and writes its

@@ -6,8 +6,11 @@
 //! outlives its scenario run.
 #![allow(clippy::unwrap_used, missing_docs)]
 
+mod support;
+
 use std::collections::BTreeSet;
 use std::path::Path;
+use support::{alive, python};
 
 use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
 use lostreply_harness::suite::{run_scenario, RunOptions};
@@ -73,14 +76,6 @@ steps:
   - status: op-1
   - parallel: [{status: op-1}, {status: op-1}]
 ";
-
-fn python() -> String {
-    let out = std::process::Command::new("python3")
-        .args(["-c", "import sys; print(sys.executable)"])
-        .output()
-        .expect("python3 runs");
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
 
 fn run(adapter: AdapterUnderTest) -> ScenarioReport {
     let scenario = lostreply_harness::scenario::parse(SCENARIO, "persistent-edges.yaml").unwrap();
@@ -183,16 +178,6 @@ fn every_call_ends_as_in_the_per_call_form_and_a_failed_process_is_replaced() {
         living.is_empty(),
         "serve processes outlived the run: {living:?}"
     );
-}
-
-/// True while `pid` names a live (not zombie) process.
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-        Err(_) => false,
-    }
 }
 
 fn path(p: &Path) -> String {

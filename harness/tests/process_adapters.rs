@@ -3,8 +3,11 @@
 //! fields the protocol does not define are ignored and named, not an error.
 #![allow(clippy::unwrap_used, missing_docs)]
 
+mod support;
+
 use std::path::Path;
 use std::time::Duration;
+use support::{alive, python};
 
 use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
 use lostreply_harness::suite::{run_scenario, RunOptions};
@@ -51,14 +54,6 @@ print(json.dumps(reply))
     path.display().to_string()
 }
 
-fn python() -> String {
-    let out = std::process::Command::new("python3")
-        .args(["-c", "import sys; print(sys.executable)"])
-        .output()
-        .expect("python3 runs");
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
 const SCENARIO: &str = "\
 version: 1
 id: crash-behind-a-wrapper
@@ -70,16 +65,6 @@ steps:
   - {execute: op-1, crash: after_commit}
   - status: op-1
 ";
-
-/// True while `pid` names a live (not zombie) process.
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-        Err(_) => false,
-    }
-}
 
 #[test]
 fn a_crash_kills_the_adapters_whole_process_group_and_extra_reply_fields_are_named() {

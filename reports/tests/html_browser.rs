@@ -13,7 +13,7 @@ mod common;
 use std::path::Path;
 
 use common::browser::{
-    body_attr, chromium_or_skip, console_problems, render_html_in_browser,
+    assert_rendered_cleanly, body_attr, chromium_or_skip, render_html_in_browser,
     without_attribute_values, Rendered,
 };
 use common::fixtures;
@@ -30,18 +30,7 @@ fn render_in_browser(chromium: &Path, report: &Report) -> Rendered {
 
 fn check_rendered(rendered: &Rendered, report: &Report) {
     let dom = &rendered.dom;
-    let problems = console_problems(&rendered.stderr);
-    assert!(
-        problems.is_empty(),
-        "browser console reported:\n{}",
-        problems.join("\n")
-    );
-    assert_eq!(
-        body_attr(dom, "data-rendered"),
-        Some("yes"),
-        "the page's script did not run to the end\n{}",
-        rendered.stderr
-    );
+    assert_rendered_cleanly(rendered);
     let scenarios = report.scenarios.len().to_string();
     assert_eq!(body_attr(dom, "data-timelines"), Some(scenarios.as_str()));
     let evidence_items: usize = report

@@ -26,27 +26,11 @@ async fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     };
-    let state_dir = match lostreply_harness::serve_call::state_dir_from_env() {
-        Ok(dir) => dir,
-        Err(error) => {
-            eprintln!("design: {error}");
-            return ExitCode::from(2);
-        }
-    };
-    let served = lostreply_harness::serve_call::serve_call(
+    let code = lostreply_harness::serve_call::serve_stdio(
         factory.as_ref(),
         call,
-        &state_dir,
-        tokio::io::stdin(),
-        tokio::io::stdout(),
+        &format!("design {name}"),
     )
     .await;
-    match served {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("design {name} {call}: {error}");
-            // 2: bad input or usage; 3: an adapter error (the documented exit codes).
-            ExitCode::from(if error.is_bad_input() { 2 } else { 3 })
-        }
-    }
+    ExitCode::from(u8::try_from(code).unwrap_or(3))
 }

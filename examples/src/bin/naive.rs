@@ -21,27 +21,7 @@ async fn main() -> ExitCode {
         eprintln!("no naive adapter for case {case:?}\n{USAGE}");
         return ExitCode::from(2);
     };
-    let state_dir = match lostreply_harness::serve_call::state_dir_from_env() {
-        Ok(dir) => dir,
-        Err(error) => {
-            eprintln!("naive: {error}");
-            return ExitCode::from(2);
-        }
-    };
-    let served = lostreply_harness::serve_call::serve_call(
-        factory,
-        call,
-        &state_dir,
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-    )
-    .await;
-    match served {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("naive {case} {call}: {error}");
-            // 2: bad input or usage; 3: an adapter error (the documented exit codes).
-            ExitCode::from(if error.is_bad_input() { 2 } else { 3 })
-        }
-    }
+    let code =
+        lostreply_harness::serve_call::serve_stdio(factory, call, &format!("naive {case}")).await;
+    ExitCode::from(u8::try_from(code).unwrap_or(3))
 }

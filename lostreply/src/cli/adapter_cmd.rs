@@ -22,30 +22,10 @@ pub(super) async fn adapter(args: AdapterArgs) -> i32 {
         );
         return exit::BAD_INPUT;
     };
-    let state_dir = match lostreply_harness::serve_call::state_dir_from_env() {
-        Ok(dir) => dir,
-        Err(e) => {
-            eprintln!("lostreply adapter: {e}");
-            return exit::BAD_INPUT;
-        }
-    };
-    match lostreply_harness::serve_call::serve_call(
+    lostreply_harness::serve_call::serve_stdio(
         factory.as_ref(),
         &args.call,
-        &state_dir,
-        tokio::io::stdin(),
-        tokio::io::stdout(),
+        &format!("lostreply adapter {}", args.name),
     )
     .await
-    {
-        Ok(()) => exit::OK,
-        Err(e) => {
-            eprintln!("lostreply adapter {}: {e}", args.name);
-            if e.is_bad_input() {
-                exit::BAD_INPUT
-            } else {
-                exit::ADAPTER_OR_INFRA
-            }
-        }
-    }
 }

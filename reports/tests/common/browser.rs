@@ -170,3 +170,21 @@ pub fn body_attr<'a>(dom: &'a str, name: &str) -> Option<&'a str> {
     let len = body[start..].find('"')?;
     Some(&body[start..start + len])
 }
+
+/// What every page must show after loading: nothing on the console (no CSP
+/// refusal, no script error), and its script's mark that it ran to the end.
+#[track_caller]
+pub fn assert_rendered_cleanly(rendered: &Rendered) {
+    let problems = console_problems(&rendered.stderr);
+    assert!(
+        problems.is_empty(),
+        "browser console reported:\n{}",
+        problems.join("\n")
+    );
+    assert_eq!(
+        body_attr(&rendered.dom, "data-rendered"),
+        Some("yes"),
+        "the page's script did not run to the end\n{}",
+        rendered.stderr
+    );
+}
