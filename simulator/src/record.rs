@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::plan::{FaultResponse, Position, RequestKind};
+use crate::plan::{Asynchronous, FaultResponse, Position, RequestKind};
 
 /// The status of a provider object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -47,6 +47,26 @@ pub struct Effect {
     pub status: ObjectStatus,
     /// The journal entry of the request that created it; `None` for seed objects.
     pub request_seq: Option<u64>,
+}
+
+impl Effect {
+    /// When an object of an asynchronous provider settles (simulator clock,
+    /// ms); `None` on a synchronous one. The store settles by this and the
+    /// harness judges claims by it, so both read time the same way.
+    pub fn settles_at_ms(&self, asynchronous: Option<Asynchronous>) -> Option<i64> {
+        let asynchronous = asynchronous?;
+        let settle_ms = i64::try_from(asynchronous.settle_after.as_millis()).unwrap_or(i64::MAX);
+        Some(self.created_at_ms.saturating_add(settle_ms))
+    }
+
+    /// Its status at simulator time `at_ms`: `processing` until it settles,
+    /// then what it settled to (the ledger's final status).
+    pub fn status_at(&self, asynchronous: Option<Asynchronous>, at_ms: i64) -> ObjectStatus {
+        match self.settles_at_ms(asynchronous) {
+            Some(settles) if at_ms < settles => ObjectStatus::Processing,
+            Some(_) | None => self.status,
+        }
+    }
 }
 
 /// How a response ended, as the client saw it.

@@ -194,14 +194,15 @@ impl Store {
         let Some(asynchronous) = plan.asynchronous else {
             return;
         };
-        let settle_ms = i64::try_from(asynchronous.settle_after.as_millis()).unwrap_or(i64::MAX);
         let (status, kind) = match asynchronous.result {
             SettleResult::Succeeded => (ObjectStatus::Succeeded, EventKind::Succeeded),
             SettleResult::Failed => (ObjectStatus::Failed, EventKind::Failed),
         };
         for index in 0..self.effects.len() {
             let effect = &mut self.effects[index];
-            let due = effect.created_at_ms.saturating_add(settle_ms) <= now_ms;
+            let due = effect
+                .settles_at_ms(Some(asynchronous))
+                .is_some_and(|at| at <= now_ms);
             if effect.status == ObjectStatus::Processing && due {
                 effect.status = status;
                 self.emit(plan, index, kind, now_ms);

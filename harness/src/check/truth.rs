@@ -16,15 +16,7 @@ use crate::run::observation::{Call, Observation};
 /// An object's status at simulator time `at_ms`: `processing` until its settle
 /// time on an asynchronous provider, then what it settled to.
 pub(crate) fn status_at(plan: &Plan, effect: &Effect, at_ms: i64) -> ObjectStatus {
-    let Some(asynchronous) = plan.asynchronous else {
-        return effect.status;
-    };
-    let settle_ms = i64::try_from(asynchronous.settle_after.as_millis()).unwrap_or(i64::MAX);
-    if at_ms < effect.created_at_ms.saturating_add(settle_ms) {
-        ObjectStatus::Processing
-    } else {
-        effect.status
-    }
+    effect.status_at(plan.asynchronous, at_ms)
 }
 
 /// True when the ledger proves `reply` (made in `call`) true for `op`:
