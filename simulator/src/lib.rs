@@ -33,6 +33,7 @@ mod control;
 mod faults;
 mod idempotency;
 mod journal;
+pub mod mcp;
 pub mod names;
 pub mod plan;
 mod provider;

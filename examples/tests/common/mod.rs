@@ -33,9 +33,9 @@ pub fn explain(s: &ScenarioReport) -> String {
     for e in &s.errors {
         out.push_str(&format!("\n    error (step {}): {}", e.step, e.message));
     }
-    if !s.violations.is_empty() {
+    {
         // What the adapter said, call by call: enough to tell a flaw from a
-        // slow machine without rerunning.
+        // slow machine without rerunning (a flaw that went uncaught included).
         for c in &s.calls {
             let said = c
                 .reply

@@ -1,0 +1,404 @@
+//! The typed input of the fake MCP server: its tools, its retrieval path, the
+//! defects it may be told to have, and its faults in MCP terms.
+//!
+//! Everything here is data. The server (the rest of `mcp/`) reads it; the
+//! harness builds it from a scenario's `mcp:` section; `lostreply serve --mcp`
+//! builds it from flags. Real time (`Duration`) is the client's world (stalls,
+//! late answers, progress intervals); the simulator clock is the provider's
+//! (retention, task expiry), as for the HTTP provider.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use crate::plan::{Release, StallThen};
+
+/// The MCP face of the provider. Its paid tools commit effects into the same
+/// ledger and journal as `/v1/...`, on the same clock and tenants, so every
+/// check applies unchanged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpPlan {
+    /// Protocol revisions the server accepts, in preference order (the first is
+    /// offered when a client asks for one the server does not speak).
+    pub revisions: Vec<Revision>,
+    /// Paid tools: each call commits one effect (or replays, for a keyed tool).
+    pub tools: Vec<PaidTool>,
+    /// `get_operation` and `list_recent_operations`.
+    pub retrieval: Retrieval,
+    /// How a `tools/call` is answered when the client accepts both.
+    pub answer: AnswerStyle,
+    /// Tasks (2025-11-25): `params.task` on `tools/call`.
+    pub tasks: TaskSupport,
+    /// Known-bad behaviours, for certification's badly-behaved configurations.
+    pub defects: BTreeSet<Defect>,
+    /// Ordered fault rules: the first rule that matches a `tools/call` decides.
+    pub faults: Vec<McpRule>,
+    /// Bounds (sessions, tasks, body size).
+    pub limits: McpLimits,
+}
+
+impl Default for McpPlan {
+    fn default() -> Self {
+        McpPlan {
+            revisions: vec![Revision::V2025_11_25, Revision::V2025_06_18],
+            tools: vec![PaidTool::ticket(), PaidTool::charge()],
+            retrieval: Retrieval::default(),
+            answer: AnswerStyle::Sse,
+            tasks: TaskSupport::default(),
+            defects: BTreeSet::new(),
+            faults: Vec::new(),
+            limits: McpLimits::default(),
+        }
+    }
+}
+
+/// A protocol revision (the `MCP-Protocol-Version` value).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Revision {
+    /// 2025-06-18: no tasks.
+    V2025_06_18,
+    /// 2025-11-25: tasks bound to the caller's credential.
+    V2025_11_25,
+}
+
+impl Revision {
+    /// Every revision, oldest first.
+    pub const ALL: [Revision; 2] = [Revision::V2025_06_18, Revision::V2025_11_25];
+
+    /// The string on the wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            Revision::V2025_06_18 => "2025-06-18",
+            Revision::V2025_11_25 => "2025-11-25",
+        }
+    }
+
+    /// Parses a string produced by [`Revision::name`].
+    pub fn from_name(name: &str) -> Option<Revision> {
+        Revision::ALL.into_iter().find(|r| r.name() == name)
+    }
+}
+
+/// A paid, side-effecting tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PaidTool {
+    /// Tool name (`create_ticket`).
+    pub name: String,
+    /// The ledger collection its effects go to (`tickets`); effects are
+    /// attributed to operations by this and their arguments, as for `/v1`.
+    pub resource: String,
+    /// `Some(arg)`: the tool takes an idempotency key in argument `arg`
+    /// (Stripe-like: same key and arguments replay the first result, other
+    /// arguments answer `isError` 400-like, a key in flight 409-like; keys
+    /// are kept for `Retrieval::retention`). `None`: every call is new work.
+    pub key_argument: Option<String>,
+    /// The expected duration written in the description ("budget 1-3 s"),
+    /// `None` when the description states none (a design-rule defect).
+    pub duration_hint: Option<String>,
+}
+
+impl PaidTool {
+    /// `create_ticket`: no idempotency key, effects in `tickets`.
+    pub fn ticket() -> PaidTool {
+        PaidTool {
+            name: "create_ticket".to_owned(),
+            resource: "tickets".to_owned(),
+            key_argument: None,
+            duration_hint: Some("budget 1-3 s".to_owned()),
+        }
+    }
+
+    /// `create_charge`: takes `idempotency_key`, effects in `charges`.
+    pub fn charge() -> PaidTool {
+        PaidTool {
+            name: "create_charge".to_owned(),
+            resource: "charges".to_owned(),
+            key_argument: Some("idempotency_key".to_owned()),
+            duration_hint: Some("budget 1-3 s".to_owned()),
+        }
+    }
+}
+
+/// The recovery path: read-only retrieval tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retrieval {
+    /// `false`: neither retrieval tool is listed (a design-rule defect).
+    pub enabled: bool,
+    /// Ids retrieve for this long after creation (simulator clock); an expired
+    /// id answers exactly like an unknown one. Declared in the descriptions and
+    /// in the results' `retention_s` field.
+    pub retention: Duration,
+    /// Most ids `list_recent_operations` returns, newest first.
+    pub list_limit: usize,
+}
+
+impl Default for Retrieval {
+    fn default() -> Self {
+        Retrieval {
+            enabled: true,
+            retention: Duration::from_secs(7 * 24 * 3600),
+            list_limit: 20,
+        }
+    }
+}
+
+/// How answers to `tools/call` travel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerStyle {
+    /// `application/json`, one response (faults that need a stream still use SSE).
+    Json,
+    /// `text/event-stream`: progress and notifications first, the response last.
+    Sse,
+}
+
+/// Background tasks (revision 2025-11-25).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskSupport {
+    /// Whether `tools/call` accepts `params.task` and `tasks/*` exist.
+    pub enabled: bool,
+    /// How long a finished task's result is kept (simulator clock).
+    pub ttl: Duration,
+    /// How long a task works before it completes (simulator clock), unless a
+    /// fault says otherwise.
+    pub work: Duration,
+}
+
+impl Default for TaskSupport {
+    fn default() -> Self {
+        TaskSupport {
+            enabled: true,
+            ttl: Duration::from_secs(3600),
+            work: Duration::from_secs(5),
+        }
+    }
+}
+
+/// A known-bad behaviour, each a finding `lostreply certify --mcp` must make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Defect {
+    /// Paid tools' successful results carry no operation id.
+    ResultWithoutId,
+    /// Descriptions do not say the timeout is a client setting (and offer a
+    /// `timeout` parameter instead).
+    TimeoutAsParameter,
+    /// Retrieval tools are not annotated read-only / idempotent.
+    RetrievalNotReadOnly,
+    /// "Not yours" answers differently from "does not exist" (a leak).
+    NotYoursDistinct,
+    /// An empty recent list is answered as an error.
+    EmptyListIsError,
+    /// Retrieval wants the API key as a tool argument, not the transport's credential.
+    KeyInArguments,
+    /// `get_operation` answers a payload that differs from the original result.
+    PayloadMismatch,
+}
+
+impl Defect {
+    /// Every defect, in a stable order.
+    pub const ALL: [Defect; 7] = [
+        Defect::ResultWithoutId,
+        Defect::TimeoutAsParameter,
+        Defect::RetrievalNotReadOnly,
+        Defect::NotYoursDistinct,
+        Defect::EmptyListIsError,
+        Defect::KeyInArguments,
+        Defect::PayloadMismatch,
+    ];
+
+    /// The name used in flags and scenarios.
+    pub fn name(self) -> &'static str {
+        match self {
+            Defect::ResultWithoutId => "result_without_id",
+            Defect::TimeoutAsParameter => "timeout_as_parameter",
+            Defect::RetrievalNotReadOnly => "retrieval_not_read_only",
+            Defect::NotYoursDistinct => "not_yours_distinct",
+            Defect::EmptyListIsError => "empty_list_is_error",
+            Defect::KeyInArguments => "key_in_arguments",
+            Defect::PayloadMismatch => "payload_mismatch",
+        }
+    }
+
+    /// Parses a name produced by [`Defect::name`].
+    pub fn from_name(name: &str) -> Option<Defect> {
+        Defect::ALL.into_iter().find(|d| d.name() == name)
+    }
+}
+
+/// One MCP fault rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpRule {
+    /// Which `tools/call` requests it applies to.
+    pub when: McpMatch,
+    /// What happens to them.
+    pub fault: McpFault,
+    /// What a `notifications/cancelled` for the call does while it is held.
+    pub cancel: CancelPolicy,
+}
+
+/// A `tools/call` matcher; every `Some` must hold. `nth` / `times` count the
+/// calls that match the other fields, inside `steps` when given.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct McpMatch {
+    /// Tool name (paid or retrieval).
+    pub tool: Option<String>,
+    /// Only the nth matching call (1-based).
+    pub nth: Option<u32>,
+    /// Only the first `times` matching calls. Exclusive with `nth`.
+    pub times: Option<u32>,
+    /// Only calls that arrive while one of these harness steps runs.
+    pub steps: Option<BTreeSet<u32>>,
+}
+
+/// Relative to the commit of a paid tool's effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CommitPoint {
+    /// Before the effect commits: none does.
+    BeforeCommit,
+    /// After the effect committed.
+    AfterCommit,
+}
+
+/// What a matched `tools/call` meets. Closed: a new fault forces every match to decide.
+#[derive(Debug, Clone, PartialEq)]
+pub enum McpFault {
+    /// Served normally (shadows later rules).
+    Ok,
+    /// The server works for `work` (real time) before it commits and answers;
+    /// the stream carries what `stream` says meanwhile. Past the client's
+    /// wall-clock limit this is shape 1; with silence past its idle window, shape 4.
+    Slow {
+        /// How long the work takes (real time, bounded by the hold cap).
+        work: Duration,
+        /// What the stream carries while the work runs.
+        stream: Stream,
+    },
+    /// Hold the call (no answer) until `until`; then commit or abandon. The
+    /// client's own limit decides what it sees.
+    Stall {
+        /// What the server does once the hold ends.
+        then: StallThen,
+        /// When the hold ends.
+        until: Release,
+        /// What the stream carries meanwhile.
+        stream: Stream,
+    },
+    /// Commit, then answer after `after` (real time), whether or not the client still waits.
+    Late {
+        /// How late.
+        after: Duration,
+    },
+    /// Commit, then never answer (the connection is held until the client leaves, bounded).
+    Never,
+    /// A tool error result (`isError: true`) whose content carries an HTTP-like status.
+    IsError {
+        /// 400..=599.
+        status: u16,
+        /// Before the commit (no effect) or after it (an effect, and an error).
+        at: CommitPoint,
+        /// The error text (may say "timeout", to catch callers that read words).
+        message: String,
+    },
+    /// A JSON-RPC error after the commit.
+    RpcError {
+        /// JSON-RPC error code.
+        code: i64,
+        /// Its message.
+        message: String,
+    },
+    /// An HTTP status instead of a JSON-RPC answer.
+    Http {
+        /// 400..=599.
+        status: u16,
+        /// Before or after the commit.
+        at: CommitPoint,
+    },
+    /// Close the connection without an answer (FIN).
+    Drop {
+        /// Before or after the commit.
+        at: CommitPoint,
+    },
+    /// Abort the connection (RST).
+    Reset {
+        /// Before or after the commit.
+        at: CommitPoint,
+    },
+    /// The call becomes a background task (only when the client asked with
+    /// `params.task`, on 2025-11-25; otherwise served normally), which ends
+    /// as `then` says `after` on the simulator clock.
+    Task {
+        /// How the task ends.
+        then: TaskEnd,
+        /// When (simulator clock, from the call).
+        after: Duration,
+    },
+    /// An SSE answer that sends one priming event (an event id, no data) and
+    /// then closes the stream without the response. The work goes on.
+    PrimeThenClose {
+        /// Whether the effect commits (the server finished the work).
+        then: StallThen,
+    },
+}
+
+/// What a stream carries while a call is held or slow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    /// Nothing at all: not even headers until the answer (a JSON answer's wait).
+    Nothing,
+    /// SSE headers at once, then silence.
+    HeadersThenSilence,
+    /// SSE headers, then a comment line every `every` (keep-alive bytes: an
+    /// idle window restarts on them).
+    KeepAlive {
+        /// Interval (real time).
+        every: Duration,
+    },
+    /// SSE headers, then `notifications/progress` every `every`, when the call
+    /// carried a `progressToken` (otherwise keep-alive comments).
+    Progress {
+        /// Interval (real time).
+        every: Duration,
+    },
+}
+
+/// How a background task ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskEnd {
+    /// Commits and completes with the tool's result.
+    Complete,
+    /// Fails without an effect.
+    Fail,
+    /// Never finishes; forgotten after the task ttl (`tasks/get` then answers unknown).
+    Expire,
+}
+
+/// What `notifications/cancelled` does to a held call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CancelPolicy {
+    /// The server stops: a call not committed yet never commits.
+    Honour,
+    /// The server goes on as if nothing came (the usual case: work is not interruptible).
+    #[default]
+    Ignore,
+    /// The cancel arrives just after the commit: the effect commits at that moment.
+    Race,
+}
+
+/// Bounds on the MCP face.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct McpLimits {
+    /// Live sessions at most; beyond it `initialize` answers HTTP 503.
+    pub max_sessions: usize,
+    /// Tasks kept at most per tenant.
+    pub max_tasks: usize,
+    /// Largest JSON-RPC body accepted (HTTP 413 beyond).
+    pub max_body_bytes: usize,
+}
+
+impl Default for McpLimits {
+    fn default() -> Self {
+        McpLimits {
+            max_sessions: 1024,
+            max_tasks: 10_000,
+            max_body_bytes: 256 * 1024,
+        }
+    }
+}
