@@ -110,6 +110,7 @@ impl<'f> Probe<'f> {
                 id: op.into(),
                 action: "create".into(),
                 resource: "tickets".into(),
+                tool: None,
                 args,
             },
             common: self.common(),

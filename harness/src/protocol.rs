@@ -47,6 +47,72 @@ pub struct Contract {
     pub asynchronous: bool,
     /// Webhook signing secret, when the provider sends events.
     pub webhooks: Option<ContractWebhooks>,
+    /// Present when the provider is (also) an MCP server: where it is, what
+    /// it offers and which client windows the adapter must apply. An addition
+    /// to v1: absent (not `null`) for plain HTTP scenarios, so adapters that
+    /// do not know MCP never see it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<ContractMcp>,
+}
+
+/// The provider as an MCP server (docs/mcp.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContractMcp {
+    /// The Streamable HTTP endpoint: `http://127.0.0.1:PORT/mcp`. The bearer
+    /// credential is [`ProviderInfo::credential`], sent as `Authorization`.
+    pub url: String,
+    /// The protocol revision to ask for in `initialize` (`2025-11-25`).
+    pub revision: String,
+    /// The paid tools.
+    pub tools: Vec<ContractTool>,
+    /// The read-only retrieval tools; `None` when the server has none.
+    pub retrieval: Option<ContractRetrieval>,
+    /// Whether `tools/call` may be turned into a background task (`params.task`).
+    pub tasks: bool,
+    /// The client windows the adapter must give its MCP client.
+    pub client: ClientWindows,
+}
+
+/// A paid tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContractTool {
+    /// Tool name (`create_ticket`).
+    pub name: String,
+    /// The collection its effects go to.
+    pub resource: String,
+    /// The argument that carries an idempotency key, when the tool takes one.
+    pub key_argument: Option<String>,
+}
+
+/// The retrieval tools.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContractRetrieval {
+    /// `get_operation`: `{id}` → status and the original payload.
+    pub get: String,
+    /// `list_recent_operations`: `{}` → this credential's recent ids, newest first.
+    pub list_recent: String,
+    /// How long ids retrieve (simulator clock).
+    pub retention_s: u64,
+}
+
+/// A client's time limits, scaled for the scenario (real time, ms). `None`:
+/// the client has no such limit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientWindows {
+    /// The named profile they come from (`claude-code-http`, `typescript-sdk`…, or `custom`).
+    pub profile: String,
+    /// The factor applied to the profile's real figures (`0.001`: a minute is 60 ms).
+    pub scale: f64,
+    /// Wall-clock limit per call, from the request.
+    pub wall_clock_ms: Option<u64>,
+    /// Idle limit: silence on the stream; restarts as `idle_resets_on` says.
+    pub idle_ms: Option<u64>,
+    /// What restarts the idle window: `bytes` (any byte) or `progress` (progress notifications only).
+    pub idle_resets_on: String,
+    /// First-byte limit: stops at the first response byte.
+    pub first_byte_ms: Option<u64>,
+    /// Calls running past this are moved to the background (the client stops waiting and reports later).
+    pub background_after_ms: Option<u64>,
 }
 
 /// Idempotency as documented. Known-bad servers document the mode they claim to be.
@@ -83,10 +149,14 @@ pub struct ContractWebhooks {
 pub struct Operation {
     /// Stable across every call about it: `op-1`.
     pub id: String,
-    /// Always `create` in protocol v1.
+    /// `create` (an HTTP create) or `call_tool` (a paid MCP tool call, see
+    /// [`Operation::tool`]).
     pub action: String,
-    /// Collection to create in.
+    /// Collection to create in (for `call_tool`: the tool's collection).
     pub resource: String,
+    /// `call_tool` only: the paid tool to call with `args` as its arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
     /// The create body, before reserved fields.
     pub args: serde_json::Map<String, serde_json::Value>,
 }

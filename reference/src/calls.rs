@@ -585,6 +585,7 @@ mod tests {
                     webhooks: Some(ContractWebhooks {
                         secret: SECRET.to_owned(),
                     }),
+                    mcp: None,
                 },
             },
             client_timeout_ms: 2_000,
@@ -598,6 +599,7 @@ mod tests {
             id: id.into(),
             action: "create".into(),
             resource: "tickets".into(),
+            tool: None,
             args,
         }
     }

@@ -249,6 +249,7 @@ mod tests {
                 id: id.into(),
                 action: "create".into(),
                 resource: "tickets".into(),
+                tool: None,
                 args,
             },
             key: format!("lr-{id}"),

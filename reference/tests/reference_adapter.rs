@@ -111,6 +111,7 @@ impl Run {
                 id: "op-1".into(),
                 action: "create".into(),
                 resource: "tickets".into(),
+                tool: None,
                 args,
             },
             common: self.common(),

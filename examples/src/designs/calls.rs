@@ -370,6 +370,7 @@ mod tests {
             id: "op-1".to_owned(),
             action: "create".to_owned(),
             resource: "tickets".to_owned(),
+            tool: None,
             args: Map::new(),
         };
         let mut record = Record::intent(&id, &operation, Timestamp::UNIX_EPOCH);

@@ -156,6 +156,7 @@ mod tests {
             id: "op-1".to_owned(),
             action: "create".to_owned(),
             resource: "tickets".to_owned(),
+            tool: None,
             args: Map::new(),
         };
         let record = Record::intent(&id, &operation, jiff::Timestamp::UNIX_EPOCH);

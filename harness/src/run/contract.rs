@@ -47,6 +47,8 @@ pub fn contract_for_plan(plan: &Plan) -> Contract {
         webhooks: plan.webhooks.as_ref().map(|w| ContractWebhooks {
             secret: w.secret.clone(),
         }),
+        // Filled in by the MCP scenario support (the server's URL is only known once it runs).
+        mcp: None,
     }
 }
 
