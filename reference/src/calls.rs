@@ -51,7 +51,7 @@ impl ReferenceAdapter {
     }
 
     /// Runs blocking store work off the async runtime.
-    async fn blocking<T, F>(&self, work: F) -> Result<T, AdapterFailure>
+    pub(crate) async fn blocking<T, F>(&self, work: F) -> Result<T, AdapterFailure>
     where
         T: Send + 'static,
         F: FnOnce(Store) -> Result<T, StoreError> + Send + 'static,
@@ -73,7 +73,7 @@ impl ReferenceAdapter {
         self.blocking(move |store| store.load(&id)).await
     }
 
-    async fn save(&self, record: &OpRecord) -> Result<(), AdapterFailure> {
+    pub(crate) async fn save(&self, record: &OpRecord) -> Result<(), AdapterFailure> {
         let record = record.clone();
         self.blocking(move |store| store.save(&record)).await
     }
@@ -87,6 +87,9 @@ impl ReferenceAdapter {
     ) -> Result<OutcomeReply, AdapterFailure> {
         if record.is_terminal() {
             return Ok(record.reply());
+        }
+        if record.operation.action == crate::mcp::CALL_TOOL {
+            return crate::mcp::calls::reconcile(self, record, common, now).await;
         }
         let client = client(common)?;
         let finding = find(&client, &record, &common.provider.contract, now).await?;
@@ -117,7 +120,7 @@ impl ReferenceAdapter {
 }
 
 /// Applies a verdict that rests on evidence, never regressing `pending` to `unknown`.
-fn absorb(record: &mut OpRecord, verdict: Verdict) {
+pub(crate) fn absorb(record: &mut OpRecord, verdict: Verdict) {
     record.inconclusive = 0;
     let keep_pending =
         record.outcome == OutcomeKind::Pending && verdict.outcome == OutcomeKind::Unknown;
@@ -135,7 +138,7 @@ fn client(common: &Common) -> Result<ProviderClient, AdapterFailure> {
     ProviderClient::new(common).map_err(AdapterFailure::new)
 }
 
-fn parse_time(field: &str, text: &str) -> Result<Timestamp, AdapterFailure> {
+pub(crate) fn parse_time(field: &str, text: &str) -> Result<Timestamp, AdapterFailure> {
     Timestamp::from_str(text)
         .map_err(|e| AdapterFailure::new(format!("{field} {text:?} is not an RFC 3339 time: {e}")))
 }
@@ -385,6 +388,14 @@ impl Adapter for ReferenceAdapter {
             Ok(id) => id,
             Err(e) => return Ok(invalid_id_reply(&e)),
         };
+        if operation.action == crate::mcp::CALL_TOOL {
+            let now = parse_time("now", &request.common.now)?;
+            let _lock = self.lock(&id).await?;
+            if let Some(record) = self.load(&id).await? {
+                return self.reconcile_locked(record, &request.common, now).await;
+            }
+            return crate::mcp::calls::execute(self, operation, &request.common, now).await;
+        }
         if !valid_resource(&operation.resource) {
             return Err(AdapterFailure::new(format!(
                 "operation {}: resource {:?} is not a collection name ([a-z][a-z0-9_]{{0,39}})",
@@ -411,6 +422,7 @@ impl Adapter for ReferenceAdapter {
             evidence: "create about to be sent".to_owned(),
             inconclusive: 0,
             events_seen: Vec::new(),
+            mcp: None,
         };
         // The intent is durable before the request leaves: a crash after the
         // remote commit leaves a record whose key and reference find the effect.
@@ -795,6 +807,7 @@ mod tests {
             evidence: "create about to be sent".into(),
             inconclusive: 0,
             events_seen: vec![],
+            mcp: None,
         };
         Store::open(dir).unwrap().save(&record).unwrap();
     }

@@ -209,7 +209,7 @@ impl ProviderClient {
 }
 
 /// Names the way a reqwest error lost the answer.
-fn lost(error: &reqwest::Error, status: Option<u16>) -> Lost {
+pub(crate) fn lost(error: &reqwest::Error, status: Option<u16>) -> Lost {
     let kind = if error.is_timeout() {
         LossKind::Timeout
     } else if error.is_connect() {

@@ -16,6 +16,7 @@
 //! - [`classify`]: what an answer or a lookup means (pure).
 //! - [`webhook`]: Standard Webhooks signature verification (pure).
 //! - [`calls`]: the five calls, tying the above together.
+//! - [`mcp`]: paid MCP tool calls (`call_tool` operations): client, meaning, calls.
 #![deny(missing_docs)]
 
 use std::path::Path;
@@ -25,6 +26,7 @@ use lostreply_harness::adapter::{Adapter, AdapterFactory, AdapterFailure};
 pub mod calls;
 pub mod classify;
 pub mod client;
+pub mod mcp;
 pub mod store;
 pub mod webhook;
 

@@ -76,6 +76,22 @@ pub struct OpRecord {
     pub inconclusive: u32,
     /// Webhook ids already applied or ignored (oldest first, bounded).
     pub events_seen: Vec<String>,
+    /// For a paid MCP tool call: what the adapter knows of the call itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<McpState>,
+}
+
+/// What a paid MCP tool call's record adds.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpState {
+    /// The `tools/call` may have left: from here on it is never sent again
+    /// (saved before it leaves, so a crash cannot hide it).
+    pub sent: bool,
+    /// The background task the call became, if it did.
+    pub task_id: Option<String>,
+    /// The ids `list_recent_operations` answered just before the call: none
+    /// of them can be ours. `None`: no list was taken.
+    pub baseline: Option<Vec<String>>,
 }
 
 impl OpRecord {
@@ -261,6 +277,7 @@ mod tests {
             evidence: "create about to be sent".into(),
             inconclusive: 0,
             events_seen: vec![],
+            mcp: None,
         }
     }
 

@@ -1,0 +1,429 @@
+//! `execute` and `reconcile` for a paid MCP tool call (`action: call_tool`).
+//!
+//! The rules of docs/mcp.md, in order:
+//! - the intent is durable before the call, and the record says the call may
+//!   have left before it does: a tool without a key is called once, ever;
+//! - whatever the loss (wall clock, idle, first byte, a cut stream, a reset),
+//!   the answer is `unknown`, never `failed`, and the tool is not called again;
+//! - a task id means the work runs: wait for the task (`tasks/get`);
+//! - an `isError` is decided by its status, never by its words;
+//! - recovery is retrieval: `get_operation` by id, or, having no id,
+//!   `list_recent_operations` and the one new id whose arguments are ours;
+//!   a keyed tool may also replay with its key while the key is retained;
+//! - when nothing can tell, a person decides.
+
+use jiff::Timestamp;
+use serde_json::{json, Map, Value};
+
+use super::classify::{self, CallVerdict, Retrieved};
+use super::wire::{Exchange, McpClient};
+use crate::calls::{absorb, parse_time, ReferenceAdapter, MAX_INCONCLUSIVE};
+use crate::classify::Verdict;
+use crate::store::{McpState, OpRecord};
+use lostreply_harness::adapter::AdapterFailure;
+use lostreply_harness::protocol::{
+    Common, ContractMcp, ContractTool, Operation, OutcomeKind, OutcomeReply,
+};
+
+/// Most recent ids followed up one by one in a reconcile (each is a `get_operation`).
+const MAX_CANDIDATES: usize = 20;
+
+/// How long a requested background task may live (ms), when the server offers tasks.
+const TASK_TTL_MS: u64 = 3_600_000;
+
+fn mcp_contract(common: &Common) -> Result<&ContractMcp, AdapterFailure> {
+    common.provider.contract.mcp.as_ref().ok_or_else(|| {
+        AdapterFailure::new("a call_tool operation, but the provider contract has no mcp section")
+    })
+}
+
+fn tool<'a>(
+    contract: &'a ContractMcp,
+    operation: &Operation,
+) -> Result<&'a ContractTool, AdapterFailure> {
+    let name = operation.tool.as_deref().ok_or_else(|| {
+        AdapterFailure::new(format!(
+            "operation {}: call_tool without a tool name",
+            operation.id
+        ))
+    })?;
+    contract
+        .tools
+        .iter()
+        .find(|t| t.name == name)
+        .ok_or_else(|| {
+            AdapterFailure::new(format!(
+                "operation {}: the server offers no paid tool {name:?}",
+                operation.id
+            ))
+        })
+}
+
+/// The arguments every call of this operation sends: the operation's, plus
+/// its one key for a keyed tool.
+fn arguments(record: &OpRecord, tool: &ContractTool) -> Map<String, Value> {
+    let mut args = record.operation.args.clone();
+    if let Some(key_argument) = &tool.key_argument {
+        args.insert(key_argument.clone(), Value::String(record.key.clone()));
+    }
+    args
+}
+
+async fn session(contract: &ContractMcp, common: &Common) -> Result<McpClient, String> {
+    let mut client = McpClient::new(contract, &common.provider.credential)?;
+    client
+        .connect()
+        .await
+        .map_err(|e| format!("could not open an MCP session: {}", e.describe()))?;
+    Ok(client)
+}
+
+async fn call_retrieval(client: &mut McpClient, name: &str, arguments: Value) -> Exchange {
+    client
+        .request("tools/call", json!({"name": name, "arguments": arguments}))
+        .await
+}
+
+/// `execute` of a call_tool operation the store has never seen; the caller holds its lock.
+pub(crate) async fn execute(
+    adapter: &ReferenceAdapter,
+    operation: Operation,
+    common: &Common,
+    now: Timestamp,
+) -> Result<OutcomeReply, AdapterFailure> {
+    let contract = mcp_contract(common)?;
+    tool(contract, &operation)?;
+    let id = operation.id.clone();
+    let mut record = OpRecord {
+        key: format!("lr-{id}"),
+        client_reference: id,
+        operation,
+        first_sent_at: now.to_string(),
+        outcome: OutcomeKind::Unknown,
+        provider_ref: None,
+        needs_review: false,
+        evidence: "tool call about to be sent".to_owned(),
+        inconclusive: 0,
+        events_seen: Vec::new(),
+        mcp: Some(McpState::default()),
+    };
+    adapter.save(&record).await?;
+    send(adapter, &mut record, contract, common).await?;
+    Ok(record.reply())
+}
+
+/// Opens a session, takes the baseline, marks the call sent (durably) and sends it once.
+async fn send(
+    adapter: &ReferenceAdapter,
+    record: &mut OpRecord,
+    contract: &ContractMcp,
+    common: &Common,
+) -> Result<(), AdapterFailure> {
+    let tool = tool(contract, &record.operation)?.clone();
+    let mut client = match session(contract, common).await {
+        Ok(client) => client,
+        Err(why) => {
+            record.evidence = format!("{why}; the tool call was not sent");
+            adapter.save(record).await?;
+            return Ok(());
+        }
+    };
+    let mut state = record.mcp.clone().unwrap_or_default();
+    if let Some(retrieval) = &contract.retrieval {
+        let listed = call_retrieval(&mut client, &retrieval.list_recent, json!({})).await;
+        state.baseline = classify::recent_ids(&listed);
+    }
+    state.sent = true;
+    record.mcp = Some(state.clone());
+    record.evidence = "tool call sent; no answer recorded yet".to_owned();
+    adapter.save(record).await?;
+
+    let mut params = json!({
+        "name": tool.name,
+        "arguments": arguments(record, &tool),
+        "_meta": {"progressToken": record.operation.id},
+    });
+    if contract.tasks {
+        params["task"] = json!({"ttl": TASK_TTL_MS});
+    }
+    let exchange = client.request("tools/call", params).await;
+    match classify::call_verdict(&exchange) {
+        CallVerdict::Task(task_id) => {
+            state.task_id = Some(task_id.clone());
+            record.mcp = Some(state);
+            absorb(
+                record,
+                Verdict {
+                    outcome: OutcomeKind::Pending,
+                    provider_ref: None,
+                    needs_review: false,
+                    evidence: format!("the call became background task {task_id}; waiting for it, not calling again"),
+                },
+            );
+        }
+        CallVerdict::Settled(verdict) => absorb(record, verdict),
+    }
+    adapter.save(record).await?;
+    Ok(())
+}
+
+/// What one reconcile established.
+enum Finding {
+    Evidence(Verdict),
+    Inconclusive(String),
+}
+
+/// `reconcile` of a non-terminal call_tool record; the caller holds its lock.
+pub(crate) async fn reconcile(
+    adapter: &ReferenceAdapter,
+    mut record: OpRecord,
+    common: &Common,
+    now: Timestamp,
+) -> Result<OutcomeReply, AdapterFailure> {
+    let contract = mcp_contract(common)?;
+    let state = record.mcp.clone().unwrap_or_default();
+    if !state.sent {
+        // Provably never left (the record is written before it does): send it now.
+        send(adapter, &mut record, contract, common).await?;
+        return Ok(record.reply());
+    }
+    let finding = match session(contract, common).await {
+        Ok(mut client) => find(&mut client, &record, &state, contract, now).await?,
+        Err(why) => Finding::Inconclusive(why),
+    };
+    match finding {
+        Finding::Evidence(verdict) => absorb(&mut record, verdict),
+        Finding::Inconclusive(evidence) => {
+            record.inconclusive = record.inconclusive.saturating_add(1);
+            if record.outcome == OutcomeKind::Unknown && record.inconclusive >= MAX_INCONCLUSIVE {
+                record.needs_review = true;
+                record.evidence = format!(
+                    "{evidence}; {} reconciles in a row found no evidence: automation stopped, a person must check",
+                    record.inconclusive
+                );
+            } else {
+                record.evidence = evidence;
+            }
+        }
+    }
+    adapter.save(&record).await?;
+    Ok(record.reply())
+}
+
+fn evidence_of(verdict: CallVerdict, source: &str) -> Finding {
+    match verdict {
+        CallVerdict::Settled(verdict) => Finding::Evidence(verdict),
+        CallVerdict::Task(task_id) => Finding::Evidence(Verdict {
+            outcome: OutcomeKind::Pending,
+            provider_ref: None,
+            needs_review: false,
+            evidence: format!("{source}: background task {task_id} runs"),
+        }),
+    }
+}
+
+async fn find(
+    client: &mut McpClient,
+    record: &OpRecord,
+    state: &McpState,
+    contract: &ContractMcp,
+    now: Timestamp,
+) -> Result<Finding, AdapterFailure> {
+    // a. A task: its status says it all.
+    if let Some(task_id) = &state.task_id {
+        if let Some(finding) = follow_task(client, task_id).await {
+            return Ok(finding);
+        }
+    }
+    // b. An id: retrieve it.
+    if let (Some(id), Some(retrieval)) = (&record.provider_ref, &contract.retrieval) {
+        let answer = call_retrieval(client, &retrieval.get, json!({"id": id})).await;
+        return Ok(match classify::retrieved(&answer, id) {
+            Retrieved::Found(verdict) => evidence_of(verdict, "get_operation"),
+            Retrieved::NotFound => Finding::Inconclusive(format!(
+                "get_operation {id}: not found (expired, or the server forgot it)"
+            )),
+            Retrieved::Failed(why) => Finding::Inconclusive(why),
+        });
+    }
+    // c. No id: the recent list, and the one new id whose arguments are ours.
+    let tool = tool(contract, &record.operation)?.clone();
+    if let Some(retrieval) = &contract.retrieval {
+        match find_in_recent(
+            client,
+            record,
+            state,
+            &tool,
+            &retrieval.list_recent,
+            &retrieval.get,
+        )
+        .await
+        {
+            Some(finding @ Finding::Evidence(_)) => return Ok(finding),
+            Some(Finding::Inconclusive(why)) => {
+                if let Some(found) = replay(client, record, &tool, contract, now).await? {
+                    return Ok(found);
+                }
+                return Ok(Finding::Inconclusive(why));
+            }
+            None => {}
+        }
+    }
+    // d. A keyed tool may replay with its key while the key is retained.
+    if let Some(found) = replay(client, record, &tool, contract, now).await? {
+        return Ok(found);
+    }
+    if contract.retrieval.is_none() {
+        return Ok(Finding::Evidence(Verdict {
+            outcome: OutcomeKind::Unknown,
+            provider_ref: None,
+            needs_review: true,
+            evidence: "the server offers no retrieval and the tool no key: cannot tell whether the call ran; a person must check".to_owned(),
+        }));
+    }
+    Ok(Finding::Inconclusive("nothing learned".to_owned()))
+}
+
+async fn follow_task(client: &mut McpClient, task_id: &str) -> Option<Finding> {
+    let answer = client
+        .request("tasks/get", json!({"taskId": task_id}))
+        .await;
+    let Exchange::Result(task) = &answer else {
+        // Unknown or expired task: retrieval decides.
+        return None;
+    };
+    let status = task
+        .get("status")
+        .or_else(|| task.get("task").and_then(|t| t.get("status")))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let source = format!("task {task_id}");
+    match status {
+        "working" | "input_required" => Some(Finding::Evidence(Verdict {
+            outcome: OutcomeKind::Pending,
+            provider_ref: None,
+            needs_review: false,
+            evidence: format!("{source} is still {status}"),
+        })),
+        "failed" | "cancelled" => Some(Finding::Evidence(Verdict {
+            outcome: OutcomeKind::Failed,
+            provider_ref: None,
+            needs_review: false,
+            evidence: format!("{source} ended {status}: no effect"),
+        })),
+        "completed" => {
+            let result = client
+                .request("tasks/result", json!({"taskId": task_id}))
+                .await;
+            match &result {
+                Exchange::Result(result) => Some(evidence_of(
+                    classify::tool_result_verdict(result, &source),
+                    &source,
+                )),
+                other => Some(Finding::Inconclusive(format!(
+                    "{source} completed, but its result could not be read: {}",
+                    other.describe()
+                ))),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Arguments without the key argument: what the server records as the call's arguments.
+fn comparable(args: &Map<String, Value>, tool: &ContractTool) -> Map<String, Value> {
+    let mut args = args.clone();
+    if let Some(key) = &tool.key_argument {
+        args.remove(key);
+    }
+    args
+}
+
+async fn find_in_recent(
+    client: &mut McpClient,
+    record: &OpRecord,
+    state: &McpState,
+    tool: &ContractTool,
+    list_recent: &str,
+    get: &str,
+) -> Option<Finding> {
+    let listed = call_retrieval(client, list_recent, json!({})).await;
+    let Some(ids) = classify::recent_ids(&listed) else {
+        return Some(Finding::Inconclusive(format!(
+            "list_recent_operations: {}",
+            listed.describe()
+        )));
+    };
+    let baseline = state.baseline.clone().unwrap_or_default();
+    let ours = comparable(&record.operation.args, tool);
+    let mut matches = Vec::new();
+    let mut unreadable = 0usize;
+    for id in ids
+        .iter()
+        .filter(|id| !baseline.contains(id))
+        .take(MAX_CANDIDATES)
+    {
+        let answer = call_retrieval(client, get, json!({"id": id})).await;
+        match classify::retrieved_arguments(&answer) {
+            Some(args) if comparable(&args, tool) == ours => {
+                matches.push((id.clone(), classify::retrieved(&answer, id)));
+            }
+            Some(_) => {}
+            None => unreadable += 1,
+        }
+    }
+    match matches.len() {
+        0 if unreadable > 0 => Some(Finding::Inconclusive(format!(
+            "{unreadable} recent operations could not be read"
+        ))),
+        0 => Some(Finding::Inconclusive(format!(
+            "none of the {} recent operations is ours (yet)",
+            ids.len()
+        ))),
+        1 => match matches.remove(0) {
+            (_, Retrieved::Found(verdict)) => Some(evidence_of(verdict, "list_recent_operations")),
+            (id, Retrieved::NotFound) => Some(Finding::Inconclusive(format!(
+                "{id} was listed but does not retrieve"
+            ))),
+            (_, Retrieved::Failed(why)) => Some(Finding::Inconclusive(why)),
+        },
+        n => Some(Finding::Evidence(Verdict {
+            outcome: OutcomeKind::Unknown,
+            provider_ref: None,
+            needs_review: true,
+            evidence: format!(
+                "{n} recent operations carry our arguments: which one is ours cannot be told; a person must check"
+            ),
+        })),
+    }
+}
+
+/// A same-key replay of a keyed tool, while its key is retained; `None` when not possible.
+async fn replay(
+    client: &mut McpClient,
+    record: &OpRecord,
+    tool: &ContractTool,
+    contract: &ContractMcp,
+    now: Timestamp,
+) -> Result<Option<Finding>, AdapterFailure> {
+    if tool.key_argument.is_none() {
+        return Ok(None);
+    }
+    let first = parse_time("stored first_sent_at", &record.first_sent_at)?;
+    let age_s = now.as_second().saturating_sub(first.as_second());
+    let retention_s = contract
+        .retrieval
+        .as_ref()
+        .map_or(0, |r| i64::try_from(r.retention_s).unwrap_or(i64::MAX));
+    if age_s >= retention_s {
+        return Ok(None);
+    }
+    let params = json!({"name": tool.name, "arguments": arguments(record, tool)});
+    let exchange = client.request("tools/call", params).await;
+    Ok(Some(match classify::call_verdict(&exchange) {
+        CallVerdict::Settled(verdict) if verdict.outcome == OutcomeKind::Unknown => {
+            Finding::Inconclusive(format!("replay with the same key: {}", verdict.evidence))
+        }
+        verdict => evidence_of(verdict, "replay with the same key"),
+    }))
+}
