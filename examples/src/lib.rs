@@ -7,6 +7,7 @@
 
 pub mod designs;
 pub mod naive;
+pub mod naive_mcp;
 
 pub use designs::{correct_designs, design, flawed_designs};
 pub use naive::{naive_adapter, naive_adapters};
