@@ -11,8 +11,24 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .expect("runtime")
 }
 
+/// The built-in HTTP scenarios (those tagged `mcp` need an adapter that
+/// speaks MCP; tests/mcp_verdicts.rs runs them).
 pub fn library() -> Vec<Scenario> {
-    lostreply_harness::builtin::scenarios().expect("the built-in library parses")
+    lostreply_harness::builtin::scenarios()
+        .expect("the built-in library parses")
+        .into_iter()
+        .filter(|s| !s.tags.iter().any(|t| t == "mcp"))
+        .collect()
+}
+
+/// The built-in MCP scenarios.
+#[allow(dead_code)]
+pub fn mcp_library() -> Vec<Scenario> {
+    lostreply_harness::builtin::scenarios()
+        .expect("the built-in library parses")
+        .into_iter()
+        .filter(|s| s.tags.iter().any(|t| t == "mcp"))
+        .collect()
 }
 
 pub fn check_name(check: &Check) -> String {
