@@ -1,0 +1,123 @@
+//! The MCP library's verdicts: the bundled reference adapter passes every
+//! scenario tagged `mcp` on every seed and at any concurrency, and each naive
+//! MCP caller (one flaw per shape, examples/src/naive_mcp.rs) is caught, on
+//! every seed, by the scenario named for it with the check named for it.
+
+mod common;
+
+use std::sync::Arc;
+
+use lostreply_examples::naive_mcp::{naive_mcp, McpFlaw};
+use lostreply_harness::adapter::AdapterFactory;
+use lostreply_harness::driver::AdapterUnderTest;
+use lostreply_harness::scenario::model::Scenario;
+use lostreply_harness::suite::{run_suite, RunOptions};
+use lostreply_reports::model::{Report, Verdict};
+
+const SEEDS: std::ops::RangeInclusive<u64> = 1..=5;
+
+fn run(factory: Arc<dyn AdapterFactory>, scenarios: &[Scenario], seed: u64, jobs: usize) -> Report {
+    let options = RunOptions {
+        adapter: AdapterUnderTest::InProcess(factory),
+        seed,
+        jobs,
+        command_prefix: "lostreply run".to_owned(),
+    };
+    common::runtime().block_on(run_suite(scenarios, &options, |_| {}))
+}
+
+#[test]
+fn the_library_has_every_shape() {
+    let library = common::mcp_library();
+    for tag in ["mcp-shape-1", "mcp-shape-2", "mcp-shape-3", "mcp-shape-4", "retrieval", "progress", "cancel", "mcp-lost-response"] {
+        assert!(
+            library.iter().any(|s| s.tags.iter().any(|t| t == tag)),
+            "no MCP scenario tagged {tag}"
+        );
+    }
+}
+
+#[test]
+fn the_reference_adapter_passes_every_mcp_scenario_on_every_seed() {
+    let library = common::mcp_library();
+    let reference: Arc<dyn AdapterFactory> = Arc::new(lostreply_reference::ReferenceFactory);
+    let mut problems = Vec::new();
+    for seed in SEEDS {
+        for jobs in [1, 4] {
+            let report = run(reference.clone(), &library, seed, jobs);
+            problems.extend(
+                report
+                    .scenarios
+                    .iter()
+                    .filter(|s| s.verdict != Verdict::Passed)
+                    .map(|s| format!("seed {seed} jobs {jobs}: {}", common::explain(s))),
+            );
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn every_naive_mcp_caller_is_caught_on_every_seed() {
+    let library = common::mcp_library();
+    let cases: [(McpFlaw, &[(&str, &str)]); 4] = [
+        (
+            McpFlaw::CallsAgainAfterAbort,
+            &[
+                ("mcp-shape1-wall-clock-abort", "invariant 1"),
+                ("mcp-progress-does-not-extend-wall-clock", "invariant 1"),
+                ("mcp-lost-after-commit", "invariant 1"),
+            ],
+        ),
+        (
+            McpFlaw::ReadsTheWordTimeout,
+            &[("mcp-shape2-error-says-timeout", "invariant 1")],
+        ),
+        (
+            McpFlaw::TaskIsFailure,
+            &[("mcp-shape3-task-completes", "invariant 3")],
+        ),
+        (
+            McpFlaw::RetriesIdleAbort,
+            &[("mcp-shape4-idle-abort", "invariant 1")],
+        ),
+    ];
+    let mut problems = Vec::new();
+    for (flaw, caught_by) in cases {
+        let factory = naive_mcp(flaw);
+        let factory: Arc<dyn AdapterFactory> = Arc::new(lostreply_examples::naive::kit::Factory {
+            name: factory.name,
+            build: factory.build,
+        });
+        let scenarios: Vec<Scenario> = caught_by
+            .iter()
+            .map(|(id, _)| {
+                library
+                    .iter()
+                    .find(|s| s.id == *id)
+                    .unwrap_or_else(|| panic!("no MCP scenario {id}"))
+                    .clone()
+            })
+            .collect();
+        for seed in SEEDS {
+            let report = run(factory.clone(), &scenarios, seed, 4);
+            for (id, check) in caught_by {
+                let Some(scenario) = report.scenarios.iter().find(|s| s.id == *id) else {
+                    problems.push(format!("{flaw:?}: {id} did not run"));
+                    continue;
+                };
+                let caught = scenario
+                    .violations
+                    .iter()
+                    .any(|v| common::check_name(&v.check).starts_with(check));
+                if scenario.verdict != Verdict::Violated || !caught {
+                    problems.push(format!(
+                        "{flaw:?} seed {seed}: not caught by {check} on {id}: {}",
+                        common::explain(scenario)
+                    ));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
