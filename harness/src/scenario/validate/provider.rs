@@ -135,6 +135,7 @@ pub(super) fn provider(
         clock_start_ms: defaults.clock_start_ms,
         seed: 0,
         limits,
+        mcp: None,
     };
     let declared = declared(&plan, limits, client_timeout);
     plan.seed_objects = raw
@@ -159,6 +160,7 @@ fn declared(plan: &Plan, limits: Limits, client_timeout: Duration) -> Declared {
         max_body_bytes: limits.max_body_bytes,
         client_timeout,
         step_count: 0,
+        mcp: None,
     }
 }
 
