@@ -11,8 +11,9 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .expect("runtime")
 }
 
+/// The library as a default run takes it: these adapters speak HTTP, not MCP.
 pub fn library() -> Vec<Scenario> {
-    lostreply_harness::builtin::scenarios().expect("the built-in library parses")
+    lostreply_harness::scenario::select::default_library().expect("the built-in library parses")
 }
 
 pub fn check_name(check: &Check) -> String {
