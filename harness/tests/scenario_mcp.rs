@@ -790,3 +790,22 @@ fn several_mcp_problems_in_one_pass() {
         .collect();
     assert_eq!(found.len(), 5, "{places:#?}");
 }
+
+#[test]
+fn the_report_shows_scaled_and_real_figures() {
+    let s = parse_ok(FULL);
+    let report =
+        lostreply_harness::report_build::mcp_client_report(&s.mcp.as_ref().unwrap().client);
+    assert_eq!(report.profile, "claude-code-http");
+    assert_eq!(report.scale, 0.001);
+    assert_eq!(report.idle.real_ms, Some(300_000));
+    assert_eq!(report.idle.scaled_ms, Some(300));
+    assert_eq!(report.wall_clock.real_ms, Some(100_000_000));
+    assert_eq!(report.wall_clock.scaled_ms, Some(100_000));
+    assert_eq!(
+        (report.first_byte.real_ms, report.first_byte.scaled_ms),
+        (None, None)
+    );
+    assert_eq!(report.background_after.scaled_ms, Some(120));
+    assert_eq!(report.idle_resets_on, "bytes");
+}
