@@ -809,3 +809,49 @@ fn the_report_shows_scaled_and_real_figures() {
     assert_eq!(report.background_after.scaled_ms, Some(120));
     assert_eq!(report.idle_resets_on, "bytes");
 }
+
+#[test]
+fn the_documented_mcp_example_parses() {
+    let doc = include_str!("../../docs/scenario-format.md");
+    let section = &doc[doc.find("### Example (MCP)").unwrap()..];
+    let start = section.find("```yaml\n").unwrap() + "```yaml\n".len();
+    let example = &section[start..];
+    let example = &example[..example.find("```").unwrap()];
+    let s = parse_ok(example);
+    assert_eq!(s.tags, ["mcp"]);
+    let fault = &s.plan.mcp.as_ref().unwrap().faults[0];
+    assert_eq!(
+        fault.fault,
+        McpFault::Slow {
+            work: ms(360),
+            stream: Stream::HeadersThenSilence
+        }
+    );
+    // 360 ms of silence outlasts the scaled idle window (5 min × 0.001).
+    assert_eq!(s.mcp.unwrap().client.scaled().idle, Some(ms(300)));
+}
+
+/// The library's MCP rules set up situations too: a rule that counts is
+/// scoped to a step (ARCHITECTURE.md), and every MCP scenario is tagged `mcp`.
+#[test]
+fn built_in_mcp_scenarios_are_tagged_and_scoped() {
+    for scenario in lostreply_harness::builtin::scenarios().unwrap() {
+        let Some(mcp) = &scenario.plan.mcp else {
+            continue;
+        };
+        assert!(
+            scenario.tags.iter().any(|t| t == "mcp"),
+            "{} has an mcp: section but no mcp tag",
+            scenario.id
+        );
+        for (i, rule) in mcp.faults.iter().enumerate() {
+            let counts = rule.when.nth.is_some() || rule.when.times.is_some();
+            assert!(
+                !counts || rule.when.steps.is_some(),
+                "{}: MCP rule {} counts calls across the whole run",
+                scenario.id,
+                i + 1
+            );
+        }
+    }
+}
