@@ -37,6 +37,11 @@ pub fn select(dir: Option<&Path>) -> Result<Selection, Error> {
             "the built-in library".to_owned(),
         ),
     };
+    // The opt-in (MCP) scenarios need an adapter that speaks MCP; the bench's do not.
+    let all: Vec<Scenario> = all
+        .into_iter()
+        .filter(lostreply_harness::scenario::select::in_default_selection)
+        .collect();
     let tagged: Vec<Scenario> = all
         .iter()
         .filter(|s| s.tags.iter().any(|t| t == TAG))

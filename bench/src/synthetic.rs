@@ -126,6 +126,7 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
         case: None,
         tags: vec!["synthetic".to_owned()],
         plan: Plan::default(),
+        mcp: None,
         steps: operations
             .iter()
             .map(|o| Step::Execute {
@@ -164,6 +165,7 @@ fn operation(i: usize) -> OperationSpec {
     OperationSpec {
         id: format!("op-{i}"),
         resource: RESOURCE.to_owned(),
+        tool: None,
         args,
     }
 }

@@ -1,8 +1,8 @@
 //! Turns an [`Observation`] and its violations into the report model the writers read.
 
 use lostreply_reports::model::{
-    CallEnd, CallRecord, Check, EffectRecord, ErrorRecord, OperationReport, Outcome, RequestRecord,
-    ScenarioReport, Verdict, Violation,
+    CallEnd, CallRecord, Check, EffectRecord, ErrorRecord, McpClientReport, OperationReport,
+    Outcome, RequestRecord, ScenarioReport, Verdict, Violation, WindowFigures,
 };
 use lostreply_simulator::{
     FaultResponse, JournalEntry, ObjectStatus, Release, ResponseFate, StallThen,
@@ -10,6 +10,7 @@ use lostreply_simulator::{
 
 use crate::check::attribution::Attribution;
 use crate::run::observation::Observation;
+use crate::scenario::client_profiles::McpClient;
 
 /// The report of one scenario run.
 pub fn scenario_report(
@@ -115,6 +116,28 @@ pub fn scenario_report(
         deliveries: obs.deliveries.clone(),
         violations,
         errors,
+        mcp_client: s.mcp.as_ref().map(|m| mcp_client_report(&m.client)),
+    }
+}
+
+/// An MCP scenario's client windows, real and scaled, for the report.
+pub fn mcp_client_report(client: &McpClient) -> McpClientReport {
+    let scaled = client.scaled();
+    let ms = |w: Option<std::time::Duration>| {
+        w.map(|w| u64::try_from(w.as_millis()).unwrap_or(u64::MAX))
+    };
+    let figures = |real, scaled| WindowFigures {
+        real_ms: ms(real),
+        scaled_ms: ms(scaled),
+    };
+    McpClientReport {
+        profile: client.profile.clone(),
+        scale: client.scale,
+        idle_resets_on: client.real.idle_resets_on.name().to_owned(),
+        wall_clock: figures(client.real.wall_clock, scaled.wall_clock),
+        idle: figures(client.real.idle, scaled.idle),
+        first_byte: figures(client.real.first_byte, scaled.first_byte),
+        background_after: figures(client.real.background_after, scaled.background_after),
     }
 }
 

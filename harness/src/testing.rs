@@ -31,6 +31,10 @@ use crate::suite::{run_scenario, RunOptions};
 pub struct TestConfig {
     /// Scenario files or directories; empty: the built-in library.
     pub paths: Vec<PathBuf>,
+    /// Only scenarios with one of these tags; empty: every scenario but the
+    /// opt-in ones. Scenarios tagged `mcp` run only when `mcp` is named here
+    /// (or their file is named in `paths`): see [`crate::scenario::select`].
+    pub tags: Vec<String>,
     /// The seed (default [`DEFAULT_SEED`]; `LOSTREPLY_SEED` overrides it).
     pub seed: Option<u64>,
 }
@@ -54,7 +58,11 @@ pub fn main_with(factory: Arc<dyn AdapterFactory>, config: TestConfig) -> std::p
 
 /// One trial per scenario, named `case02::lost-after-commit` (or `extra::…`).
 pub fn trials(factory: Arc<dyn AdapterFactory>, config: &TestConfig) -> Result<Vec<Trial>, String> {
-    let scenarios = crate::scenario::select::load_or_builtin(&config.paths)?;
+    let selected = crate::scenario::select::select(&config.paths, &config.tags)?;
+    if let Some(note) = selected.left_out_note() {
+        eprintln!("lostreply: {note} (TestConfig::tags)");
+    }
+    let scenarios = selected.scenarios;
     let seed = match std::env::var("LOSTREPLY_SEED") {
         Ok(text) => text
             .parse()

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 const FULL: &str = include_str!("scenario/full.yaml");
 const MINIMAL: &str = include_str!("scenario/minimal.yaml");
+const MCP: &str = include_str!("scenario/mcp.yaml");
 
 fn def<'a>(schema: &'a Value, name: &str) -> &'a Value {
     &schema["$defs"][name]
@@ -36,6 +37,7 @@ fn lists_the_top_level_keys() {
         "faults",
         "steps",
         "expect",
+        "mcp",
     ]
     .into();
     assert_eq!(keys, expected);
@@ -72,6 +74,80 @@ fn lists_the_fault_response_forms() {
         .map(|form| form["required"][0].as_str().unwrap())
         .collect();
     assert_eq!(keyed, vec!["stall", "delay", "status", "partial", "gather"]);
+}
+
+#[test]
+fn lists_the_mcp_keys_and_fault_forms() {
+    let schema = scenario::schema();
+    let keys: BTreeSet<&str> = def(&schema, "Mcp")["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let expected: BTreeSet<&str> = [
+        "revision",
+        "revisions",
+        "answer",
+        "client",
+        "tools",
+        "retrieval",
+        "tasks",
+        "defects",
+        "limits",
+    ]
+    .into();
+    assert_eq!(keys, expected);
+    let forms = def(&schema, "McpFault")["oneOf"].as_array().unwrap();
+    let plain: Vec<&str> = forms[0]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        plain,
+        vec!["ok", "never", "stall", "drop", "reset", "prime_then_close"]
+    );
+    let keyed: Vec<&str> = forms[1..]
+        .iter()
+        .map(|form| form["required"][0].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        keyed,
+        vec![
+            "slow",
+            "stall",
+            "late",
+            "is_error",
+            "rpc_error",
+            "http",
+            "drop",
+            "reset",
+            "task",
+            "prime_then_close"
+        ]
+    );
+    let profiles: Vec<&str> = def(&schema, "ClientProfile")["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        profiles,
+        lostreply_harness::scenario::client_profiles::profile_names()
+    );
+    let fault_keys: BTreeSet<&str> = def(&schema, "Fault")["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        fault_keys,
+        ["when", "at", "response", "call", "cancel"].into()
+    );
 }
 
 #[test]
@@ -122,7 +198,7 @@ fn yaml(text: &str) -> Value {
 #[test]
 fn accepts_what_the_parser_accepts() {
     let schema = scenario::schema();
-    for text in [FULL, MINIMAL] {
+    for text in [FULL, MINIMAL, MCP] {
         scenario::parse(text, "x").unwrap();
         if let Err(why) = check(&schema, &schema, &yaml(text), "$") {
             panic!("the schema rejects a valid scenario: {why}");
@@ -152,6 +228,28 @@ fn rejects_shapes_the_parser_rejects() {
             "faults: [{when: {method: PUT}, response: drop}]\nsteps:",
         ),
         ("steps:", "case: 11\nsteps:"),
+        ("steps:", "mcp: {client: {profile: cursor}}\nsteps:"),
+        ("steps:", "mcp: {client: {profile: cline, idle: 5}}\nsteps:"),
+        (
+            "steps:",
+            "mcp: {client: {profile: cline}, revision: 2024-11-05}\nsteps:",
+        ),
+        (
+            "steps:",
+            "mcp: {client: {profile: cline}}\nfaults: [{call: dorp}]\nsteps:",
+        ),
+        (
+            "steps:",
+            "mcp: {client: {profile: cline}}\nfaults: [{call: {late: 1s, never: 1}}]\nsteps:",
+        ),
+        (
+            "steps:",
+            "mcp: {client: {profile: cline}}\nfaults: [{call: {drop: before_read}}]\nsteps:",
+        ),
+        (
+            "steps:",
+            "mcp: {client: {profile: cline}}\nfaults: [{call: never, cancel: maybe}]\nsteps:",
+        ),
         ("steps:", "client_timeout: 250\nsteps:"),
     ];
     for (from, to) in broken {

@@ -291,6 +291,71 @@ fn list_shows_the_ten_cases() {
     }
 }
 
+/// An MCP scenario (tagged `mcp`: opt-in).
+const MCP_SCENARIO: &str = "version: 1
+id: mcp-one
+title: One paid tool call
+tags: [mcp]
+mcp:
+  client: {profile: typescript-sdk, scale: 0.001}
+operations:
+  - {id: op-1, tool: create_ticket, args: {title: hello}}
+steps:
+  - execute: op-1
+";
+
+#[test]
+fn mcp_scenarios_are_opt_in_and_list_shows_them_marked() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(dir.path(), "simple.yaml", SIMPLE);
+    let mcp = write(dir.path(), "mcp.yaml", MCP_SCENARIO);
+    let dir_arg = dir.path().to_str().expect("utf8");
+
+    let out = lostreply(&["list", dir_arg]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(
+        lines[0].contains("simple") && !lines[0].contains("left out"),
+        "{stdout}"
+    );
+    assert!(lines[1].contains("mcp-one"), "{stdout}");
+    assert!(lines[1].contains("[mcp]"), "{stdout}");
+    assert!(lines[1].ends_with("(left out: --tag mcp)"), "{stdout}");
+    assert!(
+        text(&out.stderr).contains("--tag mcp takes them"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = lostreply(&["list", "--tag", "mcp", dir_arg]);
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(
+        stdout.contains("mcp-one") && !stdout.contains("left out"),
+        "{stdout}"
+    );
+
+    // A file named by itself is taken: the user asked for it.
+    let out = lostreply(&["list", mcp.to_str().expect("utf8")]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).contains("mcp-one"));
+    assert!(!text(&out.stdout).contains("left out"));
+
+    // A directory of MCP scenarios only, without --tag mcp: nothing to run, said so.
+    let only = tempfile::tempdir().expect("tempdir");
+    write(only.path(), "mcp.yaml", MCP_SCENARIO);
+    let out = lostreply(&["run", only.path().to_str().expect("utf8")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--tag mcp"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 #[test]
 fn serve_announces_itself_in_json_and_stops_on_sigterm() {
     let mut child = Command::new(BIN)

@@ -17,7 +17,9 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 fn library() -> Vec<Scenario> {
-    let scenarios = lostreply_harness::builtin::scenarios().expect("the built-in library parses");
+    // The library as a default run takes it: the MCP scenarios need an MCP adapter.
+    let scenarios = lostreply_harness::scenario::select::default_library()
+        .expect("the built-in library parses");
     assert!(
         scenarios.len() >= 10,
         "the library holds at least the ten cases"

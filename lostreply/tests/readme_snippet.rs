@@ -137,7 +137,8 @@ fn the_readme_cargo_test_snippet_works_as_written() {
         .filter_map(|l| l.strip_suffix(": test"))
         .map(str::to_owned)
         .collect();
-    let library = lostreply::engine::builtin::scenarios().unwrap();
+    // testing::main runs the library as a default run takes it (no opt-in `mcp` scenario).
+    let library = lostreply::engine::scenario::select::default_library().unwrap();
     assert_eq!(listed.len(), library.len(), "{listed:?}");
     assert!(listed.contains(&"case02::case02-lost-after-commit".to_owned()));
 

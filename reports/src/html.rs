@@ -261,6 +261,13 @@ fn write_scenario(w: &mut dyn Write, position: usize, scenario: &ScenarioReport)
         scenario.seed,
         text::duration(scenario.duration_ms)
     )?;
+    if let Some(client) = &scenario.mcp_client {
+        writeln!(
+            w,
+            "<p class=\"meta mcp-client\">{}</p>",
+            escape(&text::mcp_client_line(client))
+        )?;
+    }
     let marks = evidence_marks(scenario);
     timeline::write_timeline(w, &anchor, scenario, &marks)?;
     write_violations(w, &anchor, scenario)?;

@@ -86,6 +86,9 @@ fn write_failure(w: &mut dyn Write, scenario: &ScenarioReport) -> io::Result<()>
         code_span(&scenario.path),
         scenario.seed
     )?;
+    if let Some(client) = &scenario.mcp_client {
+        writeln!(w, "{}.\n", inline(&text::mcp_client_line(client)))?;
+    }
     for violation in &scenario.violations {
         let mut heading = format!("**{}**", inline(&text::check_label(&violation.check)));
         if let Some(op) = &violation.operation_id {

@@ -317,6 +317,7 @@ mod tests {
             deliveries: vec![],
             violations: vec![],
             errors: vec![],
+            mcp_client: None,
         }
     }
 

@@ -116,6 +116,51 @@ pub struct ScenarioReport {
     pub violations: Vec<Violation>,
     /// Adapter or infrastructure errors (the verdict says which).
     pub errors: Vec<ErrorRecord>,
+    /// For an MCP scenario: the client windows the adapter was given, scaled,
+    /// beside the real client's figures they stand for. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_client: Option<McpClientReport>,
+}
+
+/// An MCP scenario's client windows: the named profile's real figures (with
+/// the scenario's overrides) and the scaled ones the adapter applied.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpClientReport {
+    /// The profile (`claude-code-http`, `typescript-sdk`, ..., `custom`).
+    pub profile: String,
+    /// The factor from real to scaled (0 < scale ≤ 1).
+    pub scale: f64,
+    /// What restarts the idle window: `bytes` or `progress`.
+    pub idle_resets_on: String,
+    /// Limit counted from the request.
+    pub wall_clock: WindowFigures,
+    /// Limit on silence.
+    pub idle: WindowFigures,
+    /// Limit until the first response byte.
+    pub first_byte: WindowFigures,
+    /// When the client moves a call to the background.
+    pub background_after: WindowFigures,
+}
+
+impl McpClientReport {
+    /// The four windows with their labels, in the order writers show them.
+    pub fn windows(&self) -> [(&'static str, WindowFigures); 4] {
+        [
+            ("wall clock", self.wall_clock),
+            ("idle", self.idle),
+            ("first byte", self.first_byte),
+            ("background after", self.background_after),
+        ]
+    }
+}
+
+/// One client window, real and scaled; `None` in both: the client has no such limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WindowFigures {
+    /// The real client's figure, ms.
+    pub real_ms: Option<u64>,
+    /// What the adapter applied in this run (real × scale), ms.
+    pub scaled_ms: Option<u64>,
 }
 
 /// A logical operation of the scenario.

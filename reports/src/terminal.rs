@@ -171,6 +171,9 @@ pub(crate) fn failure_lines(scenario: &ScenarioReport, style: TerminalStyle) -> 
             scenario.seed
         ),
     ];
+    if let Some(client) = &scenario.mcp_client {
+        lines.push(format!("  {}", text::mcp_client_line(client)));
+    }
     for violation in &scenario.violations {
         lines.push(format!(
             "  {} {}",

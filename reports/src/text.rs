@@ -11,8 +11,8 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::model::{
-    CallEnd, CallRecord, Check, DeliveryRecord, EffectRecord, ErrorRecord, Evidence, RequestRecord,
-    ScenarioReport, Totals, Verdict, Violation,
+    CallEnd, CallRecord, Check, DeliveryRecord, EffectRecord, ErrorRecord, Evidence,
+    McpClientReport, RequestRecord, ScenarioReport, Totals, Verdict, Violation,
 };
 
 /// Longest adapter evidence text quoted inside a call line.
@@ -82,6 +82,40 @@ pub(crate) fn case_label(case: Option<u8>) -> String {
 }
 
 /// A real duration: `312ms`, `1.250s`, `2m05s`.
+/// An MCP scenario's client windows in one line, scaled first, real beside:
+/// `MCP client typescript-sdk at scale 0.001: wall clock 60ms (real 1m), ...`.
+pub(crate) fn mcp_client_line(client: &McpClientReport) -> String {
+    let windows: Vec<String> = client
+        .windows()
+        .iter()
+        .map(
+            |(label, figures)| match (figures.scaled_ms, figures.real_ms) {
+                (Some(scaled), Some(real)) => format!(
+                    "{label} {} (real {})",
+                    sim_span(i64::try_from(scaled).unwrap_or(i64::MAX)),
+                    sim_span(i64::try_from(real).unwrap_or(i64::MAX))
+                ),
+                (Some(scaled), None) => format!(
+                    "{label} {}",
+                    sim_span(i64::try_from(scaled).unwrap_or(i64::MAX))
+                ),
+                (None, _) => format!("{label} none"),
+            },
+        )
+        .collect();
+    let resets = match client.idle_resets_on.as_str() {
+        "progress" => "progress notifications only".to_owned(),
+        "bytes" => "any byte".to_owned(),
+        other => one_line(other),
+    };
+    format!(
+        "MCP client {} at scale {}: {}; idle restarts on {resets}",
+        one_line(&client.profile),
+        client.scale,
+        windows.join(", ")
+    )
+}
+
 pub(crate) fn duration(ms: u64) -> String {
     if ms < 1_000 {
         format!("{ms}ms")

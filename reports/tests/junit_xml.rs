@@ -107,7 +107,7 @@ fn one_suite_one_case_per_scenario() {
     let suite = &parsed.suites[0];
     assert_eq!(suite.attrs["name"], "lostreply");
     assert_eq!(suite.attrs["tests"], report.scenarios.len().to_string());
-    assert_eq!(suite.attrs["failures"], "8");
+    assert_eq!(suite.attrs["failures"], "9");
     assert_eq!(suite.attrs["errors"], "0");
     let names: Vec<&str> = parsed
         .cases

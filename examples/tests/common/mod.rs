@@ -11,14 +11,9 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .expect("runtime")
 }
 
-/// The built-in HTTP scenarios (those tagged `mcp` need an adapter that
-/// speaks MCP; tests/mcp_verdicts.rs runs them).
+/// The library as a default run takes it: these adapters speak HTTP, not MCP.
 pub fn library() -> Vec<Scenario> {
-    lostreply_harness::builtin::scenarios()
-        .expect("the built-in library parses")
-        .into_iter()
-        .filter(|s| !s.tags.iter().any(|t| t == "mcp"))
-        .collect()
+    lostreply_harness::scenario::select::default_library().expect("the built-in library parses")
 }
 
 /// The built-in MCP scenarios.

@@ -1,14 +1,15 @@
 //! The request fields every call carries: the simulator clock and the provider
 //! contract, as adapter-protocol.md defines them.
 
+use lostreply_simulator::mcp::Revision;
 use lostreply_simulator::{IdempotencyMode, Plan, Simulator};
 use serde_json::Value;
 
 use crate::protocol::{
-    Common, Contract, ContractIdempotency, ContractLookup, ContractWebhooks, ProviderInfo,
-    PROTOCOL_VERSION,
+    Common, Contract, ContractIdempotency, ContractLookup, ContractMcp, ContractRetrieval,
+    ContractTool, ContractWebhooks, Operation, ProviderInfo, PROTOCOL_VERSION,
 };
-use crate::scenario::model::Scenario;
+use crate::scenario::model::{OperationSpec, Scenario, GET_OPERATION, LIST_RECENT_OPERATIONS};
 
 /// The mode a provider documents. Known-bad servers claim to be a good one: that
 /// is what makes them dangerous, and what certification has to expose.
@@ -25,12 +26,70 @@ pub fn documented_mode(mode: IdempotencyMode) -> &'static str {
     }
 }
 
-/// The contract section of every request of a scenario.
-pub fn contract(scenario: &Scenario) -> Contract {
-    contract_for_plan(&scenario.plan)
+/// The contract section of every request of a scenario whose simulator serves
+/// at `base_url` (`http://127.0.0.1:PORT`): the plan's, and for a scenario
+/// with `mcp:`, where the MCP server is and the client windows to apply.
+pub fn contract(scenario: &Scenario, base_url: &str) -> Contract {
+    let mut contract = contract_for_plan(&scenario.plan);
+    contract.mcp = contract_mcp(scenario, base_url);
+    contract
 }
 
-/// The contract a provider started from `plan` documents.
+/// The MCP endpoint of a simulator serving at `base_url`.
+pub fn mcp_url(base_url: &str) -> String {
+    format!("{base_url}/mcp")
+}
+
+/// `provider.contract.mcp` of a scenario: `None` without `mcp:`. The tools,
+/// retrieval and tasks are the server's (`plan.mcp`); the revision and the
+/// scaled client windows are the harness's (`scenario.mcp`).
+pub fn contract_mcp(scenario: &Scenario, base_url: &str) -> Option<ContractMcp> {
+    let (plan, setup) = (scenario.plan.mcp.as_ref()?, scenario.mcp.as_ref()?);
+    Some(ContractMcp {
+        url: mcp_url(base_url),
+        revision: setup.revision.name().to_owned(),
+        tools: plan
+            .tools
+            .iter()
+            .map(|tool| ContractTool {
+                name: tool.name.clone(),
+                resource: tool.resource.clone(),
+                key_argument: tool.key_argument.clone(),
+            })
+            .collect(),
+        retrieval: plan.retrieval.enabled.then(|| ContractRetrieval {
+            get: GET_OPERATION.to_owned(),
+            list_recent: LIST_RECENT_OPERATIONS.to_owned(),
+            retention_s: plan.retrieval.retention.as_secs(),
+        }),
+        // Tasks exist only in the revision the adapter asks for.
+        tasks: plan.tasks.enabled
+            && setup.revision == Revision::V2025_11_25
+            && plan.revisions.contains(&Revision::V2025_11_25),
+        client: setup.client.contract(),
+    })
+}
+
+/// The operation of an `execute` request: `action: create` for an HTTP
+/// operation, `action: call_tool` with its `tool` for an MCP one. Its `args`
+/// never hold a tool's idempotency key argument: the adapter adds the key.
+pub fn operation(spec: &OperationSpec) -> Operation {
+    Operation {
+        id: spec.id.clone(),
+        action: match spec.tool {
+            None => "create",
+            Some(_) => "call_tool",
+        }
+        .to_owned(),
+        resource: spec.resource.clone(),
+        tool: spec.tool.clone(),
+        args: spec.args.clone(),
+    }
+}
+
+/// The contract a provider started from `plan` documents, without its MCP
+/// section (which needs the scenario's client windows and the server's
+/// address: see [`contract`]).
 pub fn contract_for_plan(plan: &Plan) -> Contract {
     Contract {
         idempotency: ContractIdempotency {
@@ -47,7 +106,6 @@ pub fn contract_for_plan(plan: &Plan) -> Contract {
         webhooks: plan.webhooks.as_ref().map(|w| ContractWebhooks {
             secret: w.secret.clone(),
         }),
-        // Filled in by the MCP scenario support (the server's URL is only known once it runs).
         mcp: None,
     }
 }
@@ -67,9 +125,11 @@ pub fn common(plan: &Plan, sim: &Simulator, credential: &str, client_timeout_ms:
     }
 }
 
-/// The common fields, as a JSON object, at the simulator's current clock.
+/// The common fields, as a JSON object, at the simulator's current clock
+/// (with `provider.contract.mcp` for a scenario with `mcp:`).
 pub fn common_fields(scenario: &Scenario, sim: &Simulator, credential: &str) -> Value {
     let client_timeout_ms = scenario.client_timeout.as_millis() as u64;
-    serde_json::to_value(common(&scenario.plan, sim, credential, client_timeout_ms))
-        .unwrap_or(Value::Null)
+    let mut common = common(&scenario.plan, sim, credential, client_timeout_ms);
+    common.provider.contract.mcp = contract_mcp(scenario, &common.provider.base_url);
+    serde_json::to_value(common).unwrap_or(Value::Null)
 }

@@ -13,7 +13,9 @@ use std::time::Instant;
 use lostreply_reports::model::ErrorRecord;
 use lostreply_simulator::{ServeOptions, Simulator};
 
-pub use contract::{common, contract, contract_for_plan, documented_mode};
+pub use contract::{
+    common, contract, contract_for_plan, contract_mcp, documented_mode, mcp_url, operation,
+};
 use observation::Observation;
 
 use crate::driver::AdapterUnderTest;

@@ -277,9 +277,7 @@ impl<'a> StepRunner<'a> {
         let (name, op, mut request, crash) = match step {
             Step::Execute { op, crash } => {
                 let spec = self.operation(op)?;
-                let request = json!({ "operation": {
-                    "id": spec.id, "action": "create", "resource": spec.resource, "args": spec.args,
-                }});
+                let request = json!({ "operation": super::contract::operation(spec) });
                 (CallName::Execute, op, request, *crash)
             }
             Step::Reconcile { op, crash } => (

@@ -8,6 +8,8 @@
 //! builds the model, reporting every problem it finds in one pass.
 //! docs/scenario-format.md is the format's reference; [`schema`] is its JSON Schema.
 
+/// MCP client profiles: named windows with real clients' figures, and scaling.
+pub mod client_profiles;
 mod error;
 pub mod model;
 mod raw;
@@ -23,7 +25,8 @@ use std::path::Path;
 pub use error::{Diagnostic, ScenarioError, MAX_DIAGNOSTICS};
 pub use schema::schema;
 pub use validate::{
-    DEFAULT_CALL_DEADLINE, DEFAULT_CLIENT_TIMEOUT, DEFAULT_EVIDENCE, DEFAULT_STALL_CAP,
+    DEFAULT_CALL_DEADLINE, DEFAULT_CLIENT_TIMEOUT, DEFAULT_EVIDENCE, DEFAULT_REVISION,
+    DEFAULT_STALL_CAP,
 };
 
 use error::Diagnostics;

@@ -4,8 +4,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use lostreply_simulator::mcp::Revision;
 use lostreply_simulator::{EventKind, Plan};
 
+use super::client_profiles::McpClient;
 use crate::protocol::OutcomeKind;
 
 /// One scenario file, validated.
@@ -22,7 +24,11 @@ pub struct Scenario {
     /// `tags:`.
     pub tags: Vec<String>,
     /// The provider and its faults. `seed` is left 0: the runner sets it.
+    /// `plan.mcp` is `Some` when the file has an `mcp:` section.
     pub plan: Plan,
+    /// What the adapter is told about the MCP server beyond the plan (the
+    /// revision to ask for, the client windows); `Some` exactly when `plan.mcp` is.
+    pub mcp: Option<McpSetup>,
     /// `operations:`, in file order.
     pub operations: Vec<OperationSpec>,
     /// `steps:`, in file order (numbered from 1 by `expect.after_step`).
@@ -40,10 +46,29 @@ pub struct Scenario {
 pub struct OperationSpec {
     /// `op-1`.
     pub id: String,
-    /// Collection it creates in.
+    /// Collection it creates in (for a tool operation: the tool's collection).
     pub resource: String,
-    /// Its arguments (the create body before reserved fields).
+    /// `Some`: an MCP operation, the paid tool it calls (`action: call_tool`);
+    /// `None`: an HTTP create.
+    pub tool: Option<String>,
+    /// Its arguments (the create body before reserved fields; for a tool, the
+    /// tool's arguments without its idempotency key argument, which only the
+    /// adapter adds, and which the server strips before it records the effect).
     pub args: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The retrieval tool that answers one operation by id.
+pub const GET_OPERATION: &str = "get_operation";
+/// The retrieval tool that lists the caller's recent operations.
+pub const LIST_RECENT_OPERATIONS: &str = "list_recent_operations";
+
+/// The harness's side of an MCP scenario (the server's side is `Plan::mcp`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpSetup {
+    /// `mcp.revision`: what the adapter is told to ask for in `initialize`.
+    pub revision: Revision,
+    /// `mcp.client`: the windows the adapter gives its MCP client.
+    pub client: McpClient,
 }
 
 /// One step the harness drives.

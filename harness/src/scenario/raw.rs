@@ -56,6 +56,190 @@ pub(crate) struct RawScenario {
     /// What must hold at the end, beyond the invariants that always apply.
     #[serde(default)]
     pub expect: Option<Sp<RawExpect>>,
+    /// The provider is also an MCP server (Streamable HTTP at `/mcp`): its
+    /// tools, its retrieval path, the client windows the adapter applies.
+    /// Absent: HTTP only (no `tool:` operations, no `call:` faults).
+    #[serde(default)]
+    pub mcp: Option<Sp<RawMcp>>,
+}
+
+/// The MCP face of the provider (docs/mcp.md).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Mcp")]
+pub(crate) struct RawMcp {
+    /// The protocol revision the adapter is told to ask for in `initialize`.
+    /// One of `revisions`. Default 2025-11-25.
+    #[serde(default)]
+    pub revision: Option<Sp<RevisionName>>,
+    /// The revisions the server accepts, in preference order. Default
+    /// [2025-11-25, 2025-06-18].
+    #[serde(default)]
+    pub revisions: Option<Sp<Vec<Sp<RevisionName>>>>,
+    /// How a `tools/call` is answered when the client accepts both. Default sse.
+    #[serde(default)]
+    pub answer: Option<Sp<RawAnswer>>,
+    /// The MCP client's time limits: a named profile with real figures, the
+    /// factor that scales them, and overrides (real figures too).
+    pub client: Sp<RawClient>,
+    /// The paid tools. Default: `create_ticket` (no key, in `tickets`) and
+    /// `create_charge` (key argument `idempotency_key`, in `charges`).
+    #[serde(default)]
+    pub tools: Option<Sp<Vec<Sp<RawTool>>>>,
+    /// `get_operation` and `list_recent_operations`. Default: enabled, 7 days, 20.
+    #[serde(default)]
+    pub retrieval: Option<Sp<RawRetrieval>>,
+    /// Background tasks (revision 2025-11-25). Default: enabled, ttl 1h, work 5s.
+    #[serde(default)]
+    pub tasks: Option<Sp<RawTasks>>,
+    /// Known-bad behaviours of the server (for certification). Default none.
+    #[serde(default)]
+    pub defects: Vec<Sp<DefectName>>,
+    /// Bounds on the MCP face.
+    #[serde(default)]
+    pub limits: Option<Sp<RawMcpLimits>>,
+}
+
+/// A protocol revision (`2025-11-25`), checked against the simulator's list.
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct RevisionName(pub String);
+
+/// A server defect's name, checked against the simulator's list.
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct DefectName(pub String);
+
+/// A client profile's name, checked against the harness's list.
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct ProfileName(pub String);
+
+/// A client window: a duration in real figures, or `none` (no such limit).
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct WindowText(pub String);
+
+/// How answers to `tools/call` travel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[schemars(rename = "Answer")]
+pub(crate) enum RawAnswer {
+    /// `application/json`, one response (faults that need a stream still use SSE).
+    Json,
+    /// `text/event-stream`: notifications first, the response last.
+    Sse,
+}
+
+/// The MCP client's windows.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Client")]
+pub(crate) struct RawClient {
+    /// A named profile with real clients' figures: claude-code-http,
+    /// claude-code-stdio, cline, python-mcp, typescript-sdk,
+    /// typescript-sdk-reset-on-progress, custom.
+    pub profile: Sp<ProfileName>,
+    /// Multiplies every window and every real-time duration of the MCP faults
+    /// (0 < scale ≤ 1; 0.001 makes a minute 60 ms). Default 1.
+    #[serde(default)]
+    pub scale: Option<Sp<f64>>,
+    /// Overrides the wall-clock limit (real figure, or `none`).
+    #[serde(default)]
+    pub wall_clock: Option<Sp<WindowText>>,
+    /// Overrides the idle limit (real figure, or `none`).
+    #[serde(default)]
+    pub idle: Option<Sp<WindowText>>,
+    /// Overrides the first-byte limit (real figure, or `none`).
+    #[serde(default)]
+    pub first_byte: Option<Sp<WindowText>>,
+    /// Overrides when a call is moved to the background (real figure, or `none`).
+    #[serde(default)]
+    pub background_after: Option<Sp<WindowText>>,
+    /// Overrides what restarts the idle window.
+    #[serde(default)]
+    pub idle_resets_on: Option<Sp<RawIdleReset>>,
+}
+
+/// What restarts an idle window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[schemars(rename = "IdleResetsOn")]
+pub(crate) enum RawIdleReset {
+    /// Any byte on the stream.
+    Bytes,
+    /// Progress notifications only.
+    Progress,
+}
+
+/// A paid tool: each call commits one effect (or replays, for a keyed tool).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Tool")]
+pub(crate) struct RawTool {
+    /// Tool name: a letter, then letters, digits, `_`, `-` (at most 64).
+    pub name: Sp<String>,
+    /// The collection its effects go to.
+    pub resource: Sp<String>,
+    /// The argument that carries an idempotency key. Absent: every call is new work.
+    #[serde(default)]
+    pub key_argument: Option<Sp<String>>,
+    /// The expected duration its description states. Default "budget 1-3 s";
+    /// `none`: the description states none (a design-rule defect).
+    #[serde(default)]
+    pub duration_hint: Option<Sp<String>>,
+}
+
+/// The retrieval tools.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Retrieval")]
+pub(crate) struct RawRetrieval {
+    /// false: neither retrieval tool is listed. Default true.
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    /// Ids retrieve for this long after creation (simulator clock). Default 7d.
+    #[serde(default)]
+    pub retention: Option<Sp<DurationText>>,
+    /// Most ids `list_recent_operations` returns (1..=1000). Default 20.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
+    pub list_limit: Option<Sp<u64>>,
+}
+
+/// Background tasks.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Tasks")]
+pub(crate) struct RawTasks {
+    /// Whether `tools/call` accepts `params.task`. Default true.
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    /// How long a finished task's result is kept (simulator clock). Default 1h.
+    #[serde(default)]
+    pub ttl: Option<Sp<DurationText>>,
+    /// How long a task works before it completes (simulator clock). Default 5s.
+    #[serde(default)]
+    pub work: Option<Sp<DurationText>>,
+}
+
+/// Bounds on the MCP face.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "McpLimits")]
+pub(crate) struct RawMcpLimits {
+    /// Live sessions at most (1..=65536). Default 1024.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 65_536))]
+    pub max_sessions: Option<Sp<u64>>,
+    /// Tasks kept at most per tenant (1..=1000000). Default 10000.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 1_000_000))]
+    pub max_tasks: Option<Sp<u64>>,
+    /// Largest JSON-RPC body accepted (1..=16777216). Default 262144.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 16_777_216))]
+    pub max_body_bytes: Option<Sp<u64>>,
 }
 
 /// The simulated provider.
@@ -200,9 +384,14 @@ pub(crate) struct RawLimits {
 pub(crate) struct RawOperation {
     /// Unique operation id (`op-1`): letters, digits, `.`, `_`, `-` (at most 64).
     pub id: Sp<String>,
-    /// Collection it creates in.
-    pub resource: Sp<String>,
-    /// Its arguments (the create body without `client_reference` and `metadata`). Default {}.
+    /// Collection it creates in (an HTTP create). Exactly one of `resource` and `tool`.
+    #[serde(default)]
+    pub resource: Option<Sp<String>>,
+    /// The paid MCP tool it calls (needs `mcp:`); its collection is the tool's.
+    #[serde(default)]
+    pub tool: Option<Sp<String>>,
+    /// Its arguments (the create body without `client_reference` and `metadata`;
+    /// for a tool, never its idempotency key argument: the adapter adds that). Default {}.
     #[serde(default)]
     pub args: Option<Sp<Args>>,
 }
@@ -216,11 +405,20 @@ pub(crate) struct RawFault {
     #[serde(default)]
     pub when: Option<Sp<RawMatch>>,
     /// Where in the request's life the fault strikes. Default after_commit, except
-    /// `{stall: {then: ...}}`, which defaults to before_commit.
+    /// `{stall: {then: ...}}`, which defaults to before_commit. HTTP rules only.
     #[serde(default)]
     pub at: Option<Sp<RawPosition>>,
-    /// What the client observes.
-    pub response: Sp<RawResponse>,
+    /// What the client observes (an HTTP rule, for `/v1` requests). Exactly
+    /// one of `response` and `call`.
+    #[serde(default)]
+    pub response: Option<Sp<RawResponse>>,
+    /// What a matching MCP `tools/call` meets (an MCP rule; needs `mcp:`).
+    #[serde(default)]
+    pub call: Option<Sp<RawCall>>,
+    /// What a `notifications/cancelled` does to a call the server holds (MCP
+    /// rules only): honour, ignore or race. Default ignore.
+    #[serde(default)]
+    pub cancel: Option<Sp<RawCancel>>,
 }
 
 /// A request matcher: every key given must hold.
@@ -256,6 +454,9 @@ pub(crate) struct RawMatch {
     /// sends inside it.
     #[serde(default)]
     pub step: Option<Sp<OneOrMany<u32>>>,
+    /// MCP rules only: the tool called (a paid tool or a retrieval tool).
+    #[serde(default)]
+    pub tool: Option<Sp<String>>,
 }
 
 /// The methods the provider serves.
@@ -576,4 +777,264 @@ pub(crate) struct RawExpect {
     /// `needs_review: true`.
     #[serde(default)]
     pub needs_review_from_step: Option<SpMap<String, Sp<u64>>>,
+}
+
+/// What a `notifications/cancelled` does to a held MCP call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[schemars(rename = "Cancel")]
+pub(crate) enum RawCancel {
+    /// The server stops: a call not committed yet never commits.
+    Honour,
+    /// The server goes on as if nothing came.
+    Ignore,
+    /// The cancel arrives just after the commit: the effect commits at that moment.
+    Race,
+}
+
+/// Before or after the commit of a paid tool's effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[schemars(rename = "CommitPoint")]
+pub(crate) enum RawCommitPoint {
+    /// Before the effect commits: none does.
+    BeforeCommit,
+    /// After the effect committed.
+    AfterCommit,
+}
+
+/// What a held or slow call's stream carries meanwhile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[schemars(rename = "Stream")]
+pub(crate) enum RawStream {
+    /// Nothing at all, not even headers.
+    Nothing,
+    /// SSE headers at once, then silence.
+    Headers,
+    /// SSE headers, then a comment line every `every` (keep-alive bytes).
+    KeepAlive,
+    /// SSE headers, then `notifications/progress` every `every`.
+    Progress,
+}
+
+/// How a background task ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[schemars(rename = "TaskEnd")]
+pub(crate) enum RawTaskEnd {
+    /// Commits and completes with the tool's result.
+    Complete,
+    /// Fails without an effect.
+    Fail,
+    /// Never finishes; forgotten after the task ttl.
+    Expire,
+}
+
+/// `{slow: {...}}`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "SlowCall")]
+pub(crate) struct RawSlow {
+    /// How long the work takes before the commit and the answer (real figure, scaled).
+    pub work: Sp<DurationText>,
+    /// What the stream carries meanwhile. Default nothing.
+    #[serde(default)]
+    pub stream: Option<Sp<RawStream>>,
+    /// The interval of keep_alive or progress (real figure, scaled).
+    #[serde(default)]
+    pub every: Option<Sp<DurationText>>,
+}
+
+/// `{stall: {...}}` of an MCP call.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "StallCall")]
+pub(crate) struct RawCallStall {
+    /// What the server does once the hold ends. Default abandon.
+    #[serde(default)]
+    pub then: Option<Sp<RawThen>>,
+    /// When the hold ends. Default: when the client leaves (at most stall_cap).
+    #[serde(default)]
+    pub until: Option<Sp<RawUntil>>,
+    /// What the stream carries meanwhile. Default nothing.
+    #[serde(default)]
+    pub stream: Option<Sp<RawStream>>,
+    /// The interval of keep_alive or progress (real figure, scaled).
+    #[serde(default)]
+    pub every: Option<Sp<DurationText>>,
+}
+
+/// `{is_error: {...}}`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "IsErrorCall")]
+pub(crate) struct RawIsError {
+    /// The HTTP-like status the error content carries (400..=599).
+    #[schemars(range(min = 400, max = 599))]
+    pub status: Sp<u64>,
+    /// Before the commit (no effect) or after it. Default after_commit.
+    #[serde(default)]
+    pub at: Option<Sp<RawCommitPoint>>,
+    /// The error text. Default "error <status>".
+    #[serde(default)]
+    pub message: Option<Sp<String>>,
+}
+
+/// `{rpc_error: {...}}`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "RpcErrorCall")]
+pub(crate) struct RawRpcError {
+    /// The JSON-RPC error code (an integer, e.g. -32603).
+    pub code: Sp<i64>,
+    /// Its message. Default "Internal error".
+    #[serde(default)]
+    pub message: Option<Sp<String>>,
+}
+
+/// `{http: {...}}`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "HttpCall")]
+pub(crate) struct RawHttpCall {
+    /// The HTTP status instead of a JSON-RPC answer (400..=599).
+    #[schemars(range(min = 400, max = 599))]
+    pub status: Sp<u64>,
+    /// Before or after the commit. Default after_commit.
+    #[serde(default)]
+    pub at: Option<Sp<RawCommitPoint>>,
+}
+
+/// `{task: {...}}`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "TaskCall")]
+pub(crate) struct RawTaskCall {
+    /// How the task ends.
+    pub then: Sp<RawTaskEnd>,
+    /// When (simulator clock, from the call; not scaled). Default mcp.tasks.work.
+    #[serde(default)]
+    pub after: Option<Sp<DurationText>>,
+}
+
+/// `{prime_then_close: {...}}`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "PrimeThenCloseCall")]
+pub(crate) struct RawPrime {
+    /// Whether the server goes on and commits the effect. Default abandon.
+    #[serde(default)]
+    pub then: Option<Sp<RawThen>>,
+}
+
+/// What a matching MCP `tools/call` meets: a plain name (`ok`, `never`,
+/// `stall`, `drop`, `reset`, `prime_then_close`) or a one-key mapping.
+#[derive(Debug)]
+pub(crate) enum RawCall {
+    /// Served normally.
+    Ok,
+    /// Commit, then never answer.
+    Never,
+    /// Work, then commit and answer, the stream carrying something meanwhile.
+    Slow(Sp<RawSlow>),
+    /// Hold the call, then commit or abandon.
+    Stall(RawCallStall),
+    /// Commit, then answer late.
+    Late(Sp<DurationText>),
+    /// A tool error result.
+    IsError(Sp<RawIsError>),
+    /// A JSON-RPC error after the commit.
+    RpcError(Sp<RawRpcError>),
+    /// An HTTP status instead of an answer.
+    Http(Sp<RawHttpCall>),
+    /// Close the connection (FIN).
+    Drop(Option<Sp<RawCommitPoint>>),
+    /// Abort the connection (RST).
+    Reset(Option<Sp<RawCommitPoint>>),
+    /// Turn the call into a background task.
+    Task(Sp<RawTaskCall>),
+    /// A priming event, then the stream closes.
+    PrimeThenClose(RawPrime),
+    /// A plain name that is no MCP fault (reported by validation, at its place).
+    Unknown(String),
+}
+
+/// The plain-name MCP faults, as written.
+pub(crate) const PLAIN_CALLS: [&str; 6] =
+    ["ok", "never", "stall", "drop", "reset", "prime_then_close"];
+/// The mapping MCP faults, by key.
+pub(crate) const MAPPING_CALLS: [&str; 10] = [
+    "slow",
+    "stall",
+    "late",
+    "is_error",
+    "rpc_error",
+    "http",
+    "drop",
+    "reset",
+    "task",
+    "prime_then_close",
+];
+
+impl<'de> Deserialize<'de> for RawCall {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct CallVisitor;
+
+        impl<'de> Visitor<'de> for CallVisitor {
+            type Value = RawCall;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    "an MCP fault: ok, never, stall, drop, reset, prime_then_close, or one of \
+                     {slow: {work: 6m}}, {stall: {then: commit}}, {late: 400ms}, \
+                     {is_error: {status: 504}}, {rpc_error: {code: -32603}}, {http: {status: 500}}, \
+                     {drop: after_commit}, {reset: after_commit}, {task: {then: complete}}, \
+                     {prime_then_close: {then: commit}}",
+                )
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(match v {
+                    "ok" => RawCall::Ok,
+                    "never" => RawCall::Never,
+                    "stall" => RawCall::Stall(RawCallStall::default()),
+                    "drop" => RawCall::Drop(None),
+                    "reset" => RawCall::Reset(None),
+                    "prime_then_close" => RawCall::PrimeThenClose(RawPrime::default()),
+                    // Kept, so that validation reports it at the value's own position.
+                    other => RawCall::Unknown(other.to_owned()),
+                })
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let Some(key) = map.next_key::<String>()? else {
+                    return Err(de::Error::custom(
+                        "an empty mapping is not an MCP fault (try `never` or {late: 400ms})",
+                    ));
+                };
+                let call = match key.as_str() {
+                    "slow" => RawCall::Slow(map.next_value()?),
+                    "stall" => RawCall::Stall(map.next_value()?),
+                    "late" => RawCall::Late(map.next_value()?),
+                    "is_error" => RawCall::IsError(map.next_value()?),
+                    "rpc_error" => RawCall::RpcError(map.next_value()?),
+                    "http" => RawCall::Http(map.next_value()?),
+                    "drop" => RawCall::Drop(Some(map.next_value()?)),
+                    "reset" => RawCall::Reset(Some(map.next_value()?)),
+                    "task" => RawCall::Task(map.next_value()?),
+                    "prime_then_close" => RawCall::PrimeThenClose(map.next_value()?),
+                    other => return Err(de::Error::unknown_field(other, &MAPPING_CALLS)),
+                };
+                if let Some(extra) = map.next_key::<String>()? {
+                    return Err(de::Error::custom(format!(
+                        "an MCP fault has exactly one key; `{extra}` is one too many"
+                    )));
+                }
+                Ok(call)
+            }
+        }
+
+        deserializer.deserialize_any(CallVisitor)
+    }
 }

@@ -4,12 +4,16 @@
 
 use std::borrow::Cow;
 
+use lostreply_simulator::mcp::{Defect, Revision};
 use lostreply_simulator::IdempotencyMode;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 
+use super::client_profiles::profile_names;
 use super::raw::{
-    DurationText, ModeName, RawCrash, RawEvent, RawGather, RawResolveOutcome, RawResponse,
-    RawScenario, RawStallOptions, RawStep,
+    DefectName, DurationText, ModeName, ProfileName, RawCall, RawCallStall, RawCommitPoint,
+    RawCrash, RawEvent, RawGather, RawHttpCall, RawIsError, RawPrime, RawResolveOutcome,
+    RawResponse, RawRpcError, RawScenario, RawSlow, RawStallOptions, RawStep, RawTaskCall,
+    RevisionName, WindowText,
 };
 
 /// A JSON Schema (draft 2020-12) describing scenario files, format v1.
@@ -88,6 +92,106 @@ impl JsonSchema for RawResponse {
                     "Send status, headers and this many body bytes, then close.",
                 ),
                 one_key("gather", gather, "Hold matching requests until enough of them meet, then serve them all."),
+            ],
+        })
+    }
+}
+
+impl JsonSchema for RevisionName {
+    fn schema_name() -> Cow<'static, str> {
+        "McpRevision".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let names: Vec<&str> = Revision::ALL.iter().map(|r| r.name()).collect();
+        json_schema!({
+            "type": "string",
+            "enum": names,
+            "description": "An MCP protocol revision (the MCP-Protocol-Version value).",
+        })
+    }
+}
+
+impl JsonSchema for DefectName {
+    fn schema_name() -> Cow<'static, str> {
+        "McpDefect".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let names: Vec<&str> = Defect::ALL.iter().map(|d| d.name()).collect();
+        json_schema!({
+            "type": "string",
+            "enum": names,
+            "description": "A known-bad behaviour of the MCP server.",
+        })
+    }
+}
+
+impl JsonSchema for ProfileName {
+    fn schema_name() -> Cow<'static, str> {
+        "ClientProfile".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "enum": profile_names(),
+            "description": "A named MCP client profile with real clients' windows (docs/scenario-format.md).",
+        })
+    }
+}
+
+impl JsonSchema for WindowText {
+    fn schema_name() -> Cow<'static, str> {
+        "Window".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let duration = generator.subschema_for::<DurationText>();
+        json_schema!({
+            "description": "A client window in real figures (scaled by client.scale), or `none`: no such limit.",
+            "anyOf": [duration, {"type": "string", "const": "none"}],
+        })
+    }
+}
+
+impl JsonSchema for RawCall {
+    fn schema_name() -> Cow<'static, str> {
+        "McpFault".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let slow = generator.subschema_for::<RawSlow>();
+        let stall = generator.subschema_for::<RawCallStall>();
+        let duration = generator.subschema_for::<DurationText>();
+        let is_error = generator.subschema_for::<RawIsError>();
+        let rpc_error = generator.subschema_for::<RawRpcError>();
+        let http = generator.subschema_for::<RawHttpCall>();
+        let at = generator.subschema_for::<RawCommitPoint>();
+        let task = generator.subschema_for::<RawTaskCall>();
+        let prime = generator.subschema_for::<RawPrime>();
+        json_schema!({
+            "description": "What a matching MCP tools/call meets. Real-time durations are written in real figures and scaled by mcp.client.scale.",
+            "oneOf": [
+                {
+                    "type": "string",
+                    "enum": super::raw::PLAIN_CALLS,
+                    "description": "ok: served normally; never: commit, then no answer; stall: \
+                                    hold until the client leaves, then abandon; drop/reset: \
+                                    close (FIN) or abort (RST) after the commit; \
+                                    prime_then_close: one priming event, then the stream closes \
+                                    (abandon).",
+                },
+                one_key("slow", slow, "Work this long, then commit and answer; the stream carries `stream` meanwhile."),
+                one_key("stall", stall, "Hold the call, then commit or abandon."),
+                one_key("late", duration, "Commit, then answer this late, whether or not the client still waits."),
+                one_key("is_error", is_error, "A tool error result (isError: true) carrying an HTTP-like status."),
+                one_key("rpc_error", rpc_error, "A JSON-RPC error after the commit."),
+                one_key("http", http, "An HTTP status instead of a JSON-RPC answer."),
+                one_key("drop", at.clone(), "Close the connection without an answer (FIN)."),
+                one_key("reset", at, "Abort the connection (RST)."),
+                one_key("task", task, "The call becomes a background task (when the client asks for one)."),
+                one_key("prime_then_close", prime, "One priming SSE event, then the stream closes without the response."),
             ],
         })
     }

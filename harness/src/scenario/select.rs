@@ -1,37 +1,148 @@
 //! Which scenarios a run takes: files, directories of `*.yaml`, or none (the
-//! built-in library). Shared by the command line and `testing::main`.
+//! built-in library), then tags. Shared by the command line (`run`, `list`)
+//! and `testing::main`: [`select`] is the one place where the selection is made.
+//!
+//! Opt-in tags ([`OPT_IN_TAGS`], today `mcp`): a scenario with one of them is
+//! taken only when the run names that tag (`--tag mcp`), or when its file is
+//! named one by one. An HTTP-only adapter would fail every MCP scenario, so a
+//! default run (`lostreply run`, `testing::main`) leaves them out and says so.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::model::Scenario;
 
+/// Tags whose scenarios a run takes only when asked for by name: `mcp`
+/// (the provider is also an MCP server; the adapter must speak MCP).
+pub const OPT_IN_TAGS: [&str; 1] = ["mcp"];
+
+/// What a selection took, and what it left out because of an opt-in tag.
+#[derive(Debug, Clone, Default)]
+pub struct Selected {
+    /// The scenarios to run, in selection order.
+    pub scenarios: Vec<Scenario>,
+    /// Scenarios that match the tags but carry an opt-in tag the run did not
+    /// name (each with the opt-in tags it lacks), in selection order.
+    pub left_out: Vec<(Scenario, Vec<String>)>,
+}
+
+impl Selected {
+    /// One line saying what was left out and how to take it, if anything was.
+    pub fn left_out_note(&self) -> Option<String> {
+        if self.left_out.is_empty() {
+            return None;
+        }
+        let mut tags: Vec<&str> = self
+            .left_out
+            .iter()
+            .flat_map(|(_, tags)| tags.iter().map(String::as_str))
+            .collect();
+        tags.sort_unstable();
+        tags.dedup();
+        let flags: Vec<String> = tags.iter().map(|t| format!("--tag {t}")).collect();
+        let count = match self.left_out.len() {
+            1 => "1 scenario".to_owned(),
+            n => format!("{n} scenarios"),
+        };
+        Some(format!(
+            "{count} tagged {} left out: they need an adapter that speaks MCP; {} takes them",
+            tags.join(", "),
+            flags.join(" ")
+        ))
+    }
+}
+
+/// The opt-in tags `scenario` carries that `tags` does not name.
+pub fn missing_opt_in(scenario: &Scenario, tags: &[String]) -> Vec<String> {
+    scenario
+        .tags
+        .iter()
+        .filter(|t| OPT_IN_TAGS.contains(&t.as_str()) && !tags.contains(t))
+        .cloned()
+        .collect()
+}
+
+/// True when a run without `--tag` takes `scenario` (it has no opt-in tag).
+pub fn in_default_selection(scenario: &Scenario) -> bool {
+    missing_opt_in(scenario, &[]).is_empty()
+}
+
+/// The built-in library as a default run takes it (no opt-in scenario).
+pub fn default_library() -> Result<Vec<Scenario>, String> {
+    Ok(select(&[], &[])?.scenarios)
+}
+
+/// The scenarios of `paths` (none: the built-in library) that a run with
+/// `tags` takes: with tags, those that carry one of them; opt-in scenarios
+/// only when their opt-in tag is among `tags` or their file is named in
+/// `paths` itself (not found in a directory). An error when a tag matches
+/// nothing, or when everything was left out.
+pub fn select(paths: &[PathBuf], tags: &[String]) -> Result<Selected, String> {
+    let loaded: Vec<(Scenario, bool)> = if paths.is_empty() {
+        let scenarios = crate::builtin::scenarios().map_err(|e| e.to_string())?;
+        check_unique_ids(&scenarios)?;
+        scenarios.into_iter().map(|s| (s, false)).collect()
+    } else {
+        load_marked(paths)?
+    };
+    let mut selected = Selected::default();
+    for (scenario, named) in loaded {
+        if !tags.is_empty() && !scenario.tags.iter().any(|t| tags.contains(t)) {
+            continue;
+        }
+        let missing = missing_opt_in(&scenario, tags);
+        if missing.is_empty() || named {
+            selected.scenarios.push(scenario);
+        } else {
+            selected.left_out.push((scenario, missing));
+        }
+    }
+    if selected.scenarios.is_empty() {
+        let why = match selected.left_out_note() {
+            Some(note) => format!("no scenario selected: {note}"),
+            None => format!("no scenario has any of the tags {tags:?}"),
+        };
+        return Err(why);
+    }
+    Ok(selected)
+}
+
 /// Loads every scenario the paths name, reporting every error (not only the first).
 pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<Scenario>, String> {
+    Ok(load_marked(paths)?.into_iter().map(|(s, _)| s).collect())
+}
+
+/// Like [`load_paths`]; each scenario says whether its file was named itself
+/// (rather than found in a named directory).
+fn load_marked(paths: &[PathBuf]) -> Result<Vec<(Scenario, bool)>, String> {
     let mut files = Vec::new();
     let mut errors = Vec::new();
     for path in paths {
         match expand(path) {
-            Ok(mut found) => files.append(&mut found),
+            Ok(found) => {
+                let named = found.len() == 1 && found[0] == *path;
+                files.extend(found.into_iter().map(|f| (f, named)));
+            }
             Err(e) => errors.push(e),
         }
     }
     let mut scenarios = Vec::new();
-    for file in files {
+    for (file, named) in files {
         match super::load(&file) {
-            Ok(s) => scenarios.push(s),
+            Ok(s) => scenarios.push((s, named)),
             Err(e) => errors.push(e.to_string()),
         }
     }
     if errors.is_empty() {
-        check_unique_ids(&scenarios)?;
+        check_unique_ids(scenarios.iter().map(|(s, _)| s))?;
         Ok(scenarios)
     } else {
         Err(errors.join("\n"))
     }
 }
 
-/// The built-in library, or the given paths.
+/// The built-in library, or the given paths, every scenario (opt-in ones
+/// included: [`select`] is what a run takes).
 pub fn load_or_builtin(paths: &[PathBuf]) -> Result<Vec<Scenario>, String> {
     if paths.is_empty() {
         let scenarios = crate::builtin::scenarios().map_err(|e| e.to_string())?;
@@ -63,7 +174,7 @@ fn expand(path: &Path) -> Result<Vec<PathBuf>, String> {
 }
 
 /// Seeds and reports are keyed by scenario id, so ids must be unique in a suite.
-fn check_unique_ids(scenarios: &[Scenario]) -> Result<(), String> {
+fn check_unique_ids<'a>(scenarios: impl IntoIterator<Item = &'a Scenario>) -> Result<(), String> {
     let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
     for s in scenarios {
         if let Some(first) = seen.insert(&s.id, &s.path) {

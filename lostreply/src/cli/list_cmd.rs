@@ -1,5 +1,7 @@
 //! `lostreply list`: the scenarios a `run` with the same selection flags would
-//! take, without running them (so `--shard K/N` can be checked for free).
+//! take, without running them (so `--shard K/N` can be checked for free),
+//! then, unsharded, the opt-in ones (`mcp`) that run leaves out, each marked
+//! with the flag that takes it: every scenario is listed with its tags.
 
 use clap::Args;
 use lostreply_harness::exit;
@@ -13,16 +15,27 @@ pub(super) struct ListArgs {
 }
 
 pub(super) fn list(args: ListArgs) -> i32 {
-    let Selection { scenarios, shard } = match args.select.select() {
+    let Selection {
+        scenarios,
+        shard,
+        left_out,
+        left_out_note,
+    } = match args.select.select() {
         Ok(s) => s,
         Err(e) => return e.report("lostreply list"),
     };
     for s in &scenarios {
-        let case = s
-            .case
-            .map(|c| format!("case {c:>2}"))
-            .unwrap_or_else(|| "       ".to_owned());
-        println!("{case}  {:<40} [{}]  {}", s.id, s.tags.join(", "), s.title);
+        println!("{}", line(s));
+    }
+    // A shard is a part of what run takes; the left-out ones belong to no shard.
+    if shard.is_none() {
+        for (s, missing) in &left_out {
+            let flags: Vec<String> = missing.iter().map(|t| format!("--tag {t}")).collect();
+            println!("{}  (left out: {})", line(s), flags.join(" "));
+        }
+        if let Some(note) = left_out_note {
+            eprintln!("{note}");
+        }
     }
     // On stderr, so that stdout stays one line per scenario.
     if let Some(shard) = shard {
@@ -38,4 +51,13 @@ pub(super) fn list(args: ListArgs) -> i32 {
         );
     }
     exit::OK
+}
+
+/// One scenario: its case, id, tags and title.
+fn line(s: &lostreply_harness::scenario::model::Scenario) -> String {
+    let case = s
+        .case
+        .map(|c| format!("case {c:>2}"))
+        .unwrap_or_else(|| "       ".to_owned());
+    format!("{case}  {:<40} [{}]  {}", s.id, s.tags.join(", "), s.title)
 }

@@ -72,10 +72,18 @@ pub(super) async fn run(args: RunArgs) -> i32 {
     if args.jobs == Some(0) {
         return usage("--jobs must be at least 1");
     }
-    let Selection { scenarios, shard } = match args.select.select() {
+    let Selection {
+        scenarios,
+        shard,
+        left_out_note,
+        ..
+    } = match args.select.select() {
         Ok(s) => s,
         Err(e) => return e.report("lostreply run"),
     };
+    if let Some(note) = left_out_note {
+        eprintln!("lostreply run: {note}");
+    }
     let jobs = args.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())

@@ -8,13 +8,13 @@ use std::path::PathBuf;
 use clap::Args;
 use lostreply_harness::exit;
 use lostreply_harness::scenario::model::Scenario;
-use lostreply_harness::scenario::select::load_or_builtin;
+use lostreply_harness::scenario::select::select;
 use lostreply_reports::model::Shard;
 
 /// The selection flags as clap parses them.
 #[derive(Debug, Args)]
 pub(super) struct SelectArgs {
-    /// Only scenarios with this tag (repeatable: any of them). `lost-response` selects the ten cases.
+    /// Only scenarios with this tag (repeatable: any of them). `lost-response` selects the ten cases; scenarios tagged `mcp` run only with `--tag mcp` (or when their file is named).
     #[arg(long = "tag", value_name = "TAG")]
     tags: Vec<String>,
     /// Only shard K of N (1 ≤ K ≤ N): a stable part of the selection, chosen by scenario id, for splitting a run across CI jobs.
@@ -93,6 +93,11 @@ pub(super) fn shard_of(scenario_id: &str, total: u32) -> u32 {
 pub(super) struct Selection {
     /// The scenarios to run or list, in selection order.
     pub scenarios: Vec<Scenario>,
+    /// Scenarios left out for an opt-in tag the run did not name (`mcp`),
+    /// with the tags they lack; before sharding.
+    pub left_out: Vec<(Scenario, Vec<String>)>,
+    /// One line saying what was left out and how to take it.
+    pub left_out_note: Option<String>,
     /// Which shard they are, with the size of the selection they were cut from.
     pub shard: Option<Shard>,
 }
@@ -125,16 +130,16 @@ impl SelectArgs {
             Some(raw) => Some(ShardSpec::parse(raw).map_err(SelectError::Usage)?),
             None => None,
         };
-        let mut scenarios = load_or_builtin(&self.paths).map_err(SelectError::Scenarios)?;
-        if !self.tags.is_empty() {
-            scenarios.retain(|s| s.tags.iter().any(|t| self.tags.contains(t)));
-            if scenarios.is_empty() {
-                return Err(SelectError::Usage(format!(
-                    "no scenario has any of the tags {:?}",
-                    self.tags
-                )));
+        let selected = select(&self.paths, &self.tags).map_err(|e| {
+            if e.starts_with("no scenario") {
+                SelectError::Usage(e)
+            } else {
+                SelectError::Scenarios(e)
             }
-        }
+        })?;
+        let left_out_note = selected.left_out_note();
+        let mut scenarios = selected.scenarios;
+        let left_out = selected.left_out;
         let shard = spec.map(|spec| {
             let selected = scenarios.len();
             scenarios.retain(|s| spec.takes(&s.id));
@@ -144,7 +149,12 @@ impl SelectArgs {
                 selected,
             }
         });
-        Ok(Selection { scenarios, shard })
+        Ok(Selection {
+            scenarios,
+            left_out,
+            left_out_note,
+            shard,
+        })
     }
 }
 

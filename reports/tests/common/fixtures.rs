@@ -57,6 +57,7 @@ fn scenario(adapter: &str, id: &str, title: &str, case: Option<u8>, seed: u64) -
         deliveries: Vec::new(),
         violations: Vec::new(),
         errors: Vec::new(),
+        mcp_client: None,
     }
 }
 
@@ -491,8 +492,90 @@ pub fn violations_run() -> Report {
             naive_status_reads_provider(),
             naive_accepts_forged_webhook(),
             naive_never_finishes(),
+            naive_mcp_called_again(),
         ],
     )
+}
+
+/// An MCP scenario: the tool call outlives the client's idle window (scaled
+/// from Claude Code's 5 minutes), the naive adapter calls again, two effects
+/// (invariant 1). The report shows the client windows, scaled and real.
+fn naive_mcp_called_again() -> ScenarioReport {
+    let mut s = scenario(
+        NAIVE,
+        "mcp-idle-abort-called-again",
+        "A paid tool call outlives the client's idle window; calling again pays twice",
+        None,
+        0x5eed_0101,
+    );
+    s.tags = vec!["mcp".to_owned()];
+    s.mcp_client = Some(McpClientReport {
+        profile: "claude-code-http".into(),
+        scale: 0.001,
+        idle_resets_on: "bytes".into(),
+        wall_clock: WindowFigures {
+            real_ms: Some(100_000_000),
+            scaled_ms: Some(100_000),
+        },
+        idle: WindowFigures {
+            real_ms: Some(300_000),
+            scaled_ms: Some(300),
+        },
+        first_byte: WindowFigures {
+            real_ms: None,
+            scaled_ms: None,
+        },
+        background_after: WindowFigures {
+            real_ms: Some(120_000),
+            scaled_ms: Some(120),
+        },
+    });
+    let done = outcome(
+        OutcomeKind::Succeeded,
+        Some("tkt_0002"),
+        false,
+        "call_tool create_ticket",
+    );
+    s.verdict = Verdict::Violated;
+    s.duration_ms = 900;
+    s.operations = vec![operation(
+        "op-1",
+        ticket_args(1200),
+        &["tkt_0001", "tkt_0002"],
+        Some(done.clone()),
+    )];
+    s.steps = vec![step(1, "execute op-1", 1, 800, 0, 0)];
+    s.calls = vec![
+        outcome_call(0, 1, "execute", "op-1", &done, 2, 790, 0),
+        outcome_call(1, 0, "status", "op-1", &done, 802, 850, 0),
+    ];
+    s.journal = vec![
+        Req {
+            target: "/mcp",
+            fault: Some("slow 360ms, stream nothing (mcp rule 1)"),
+            fate: "held until the client left",
+            lost: true,
+            ..post(1, 10, 380, None, Some("tkt_0001"))
+        }
+        .record(0),
+        Req {
+            target: "/mcp",
+            fate: "sent 200",
+            ..post(2, 320, 330, None, Some("tkt_0002"))
+        }
+        .record(0),
+    ];
+    s.ledger = vec![
+        effect("tkt_0001", ticket_args(1200), None, Some(1), Some("op-1")),
+        effect("tkt_0002", ticket_args(1200), None, Some(2), Some("op-1")),
+    ];
+    s.violations = vec![violation(
+        Check::Invariant(Invariant::AtMostOnce),
+        "op-1",
+        "op-1 has 2 effects (tkt_0001, tkt_0002)",
+        vec![call(0), req(1), req(2), eff("tkt_0001"), eff("tkt_0002")],
+    )];
+    s
 }
 
 /// Case 2: the POST is dropped after commit, the adapter retries with a new key

@@ -1,7 +1,11 @@
 //! `faults:` -> fault rules, rejecting the ones that cannot mean anything.
+//! One list holds both families: HTTP rules (`response:`, for `/v1`
+//! requests) and MCP rules (`call:`, for `tools/call` at `/mcp`); each family
+//! keeps its file order, and the first matching rule of its family wins.
 
 use std::collections::BTreeSet;
 
+use lostreply_simulator::mcp::McpRule;
 use lostreply_simulator::{
     FaultResponse, FaultRule, Match, Position, Release, RequestKind, StallThen,
 };
@@ -15,11 +19,12 @@ use crate::scenario::raw::{
 };
 use crate::scenario::span::{OneOrMany, Pos, Sp};
 
+/// The HTTP rules and the MCP rules of `faults:`, each in file order.
 pub(super) fn faults(
     d: &mut Diagnostics,
     raw: &[Sp<RawFault>],
     declared: &Declared,
-) -> Vec<FaultRule> {
+) -> (Vec<FaultRule>, Vec<McpRule>) {
     if raw.len() > MAX_ITEMS {
         if let Some(first) = raw.first() {
             d.error(
@@ -28,18 +33,80 @@ pub(super) fn faults(
             );
         }
     }
-    let rules: Vec<FaultRule> = raw.iter().map(|rule| fault(d, rule, declared)).collect();
-    unreachable_rules(d, raw, &rules);
-    rules
+    let mut http: Vec<(usize, FaultRule)> = Vec::new();
+    let mut mcp: Vec<(usize, McpRule)> = Vec::new();
+    for (index, rule) in raw.iter().enumerate() {
+        match (&rule.value.response, &rule.value.call) {
+            (_, Some(call)) => {
+                if let Some(response) = &rule.value.response {
+                    d.error(
+                        response.pos,
+                        "a fault rule has `response:` (an HTTP request's fate) or `call:` (an MCP \
+                         tool call's), not both: write two rules",
+                    );
+                }
+                if let Some(at) = &rule.value.at {
+                    d.error(
+                        at.pos,
+                        "`at` belongs to HTTP rules; an MCP fault says where it strikes inside \
+                         `call:` ({drop: before_commit}, {is_error: {status: 504, at: after_commit}})",
+                    );
+                }
+                if declared.mcp.is_none() {
+                    d.error(
+                        call.pos,
+                        "an MCP fault (`call:`) needs an `mcp:` section: this provider is no MCP \
+                         server",
+                    );
+                }
+                mcp.push((index, super::mcp_faults::rule(d, rule, call, declared)));
+            }
+            (Some(response), None) => {
+                if let Some(cancel) = &rule.value.cancel {
+                    d.error(
+                        cancel.pos,
+                        "`cancel` belongs to MCP rules (`call:`): HTTP has no cancellation",
+                    );
+                }
+                if let Some(tool) = rule.value.when.as_ref().and_then(|w| w.value.tool.as_ref()) {
+                    d.error(
+                        tool.pos,
+                        "`tool` matches MCP tool calls: this rule needs `call:` instead of \
+                         `response:`",
+                    );
+                }
+                http.push((index, fault(d, rule, response, declared)));
+            }
+            (None, None) => d.error(
+                rule.pos,
+                "a fault rule needs `response:` (for HTTP requests) or `call:` (for MCP tool calls)",
+            ),
+        }
+    }
+    unreachable_rules(d, raw, &http, |first, second| {
+        shadows(&first.when, &second.when)
+    });
+    unreachable_rules(d, raw, &mcp, |first, second| {
+        super::mcp_faults::shadows(&first.when, &second.when)
+    });
+    (
+        http.into_iter().map(|(_, r)| r).collect(),
+        mcp.into_iter().map(|(_, r)| r).collect(),
+    )
 }
 
-fn fault(d: &mut Diagnostics, raw: &Sp<RawFault>, declared: &Declared) -> FaultRule {
+fn fault(
+    d: &mut Diagnostics,
+    raw: &Sp<RawFault>,
+    response: &Sp<RawResponse>,
+    declared: &Declared,
+) -> FaultRule {
     let empty = RawMatch::default();
     let when_raw = raw.value.when.as_ref().map_or(&empty, |w| &w.value);
     let when = matcher(d, when_raw, declared);
 
-    let response_pos = raw.value.response.pos;
-    let response = &raw.value.response.value;
+    let response_pos = response.pos;
+    let response = &response.value;
     // A stall that says what happens next is about the commit: it defaults to before_commit.
     let default_at = match response {
         RawResponse::Stall { then: Some(_), .. } => Position::BeforeCommit,
@@ -168,7 +235,7 @@ fn fault(d: &mut Diagnostics, raw: &Sp<RawFault>, declared: &Declared) -> FaultR
     FaultRule { when, at, response }
 }
 
-fn step_end(d: &mut Diagnostics, until: &Sp<RawUntil>, declared: &Declared) -> Release {
+pub(super) fn step_end(d: &mut Diagnostics, until: &Sp<RawUntil>, declared: &Declared) -> Release {
     let step = &until.value.end_of_step;
     if step.value == 0 || step.value as usize > declared.step_count {
         d.error(
@@ -248,49 +315,7 @@ fn matcher(d: &mut Diagnostics, raw: &RawMatch, declared: &Declared) -> Match {
     if let Some(t) = &raw.tenant {
         tenant(d, t, &declared.tenants);
     }
-    if let Some(nth) = &raw.nth {
-        if nth.value == 0 {
-            d.error(
-                nth.pos,
-                "nth counts from 1 (nth: 1 is the first matching request)",
-            );
-        }
-    }
-    if let Some(times) = &raw.times {
-        if times.value == 0 {
-            d.error(times.pos, "times counts requests: at least 1");
-        }
-        if raw.nth.is_some() {
-            d.error(
-                times.pos,
-                "nth and times exclude each other: nth picks one request, times the first N",
-            );
-        }
-    }
-    let steps = raw.step.as_ref().map(|step| {
-        let written: Vec<(u32, Pos)> = match &step.value {
-            OneOrMany::One(n) => vec![(*n, step.pos)],
-            OneOrMany::Many(list) => list.iter().map(|n| (n.value, n.pos)).collect(),
-        };
-        if written.is_empty() {
-            d.error(step.pos, "an empty list of steps matches nothing");
-        }
-        for (n, pos) in &written {
-            if *n == 0 || *n as usize > declared.step_count {
-                d.error(
-                    *pos,
-                    format!(
-                        "step {n} is not a step of this scenario (steps 1 to {})",
-                        declared.step_count
-                    ),
-                );
-            }
-        }
-        written
-            .into_iter()
-            .map(|(n, _)| n)
-            .collect::<BTreeSet<u32>>()
-    });
+    let steps = counts_and_steps(d, raw, declared);
     let method = raw.method.as_ref().map(|m| m.value);
     let kind = raw.kind.as_ref().map(|k| k.value);
     if let (Some(method), Some(kind)) = (&raw.method, &raw.kind) {
@@ -340,6 +365,58 @@ fn matcher(d: &mut Diagnostics, raw: &RawMatch, declared: &Declared) -> Match {
     }
 }
 
+/// `nth`, `times` and `step`, shared by HTTP and MCP rules: the counts
+/// checked, the steps checked and returned.
+pub(super) fn counts_and_steps(
+    d: &mut Diagnostics,
+    raw: &RawMatch,
+    declared: &Declared,
+) -> Option<BTreeSet<u32>> {
+    if let Some(nth) = &raw.nth {
+        if nth.value == 0 {
+            d.error(
+                nth.pos,
+                "nth counts from 1 (nth: 1 is the first matching request)",
+            );
+        }
+    }
+    if let Some(times) = &raw.times {
+        if times.value == 0 {
+            d.error(times.pos, "times counts requests: at least 1");
+        }
+        if raw.nth.is_some() {
+            d.error(
+                times.pos,
+                "nth and times exclude each other: nth picks one request, times the first N",
+            );
+        }
+    }
+    raw.step.as_ref().map(|step| {
+        let written: Vec<(u32, Pos)> = match &step.value {
+            OneOrMany::One(n) => vec![(*n, step.pos)],
+            OneOrMany::Many(list) => list.iter().map(|n| (n.value, n.pos)).collect(),
+        };
+        if written.is_empty() {
+            d.error(step.pos, "an empty list of steps matches nothing");
+        }
+        for (n, pos) in &written {
+            if *n == 0 || *n as usize > declared.step_count {
+                d.error(
+                    *pos,
+                    format!(
+                        "step {n} is not a step of this scenario (steps 1 to {})",
+                        declared.step_count
+                    ),
+                );
+            }
+        }
+        written
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect::<BTreeSet<u32>>()
+    })
+}
+
 /// True when every request the matcher accepts is a create.
 fn only_creates(when: &Match) -> bool {
     when.kind == Some(RequestKind::Create) || when.method.as_deref() == Some("POST")
@@ -370,20 +447,27 @@ fn query_name(query: RawQuery) -> &'static str {
 }
 
 /// The first matching rule wins, so a rule that an earlier rule always takes
-/// first can never fire: that is a mistake in the file, not a plan.
-fn unreachable_rules(d: &mut Diagnostics, raw: &[Sp<RawFault>], rules: &[FaultRule]) {
-    for (later, rule) in rules.iter().enumerate() {
+/// first can never fire: that is a mistake in the file, not a plan. `rules`
+/// are one family's, with their indexes in `faults:`.
+fn unreachable_rules<R>(
+    d: &mut Diagnostics,
+    raw: &[Sp<RawFault>],
+    rules: &[(usize, R)],
+    shadows: impl Fn(&R, &R) -> bool,
+) {
+    for (later, (index, rule)) in rules.iter().enumerate() {
         let earlier = rules[..later]
             .iter()
-            .position(|first| shadows(&first.when, &rule.when));
-        if let (Some(earlier), Some(raw_rule)) = (earlier, raw.get(later)) {
+            .find(|(_, first)| shadows(first, rule))
+            .map(|(i, _)| *i);
+        if let (Some(earlier), Some(raw_rule)) = (earlier, raw.get(*index)) {
             let line = raw.get(earlier).map_or(0, |r| r.pos.line);
             d.error(
                 raw_rule.pos,
                 format!(
                     "fault rule {} can never apply: rule {} (line {line}) matches every request \
                      it would, and the first matching rule wins",
-                    later + 1,
+                    index + 1,
                     earlier + 1
                 ),
             );

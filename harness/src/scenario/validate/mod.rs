@@ -4,9 +4,12 @@
 
 mod expect;
 mod faults;
+mod mcp;
+mod mcp_faults;
 mod provider;
 mod steps;
 
+pub use mcp::DEFAULT_REVISION;
 pub use provider::DEFAULT_STALL_CAP;
 pub use steps::DEFAULT_EVIDENCE;
 
@@ -62,6 +65,8 @@ pub(super) struct Declared {
     pub client_timeout: Duration,
     /// How many steps the scenario has (fault rules may name them).
     pub step_count: usize,
+    /// The MCP server, when the file has an `mcp:` section.
+    pub mcp: Option<mcp::McpDeclared>,
 }
 
 /// Checks everything and builds the scenario (meaningful only if `d` stays empty).
@@ -134,8 +139,19 @@ pub(super) fn scenario(raw: &RawScenario, path: &str, d: &mut Diagnostics) -> Sc
 
     let (mut plan, mut declared) = provider::provider(d, raw.provider.as_ref(), client_timeout);
     declared.step_count = raw.steps.value.len();
+    let mut mcp_setup = None;
+    if let Some(raw_mcp) = &raw.mcp {
+        let (mcp_plan, setup, mcp_declared) = mcp::mcp(d, raw_mcp, &declared);
+        plan.mcp = Some(mcp_plan);
+        mcp_setup = Some(setup);
+        declared.mcp = Some(mcp_declared);
+    }
     let operations = operations(d, &raw.operations, &mut declared);
-    plan.faults = faults::faults(d, &raw.faults, &declared);
+    let (http_faults, mcp_faults) = faults::faults(d, &raw.faults, &declared);
+    plan.faults = http_faults;
+    if let Some(mcp_plan) = &mut plan.mcp {
+        mcp_plan.faults = mcp_faults;
+    }
     let steps = steps::steps(d, &raw.steps, &declared);
     let expect = expect::expectations(d, raw.expect.as_ref(), &steps, &declared);
     let steps = steps.into_iter().flatten().collect();
@@ -147,6 +163,7 @@ pub(super) fn scenario(raw: &RawScenario, path: &str, d: &mut Diagnostics) -> Sc
         case,
         tags,
         plan,
+        mcp: mcp_setup,
         operations,
         steps,
         expect,
@@ -183,15 +200,93 @@ fn operations(
         } else {
             declared.operations.insert(id.clone(), op.value.id.pos);
         }
-        resource(d, &op.value.resource, declared.resources.as_deref());
         let args = args(d, op.value.args.as_ref(), declared.max_body_bytes);
+        let (resource, tool) = operation_target(d, op, &args, declared);
         specs.push(OperationSpec {
             id,
-            resource: op.value.resource.value.clone(),
+            resource,
+            tool,
             args,
         });
     }
     specs
+}
+
+/// An operation's collection, and its tool for an MCP operation: exactly one
+/// of `resource:` and `tool:`, and a tool's key argument never among `args`
+/// (the adapter adds the key; the server strips it before recording the
+/// effect, so effects are attributed by the arguments without it).
+fn operation_target(
+    d: &mut Diagnostics,
+    op: &Sp<RawOperation>,
+    args: &Args,
+    declared: &Declared,
+) -> (String, Option<String>) {
+    let raw = &op.value;
+    match (&raw.resource, &raw.tool) {
+        (Some(name), None) => {
+            resource(d, name, declared.resources.as_deref());
+            (name.value.clone(), None)
+        }
+        (Some(_), Some(tool)) => {
+            d.error(
+                tool.pos,
+                "an operation has `resource:` (an HTTP create) or `tool:` (an MCP tool call), \
+                 not both: a tool's operations create in the tool's collection",
+            );
+            (String::new(), Some(tool.value.clone()))
+        }
+        (None, None) => {
+            d.error(
+                op.pos,
+                "an operation needs `resource:` (an HTTP create) or `tool:` (an MCP tool call)",
+            );
+            (String::new(), None)
+        }
+        (None, Some(tool)) => {
+            let name = &tool.value;
+            let Some(mcp) = &declared.mcp else {
+                d.error(
+                    tool.pos,
+                    format!(
+                        "operation calls MCP tool `{name}`, but the scenario has no `mcp:` \
+                         section (add one, or use `resource:` for an HTTP create)"
+                    ),
+                );
+                return (String::new(), Some(name.clone()));
+            };
+            let Some((collection, key)) = mcp.paid(name) else {
+                let what = if [
+                    crate::scenario::model::GET_OPERATION,
+                    crate::scenario::model::LIST_RECENT_OPERATIONS,
+                ]
+                .contains(&name.as_str())
+                {
+                    format!("`{name}` is a retrieval tool; an operation calls a paid tool")
+                } else {
+                    format!("the MCP server has no paid tool `{name}`")
+                };
+                d.error(
+                    tool.pos,
+                    format!("{what} ({})", mcp.paid_names().join(", ")),
+                );
+                return (String::new(), Some(name.clone()));
+            };
+            if let Some(key) = key {
+                if args.contains_key(key) {
+                    let at = raw.args.as_ref().map_or(tool.pos, |a| a.pos);
+                    d.error(
+                        at,
+                        format!(
+                            "`{key}` is {name}'s idempotency key argument: the adapter adds \
+                             the key, an operation's args never carry it"
+                        ),
+                    );
+                }
+            }
+            (collection.to_owned(), Some(name.clone()))
+        }
+    }
 }
 
 /// The reserved create fields: they are not arguments.

@@ -160,6 +160,7 @@ fn declared(plan: &Plan, limits: Limits, client_timeout: Duration) -> Declared {
         max_body_bytes: limits.max_body_bytes,
         client_timeout,
         step_count: 0,
+        mcp: None,
     }
 }
 
