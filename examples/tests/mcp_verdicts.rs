@@ -29,7 +29,16 @@ fn run(factory: Arc<dyn AdapterFactory>, scenarios: &[Scenario], seed: u64, jobs
 #[test]
 fn the_library_has_every_shape() {
     let library = common::mcp_library();
-    for tag in ["mcp-shape-1", "mcp-shape-2", "mcp-shape-3", "mcp-shape-4", "retrieval", "progress", "cancel", "mcp-lost-response"] {
+    for tag in [
+        "mcp-shape-1",
+        "mcp-shape-2",
+        "mcp-shape-3",
+        "mcp-shape-4",
+        "retrieval",
+        "progress",
+        "cancel",
+        "mcp-lost-response",
+    ] {
         assert!(
             library.iter().any(|s| s.tags.iter().any(|t| t == tag)),
             "no MCP scenario tagged {tag}"

@@ -82,6 +82,9 @@ pub struct ContractTool {
     pub resource: String,
     /// The argument that carries an idempotency key, when the tool takes one.
     pub key_argument: Option<String>,
+    /// How long the server remembers a key (simulator clock), when the tool takes one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_retention_s: Option<u64>,
 }
 
 /// The retrieval tools.

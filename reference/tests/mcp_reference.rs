@@ -103,6 +103,7 @@ impl Run {
                             name: "create_ticket".to_owned(),
                             resource: "tickets".to_owned(),
                             key_argument: None,
+                            key_retention_s: None,
                         }],
                         retrieval: Some(ContractRetrieval {
                             get: "get_operation".to_owned(),

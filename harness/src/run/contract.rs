@@ -55,6 +55,10 @@ pub fn contract_mcp(scenario: &Scenario, base_url: &str) -> Option<ContractMcp> 
                 name: tool.name.clone(),
                 resource: tool.resource.clone(),
                 key_argument: tool.key_argument.clone(),
+                key_retention_s: tool
+                    .key_argument
+                    .as_ref()
+                    .map(|_| plan.retrieval.retention.as_secs()),
             })
             .collect(),
         retrieval: plan.retrieval.enabled.then(|| ContractRetrieval {

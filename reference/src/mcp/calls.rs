@@ -261,7 +261,7 @@ async fn find(
         {
             Some(finding @ Finding::Evidence(_)) => return Ok(finding),
             Some(Finding::Inconclusive(why)) => {
-                if let Some(found) = replay(client, record, &tool, contract, now).await? {
+                if let Some(found) = replay(client, record, &tool, now).await? {
                     return Ok(found);
                 }
                 return Ok(Finding::Inconclusive(why));
@@ -270,7 +270,7 @@ async fn find(
         }
     }
     // d. A keyed tool may replay with its key while the key is retained.
-    if let Some(found) = replay(client, record, &tool, contract, now).await? {
+    if let Some(found) = replay(client, record, &tool, now).await? {
         return Ok(found);
     }
     if contract.retrieval.is_none() {
@@ -403,7 +403,6 @@ async fn replay(
     client: &mut McpClient,
     record: &OpRecord,
     tool: &ContractTool,
-    contract: &ContractMcp,
     now: Timestamp,
 ) -> Result<Option<Finding>, AdapterFailure> {
     if tool.key_argument.is_none() {
@@ -411,10 +410,10 @@ async fn replay(
     }
     let first = parse_time("stored first_sent_at", &record.first_sent_at)?;
     let age_s = now.as_second().saturating_sub(first.as_second());
-    let retention_s = contract
-        .retrieval
-        .as_ref()
-        .map_or(0, |r| i64::try_from(r.retention_s).unwrap_or(i64::MAX));
+    // Past the key's retention a replay would be new work: a second effect.
+    let retention_s = tool
+        .key_retention_s
+        .map_or(0, |r| i64::try_from(r).unwrap_or(i64::MAX));
     if age_s >= retention_s {
         return Ok(None);
     }

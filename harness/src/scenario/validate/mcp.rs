@@ -143,7 +143,14 @@ pub(super) fn mcp(
         }
     });
 
-    let tasks = raw.tasks.as_ref().map_or(defaults.tasks, |t| {
+    // Tasks are opt-in per scenario: a caller that can wait for tasks asks for
+    // one on every call the server offers them for, and every such call then
+    // becomes one, which only the task scenarios are about.
+    let no_tasks = TaskSupport {
+        enabled: false,
+        ..defaults.tasks
+    };
+    let tasks = raw.tasks.as_ref().map_or(no_tasks, |t| {
         let t = &t.value;
         TaskSupport {
             enabled: t.enabled.unwrap_or(true),
