@@ -1,5 +1,7 @@
 //! Shared by the example tests: the library, a runtime, readable verdicts.
 
+pub mod mcp_clients;
+
 use lostreply_harness::scenario::model::Scenario;
 use lostreply_reports::model::{Check, ScenarioReport};
 
