@@ -92,11 +92,13 @@ fn common(sim: &Simulator) -> Common {
                             name: "create_ticket".to_owned(),
                             resource: "tickets".to_owned(),
                             key_argument: None,
+                            key_retention_s: None,
                         },
                         ContractTool {
                             name: "create_charge".to_owned(),
                             resource: "charges".to_owned(),
                             key_argument: Some("idempotency_key".to_owned()),
+                            key_retention_s: Some(7 * 24 * 3600),
                         },
                     ],
                     retrieval: Some(ContractRetrieval {

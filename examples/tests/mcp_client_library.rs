@@ -1,0 +1,87 @@
+//! The example adapters written on the two real MCP client libraries
+//! (examples/mcp-clients/{python/adapter.py,node/adapter.mjs}) through the
+//! built-in MCP library, one process per call: the correct adapter of each SDK
+//! passes every scenario tagged `mcp`; the naive variant (`--naive`: calls the
+//! tool again on the SDK's timeout error) is caught by the wall-clock abort.
+//! A binary of its own: interpreter start-ups would otherwise compete for the
+//! CPU with the in-process runs of the other binaries.
+
+#[allow(dead_code)]
+mod common;
+
+use common::mcp_clients::{command_or_skip, Sdk};
+use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
+use lostreply_harness::suite::{run_suite, RunOptions};
+use lostreply_reports::model::{Report, Verdict};
+
+fn script(sdk: Sdk) -> &'static str {
+    match sdk {
+        Sdk::Python => "adapter.py",
+        Sdk::Node => "adapter.mjs",
+    }
+}
+
+fn run(argv: Vec<String>, ids: Option<&[&str]>) -> Report {
+    let library: Vec<_> = common::mcp_library()
+        .into_iter()
+        .filter(|s| ids.is_none_or(|ids| ids.contains(&s.id.as_str())))
+        .collect();
+    let options = RunOptions {
+        adapter: AdapterUnderTest::Process(ProcessCommand::from_argv(argv).expect("command")),
+        seed: 1,
+        jobs: 2,
+        command_prefix: "lostreply run".to_owned(),
+    };
+    common::runtime().block_on(run_suite(&library, &options, |_| {}))
+}
+
+#[test]
+fn each_sdks_correct_adapter_passes_the_mcp_library() {
+    let mut problems = Vec::new();
+    for sdk in [Sdk::Python, Sdk::Node] {
+        let Some(argv) = command_or_skip(sdk, script(sdk), "correct adapter") else {
+            continue;
+        };
+        let report = run(argv, None);
+        problems.extend(
+            report
+                .scenarios
+                .iter()
+                .filter(|s| s.verdict != Verdict::Passed)
+                .map(|s| format!("{}: {}", sdk.name(), common::explain(s))),
+        );
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn each_sdks_naive_adapter_is_caught_calling_again_after_its_timeout() {
+    let mut problems = Vec::new();
+    for sdk in [Sdk::Python, Sdk::Node] {
+        let Some(mut argv) = command_or_skip(sdk, script(sdk), "naive adapter") else {
+            continue;
+        };
+        argv.push("--naive".to_owned());
+        let id = "mcp-shape1-wall-clock-abort";
+        let report = run(argv, Some(&[id]));
+        let caught = report.scenarios.iter().any(|s| {
+            s.verdict == Verdict::Violated
+                && s.violations
+                    .iter()
+                    .any(|v| common::check_name(&v.check).starts_with("invariant 1"))
+        });
+        if !caught {
+            problems.push(format!(
+                "{}: not caught by invariant 1 on {id}: {}",
+                sdk.name(),
+                report
+                    .scenarios
+                    .iter()
+                    .map(common::explain)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
