@@ -199,6 +199,7 @@ fn create(
         effect: Some(id.to_owned()),
         replayed: false,
         step: Some(1),
+        rpc: None,
         fate: ResponseFate::Sent { status: 201 },
     };
     let effect = Effect {

@@ -15,6 +15,10 @@
 //!   partial or idle), `request_body`, `create` then `commit` (idempotency
 //!   through `idempotency`, effects through `store`), `idempotency_replies`,
 //!   `lookup`, and `detached` (work that outlives hyper's handler).
+//! - [`mcp`] is the MCP face (`/mcp`, when [`Plan::mcp`] is set): a fake MCP
+//!   server whose paid tools commit into the same ledger and journal, served
+//!   by the same accept loop, connection wrapper and response bodies; its map
+//!   is in its module doc.
 //! - `control` is the harness's API under `/_lostreply/`.
 //! - [`webhook`] signs events as Standard Webhooks do.
 //!
@@ -219,6 +223,15 @@ impl Simulator {
     /// `http://127.0.0.1:PORT`: what adapters call.
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// `http://127.0.0.1:PORT/mcp`: the MCP endpoint, when the plan has one.
+    pub fn mcp_url(&self) -> Option<String> {
+        self.shared
+            .plan
+            .mcp
+            .as_ref()
+            .map(|_| format!("http://{}/mcp", self.addr))
     }
 
     /// `http://127.0.0.1:PORT/_lostreply`: the control API.

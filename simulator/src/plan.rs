@@ -29,6 +29,9 @@ pub struct Plan {
     pub seed: u64,
     /// Bounds on what a request or a fault may cost.
     pub limits: Limits,
+    /// `Some`: the MCP endpoint `/mcp` is served on the same listener, its paid
+    /// tools committing into the same ledger. `None`: `/mcp` answers 404.
+    pub mcp: Option<crate::mcp::McpPlan>,
 }
 
 impl Default for Plan {
@@ -46,6 +49,7 @@ impl Default for Plan {
             clock_start_ms: 1_767_225_600_000,
             seed: 0,
             limits: Limits::default(),
+            mcp: None,
         }
     }
 }

@@ -207,9 +207,57 @@ pub struct JournalEntry {
     pub replayed: bool,
     /// The harness step running when the request arrived (`None` outside steps).
     pub step: Option<u32>,
+    /// The JSON-RPC side of a request to the MCP endpoint (`/mcp`); absent
+    /// (and not serialized) for every other request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rpc: Option<RpcCall>,
     /// How the response ended (serialized flat: `"fate":"sent","status":201`).
     #[serde(flatten)]
     pub fate: ResponseFate,
+}
+
+/// One JSON-RPC message posted to the MCP endpoint, as the journal keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RpcCall {
+    /// The JSON-RPC method (`tools/call`, `initialize`, `notifications/cancelled`);
+    /// empty for a client's response or an unparsable body.
+    pub method: String,
+    /// The tool a `tools/call` named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The JSON-RPC id of a request; `None` for notifications and responses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<serde_json::Value>,
+    /// The MCP fault rule that decided this call's fate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fault: Option<McpFaultSeen>,
+    /// The background task this call became (2025-11-25 tasks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    /// A `notifications/cancelled` for this call arrived while the server still
+    /// had it: whether a real client sends its courtesy cancel, and when.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cancelled: Option<CancelArrival>,
+}
+
+/// The MCP fault rule a `tools/call` met.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct McpFaultSeen {
+    /// Index of the rule in `McpPlan::faults` (0-based).
+    pub rule: usize,
+    /// The fault's name (`stall`, `drop`, `is_error`, ...).
+    pub name: String,
+}
+
+/// When a `notifications/cancelled` for a held call arrived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CancelArrival {
+    /// Simulator clock, ms since the Unix epoch.
+    pub at_ms: i64,
+    /// Real time since the simulator started (ms).
+    pub real_ms: u64,
+    /// The journal entry of the notification's own POST.
+    pub request_seq: u64,
 }
 
 /// The kind of a webhook event.

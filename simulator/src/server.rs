@@ -25,10 +25,12 @@ pub const MAX_CONNECTIONS: usize = 1024;
 /// Longest a client may take to send a request's head.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The router: the control API under `/_lostreply`, the provider everywhere else.
+/// The router: the control API under `/_lostreply`, the MCP endpoint at
+/// `/mcp`, the provider everywhere else.
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .nest("/_lostreply", control::router())
+        .route("/mcp", axum::routing::any(crate::mcp::endpoint::mcp_entry))
         .fallback(provider_entry)
         .with_state(shared)
 }

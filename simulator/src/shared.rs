@@ -33,6 +33,8 @@ pub(crate) struct State {
     /// similar bodies share long prefixes, which made every ordered-map
     /// comparison a long `memcmp` (13% of a create in the profile).
     pub attempts: HashMap<(String, String, String), u32>,
+    /// The MCP face's sessions, operations, keys and tasks (empty without `Plan::mcp`).
+    pub mcp: crate::mcp::state::McpState,
 }
 
 impl State {
@@ -41,6 +43,7 @@ impl State {
         self.now_ms = self.now_ms.max(now_ms.min(max_clock_ms()));
         self.store.settle_due(plan, self.now_ms);
         self.keys.expire(retention_ms(plan), self.now_ms);
+        crate::mcp::tasks::settle(self, plan);
     }
 }
 
@@ -118,6 +121,9 @@ pub(crate) struct Shared {
     pub finished: watch::Sender<u64>,
     /// The harness's steps, for step-scoped faults, gathers and parked holds.
     pub stage: crate::stage::Stage,
+    /// Bumped whenever the clock moves, so that an MCP `tasks/result` waiting
+    /// for a task's end wakes up without polling.
+    pub clock_moved: watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -143,6 +149,7 @@ impl Shared {
             journal: Journal::default(),
             faults: FaultCounters::new(plan.faults.len()),
             attempts: Default::default(),
+            mcp: crate::mcp::state::McpState::new(&plan),
         };
         Shared {
             plan,
@@ -155,6 +162,7 @@ impl Shared {
             tasks: Tasks::default(),
             finished: watch::channel(0).0,
             stage: crate::stage::Stage::default(),
+            clock_moved: watch::channel(0).0,
         }
     }
 
@@ -190,7 +198,10 @@ impl Shared {
         let mut state = self.state();
         let target = state.now_ms.saturating_add(by_ms);
         state.advance_to(&self.plan, target);
-        state.now_ms
+        let now_ms = state.now_ms;
+        drop(state);
+        self.clock_moved.send_modify(|n| *n = n.wrapping_add(1));
+        now_ms
     }
 
     pub(crate) fn hook(&self) -> Option<CommitHook> {

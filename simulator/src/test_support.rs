@@ -129,6 +129,7 @@ impl OneRequest {
             effect: None,
             replayed: false,
             step: None,
+            rpc: None,
             fate: ResponseFate::InProgress,
         };
         let seq = shared.state().journal.push(entry);

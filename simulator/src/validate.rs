@@ -119,6 +119,9 @@ pub(crate) fn check_plan(plan: &Plan) -> Result<Option<Vec<u8>>, String> {
             return Err(format!("faults[{index}]: {why}"));
         }
     }
+    if let Some(mcp) = &plan.mcp {
+        crate::mcp::validate::check(plan, mcp)?;
+    }
     plan.webhooks
         .as_ref()
         .map(|hooks| secret_key(&hooks.secret).map_err(|e| format!("webhooks.secret: {e}")))

@@ -113,7 +113,8 @@ async fn commit(ctx: &Ctx, intake: Intake) -> Prepared {
     reply
 }
 
-async fn run_commit_hook(ctx: &Ctx, effect: &Effect) {
+/// Runs the harness's commit hook (if any) between a commit and its answer.
+pub(crate) async fn run_commit_hook(ctx: &Ctx, effect: &Effect) {
     let Some(hook) = ctx.shared.hook() else {
         return;
     };

@@ -20,7 +20,7 @@ use crate::shared::Shared;
 use crate::time::http_date;
 
 /// How a request ends on the provider side.
-pub(super) enum Outcome {
+pub(crate) enum Outcome {
     /// hyper sends this response.
     Respond(Response),
     /// The connection ends without a (further) byte.
@@ -28,17 +28,17 @@ pub(super) enum Outcome {
 }
 
 /// One request's context once it is journaled.
-pub(super) struct Ctx {
-    pub(super) shared: Arc<Shared>,
-    pub(super) conn: Arc<Conn>,
-    pub(super) seq: u64,
-    pub(super) tenant: Option<String>,
+pub(crate) struct Ctx {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) conn: Arc<Conn>,
+    pub(crate) seq: u64,
+    pub(crate) tenant: Option<String>,
     /// The rule that decides this request's fate, with its index in the plan.
-    pub(super) fault: Option<(usize, FaultRule)>,
+    pub(crate) fault: Option<(usize, FaultRule)>,
 }
 
 impl Ctx {
-    pub(super) fn rule_at(&self, position: Position) -> Option<&FaultRule> {
+    pub(crate) fn rule_at(&self, position: Position) -> Option<&FaultRule> {
         self.fault
             .as_ref()
             .map(|(_, rule)| rule)
@@ -46,7 +46,7 @@ impl Ctx {
     }
 
     /// The fault that acts on the way out of a request that commits nothing.
-    pub(super) fn rule_on_the_way_out(&self) -> Option<&FaultRule> {
+    pub(crate) fn rule_on_the_way_out(&self) -> Option<&FaultRule> {
         self.fault
             .as_ref()
             .map(|(_, rule)| rule)
@@ -57,7 +57,7 @@ impl Ctx {
         self.shared.plan.limits.stall_cap
     }
 
-    pub(super) async fn delay(&self, delay: Duration) {
+    pub(crate) async fn delay(&self, delay: Duration) {
         let mut shutdown = self.shared.shutdown.clone();
         tokio::select! {
             () = tokio::time::sleep(delay.min(self.stall_cap())) => {}
@@ -66,7 +66,7 @@ impl Ctx {
     }
 
     /// Waits for the other requests of this rule's gather (bounded).
-    pub(super) async fn gather(&self, requests: u32, at_most: Duration) {
+    pub(crate) async fn gather(&self, requests: u32, at_most: Duration) {
         let rule = self.fault.as_ref().map_or(usize::MAX, |(index, _)| *index);
         self.shared
             .stage
@@ -82,7 +82,7 @@ impl Ctx {
     /// Holds the request until `until` says (bounded); returns whether the
     /// client left meanwhile. The journal fate is written by the caller, once
     /// the provider is done with the request (a stall that commits commits first).
-    pub(super) async fn hold(&self, until: Release) -> bool {
+    pub(crate) async fn hold(&self, until: Release) -> bool {
         let shutdown = self.shared.shutdown.clone();
         match until {
             Release::ClientGone => matches!(
@@ -110,12 +110,12 @@ impl Ctx {
         }
     }
 
-    pub(super) fn finish_stalled(&self, client_left: bool) {
+    pub(crate) fn finish_stalled(&self, client_left: bool) {
         self.shared
             .finish(self.seq, ResponseFate::Stalled { client_left });
     }
 
-    pub(super) fn respond(&self, prepared: Prepared, shape: Shape) -> Outcome {
+    pub(crate) fn respond(&self, prepared: Prepared, shape: Shape) -> Outcome {
         let sink = FateSink {
             shared: self.shared.clone(),
             seq: self.seq,
@@ -151,7 +151,7 @@ impl Ctx {
     }
 
     /// Sends `prepared` through the fault of the way out (if any).
-    pub(super) async fn deliver(&self, prepared: Prepared, rule: Option<&FaultRule>) -> Outcome {
+    pub(crate) async fn deliver(&self, prepared: Prepared, rule: Option<&FaultRule>) -> Outcome {
         let Some(rule) = rule else {
             return self.respond(prepared, Shape::Full);
         };
@@ -204,7 +204,7 @@ fn date_header(now_ms: i64) -> Option<HeaderValue> {
 }
 
 /// How a response body leaves.
-pub(super) enum Shape {
+pub(crate) enum Shape {
     Full,
     Partial(usize),
     Idle,

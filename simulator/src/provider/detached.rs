@@ -18,14 +18,14 @@ use crate::shared::Shared;
 /// Running the work inline instead of always in a task of its own spares every
 /// request a task spawn, a channel and a wake-up of the connection task from
 /// another worker; the spawn happens only in the rare case that needs it.
-pub(super) struct Detached {
+pub(crate) struct Detached {
     shared: Arc<Shared>,
     /// `None` once the work has finished.
     work: Option<Pin<Box<dyn Future<Output = Outcome> + Send>>>,
 }
 
 impl Detached {
-    pub(super) fn new(
+    pub(crate) fn new(
         shared: Arc<Shared>,
         work: impl Future<Output = Outcome> + Send + 'static,
     ) -> Detached {

@@ -23,14 +23,14 @@
 //! - `lookup`: retrieve, search and list.
 //! - `detached`: the work that outlives hyper's handler.
 
-mod commit;
+pub(crate) mod commit;
 mod create;
-mod ctx;
-mod detached;
+pub(crate) mod ctx;
+pub(crate) mod detached;
 mod idempotency_replies;
 mod lookup;
-mod request_body;
-mod route;
+pub(crate) mod request_body;
+pub(crate) mod route;
 
 use std::sync::Arc;
 
@@ -64,7 +64,18 @@ pub(crate) async fn provider_entry(
     Extension(conn): Extension<Arc<Conn>>,
     request: Request,
 ) -> Response {
-    let work = Detached::new(shared.clone(), handle(shared, conn.clone(), request));
+    run_request(shared.clone(), conn.clone(), handle(shared, conn, request)).await
+}
+
+/// Runs one request's work to its outcome, never cut in half (see `detached`),
+/// and turns the outcome into hyper's response or the connection's end.
+/// Shared by `/v1` and the MCP endpoint.
+pub(crate) async fn run_request(
+    shared: Arc<Shared>,
+    conn: Arc<Conn>,
+    work: impl std::future::Future<Output = Outcome> + Send + 'static,
+) -> Response {
+    let work = Detached::new(shared, work);
     match work.await {
         Outcome::Respond(response) => response,
         Outcome::End(ending) => {
@@ -137,6 +148,7 @@ async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Request) -> Outco
             effect: None,
             replayed: false,
             step,
+            rpc: None,
             fate: ResponseFate::InProgress,
         };
         (state.journal.push(entry), fault)

@@ -16,13 +16,13 @@ pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DRAIN_LIMIT_BYTES: usize = 1024 * 1024;
 
 /// Why a body could not be read.
-pub(super) enum BodyError {
+pub(crate) enum BodyError {
     TooLarge,
     Unreadable(String),
 }
 
 /// Reads at most `max` bytes; a longer body is drained (up to [`DRAIN_LIMIT_BYTES`]) and refused.
-pub(super) async fn read_body(
+pub(crate) async fn read_body(
     mut body: Body,
     headers: &HeaderMap,
     max: usize,
@@ -70,7 +70,7 @@ pub(super) async fn read_body(
 }
 
 /// Reads and discards what is left of a body, within bounds.
-pub(super) async fn drain(mut body: Body) {
+pub(crate) async fn drain(mut body: Body) {
     let discard = async {
         let mut seen = 0usize;
         while let Some(Ok(frame)) = body.frame().await {

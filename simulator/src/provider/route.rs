@@ -9,14 +9,14 @@ use crate::responses::{self, Prepared};
 use crate::shared::Shared;
 
 /// Where the path points.
-pub(super) enum Route {
+pub(crate) enum Route {
     Collection(String),
     Item(String, String),
     /// Not a provider path; the resource is named when the path had a valid one.
     Unknown(Option<String>),
 }
 
-pub(super) fn parse_route(path: &str) -> Route {
+pub(crate) fn parse_route(path: &str) -> Route {
     let Some(rest) = path.strip_prefix("/v1/") else {
         return Route::Unknown(None);
     };
@@ -32,7 +32,7 @@ pub(super) fn parse_route(path: &str) -> Route {
     }
 }
 
-pub(super) fn request_kind(
+pub(crate) fn request_kind(
     method: &Method,
     route: &Route,
     query_names: &[String],
@@ -52,7 +52,7 @@ pub(super) fn request_kind(
 }
 
 /// The tenant whose credential is in `Authorization: Bearer <credential>`.
-pub(super) fn authenticate(shared: &Shared, headers: &HeaderMap) -> Option<String> {
+pub(crate) fn authenticate(shared: &Shared, headers: &HeaderMap) -> Option<String> {
     let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, credential) = value.split_once(' ')?;
     if !scheme.eq_ignore_ascii_case("bearer") {
@@ -69,7 +69,7 @@ pub(super) fn authenticate(shared: &Shared, headers: &HeaderMap) -> Option<Strin
 
 /// Whether the plan offers `resource`: a plan that lists no resources offers
 /// every valid name.
-pub(super) fn resource_exists(shared: &Shared, resource: &str) -> bool {
+pub(crate) fn resource_exists(shared: &Shared, resource: &str) -> bool {
     shared
         .plan
         .resources
@@ -78,6 +78,6 @@ pub(super) fn resource_exists(shared: &Shared, resource: &str) -> bool {
 }
 
 /// 405 with the methods the route does take.
-pub(super) fn method_not_allowed(allow: &str) -> Prepared {
+pub(crate) fn method_not_allowed(allow: &str) -> Prepared {
     responses::bare_error(405, "method_not_allowed").with_header("allow", allow)
 }

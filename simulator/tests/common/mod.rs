@@ -3,6 +3,8 @@
 //! and bounded waits on conditions.
 #![allow(dead_code, clippy::unwrap_used)]
 
+pub mod mcp;
+
 use std::time::Duration;
 
 use lostreply_simulator::{

@@ -135,6 +135,7 @@ pub(super) fn provider(
         clock_start_ms: defaults.clock_start_ms,
         seed: 0,
         limits,
+        mcp: None,
     };
     let declared = declared(&plan, limits, client_timeout);
     plan.seed_objects = raw

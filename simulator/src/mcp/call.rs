@@ -1,0 +1,756 @@
+//! One `tools/call`, from its intake to how its answer leaves: the paid
+//! tool's arguments and key, the rule that decides its fate, the commit (or a
+//! task, or a retrieval), and the fault acting relative to the commit, with
+//! `notifications/cancelled` reaching it while it is held.
+//!
+//! Answers without a stream go through `provider::ctx` like `/v1`'s (the
+//! journal fate is written by the body or the connection task); answers with
+//! a stream (keep-alive, progress, headers then silence, a priming event) are
+//! written by a driver task of their own, which writes the fate once the
+//! provider is done with the call.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio::sync::watch;
+
+use super::jsonrpc::{self, INVALID_PARAMS};
+use super::plan::{
+    CancelPolicy, CommitPoint, McpFault, McpPlan, McpRule, PaidTool, Revision, Stream, TaskEnd,
+};
+use super::retrieval;
+use super::sse::{self, SseWriter};
+use super::state::HeldCall;
+use super::tasks::{self, PendingCommit};
+use super::tools::{self, GET_OPERATION, LIST_RECENT};
+use super::wire::{self, Form};
+use crate::canonical::canonical_json;
+use crate::conn::Ending;
+use crate::idempotency::{Decision, MAX_KEY_BYTES};
+use crate::plan::{IdempotencyMode, Release, RequestKind, StallThen};
+use crate::provider::commit::run_commit_hook;
+use crate::provider::ctx::{Ctx, Outcome, Shape};
+use crate::record::McpFaultSeen;
+use crate::responses;
+use crate::shared::Shared;
+use crate::store::NewObject;
+
+/// Where a call came from and how its answer travels.
+#[derive(Debug, Clone)]
+pub(crate) struct CallSite {
+    /// The JSON-RPC id.
+    pub id: Value,
+    pub session: String,
+    pub revision: Revision,
+    pub tenant: String,
+    pub form: Form,
+    /// The harness step running when the call arrived.
+    pub step: Option<u32>,
+}
+
+/// What the call asks for once read.
+enum Work {
+    /// A paid tool's commit.
+    Paid(PendingCommit),
+    /// A paid tool's commit, as a background task that ends as given.
+    Task {
+        pending: PendingCommit,
+        end: (TaskEnd, u64),
+        ttl_ms: Option<u64>,
+    },
+    /// Nothing to commit: a replay, a key conflict, bad arguments.
+    Fixed(Answer),
+    /// `get_operation`.
+    Get(Map<String, Value>),
+    /// `list_recent_operations`.
+    List(Map<String, Value>),
+}
+
+/// A call's answer before it is framed.
+enum Answer {
+    /// A `CallToolResult` (or `CreateTaskResult`).
+    Result(Value),
+    /// A JSON-RPC error.
+    Error(i64, String),
+}
+
+fn plan_of(shared: &Shared) -> Option<&McpPlan> {
+    shared.plan.mcp.as_ref()
+}
+
+fn ms(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// `tools/call`.
+pub(crate) async fn tools_call(ctx: Ctx, site: CallSite, params: Map<String, Value>) -> Outcome {
+    let shared = ctx.shared.clone();
+    let Some(mcp) = plan_of(&shared) else {
+        return ctx.respond(responses::not_found(), Shape::Full);
+    };
+    let Some(tool) = params.get("name").and_then(Value::as_str) else {
+        let error = Answer::Error(INVALID_PARAMS, "tools/call needs params.name".to_owned());
+        return answer(&ctx, &site, error);
+    };
+    let arguments = match params.get("arguments") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(arguments)) => arguments.clone(),
+        Some(_) => {
+            let error = Answer::Error(INVALID_PARAMS, "arguments must be an object".to_owned());
+            return answer(&ctx, &site, error);
+        }
+    };
+    let paid = mcp.tools.iter().find(|t| t.name == tool);
+    let retrieval_tool = mcp.retrieval.enabled && (tool == GET_OPERATION || tool == LIST_RECENT);
+    if paid.is_none() && !retrieval_tool {
+        let error = Answer::Error(INVALID_PARAMS, format!("unknown tool: {tool}"));
+        return answer(&ctx, &site, error);
+    }
+    let rule = {
+        let mut state = shared.state();
+        let rule = state.mcp.counters.select(&mcp.faults, tool, site.step);
+        if let Some((index, rule)) = &rule {
+            let seen = McpFaultSeen {
+                rule: *index,
+                name: super::faults::fault_name(&rule.fault).to_owned(),
+            };
+            state.journal.update(ctx.seq, |entry| {
+                if let Some(rpc) = entry.rpc.as_mut() {
+                    rpc.fault = Some(seen);
+                }
+            });
+        }
+        rule.map(|(_, rule)| rule)
+    };
+    let mut work = match paid {
+        Some(paid) => intake_paid(&ctx, mcp, paid, arguments, &site.tenant),
+        None => {
+            let kind = if tool == GET_OPERATION {
+                RequestKind::Retrieve
+            } else {
+                RequestKind::List
+            };
+            shared
+                .state()
+                .journal
+                .update(ctx.seq, |entry| entry.kind = Some(kind));
+            if tool == GET_OPERATION {
+                Work::Get(arguments)
+            } else {
+                Work::List(arguments)
+            }
+        }
+    };
+    let task_asked = params.get("task").and_then(Value::as_object);
+    if let (Work::Paid(_), Some(task)) = (&work, task_asked) {
+        if mcp.tasks.enabled && site.revision == Revision::V2025_11_25 {
+            let end = match rule.as_ref().map(|r| &r.fault) {
+                Some(McpFault::Task { then, after }) => (*then, ms(*after)),
+                _ => (TaskEnd::Complete, ms(mcp.tasks.work)),
+            };
+            let ttl_ms = task.get("ttl").and_then(Value::as_u64);
+            if let Work::Paid(pending) = work {
+                work = Work::Task {
+                    pending,
+                    end,
+                    ttl_ms,
+                };
+            }
+        }
+    }
+    let progress_token = params
+        .get("_meta")
+        .and_then(|meta| meta.get("progressToken"))
+        .cloned();
+    let held = Held::register(&shared, &site, ctx.seq);
+    run(ctx, site, work, rule, held, progress_token).await
+}
+
+/// A paid call's arguments and key, up to the commit point.
+fn intake_paid(
+    ctx: &Ctx,
+    mcp: &McpPlan,
+    tool: &PaidTool,
+    mut args: Map<String, Value>,
+    tenant: &str,
+) -> Work {
+    let key = match &tool.key_argument {
+        None => None,
+        Some(name) => match args.remove(name) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(key)) if !key.is_empty() && key.len() <= MAX_KEY_BYTES => Some(key),
+            Some(_) => {
+                return Work::Fixed(Answer::Result(tools::failure(
+                    400,
+                    &format!(
+                        "`{name}` must be a non-empty string of at most {MAX_KEY_BYTES} bytes"
+                    ),
+                )))
+            }
+        },
+    };
+    if let Some((name, _)) = args.iter().find(|(_, v)| v.is_array() || v.is_object()) {
+        return Work::Fixed(Answer::Result(tools::failure(
+            400,
+            &format!("argument `{name}` must be a string, number, boolean or null"),
+        )));
+    }
+    let fingerprint = canonical_json(&Value::Object(args.clone()));
+    let retention_ms = i64::try_from(mcp.retrieval.retention.as_millis()).unwrap_or(i64::MAX);
+    let mut state = ctx.shared.state();
+    let now_ms = state.now_ms;
+    state.journal.update(ctx.seq, |entry| {
+        entry.kind = Some(RequestKind::Create);
+        entry.resource = Some(tool.resource.clone());
+        entry.fingerprint = Some(fingerprint.clone());
+        entry.idempotency_key = key.clone();
+    });
+    let attempt = {
+        let count = state
+            .attempts
+            .entry((
+                tenant.to_owned(),
+                tool.resource.clone(),
+                fingerprint.clone(),
+            ))
+            .or_insert(0);
+        *count = count.saturating_add(1);
+        *count
+    };
+    let decision = state.mcp.keys.check(
+        IdempotencyMode::Stripe,
+        retention_ms,
+        tenant,
+        &format!("/mcp/tools/{}", tool.name),
+        key.as_deref(),
+        &fingerprint,
+        now_ms,
+    );
+    let ticket = match decision {
+        Decision::Untracked => None,
+        Decision::Proceed(scope) => Some(scope),
+        Decision::Replay(saved) => {
+            state.journal.update(ctx.seq, |entry| entry.replayed = true);
+            let first = serde_json::from_slice(&saved.body).unwrap_or(Value::Null);
+            return Work::Fixed(Answer::Result(first));
+        }
+        Decision::Mismatch => {
+            return Work::Fixed(Answer::Result(tools::failure(
+                400,
+                "this idempotency key was used with other arguments",
+            )))
+        }
+        Decision::InFlight => {
+            return Work::Fixed(Answer::Result(tools::failure(
+                409,
+                "a call with this idempotency key is still in progress",
+            )))
+        }
+    };
+    Work::Paid(PendingCommit {
+        tool: tool.name.clone(),
+        new: NewObject {
+            tenant: tenant.to_owned(),
+            resource: tool.resource.clone(),
+            args,
+            client_reference: None,
+            metadata: None,
+            idempotency_key: key,
+            fingerprint,
+            attempt,
+            request_seq: Some(ctx.seq),
+        },
+        ticket,
+    })
+}
+
+/// Does the work: commits (and runs the commit hook), creates the task, or
+/// reads for a retrieval.
+async fn perform(ctx: &Ctx, site: &CallSite, work: Work) -> Answer {
+    let shared = &ctx.shared;
+    let Some(mcp) = plan_of(shared) else {
+        return Answer::Error(jsonrpc::INTERNAL_ERROR, "no MCP plan".to_owned());
+    };
+    match work {
+        Work::Paid(pending) => {
+            let committed = {
+                let mut state = shared.state();
+                tasks::commit_pending(&mut state, &shared.plan, mcp, pending, ctx.seq)
+            };
+            match committed {
+                Ok((effect, result)) => {
+                    run_commit_hook(ctx, &effect).await;
+                    Answer::Result(result)
+                }
+                Err(refusal) => Answer::Result(refusal),
+            }
+        }
+        Work::Task {
+            pending,
+            end,
+            ttl_ms,
+        } => {
+            let mut state = shared.state();
+            match tasks::create(&mut state, mcp, pending.clone(), end, ttl_ms, ctx.seq) {
+                Ok((id, created)) => {
+                    state.journal.update(ctx.seq, |entry| {
+                        if let Some(rpc) = entry.rpc.as_mut() {
+                            rpc.task = Some(id);
+                        }
+                    });
+                    // A task whose end is due at once ends now.
+                    tasks::settle(&mut state, &shared.plan);
+                    Answer::Result(created)
+                }
+                Err(refusal) => {
+                    tasks::release(&mut state, &pending);
+                    Answer::Result(refusal)
+                }
+            }
+        }
+        Work::Fixed(answer) => answer,
+        Work::Get(args) => {
+            let state = shared.state();
+            Answer::Result(retrieval::get_operation(
+                &state,
+                &shared.plan,
+                mcp,
+                &site.tenant,
+                &args,
+            ))
+        }
+        Work::List(args) => {
+            let state = shared.state();
+            Answer::Result(retrieval::list_recent(
+                &state,
+                &shared.plan,
+                mcp,
+                &site.tenant,
+                &args,
+            ))
+        }
+    }
+}
+
+/// The work will never be done: a claimed key is let go.
+fn abandon(ctx: &Ctx, work: Work) {
+    match work {
+        Work::Paid(pending) | Work::Task { pending, .. } => {
+            tasks::release(&mut ctx.shared.state(), &pending);
+        }
+        Work::Fixed(_) | Work::Get(_) | Work::List(_) => {}
+    }
+}
+
+/// What a cancel does to work not done yet.
+async fn on_cancel(ctx: &Ctx, site: &CallSite, work: Option<Work>, policy: CancelPolicy) {
+    let Some(work) = work else {
+        return;
+    };
+    match policy {
+        CancelPolicy::Honour => abandon(ctx, work),
+        // The cancel came just after the commit.
+        CancelPolicy::Race => drop(perform(ctx, site, work).await),
+        // Never reached: an ignored cancel ends no wait (see `Held::cancelled`).
+        CancelPolicy::Ignore => abandon(ctx, work),
+    }
+}
+
+/// Before or after the commit: does the work or lets it go.
+async fn at_point(ctx: &Ctx, site: &CallSite, work: Work, at: CommitPoint) {
+    match at {
+        CommitPoint::BeforeCommit => abandon(ctx, work),
+        CommitPoint::AfterCommit => drop(perform(ctx, site, work).await),
+    }
+}
+
+fn message(site: &CallSite, answer: Answer) -> Value {
+    match answer {
+        Answer::Result(result) => jsonrpc::result(&site.id, result),
+        Answer::Error(code, text) => jsonrpc::error(&site.id, code, &text),
+    }
+}
+
+fn answer(ctx: &Ctx, site: &CallSite, answer: Answer) -> Outcome {
+    ctx.respond(
+        wire::answer(site.form, ctx.seq, &message(site, answer)),
+        Shape::Full,
+    )
+}
+
+/// A held call's registration, so that `notifications/cancelled` can reach it.
+struct Held {
+    shared: Arc<Shared>,
+    key: (String, String),
+    seq: u64,
+    cancel: watch::Receiver<bool>,
+}
+
+impl Held {
+    fn register(shared: &Arc<Shared>, site: &CallSite, seq: u64) -> Held {
+        let (tx, rx) = watch::channel(false);
+        let key = (site.session.clone(), site.id.to_string());
+        shared
+            .state()
+            .mcp
+            .held
+            .insert(key.clone(), HeldCall { seq, cancel: tx });
+        Held {
+            shared: shared.clone(),
+            key,
+            seq,
+            cancel: rx,
+        }
+    }
+
+    /// Resolves once a cancel arrived (never, when the policy ignores it).
+    async fn cancelled(&mut self, policy: CancelPolicy) {
+        match policy {
+            CancelPolicy::Ignore => std::future::pending().await,
+            CancelPolicy::Honour | CancelPolicy::Race => {
+                if self.cancel.wait_for(|c| *c).await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let mut state = self.shared.state();
+        if state
+            .mcp
+            .held
+            .get(&self.key)
+            .is_some_and(|held| held.seq == self.seq)
+        {
+            state.mcp.held.remove(&self.key);
+        }
+    }
+}
+
+/// How a wait ended.
+enum Waited<T> {
+    Done(T),
+    Cancelled,
+}
+
+async fn wait_or_cancel<T>(
+    wait: impl Future<Output = T>,
+    held: &mut Held,
+    policy: CancelPolicy,
+) -> Waited<T> {
+    tokio::select! {
+        value = wait => Waited::Done(value),
+        () = held.cancelled(policy) => Waited::Cancelled,
+    }
+}
+
+/// The parts of a fault that need a stream.
+enum Streamed {
+    Slow {
+        work: Duration,
+        stream: Stream,
+    },
+    Stall {
+        then: StallThen,
+        until: Release,
+        stream: Stream,
+    },
+    Prime {
+        then: StallThen,
+    },
+}
+
+async fn run(
+    ctx: Ctx,
+    site: CallSite,
+    work: Work,
+    rule: Option<McpRule>,
+    mut held: Held,
+    progress_token: Option<Value>,
+) -> Outcome {
+    let (fault, policy) = rule.map_or((McpFault::Ok, CancelPolicy::Ignore), |r| {
+        (r.fault, r.cancel)
+    });
+    let hold_cap = ctx.shared.plan.limits.hold_cap;
+    match fault {
+        // A task's end was decided at intake; without `params.task` it is served normally.
+        McpFault::Ok | McpFault::Task { .. } => {
+            let result = perform(&ctx, &site, work).await;
+            answer(&ctx, &site, result)
+        }
+        McpFault::Slow {
+            work: duration,
+            stream: Stream::Nothing,
+        } => match wait_or_cancel(
+            tokio::time::sleep(duration.min(hold_cap)),
+            &mut held,
+            policy,
+        )
+        .await
+        {
+            Waited::Done(()) => {
+                let result = perform(&ctx, &site, work).await;
+                answer(&ctx, &site, result)
+            }
+            Waited::Cancelled => {
+                on_cancel(&ctx, &site, Some(work), policy).await;
+                ctx.finish_stalled(false);
+                Outcome::End(Ending::Close)
+            }
+        },
+        McpFault::Slow {
+            work: duration,
+            stream,
+        } => stream_call(
+            ctx,
+            site,
+            work,
+            Streamed::Slow {
+                work: duration,
+                stream,
+            },
+            policy,
+            held,
+            progress_token,
+        ),
+        McpFault::Stall {
+            then,
+            until,
+            stream: Stream::Nothing,
+        } => {
+            let client_left = match wait_or_cancel(ctx.hold(until), &mut held, policy).await {
+                Waited::Done(client_left) => {
+                    match then {
+                        StallThen::Commit => drop(perform(&ctx, &site, work).await),
+                        StallThen::Abandon => abandon(&ctx, work),
+                    }
+                    client_left
+                }
+                Waited::Cancelled => {
+                    on_cancel(&ctx, &site, Some(work), policy).await;
+                    false
+                }
+            };
+            ctx.finish_stalled(client_left);
+            Outcome::End(Ending::Close)
+        }
+        McpFault::Stall {
+            then,
+            until,
+            stream,
+        } => stream_call(
+            ctx,
+            site,
+            work,
+            Streamed::Stall {
+                then,
+                until,
+                stream,
+            },
+            policy,
+            held,
+            progress_token,
+        ),
+        McpFault::Late { after } => {
+            let result = perform(&ctx, &site, work).await;
+            match wait_or_cancel(ctx.delay(after), &mut held, policy).await {
+                Waited::Done(()) => answer(&ctx, &site, result),
+                Waited::Cancelled => {
+                    ctx.finish_stalled(false);
+                    Outcome::End(Ending::Close)
+                }
+            }
+        }
+        McpFault::Never => {
+            drop(perform(&ctx, &site, work).await);
+            let client_left =
+                match wait_or_cancel(ctx.hold(Release::ClientGone), &mut held, policy).await {
+                    Waited::Done(client_left) => client_left,
+                    Waited::Cancelled => false,
+                };
+            ctx.finish_stalled(client_left);
+            Outcome::End(Ending::Close)
+        }
+        McpFault::IsError {
+            status,
+            at,
+            message,
+        } => {
+            at_point(&ctx, &site, work, at).await;
+            answer(
+                &ctx,
+                &site,
+                Answer::Result(tools::failure(status, &message)),
+            )
+        }
+        McpFault::RpcError { code, message } => {
+            drop(perform(&ctx, &site, work).await);
+            answer(&ctx, &site, Answer::Error(code, message))
+        }
+        McpFault::Http { status, at } => {
+            at_point(&ctx, &site, work, at).await;
+            ctx.respond(responses::fault_status(status), Shape::Full)
+        }
+        McpFault::Drop { at } => {
+            at_point(&ctx, &site, work, at).await;
+            Outcome::End(Ending::Drop { seq: ctx.seq })
+        }
+        McpFault::Reset { at } => {
+            at_point(&ctx, &site, work, at).await;
+            Outcome::End(Ending::Reset { seq: ctx.seq })
+        }
+        McpFault::PrimeThenClose { then } => stream_call(
+            ctx,
+            site,
+            work,
+            Streamed::Prime { then },
+            policy,
+            held,
+            progress_token,
+        ),
+    }
+}
+
+/// Opens an SSE answer now and hands the rest of the call to a driver task.
+fn stream_call(
+    ctx: Ctx,
+    site: CallSite,
+    work: Work,
+    streamed: Streamed,
+    policy: CancelPolicy,
+    held: Held,
+    progress_token: Option<Value>,
+) -> Outcome {
+    let (response, writer) = sse::open(ctx.seq, &[]);
+    let shared = ctx.shared.clone();
+    shared.tasks.spawn(drive(
+        ctx,
+        site,
+        work,
+        streamed,
+        policy,
+        held,
+        progress_token,
+        writer,
+    ));
+    Outcome::Respond(response)
+}
+
+/// Feeds the stream what `stream` says, until dropped.
+async fn feed(writer: &mut SseWriter, stream: Stream, token: Option<&Value>) {
+    let every = match stream {
+        Stream::Nothing | Stream::HeadersThenSilence => return std::future::pending().await,
+        Stream::KeepAlive { every } | Stream::Progress { every } => every,
+    };
+    let mut progress = 0u64;
+    loop {
+        tokio::time::sleep(every).await;
+        let bytes = match (stream, token) {
+            (Stream::Progress { .. }, Some(token)) => {
+                progress += 1;
+                let note = jsonrpc::notification(
+                    "notifications/progress",
+                    serde_json::json!({"progressToken": token, "progress": progress, "message": "working"}),
+                );
+                wire::event(&writer.next_id(), &note)
+            }
+            (Stream::Progress { .. }, None)
+            | (Stream::KeepAlive { .. }, _)
+            | (Stream::Nothing | Stream::HeadersThenSilence, _) => wire::keep_alive(),
+        };
+        if !writer.offer(bytes) {
+            // The body is gone: nobody reads any more.
+            return std::future::pending().await;
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn drive(
+    ctx: Ctx,
+    site: CallSite,
+    work: Work,
+    streamed: Streamed,
+    policy: CancelPolicy,
+    mut held: Held,
+    progress_token: Option<Value>,
+    mut writer: SseWriter,
+) {
+    let stall_cap = ctx.shared.plan.limits.stall_cap;
+    let hold_cap = ctx.shared.plan.limits.hold_cap;
+    let token = progress_token.as_ref();
+    let client_left = match streamed {
+        Streamed::Slow {
+            work: duration,
+            stream,
+        } => {
+            let waited = {
+                let wait = async {
+                    tokio::select! {
+                        () = tokio::time::sleep(duration.min(hold_cap)) => {}
+                        () = feed(&mut writer, stream, token) => {}
+                    }
+                };
+                wait_or_cancel(wait, &mut held, policy).await
+            };
+            match waited {
+                Waited::Done(()) => {
+                    let result = perform(&ctx, &site, work).await;
+                    let event = wire::event(&writer.next_id(), &message(&site, result));
+                    writer.answered = writer.send(event, stall_cap).await;
+                }
+                Waited::Cancelled => on_cancel(&ctx, &site, Some(work), policy).await,
+            }
+            writer.body_gone()
+        }
+        Streamed::Stall {
+            then,
+            until,
+            stream,
+        } => {
+            let waited = {
+                let wait = async {
+                    let hold = ctx.hold(until);
+                    tokio::pin!(hold);
+                    tokio::select! {
+                        client_left = &mut hold => client_left,
+                        () = feed(&mut writer, stream, token) => hold.await,
+                    }
+                };
+                wait_or_cancel(wait, &mut held, policy).await
+            };
+            match waited {
+                Waited::Done(client_left) => {
+                    match then {
+                        StallThen::Commit => drop(perform(&ctx, &site, work).await),
+                        StallThen::Abandon => abandon(&ctx, work),
+                    }
+                    client_left
+                }
+                Waited::Cancelled => {
+                    on_cancel(&ctx, &site, Some(work), policy).await;
+                    false
+                }
+            }
+        }
+        Streamed::Prime { then } => {
+            let priming = wire::priming_event(&writer.next_id());
+            let _ = writer.send(priming, stall_cap).await;
+            // The stream ends without the response; the work goes on.
+            writer.close();
+            match then {
+                StallThen::Commit => drop(perform(&ctx, &site, work).await),
+                StallThen::Abandon => abandon(&ctx, work),
+            }
+            false
+        }
+    };
+    let fate = writer.finish(stall_cap, client_left).await;
+    drop(held);
+    ctx.shared.finish(ctx.seq, fate);
+}

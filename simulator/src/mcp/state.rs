@@ -1,0 +1,133 @@
+//! What the MCP face remembers, inside the simulator's one state lock (so that
+//! "check the key, then commit" and "commit, then record the operation" are as
+//! atomic as they are for `/v1`): sessions, operations, keyed tools' keys,
+//! tasks, rule counters and the calls a `notifications/cancelled` may reach.
+
+use std::collections::{BTreeMap, HashMap};
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use serde_json::Value;
+use tokio::sync::watch;
+
+use super::faults::McpCounters;
+use super::plan::Revision;
+use super::tasks::TaskRecord;
+use crate::idempotency::KeyTable;
+use crate::names::random_id;
+use crate::plan::Plan;
+
+// Child streams of the plan's seed, apart from the store's (1, 2): adding a
+// session never shifts an object id.
+const SESSION_ID_STREAM: u64 = 3;
+const TASK_ID_STREAM: u64 = 4;
+
+/// One live session: bound to the credential that opened it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Session {
+    pub tenant: String,
+    pub revision: Revision,
+}
+
+/// An operation a paid tool created: what retrieval answers.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Operation {
+    pub id: String,
+    pub tenant: String,
+    pub tool: String,
+    pub resource: String,
+    pub created_at_ms: i64,
+    /// The `structuredContent` the original call answered, kept verbatim.
+    pub payload: Value,
+}
+
+/// A `tools/call` the server still holds, which a cancel may reach.
+#[derive(Debug)]
+pub(crate) struct HeldCall {
+    pub seq: u64,
+    pub cancel: watch::Sender<bool>,
+}
+
+/// The MCP face's state.
+#[derive(Debug)]
+pub(crate) struct McpState {
+    pub sessions: BTreeMap<String, Session>,
+    /// Operations in creation order.
+    pub operations: Vec<Operation>,
+    /// Index into `operations` by id.
+    pub operation_index: HashMap<String, usize>,
+    /// Keyed tools' keys (Stripe-like), scoped per tenant and tool.
+    pub keys: KeyTable,
+    pub tasks: BTreeMap<String, TaskRecord>,
+    pub counters: McpCounters,
+    /// Held calls by (session id, canonical JSON-RPC id).
+    pub held: HashMap<(String, String), HeldCall>,
+    session_ids: ChaCha20Rng,
+    task_ids: ChaCha20Rng,
+}
+
+impl McpState {
+    pub(crate) fn new(plan: &Plan) -> McpState {
+        let stream = |n| {
+            let mut rng = ChaCha20Rng::seed_from_u64(plan.seed);
+            rng.set_stream(n);
+            rng
+        };
+        McpState {
+            sessions: BTreeMap::new(),
+            operations: Vec::new(),
+            operation_index: HashMap::new(),
+            keys: KeyTable::default(),
+            tasks: BTreeMap::new(),
+            counters: McpCounters::new(plan.mcp.as_ref().map_or(0, |m| m.faults.len())),
+            held: HashMap::new(),
+            session_ids: stream(SESSION_ID_STREAM),
+            task_ids: stream(TASK_ID_STREAM),
+        }
+    }
+
+    /// Opens a session for `tenant`; `None` when `max` sessions are live.
+    pub(crate) fn open_session(
+        &mut self,
+        tenant: &str,
+        revision: Revision,
+        max: usize,
+    ) -> Option<String> {
+        if self.sessions.len() >= max {
+            return None;
+        }
+        let id = loop {
+            let candidate = random_id("mcp", &mut self.session_ids);
+            if !self.sessions.contains_key(&candidate) {
+                break candidate;
+            }
+        };
+        self.sessions.insert(
+            id.clone(),
+            Session {
+                tenant: tenant.to_owned(),
+                revision,
+            },
+        );
+        Some(id)
+    }
+
+    pub(crate) fn new_task_id(&mut self) -> String {
+        loop {
+            let candidate = random_id("task", &mut self.task_ids);
+            if !self.tasks.contains_key(&candidate) {
+                return candidate;
+            }
+        }
+    }
+
+    pub(crate) fn record_operation(&mut self, operation: Operation) {
+        self.operation_index
+            .insert(operation.id.clone(), self.operations.len());
+        self.operations.push(operation);
+    }
+
+    pub(crate) fn operation(&self, id: &str) -> Option<&Operation> {
+        self.operations.get(*self.operation_index.get(id)?)
+    }
+}

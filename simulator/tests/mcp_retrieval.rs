@@ -1,0 +1,146 @@
+//! Retrieval: get_operation answers the original payload byte for byte;
+//! not-yours, unknown and expired ids answer alike; list_recent_operations;
+//! the retrieval defects.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::mcp::*;
+use common::*;
+use lostreply_simulator::mcp::Defect;
+use lostreply_simulator::RequestKind;
+use serde_json::{json, Value};
+
+async fn with_defect(defect: Option<Defect>) -> lostreply_simulator::Simulator {
+    let mut plan = mcp_plan(vec![]);
+    if let Some(defect) = defect {
+        plan.mcp.as_mut().unwrap().defects.insert(defect);
+    }
+    start(plan).await
+}
+
+async fn get(mcp: &mut Mcp, id: &str) -> Value {
+    mcp.call("get_operation", json!({"id": id})).await.result()
+}
+
+#[tokio::test]
+async fn get_operation_answers_the_original_payload_and_alike_for_not_yours_unknown_expired() {
+    let sim = with_defect(None).await;
+    let mut a = session(&sim).await;
+    let mut b = Mcp::connect(&sim, B, "2025-11-25").await;
+    let original = a
+        .call("create_ticket", json!({"title": "x"}))
+        .await
+        .result();
+    let payload = &original["structuredContent"];
+    let id = payload["operation_id"].as_str().unwrap().to_owned();
+
+    let found = get(&mut a, &id).await;
+    assert_eq!(found["isError"], false);
+    let content = &found["structuredContent"];
+    assert_eq!(content["found"], true);
+    assert_eq!(content["retention_s"], 7 * 24 * 3600);
+    assert_eq!(
+        content["result"].to_string(),
+        payload.to_string(),
+        "byte-identical"
+    );
+    let entry = sim.journal().into_iter().last().unwrap();
+    assert_eq!(entry.kind, Some(RequestKind::Retrieve));
+
+    let not_yours = get(&mut b, &id).await;
+    let unknown = get(&mut a, "tkt_doesnotexist").await;
+    assert_eq!(not_yours.to_string(), unknown.to_string());
+    assert_eq!(unknown["structuredContent"]["found"], false);
+    sim.advance(Duration::from_secs(7 * 24 * 3600));
+    let expired = get(&mut a, &id).await;
+    assert_eq!(expired.to_string(), unknown.to_string());
+    let listed = a.call("list_recent_operations", json!({})).await.result();
+    assert_eq!(listed["structuredContent"]["operations"], json!([]));
+}
+
+#[tokio::test]
+async fn list_recent_operations_is_per_credential_newest_first_and_bounded() {
+    let mut plan = mcp_plan(vec![]);
+    plan.mcp.as_mut().unwrap().retrieval.list_limit = 2;
+    let sim = start(plan).await;
+    let mut a = session(&sim).await;
+    let mut b = Mcp::connect(&sim, B, "2025-11-25").await;
+    let empty = b.call("list_recent_operations", json!({})).await.result();
+    assert_eq!(empty["isError"], false, "an empty list is a normal answer");
+    assert_eq!(empty["structuredContent"]["operations"], json!([]));
+    assert_eq!(empty["structuredContent"]["retention_s"], 7 * 24 * 3600);
+    let mut ids = Vec::new();
+    for n in 0..3 {
+        let result = a.call("create_ticket", json!({"n": n})).await.result();
+        ids.push(
+            result["structuredContent"]["operation_id"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+        sim.advance(Duration::from_secs(1));
+    }
+    // A `/v1` object is not an MCP operation.
+    post(&sim, A, "tickets", &json!({"n": 9}), None).await;
+    let listed = a.call("list_recent_operations", json!({})).await.result();
+    let got: Vec<&str> = listed["structuredContent"]["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["operation_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(got, [ids[2].as_str(), ids[1].as_str()]);
+    assert_eq!(
+        sim.journal().into_iter().last().unwrap().kind,
+        Some(RequestKind::List)
+    );
+    let still_empty = b.call("list_recent_operations", json!({})).await.result();
+    assert_eq!(still_empty["structuredContent"]["operations"], json!([]));
+}
+
+#[tokio::test]
+async fn retrieval_defects_leak_error_out_mismatch_or_want_the_key() {
+    let sim = with_defect(Some(Defect::NotYoursDistinct)).await;
+    let mut a = session(&sim).await;
+    let mut b = Mcp::connect(&sim, B, "2025-11-25").await;
+    let made = a.call("create_ticket", json!({"t": 1})).await.result();
+    let id = made["structuredContent"]["operation_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_ne!(
+        get(&mut b, &id).await.to_string(),
+        get(&mut b, "tkt_nope").await.to_string()
+    );
+
+    let sim = with_defect(Some(Defect::EmptyListIsError)).await;
+    let mut a = session(&sim).await;
+    let listed = a.call("list_recent_operations", json!({})).await.result();
+    assert_eq!(listed["isError"], true);
+
+    let sim = with_defect(Some(Defect::PayloadMismatch)).await;
+    let mut a = session(&sim).await;
+    let made = a.call("create_ticket", json!({"t": 1})).await.result();
+    let id = made["structuredContent"]["operation_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let found = get(&mut a, &id).await;
+    assert_ne!(
+        found["structuredContent"]["result"],
+        made["structuredContent"]
+    );
+
+    let sim = with_defect(Some(Defect::KeyInArguments)).await;
+    let mut a = session(&sim).await;
+    let refused = a.call("list_recent_operations", json!({})).await.result();
+    assert_eq!(refused["structuredContent"]["status"], 401);
+    let with_key = a
+        .call("list_recent_operations", json!({"api_key": A}))
+        .await
+        .result();
+    assert_eq!(with_key["isError"], false);
+}
