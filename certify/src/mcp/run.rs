@@ -131,25 +131,23 @@ fn id_at(value: Option<&Value>, pointer: &str) -> Option<String> {
 /// answers malformed ids differently is not mistaken for one that leaks.
 pub fn unknown_like(id: &str) -> String {
     let mut chars: Vec<char> = id.chars().collect();
+    // Only the part after the last separator turns: prefixes (`tkt_`, `op-`) stay.
+    let tail_from = chars
+        .iter()
+        .rposition(|c| !c.is_ascii_alphanumeric())
+        .map_or(0, |at| at + 1);
     let mut turned = 0;
-    for c in chars.iter_mut().rev() {
-        if turned == 6 {
-            break;
-        }
-        let next = match *c {
-            '0'..='8' | 'a'..='y' | 'A'..='Y' => char::from_u32(*c as u32 + 1),
-            '9' => Some('0'),
-            'z' => Some('a'),
-            'Z' => Some('A'),
-            _ => None,
+    for c in chars[tail_from..].iter_mut().rev().take(6) {
+        *c = match *c {
+            '9' => '0',
+            'z' => 'a',
+            'Z' => 'A',
+            other => char::from_u32(other as u32 + 1).unwrap_or(other),
         };
-        if let Some(n) = next {
-            *c = n;
-            turned += 1;
-        }
+        turned += 1;
     }
     let out: String = chars.into_iter().collect();
-    if out == id {
+    if turned == 0 || out == id {
         format!("{id}x")
     } else {
         out
