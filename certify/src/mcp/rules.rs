@@ -162,6 +162,7 @@ pub fn id_by_listing(tools: &Tools, spec: &RetrievalSpec, except: Option<&str>, 
                 "{}: neither its output schema nor its description promises `{field}` in its results",
                 name(tool)
             ));
+            t.note(format!("{} description: {}", name(tool), description(tool)));
         }
     }
 }
@@ -180,6 +181,7 @@ pub fn duration_stated(tools: &Tools, t: &mut Trail) {
                 "{}: the description states no expected duration (say e.g. \"budget 180-300 s\")",
                 name(tool)
             ));
+            t.note(format!("{} description: {}", name(tool), description(tool)));
         }
     }
 }
@@ -192,6 +194,11 @@ pub fn timeout_is_client_setting(tools: &Tools, t: &mut Trail) {
                 t.fail(format!(
                     "{}: takes a `{p}` parameter, but the client, not the call, owns the time limit",
                     name(tool)
+                ));
+                t.note(format!(
+                    "{} inputSchema: {}",
+                    name(tool),
+                    tool.get("inputSchema").unwrap_or(&Value::Null)
                 ));
             }
         }
@@ -210,6 +217,7 @@ pub fn timeout_is_client_setting(tools: &Tools, t: &mut Trail) {
                 "{}: the description does not say the timeout is a setting of the client",
                 name(tool)
             ));
+            t.note(format!("{} description: {}", name(tool), description(tool)));
         }
     }
 }
@@ -321,6 +329,10 @@ pub fn credentials_host_side(tools: &Tools, spec: &RetrievalSpec, t: &mut Trail)
             t.fail(format!(
                 "{wanted}: takes `{}`: the credential would pass through the model's context; retrieval must act for the transport's credential",
                 asks.join("`, `")
+            ));
+            t.note(format!(
+                "{wanted} inputSchema: {}",
+                tool.get("inputSchema").unwrap_or(&Value::Null)
             ));
         }
     }

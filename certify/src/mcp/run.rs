@@ -385,6 +385,9 @@ async fn steps(run: &mut Run<'_>, wire: &Wire, seed: u64) {
         .tool("list recent (no arguments)", &spec.list, &Map::new(), None)
         .await;
     if let Some(e) = evidence {
+        if run.credential_argument.is_some() {
+            run.book.t("credentials_host_side").push(e.clone());
+        }
         run.book.t("retrieval_reachable").push(e);
     }
     let first_list = match result {
