@@ -104,6 +104,72 @@ async fn each_defect_fails_exactly_its_finding() {
                 defect.name()
             );
         }
+        // The failing finding shows why: exchanges or the quoted listing.
+        let failing = report
+            .probes
+            .iter()
+            .find(|p| p.name == finding)
+            .expect("reported");
+        assert!(
+            failing.evidence.len() >= 2,
+            "defect {}: {:?}",
+            defect.name(),
+            failing.evidence
+        );
         assert_eq!(report.exit_code(), 1, "{}", defect.name());
     }
+}
+
+#[tokio::test]
+async fn the_gate_allows_the_contract_s_paid_tool_once_and_nothing_else() {
+    use lostreply_certify::mcp::session::{Refused, Session, Wire};
+    let sim = simulator::start(&BTreeSet::new(), 3).await.expect("starts");
+    let contract = simulator::contract(&sim.mcp_url().expect("url")).expect("contract");
+    let client = lostreply_certify::client::Client::new(
+        &contract.origin,
+        contract.timeout,
+        contract.max_response_bytes,
+        contract.budget,
+        contract.rate_per_s,
+    )
+    .expect("client");
+    let wire = Wire::new(&contract, client);
+    let mut s = Session::new(&wire, contract.primary.clone());
+    let (init, _) = s.initialize("init").await;
+    assert_eq!(init.expect("answers").status, 200);
+    let none = serde_json::Map::new();
+    let (other, evidence) = s.tool("not allowed", "create_charge", &none, None).await;
+    assert!(matches!(other, Err(Refused::NotAllowed(_))), "{other:?}");
+    assert!(evidence.is_none(), "nothing was sent");
+    let (first, _) = s.tool("allowed", "create_ticket", &none, None).await;
+    assert!(first.is_ok(), "{first:?}");
+    let (second, _) = s.tool("again", "create_ticket", &none, None).await;
+    assert!(matches!(second, Err(Refused::PaidSpent(_))), "{second:?}");
+    let (list, _) = s
+        .tool("retrieval", "list_recent_operations", &none, None)
+        .await;
+    assert!(list.is_ok());
+    assert_eq!(sim.ledger_len(), 1, "one paid call reached the server");
+    sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_small_budget_stops_findings_without_exceeding_it() {
+    let sim = simulator::start(&BTreeSet::new(), 4).await.expect("starts");
+    let contract = simulator::contract(&sim.mcp_url().expect("url")).expect("contract");
+    let config = Config {
+        only: Vec::new(),
+        budget: Some(5),
+        seed: 4,
+        reproduce: String::new(),
+    };
+    let report = mcp::certify(contract, &config).await.expect("runs");
+    assert_eq!(report.budget, 5);
+    assert!(report.requests_sent <= 5, "{}", report.requests_sent);
+    assert_eq!(report.exit_code(), 3, "{}", explain(&report));
+    assert!(report
+        .probes
+        .iter()
+        .any(|p| p.verdict == Verdict::Error && p.summary.contains("budget")));
+    sim.shutdown().await;
 }

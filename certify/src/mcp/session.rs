@@ -6,7 +6,7 @@
 //! retrieval tools the contract names and, when `paid` allows it, that one
 //! paid tool exactly once. Any other `tools/call` is refused before a byte leaves.
 
-use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{json, Map, Value};
 
@@ -43,7 +43,7 @@ pub struct Wire {
     path: String,
     retrieval: [String; 2],
     paid: Option<String>,
-    paid_used: Cell<bool>,
+    paid_used: AtomicBool,
     secrets: Vec<String>,
 }
 
@@ -58,7 +58,7 @@ impl Wire {
                 contract.retrieval.list.clone(),
             ],
             paid: contract.paid.as_ref().map(|p| p.tool.clone()),
-            paid_used: Cell::new(false),
+            paid_used: AtomicBool::new(false),
             secrets: contract
                 .primary
                 .iter()
@@ -89,7 +89,7 @@ impl Wire {
         if self.paid.as_deref() != Some(tool) {
             return Err(Refused::NotAllowed(tool.to_owned()));
         }
-        if self.paid_used.replace(true) {
+        if self.paid_used.swap(true, Ordering::SeqCst) {
             return Err(Refused::PaidSpent(tool.to_owned()));
         }
         Ok(())
