@@ -346,6 +346,56 @@ fn serve_announces_itself_in_json_and_stops_on_sigterm() {
     let _ = std::io::stdout().flush();
 }
 
+#[test]
+fn serve_with_mcp_announces_the_mcp_endpoint_in_its_first_line() {
+    let mut child = Command::new(BIN)
+        .args([
+            "serve",
+            "--mcp",
+            "--mcp-defect",
+            "result_without_id",
+            "--mcp-answer",
+            "json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("serve starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let first = lines.next().expect("a first line").expect("utf8");
+    let banner: serde_json::Value = serde_json::from_str(&first).expect("the first line is JSON");
+    let base_url = banner["base_url"].as_str().expect("base_url").to_owned();
+    assert_eq!(banner["mcp_url"], format!("{base_url}/mcp"));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let answer = reqwest::Client::new()
+            .post(format!("{base_url}/mcp"))
+            .bearer_auth("sk_test_a")
+            .header("accept", "application/json, text/event-stream")
+            .json(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}}))
+            .send()
+            .await
+            .expect("initialize answers");
+        assert_eq!(answer.status().as_u16(), 200);
+        assert!(answer.headers().contains_key("mcp-session-id"));
+        let text = answer.text().await.expect("a body");
+        assert!(text.contains("2025-06-18"), "{text}");
+    });
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    assert_eq!(child.wait().expect("serve exits").code(), Some(0));
+    let bad = Command::new(BIN)
+        .args(["serve", "--mcp", "--mcp-defect", "nonsense"])
+        .output()
+        .expect("serve runs");
+    assert_eq!(bad.status.code(), Some(2));
+}
+
 /// A supervisor that reads the banner and stops the server at once must find
 /// the signal handlers installed: they are in place before the first line.
 #[test]

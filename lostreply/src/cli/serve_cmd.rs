@@ -1,6 +1,7 @@
 //! `lostreply serve`: a simulator started by hand, for exploring an adapter or
 //! for test suites in other languages. The first stdout line is one JSON object
-//! (base_url, control_url, credentials) so scripts can read where it is.
+//! (base_url, control_url, credentials, and mcp_url with `--mcp`) so scripts
+//! can read where it is.
 
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -8,6 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
+use lostreply_simulator::mcp::{AnswerStyle, Defect, McpPlan};
 use lostreply_simulator::{IdempotencyMode, Plan, ServeOptions, Simulator};
 
 use lostreply_harness::exit;
@@ -32,6 +34,15 @@ pub(super) struct ServeArgs {
     /// Take the provider and faults sections of a scenario file.
     #[arg(long, value_name = "FILE")]
     scenario: Option<PathBuf>,
+    /// Also serve the fake MCP server (default tools) at /mcp on the same port.
+    #[arg(long)]
+    mcp: bool,
+    /// Give the MCP server a known-bad behaviour (repeatable): result_without_id, timeout_as_parameter, retrieval_not_read_only, not_yours_distinct, empty_list_is_error, key_in_arguments, payload_mismatch.
+    #[arg(long = "mcp-defect", value_name = "NAME", requires = "mcp")]
+    mcp_defects: Vec<String>,
+    /// How the MCP server answers when the client accepts both: json or sse.
+    #[arg(long = "mcp-answer", value_name = "STYLE", requires = "mcp")]
+    mcp_answer: Option<String>,
     /// Seed for object and event ids.
     #[arg(long, default_value_t = lostreply_harness::seed::DEFAULT_SEED)]
     seed: u64,
@@ -75,6 +86,15 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
             }
         }
     }
+    if args.mcp {
+        match mcp_plan(&args) {
+            Ok(mcp) => plan.mcp = Some(mcp),
+            Err(message) => {
+                eprintln!("lostreply serve: {message}");
+                return exit::BAD_INPUT;
+            }
+        }
+    }
     let options = ServeOptions {
         bind: SocketAddr::new(args.bind, args.port),
         control_token: args.control_token.clone(),
@@ -105,11 +125,14 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
     // Handlers first: a supervisor that reads the banner and at once sends
     // SIGTERM must find them installed, not kill a process that ignores nothing.
     let stop = stop_signals();
-    let banner = serde_json::json!({
+    let mut banner = serde_json::json!({
         "base_url": sim.base_url(),
         "control_url": sim.control_url(),
         "credentials": credentials,
     });
+    if let Some(mcp_url) = sim.mcp_url() {
+        banner["mcp_url"] = serde_json::Value::String(mcp_url);
+    }
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{banner}");
     let _ = writeln!(out, "lostreply simulator listening on {}", sim.base_url());
@@ -131,6 +154,9 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
         "  control API: {} (ledger, journal, events, clock, health)",
         sim.control_url()
     );
+    if let Some(mcp_url) = sim.mcp_url() {
+        let _ = writeln!(out, "  MCP server: {mcp_url} (Streamable HTTP)");
+    }
     let _ = writeln!(out, "  stop with Ctrl-C or SIGTERM");
     let _ = out.flush();
     drop(out);
@@ -138,6 +164,28 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
     sim.shutdown().await;
     println!("lostreply simulator stopped");
     exit::OK
+}
+
+/// The default MCP plan with the flags' defects and answer style.
+fn mcp_plan(args: &ServeArgs) -> Result<McpPlan, String> {
+    let mut mcp = McpPlan::default();
+    for name in &args.mcp_defects {
+        let defect = Defect::from_name(name).ok_or_else(|| {
+            let names: Vec<&str> = Defect::ALL.iter().map(|d| d.name()).collect();
+            format!(
+                "--mcp-defect {name:?}: unknown defect (one of {})",
+                names.join(", ")
+            )
+        })?;
+        mcp.defects.insert(defect);
+    }
+    match args.mcp_answer.as_deref() {
+        None => {}
+        Some("json") => mcp.answer = AnswerStyle::Json,
+        Some("sse") => mcp.answer = AnswerStyle::Sse,
+        Some(other) => return Err(format!("--mcp-answer {other:?}: json or sse")),
+    }
+    Ok(mcp)
 }
 
 /// Installs the Ctrl-C and SIGTERM handlers now and returns the wait for either.

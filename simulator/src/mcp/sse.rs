@@ -227,7 +227,7 @@ mod tests {
             fate,
             ResponseFate::Truncated {
                 status: 200,
-                bytes: 15
+                bytes: 16
             }
         );
         let _ = reader.await;
