@@ -530,3 +530,60 @@ async fn an_mcp_contract_file_certifies_a_served_fake_server() {
     assert_eq!(paid_calls(&sim), 1, "the contract allows one call per run");
     sim.shutdown().await;
 }
+
+#[test]
+fn serve_mcp_with_the_shipped_mcp_contract_gets_the_same_verdicts() {
+    // JSON answers here (the worked example's are SSE): both forms are read.
+    for (defect, expected_code, failing) in [
+        (None, 0, None),
+        (Some("empty_list_is_error"), 1, Some("empty_list_is_normal")),
+    ] {
+        let mut args = vec!["serve", "--mcp", "--mcp-answer", "json"];
+        if let Some(d) = defect {
+            args.extend(["--mcp-defect", d]);
+        }
+        let mut child = Command::new(BIN)
+            .args(&args)
+            .current_dir(repo())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("serve starts");
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut first)
+            .expect("banner");
+        let banner: serde_json::Value = serde_json::from_str(&first).expect("banner is JSON");
+        let url = banner["mcp_url"].as_str().expect("mcp_url").to_owned();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let dir_s = dir.path().display().to_string();
+        let (code, out, err) = certify(
+            &[
+                "--contract",
+                "certify/contracts/simulator-mcp.yaml",
+                "--seed",
+                "9",
+                "--report-dir",
+                &dir_s,
+                "--format",
+                "json",
+            ],
+            &[("LOSTREPLY_CERTIFY_MCP_URL", &url)],
+        );
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(code, expected_code, "{defect:?}: {out}\n{err}");
+        let json = std::fs::read_to_string(dir.path().join("certify.json")).expect("json");
+        assert!(json.contains("200 application/json"), "{json}");
+        if let Some(finding) = failing {
+            assert!(
+                out.lines()
+                    .any(|l| l.contains(finding) && l.starts_with("FAIL")),
+                "{defect:?}: {out}"
+            );
+            assert!(out.contains("12 passed, 1 failed"), "{out}");
+        } else {
+            assert!(out.contains("13 passed, 0 failed"), "{out}");
+        }
+    }
+}
