@@ -8,13 +8,15 @@
 //! - [`session`]: MCP over Streamable HTTP on the bounded client (JSON or
 //!   SSE answers), and the gate every `tools/call` passes.
 //! - [`rules`]: the design rules, pure functions over the listed tools.
-//! - [`run`]: the findings, in order, and the steps that feed them.
+//! - [`run`]: the findings, in order, and the steps that feed them;
+//!   `behaviour`: the findings that need a second tenant or the clock.
 //! - [`simulator`]: `--mcp-simulator`, the worked example.
 //!
 //! Architecture invariant: no paid tool is called unless the contract's
 //! `paid` names it, and then once per run; every request counts against the
 //! budget and the rate, and goes only to the contract's origin.
 
+mod behaviour;
 pub mod contract;
 pub mod rules;
 pub mod run;

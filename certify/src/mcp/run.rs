@@ -11,10 +11,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
-use super::contract::McpContract;
+use super::behaviour;
+use super::contract::{McpContract, RetrievalSpec};
 use super::rules::{self, Tools};
 use super::session::{Answer, Refused, Session, Wire, REVISIONS};
-use crate::client::{ClientError, Request};
+
 use crate::probes::{Stop, Trail};
 use crate::report::ProbeResult;
 use crate::verdict::Evidence;
@@ -51,7 +52,7 @@ pub fn names() -> Vec<&'static str> {
 }
 
 /// The trails of a run.
-struct Book {
+pub(super) struct Book {
     trails: Vec<(Finding, Trail, Option<String>)>,
 }
 
@@ -65,7 +66,7 @@ impl Book {
         }
     }
 
-    fn t(&mut self, name: &str) -> &mut Trail {
+    pub(super) fn t(&mut self, name: &str) -> &mut Trail {
         let at = self
             .trails
             .iter()
@@ -75,7 +76,7 @@ impl Book {
     }
 
     /// The finding cannot conclude (exit code 3), unless it already stopped.
-    fn stop(&mut self, names: &[&str], why: &str) {
+    pub(super) fn stop(&mut self, names: &[&str], why: &str) {
         for (f, _, stop) in &mut self.trails {
             if names.contains(&f.name) && stop.is_none() {
                 *stop = Some(why.to_owned());
@@ -167,8 +168,19 @@ fn fill(value: &Value, marker: &str) -> Value {
     }
 }
 
+/// The ids of a recent list, newest first (`None`: no array where the contract says).
+pub(super) fn listed_ids(answer: &Answer, spec: &RetrievalSpec) -> Option<Vec<String>> {
+    let items = answer.structured()?.pointer(&spec.items_at)?.as_array()?;
+    Some(
+        items
+            .iter()
+            .filter_map(|i| id_at(Some(i), &spec.id_at))
+            .collect(),
+    )
+}
+
 /// Two answers alike for a caller: the same status and the same message bytes.
-fn alike(a: &Answer, b: &Answer) -> bool {
+pub(super) fn alike(a: &Answer, b: &Answer) -> bool {
     let text = |x: &Answer| {
         x.message_text
             .clone()
@@ -178,19 +190,23 @@ fn alike(a: &Answer, b: &Answer) -> bool {
 }
 
 /// What the run learned as it went.
-struct Run<'c> {
-    contract: &'c McpContract,
-    book: Book,
+pub(super) struct Run<'c> {
+    pub(super) contract: &'c McpContract,
+    pub(super) book: Book,
     /// The argument retrieval wants a credential in (a defect, worked around
     /// so the other findings can still conclude).
     credential_argument: Option<String>,
-    retention: Option<Duration>,
+    pub(super) retention: Option<Duration>,
     /// Whether a retrieval answer carried a retention field.
     retention_field_seen: bool,
 }
 
 impl Run<'_> {
-    fn arguments(&self, base: Map<String, Value>, credential: Option<&str>) -> Map<String, Value> {
+    pub(super) fn arguments(
+        &self,
+        base: Map<String, Value>,
+        credential: Option<&str>,
+    ) -> Map<String, Value> {
         let mut args = base;
         if let (Some(arg), Some(c)) = (&self.credential_argument, credential) {
             args.insert(arg.clone(), json!(c));
@@ -198,14 +214,14 @@ impl Run<'_> {
         args
     }
 
-    fn id_arguments(&self, id: &str, credential: Option<&str>) -> Map<String, Value> {
+    pub(super) fn id_arguments(&self, id: &str, credential: Option<&str>) -> Map<String, Value> {
         let mut base = Map::new();
         base.insert(self.contract.retrieval.id_argument.clone(), json!(id));
         self.arguments(base, credential)
     }
 
     /// A retrieval call whose refusal or transport failure stops `finding`.
-    async fn retrieve(
+    pub(super) async fn retrieve(
         &mut self,
         s: &mut Session<'_>,
         finding: &str,
@@ -484,15 +500,6 @@ async fn steps(run: &mut Run<'_>, wire: &Wire, seed: u64) {
         first_list
     };
     run.retention_field(&list);
-    let listed_ids = |answer: &Answer| -> Option<Vec<String>> {
-        let items = answer.structured()?.pointer(&spec.items_at)?.as_array()?;
-        Some(
-            items
-                .iter()
-                .filter_map(|i| id_at(Some(i), &spec.id_at))
-                .collect(),
-        )
-    };
     let first_ids = if list.is_tool_error() {
         run.book.t("empty_list_is_normal").fail(format!(
             "{} answers an error (isError, status {}) where a list, perhaps empty, was due: an agent reads that as \"retrieval is broken\" or \"nothing happened\"",
@@ -501,7 +508,7 @@ async fn steps(run: &mut Run<'_>, wire: &Wire, seed: u64) {
         ));
         None
     } else {
-        match listed_ids(&list) {
+        match listed_ids(&list, spec) {
             None => {
                 run.book.stop(
                     &["empty_list_is_normal"],
@@ -597,7 +604,10 @@ async fn steps(run: &mut Run<'_>, wire: &Wire, seed: u64) {
                 None,
             )
             .await;
-        let ids = after.as_ref().and_then(listed_ids).unwrap_or_default();
+        let ids = after
+            .as_ref()
+            .and_then(|l| listed_ids(l, spec))
+            .unwrap_or_default();
         if let Some(after) = &after {
             run.retention_field(after);
         }
@@ -685,203 +695,9 @@ async fn steps(run: &mut Run<'_>, wire: &Wire, seed: u64) {
             .fail("no retrieval answer carries a retention field (e.g. `retention_s`)");
     }
 
-    // Behaviour: another tenant.
-    let unknown = target.as_deref().map(unknown_like);
-    match &contract.second_tenant {
-        None => {
-            let why = "no second tenant's credential (auth.second_tenant, or LOSTREPLY_MCP_SECOND_CREDENTIAL with --mcp)";
-            run.book.t("not_yours_like_unknown").skip(why);
-            if needs_empty_from_second {
-                run.book.t("empty_list_is_normal").skip(format!(
-                    "the primary credential's list is not empty and {why}: the empty case cannot be seen"
-                ));
-            }
-        }
-        Some(second) => {
-            let mut b = Session::new(wire, Some(second.clone()));
-            let (result, evidence) = b.initialize("initialize (second tenant)").await;
-            let ok = matches!(&result, Ok(a) if a.status == 200) && b.revision().is_some();
-            if !ok {
-                let why = match &result {
-                    Err(e) => format!("the second tenant's initialize: {e}"),
-                    Ok(a) => format!("the second tenant's initialize answered HTTP {}", a.status),
-                };
-                for e in evidence {
-                    run.book.t("not_yours_like_unknown").push(e);
-                }
-                run.book.stop(&["not_yours_like_unknown"], &why);
-                if needs_empty_from_second {
-                    run.book.stop(&["empty_list_is_normal"], &why);
-                }
-            } else {
-                if needs_empty_from_second {
-                    let args = run.arguments(Map::new(), Some(second));
-                    if let Some(l) = run
-                        .retrieve(
-                            &mut b,
-                            "empty_list_is_normal",
-                            "list recent (second tenant)",
-                            &spec.list,
-                            &args,
-                            None,
-                        )
-                        .await
-                    {
-                        match (l.is_tool_error(), listed_ids(&l)) {
-                            (true, _) => run.book.t("empty_list_is_normal").fail(format!(
-                                "{} answers an error for the second tenant (status {:?})",
-                                spec.list,
-                                l.tool_status()
-                            )),
-                            (false, Some(ids)) if ids.is_empty() => run
-                                .book
-                                .t("empty_list_is_normal")
-                                .held("the second tenant's empty list is a normal result"),
-                            (false, _) => run.book.t("empty_list_is_normal").skip(
-                                "neither credential's recent list is empty: the empty case cannot be seen",
-                            ),
-                        }
-                    }
-                }
-                match (&target, &unknown) {
-                    (Some(id), Some(unknown)) => {
-                        let same_rpc_id = json!("certify-not-yours");
-                        let theirs = run.id_arguments(id, Some(second));
-                        let nobody = run.id_arguments(unknown, Some(second));
-                        let x = run
-                            .retrieve(
-                                &mut b,
-                                "not_yours_like_unknown",
-                                "the primary's id, asked by the second tenant",
-                                &spec.get,
-                                &theirs,
-                                Some(same_rpc_id.clone()),
-                            )
-                            .await;
-                        let y = run
-                            .retrieve(
-                                &mut b,
-                                "not_yours_like_unknown",
-                                "an unknown id of the same shape, asked by the second tenant",
-                                &spec.get,
-                                &nobody,
-                                Some(same_rpc_id),
-                            )
-                            .await;
-                        if let (Some(x), Some(y)) = (x, y) {
-                            if alike(&x, &y) {
-                                run.book.t("not_yours_like_unknown").held(
-                                    "not yours and unknown answer alike, byte for byte (same JSON-RPC id on both)",
-                                );
-                            } else {
-                                run.book.t("not_yours_like_unknown").hard(format!(
-                                    "not yours (HTTP {}) and unknown (HTTP {}) answer differently: another tenant learns that {id} exists",
-                                    x.status, y.status
-                                ));
-                            }
-                        }
-                    }
-                    _ => run
-                        .book
-                        .t("not_yours_like_unknown")
-                        .skip("no id of the primary's to ask about"),
-                }
-            }
-        }
-    }
-
-    // Behaviour: an expired id, by the provider's clock.
-    let (Some(id), Some(unknown)) = (target.clone(), unknown) else {
-        run.book
-            .t("expired_like_unknown")
-            .skip("no id to let expire");
-        return;
-    };
-    let Some(clock) = &contract.clock else {
-        run.book.t("expired_like_unknown").skip(format!(
-            "a live server's ids expire after the declared retention{}: certification does not wait that long (the contract names no clock control)",
-            run.retention.map(|r| format!(" ({})", humantime::format_duration(r))).unwrap_or_default()
-        ));
-        return;
-    };
-    let Some(retention) = run.retention else {
-        run.book
-            .t("expired_like_unknown")
-            .skip("no retention declared: nothing says when an id expires");
-        return;
-    };
-    let past = retention + Duration::from_secs(1);
-    let body = json!({"advance_ms": u64::try_from(past.as_millis()).unwrap_or(u64::MAX)});
-    let req = Request {
-        method: "POST".to_owned(),
-        path: clock.clone(),
-        headers: vec![("Content-Type".to_owned(), "application/json".to_owned())],
-        body: body.to_string().into_bytes(),
-    };
-    let moved: Result<_, ClientError> = wire.client().send(&req).await;
-    let outcome = match &moved {
-        Ok(r) => format!("{}", r.status),
-        Err(e) => format!("no answer: {e}"),
-    };
-    run.book.t("expired_like_unknown").push(Evidence::Exchange {
-        label: format!("move the provider's clock {} past the retention", "1s"),
-        request: format!("POST {clock} {body}"),
-        key: None,
-        outcome,
-        body: String::new(),
-    });
-    match moved {
-        Ok(r) if (200..300).contains(&r.status) => {}
-        Ok(r) => {
-            run.book.stop(
-                &["expired_like_unknown"],
-                &format!("the clock control answered HTTP {}", r.status),
-            );
-            return;
-        }
-        Err(e) => {
-            run.book.stop(
-                &["expired_like_unknown"],
-                &format!("the clock control: {e}"),
-            );
-            return;
-        }
-    }
-    let same_rpc_id = json!("certify-expired");
-    let expired_args = run.id_arguments(&id, primary.as_deref());
-    let unknown_args = run.id_arguments(&unknown, primary.as_deref());
-    let x = run
-        .retrieve(
-            &mut a,
-            "expired_like_unknown",
-            "the call's id, past the retention",
-            &spec.get,
-            &expired_args,
-            Some(same_rpc_id.clone()),
-        )
-        .await;
-    let y = run
-        .retrieve(
-            &mut a,
-            "expired_like_unknown",
-            "an unknown id of the same shape",
-            &spec.get,
-            &unknown_args,
-            Some(same_rpc_id),
-        )
-        .await;
-    if let (Some(x), Some(y)) = (x, y) {
-        if alike(&x, &y) {
-            run.book
-                .t("expired_like_unknown")
-                .held("expired and unknown answer alike, byte for byte");
-        } else {
-            run.book.t("expired_like_unknown").fail(format!(
-                "{id} past the retention answers other than an unknown id (HTTP {} vs {})",
-                x.status, y.status
-            ));
-        }
-    }
+    // Behaviour: another tenant, then the provider's clock.
+    behaviour::not_yours(run, wire, target.as_deref(), needs_empty_from_second).await;
+    behaviour::expired(run, wire, &mut a, target.as_deref()).await;
 }
 
 #[cfg(test)]
