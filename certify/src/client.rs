@@ -158,9 +158,18 @@ impl Client {
 
     fn encode(&self, req: &Request) -> Vec<u8> {
         let mut head = format!(
-            "{} {} HTTP/1.1\r\nHost: {}:{}\r\nConnection: close\r\nUser-Agent: lostreply-certify\r\nAccept: */*\r\n",
+            "{} {} HTTP/1.1\r\nHost: {}:{}\r\nConnection: close\r\nUser-Agent: lostreply-certify\r\n",
             req.method, req.path, self.inner.host, self.inner.port
         );
+        // MCP servers may read `Accept` strictly (it must list both JSON and
+        // SSE), so a request's own `Accept` replaces the default, never joins it.
+        if !req
+            .headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("accept"))
+        {
+            head.push_str("Accept: */*\r\n");
+        }
         for (name, value) in &req.headers {
             head.push_str(&format!("{name}: {value}\r\n"));
         }

@@ -11,13 +11,17 @@
 //! - [`verdict`], [`report`]: the certification report model; [`write`]: its
 //!   terminal, JSON, JUnit, Markdown and HTML writers.
 //! - [`simulator`]: `--simulator MODE`, the worked example against lostreply's own simulator.
+//! - [`mcp`]: certifying an MCP server (`kind: mcp` contracts, `--mcp URL`,
+//!   `--mcp-simulator`): the pre-flight, the design rules, retrieval's behaviour.
 //!
 //! Architecture invariant: no request leaves for a host the contract does not
-//! name, and no run sends more than its budget or faster than its rate.
+//! name, and no run sends more than its budget or faster than its rate; no
+//! paid MCP tool is called unless the contract allows it, and then once.
 #![deny(missing_docs)]
 
 pub mod client;
 pub mod contract;
+pub mod mcp;
 pub mod probes;
 pub mod readback;
 pub mod report;

@@ -224,3 +224,366 @@ fn serve_with_the_shipped_contract_gets_the_same_verdicts() {
         }
     }
 }
+
+// MCP servers: `--mcp-simulator`, `--mcp URL`, `kind: mcp` contracts.
+
+/// A fake MCP server in this process (the binary certifies it over loopback).
+async fn mcp_server(
+    defects: &[lostreply_simulator::mcp::Defect],
+) -> lostreply_simulator::Simulator {
+    let set = defects.iter().copied().collect();
+    lostreply_certify::mcp::simulator::start(&set, 1)
+        .await
+        .expect("the fake MCP server starts")
+}
+
+/// Runs the binary without blocking the runtime that serves the fake server.
+async fn certify_async(args: Vec<String>, env: Vec<(String, String)>) -> (i32, String, String) {
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        certify(&args, &env)
+    })
+    .await
+    .expect("the binary runs")
+}
+
+fn paid_calls(sim: &lostreply_simulator::Simulator) -> usize {
+    sim.journal()
+        .iter()
+        .filter(|e| {
+            e.rpc
+                .as_ref()
+                .and_then(|r| r.tool.as_deref())
+                .is_some_and(|t| t.starts_with("create_"))
+        })
+        .count()
+}
+
+#[test]
+fn mcp_simulator_passes_every_finding_and_writes_reports() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dir_s = dir.path().display().to_string();
+    let (code, out, err) = certify(
+        &["--mcp-simulator", "--seed", "5", "--report-dir", &dir_s],
+        &[],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("13 passed, 0 failed"), "{out}");
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("certify.json")).expect("json written"),
+    )
+    .expect("json parses");
+    assert_eq!(json["probes"].as_array().map(Vec::len), Some(13));
+    assert_eq!(json["probes"][0]["name"], "initialize");
+    let xml = std::fs::read_to_string(dir.path().join("certify.xml")).expect("junit written");
+    assert_eq!(xml.matches("<testcase").count(), 13, "{xml}");
+    let html = std::fs::read_to_string(dir.path().join("certify.html")).expect("html written");
+    assert!(html.contains("lostreply certify --mcp-simulator --seed 5"));
+    assert!(dir.path().join("certify.md").exists());
+}
+
+#[test]
+fn mcp_simulator_with_a_defect_fails_its_finding() {
+    let (code, out, err) = certify(
+        &[
+            "--mcp-simulator",
+            "--mcp-defect",
+            "not_yours_distinct",
+            "--seed",
+            "5",
+        ],
+        &[],
+    );
+    assert_eq!(code, 1, "{out}\n{err}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("not_yours_like_unknown"))
+        .unwrap_or_default();
+    assert!(line.starts_with("HARD"), "{out}");
+    assert!(out.contains("12 passed"), "{out}");
+    assert!(
+        out.contains(
+            "reproduce: lostreply certify --mcp-simulator --mcp-defect not_yours_distinct --seed 5"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn mcp_usage_and_contract_errors_exit_2() {
+    for (args, expected) in [
+        (vec!["--mcp-defect", "key_in_arguments"], "--mcp-simulator"),
+        (
+            vec!["--mcp-simulator", "--mcp-defect", "pirate"],
+            "unknown defect",
+        ),
+        (
+            vec!["--mcp", "ftp://example.com/mcp"],
+            "expected http://host:port/path",
+        ),
+        (
+            vec!["--mcp", "http://127.0.0.1:1/mcp", "--contract", "x.yaml"],
+            "cannot be used with",
+        ),
+        (
+            vec!["--mcp-simulator", "--simulator", "stripe"],
+            "cannot be used with",
+        ),
+        (vec!["--mcp-simulator", "--only", "initialize"], "--only"),
+        (
+            vec![
+                "--mcp-simulator",
+                "--contract",
+                "certify/contracts/simulator-stripe.yaml",
+            ],
+            "kind: mcp",
+        ),
+    ] {
+        let (code, out, err) = certify(&args, &[]);
+        assert_eq!(code, 2, "{args:?}: {out}\n{err}");
+        assert!(err.contains(expected), "{args:?}: {err}");
+    }
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let shipped = std::fs::read_to_string(repo().join("certify/contracts/simulator-mcp.yaml"))
+        .expect("shipped contract");
+    let cases = [
+        (
+            "  tool: create_ticket",
+            "  tool: create ticket",
+            "not a tool name",
+        ),
+        ("  budget: 40", "  budget: 0", "budget from 1"),
+        (
+            "  id_at: /operation_id",
+            "  id_at: operation_id",
+            "JSON pointer",
+        ),
+        ("  timeout: 5s", "  timeout: 5", "duration"),
+        (
+            "  items_at: /operations",
+            "  items_at: /operations\n  surprise: 1",
+            "unknown field",
+        ),
+        (
+            "  get: get_operation",
+            "  get: create_ticket",
+            "cannot be a retrieval tool",
+        ),
+    ];
+    for (from, to, expected) in cases {
+        let path = dir.path().join("mcp.yaml");
+        std::fs::write(&path, shipped.replace(from, to)).expect("write");
+        let p = path.display().to_string();
+        let (code, _, err) = certify(&["--contract", &p], &[]);
+        assert_eq!(code, 2, "{to}: {err}");
+        assert!(err.contains(expected), "{to}: {err}");
+        assert!(err.starts_with(&format!("{p}:")), "{to}: {err}");
+        if to.contains('\n') || expected == "cannot be a retrieval tool" {
+            continue;
+        }
+        let line = shipped
+            .lines()
+            .position(|l| l.contains(from.trim()))
+            .map_or(0, |i| i + 1);
+        assert!(
+            err.contains(&format!("{p}:{line}:")),
+            "{to}: expected line {line}: {err}"
+        );
+    }
+    // A URL outside the allowlist is refused before any request.
+    let (code, _, err) = certify(
+        &["--contract", "certify/contracts/simulator-mcp.yaml"],
+        &[("LOSTREPLY_CERTIFY_MCP_URL", "http://198.51.100.7:80/mcp")],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not in target.allowed_hosts"), "{err}");
+}
+
+#[test]
+fn certify_help_documents_mcp() {
+    let out = Command::new(BIN)
+        .args(["certify", "--help"])
+        .output()
+        .expect("the binary runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "--mcp <URL>",
+        "--mcp-simulator",
+        "--mcp-defect",
+        "MCP servers",
+        "retrieve_matches_original",
+        "payload_mismatch",
+    ] {
+        assert!(text.contains(needle), "{needle}: {text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_url_certifies_a_live_server_without_a_paid_call() {
+    let sim = mcp_server(&[]).await;
+    let url = sim.mcp_url().expect("mcp url");
+    let env = vec![
+        (
+            "LOSTREPLY_MCP_CREDENTIAL".to_owned(),
+            "sk_test_a".to_owned(),
+        ),
+        (
+            "LOSTREPLY_MCP_SECOND_CREDENTIAL".to_owned(),
+            "sk_test_b".to_owned(),
+        ),
+    ];
+    let (code, out, err) = certify_async(
+        vec!["--mcp".into(), url.clone(), "--seed".into(), "3".into()],
+        env.clone(),
+    )
+    .await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert_eq!(paid_calls(&sim), 0, "--mcp never calls a paid tool");
+    assert!(out.contains("PASS  id_in_every_result"), "{out}");
+    // Nothing to retrieve on a fresh server, no paid call allowed: said so.
+    assert!(out.contains("skip  retrieve_matches_original"), "{out}");
+    assert!(out.contains("skip  expired_like_unknown"), "{out}");
+    assert!(!out.contains("sk_test_"), "{out}");
+
+    // Once the tenant has an operation (made here, as its agent would), --mcp
+    // retrieves the oldest listed id and asks the second tenant about it.
+    {
+        use lostreply_certify::mcp::contract::{quick, PaidCall};
+        use lostreply_certify::mcp::session::{Session, Wire};
+        let mut contract = quick(&url, &|_| None).expect("contract");
+        contract.paid = Some(PaidCall {
+            tool: "create_ticket".to_owned(),
+            arguments: serde_json::Map::new(),
+        });
+        let client = lostreply_certify::client::Client::new(
+            &contract.origin,
+            std::time::Duration::from_secs(5),
+            1 << 20,
+            10,
+            1000,
+        )
+        .expect("client");
+        let wire = Wire::new(&contract, client);
+        let mut agent = Session::new(&wire, Some("sk_test_a".to_owned()));
+        let (init, _) = agent.initialize("agent").await;
+        assert_eq!(init.expect("initialize").status, 200);
+        let args = serde_json::Map::from_iter([("title".to_owned(), serde_json::json!("agent's"))]);
+        let (made, _) = agent
+            .tool("agent's call", "create_ticket", &args, None)
+            .await;
+        assert!(!made.expect("the call answers").is_tool_error());
+    }
+    let (code, out, err) =
+        certify_async(vec!["--mcp".into(), url, "--seed".into(), "3".into()], env).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert_eq!(paid_calls(&sim), 1, "only the agent's own call");
+    assert!(out.contains("PASS  retrieve_matches_original"), "{out}");
+    assert!(out.contains("not compared"), "{out}");
+    assert!(out.contains("PASS  not_yours_like_unknown"), "{out}");
+    assert!(out.contains("PASS  empty_list_is_normal"), "{out}");
+    sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_url_without_credentials_reports_retrieval_unreachable() {
+    let sim = mcp_server(&[]).await;
+    let url = sim.mcp_url().expect("mcp url");
+    let (code, out, err) = certify_async(vec!["--mcp".into(), url], Vec::new()).await;
+    // The fake server refuses a request without a bearer credential: initialize fails.
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(out.contains("FAIL  initialize"), "{out}");
+    assert!(out.contains("ERROR retrieval_reachable"), "{out}");
+    sim.shutdown().await;
+}
+
+#[test]
+fn mcp_url_unreachable_exits_3() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    drop(listener);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (code, out, err) = certify(&["--mcp", &url], &[]);
+    assert_eq!(code, 3, "{out}\n{err}");
+    assert!(out.contains("ERROR initialize"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_contract_file_certifies_a_served_fake_server() {
+    use lostreply_simulator::mcp::Defect;
+    let sim = mcp_server(&[Defect::PayloadMismatch]).await;
+    let url = sim.mcp_url().expect("mcp url");
+    let (code, out, err) = certify_async(
+        vec![
+            "--contract".into(),
+            "certify/contracts/simulator-mcp.yaml".into(),
+            "--budget".into(),
+            "30".into(),
+        ],
+        vec![("LOSTREPLY_CERTIFY_MCP_URL".to_owned(), url)],
+    )
+    .await;
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(out.contains("FAIL  retrieve_matches_original"), "{out}");
+    assert!(out.contains("12 passed, 1 failed"), "{out}");
+    assert_eq!(paid_calls(&sim), 1, "the contract allows one call per run");
+    sim.shutdown().await;
+}
+
+#[test]
+fn serve_mcp_with_the_shipped_mcp_contract_gets_the_same_verdicts() {
+    // JSON answers here (the worked example's are SSE): both forms are read.
+    for (defect, expected_code, failing) in [
+        (None, 0, None),
+        (Some("empty_list_is_error"), 1, Some("empty_list_is_normal")),
+    ] {
+        let mut args = vec!["serve", "--mcp", "--mcp-answer", "json"];
+        if let Some(d) = defect {
+            args.extend(["--mcp-defect", d]);
+        }
+        let mut child = Command::new(BIN)
+            .args(&args)
+            .current_dir(repo())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("serve starts");
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut first)
+            .expect("banner");
+        let banner: serde_json::Value = serde_json::from_str(&first).expect("banner is JSON");
+        let url = banner["mcp_url"].as_str().expect("mcp_url").to_owned();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let dir_s = dir.path().display().to_string();
+        let (code, out, err) = certify(
+            &[
+                "--contract",
+                "certify/contracts/simulator-mcp.yaml",
+                "--seed",
+                "9",
+                "--report-dir",
+                &dir_s,
+                "--format",
+                "json",
+            ],
+            &[("LOSTREPLY_CERTIFY_MCP_URL", &url)],
+        );
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(code, expected_code, "{defect:?}: {out}\n{err}");
+        let json = std::fs::read_to_string(dir.path().join("certify.json")).expect("json");
+        assert!(json.contains("200 application/json"), "{json}");
+        if let Some(finding) = failing {
+            assert!(
+                out.lines()
+                    .any(|l| l.contains(finding) && l.starts_with("FAIL")),
+                "{defect:?}: {out}"
+            );
+            assert!(out.contains("12 passed, 1 failed"), "{out}");
+        } else {
+            assert!(out.contains("13 passed, 0 failed"), "{out}");
+        }
+    }
+}

@@ -3,13 +3,13 @@
 //! every problem names `file:line:column` (the harness's [`Diagnostic`] renders
 //! it, caret and all).
 
-mod raw;
+pub(crate) mod raw;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 pub use lostreply_harness::scenario::Diagnostic;
-use raw::{Pos, RawValue, Sp};
+pub(crate) use raw::{Pos, RawValue, Sp};
 
 /// The largest contract file read.
 pub const MAX_CONTRACT_BYTES: usize = 1024 * 1024;
@@ -215,7 +215,7 @@ pub fn load(path: &std::path::Path) -> Result<Contract, ContractError> {
     parse(&text, &shown, &|name| std::env::var(name).ok())
 }
 
-fn invalid(path: &str, source: &str, pos: Pos, message: &str) -> ContractError {
+pub(crate) fn invalid(path: &str, source: &str, pos: Pos, message: &str) -> ContractError {
     let mut d = Found::new(path, source);
     d.error(pos, message);
     d.into_error()
@@ -227,6 +227,46 @@ pub fn parse(
     path: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Contract, ContractError> {
+    let raw = read_yaml::<raw::RawContract>(text, path)?;
+    let mut d = Found::new(path, text);
+    let contract = validate(raw, path, env, &mut d);
+    match contract {
+        Some(c) if d.found.is_empty() => Ok(c),
+        _ => Err(d.into_error()),
+    }
+}
+
+/// What a contract file certifies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// An HTTP idempotency contract (no `kind`, or `kind: http`).
+    Http,
+    /// An MCP server (`kind: mcp`, see [`crate::mcp::contract`]).
+    Mcp,
+}
+
+/// The `kind` a contract text declares, read before the whole file is
+/// validated (each kind has its own fields). Anything but `mcp` is HTTP, whose
+/// validation then names a bad `kind` with its position.
+pub fn kind_of(text: &str) -> Kind {
+    #[derive(serde::Deserialize)]
+    struct Peek {
+        #[serde(default)]
+        kind: Option<String>,
+    }
+    let options = serde_saphyr::options! { strict_booleans: true, with_snippet: false };
+    match serde_saphyr::from_str_with_options::<Peek>(text, options) {
+        Ok(Peek { kind: Some(k) }) if k == "mcp" => Kind::Mcp,
+        Ok(_) | Err(_) => Kind::Http,
+    }
+}
+
+/// Reads YAML text into `T` with the checks every contract kind shares: a
+/// size bound, an empty file named as such, and parse errors located.
+pub(crate) fn read_yaml<T: serde::de::DeserializeOwned>(
+    text: &str,
+    path: &str,
+) -> Result<T, ContractError> {
     if text.len() > MAX_CONTRACT_BYTES {
         return Err(invalid(
             path,
@@ -250,46 +290,37 @@ pub fn parse(
         strict_booleans: true,
         with_snippet: false,
     };
-    let raw = match serde_saphyr::from_str_with_options::<raw::RawContract>(text, options) {
-        Ok(raw) => raw,
-        Err(err) => {
-            use serde_saphyr::MessageFormatter as _;
-            let pos = err.location().map_or(Pos::START, |at| Pos {
-                line: at.line(),
-                column: at.column(),
-            });
-            let message = serde_saphyr::DefaultMessageFormatter
-                .format_message(&err)
-                .into_owned();
-            return Err(invalid(path, text, pos, &message));
-        }
-    };
-    let mut d = Found::new(path, text);
-    let contract = validate(raw, path, env, &mut d);
-    match contract {
-        Some(c) if d.found.is_empty() => Ok(c),
-        _ => Err(d.into_error()),
-    }
+    serde_saphyr::from_str_with_options::<T>(text, options).map_err(|err| {
+        use serde_saphyr::MessageFormatter as _;
+        let pos = err.location().map_or(Pos::START, |at| Pos {
+            line: at.line(),
+            column: at.column(),
+        });
+        let message = serde_saphyr::DefaultMessageFormatter
+            .format_message(&err)
+            .into_owned();
+        invalid(path, text, pos, &message)
+    })
 }
 
-struct Found<'a> {
+pub(crate) struct Found<'a> {
     path: &'a str,
     source: &'a str,
-    found: Vec<(Pos, String)>,
+    pub(crate) found: Vec<(Pos, String)>,
 }
 
 impl<'a> Found<'a> {
-    fn new(path: &'a str, source: &'a str) -> Self {
+    pub(crate) fn new(path: &'a str, source: &'a str) -> Self {
         Found {
             path,
             source,
             found: Vec::new(),
         }
     }
-    fn error(&mut self, pos: Pos, message: impl Into<String>) {
+    pub(crate) fn error(&mut self, pos: Pos, message: impl Into<String>) {
         self.found.push((pos, message.into()));
     }
-    fn into_error(mut self) -> ContractError {
+    pub(crate) fn into_error(mut self) -> ContractError {
         self.found.sort_by_key(|(p, _)| *p);
         self.found.truncate(50);
         let lines: Vec<&str> = self.source.lines().collect();
@@ -324,7 +355,12 @@ fn clean(text: &str) -> String {
         .collect()
 }
 
-fn duration(d: &mut Found<'_>, sp: &Sp<String>, min: Duration, max: Duration) -> Duration {
+pub(crate) fn duration(
+    d: &mut Found<'_>,
+    sp: &Sp<String>,
+    min: Duration,
+    max: Duration,
+) -> Duration {
     match humantime::parse_duration(&sp.value) {
         Ok(v) if v >= min && v <= max => v,
         Ok(_) => {
@@ -352,7 +388,7 @@ fn duration(d: &mut Found<'_>, sp: &Sp<String>, min: Duration, max: Duration) ->
     }
 }
 
-fn resolve(
+pub(crate) fn resolve(
     d: &mut Found<'_>,
     sp: &Sp<RawValue>,
     env: &dyn Fn(&str) -> Option<String>,
@@ -373,7 +409,7 @@ fn resolve(
     }
 }
 
-fn path_check(d: &mut Found<'_>, sp: &Sp<String>, needs: Option<&str>) -> String {
+pub(crate) fn path_check(d: &mut Found<'_>, sp: &Sp<String>, needs: Option<&str>) -> String {
     let p = &sp.value;
     if !p.starts_with('/') || p.chars().any(|c| c.is_whitespace() || c.is_control()) {
         d.error(
@@ -394,7 +430,7 @@ fn path_check(d: &mut Found<'_>, sp: &Sp<String>, needs: Option<&str>) -> String
     p.clone()
 }
 
-fn pointer(d: &mut Found<'_>, sp: &Sp<String>) -> String {
+pub(crate) fn pointer(d: &mut Found<'_>, sp: &Sp<String>) -> String {
     if !(sp.value.is_empty() || sp.value.starts_with('/')) {
         d.error(
             sp.pos,
@@ -419,7 +455,7 @@ fn statuses(d: &mut Found<'_>, sp: &Sp<Vec<u16>>) -> Vec<u16> {
     sp.value.clone()
 }
 
-fn header_name(d: &mut Found<'_>, sp: &Sp<String>) -> String {
+pub(crate) fn header_name(d: &mut Found<'_>, sp: &Sp<String>) -> String {
     let ok = !sp.value.is_empty()
         && sp
             .value
@@ -468,6 +504,12 @@ fn validate(
 ) -> Option<Contract> {
     if raw.version.value != 1 {
         d.error(raw.version.pos, "only `version: 1` exists");
+    }
+    if let Some(kind) = raw.kind.as_ref().filter(|k| k.value != "http") {
+        d.error(
+            kind.pos,
+            format!("{:?}: kind is `http` (the default) or `mcp`", kind.value),
+        );
     }
     if raw.name.value.trim().is_empty() || raw.name.value.len() > 200 {
         d.error(raw.name.pos, "a name of 1 to 200 characters");

@@ -34,6 +34,9 @@ pub(crate) struct RawEnv {
 pub(crate) struct RawContract {
     /// Always 1.
     pub version: Sp<u32>,
+    /// `http` (the default); `mcp` files have a format of their own.
+    #[serde(default)]
+    pub kind: Option<Sp<String>>,
     /// A one-line name for reports.
     pub name: Sp<String>,
     /// Where the endpoint is and where the probes may go.

@@ -382,27 +382,47 @@ pub async fn run_probe(ctx: &Ctx, probe: &Probe) -> ProbeResult {
     let started = Instant::now();
     let mut trail = Trail::default();
     let outcome = (probe.run)(ctx, &mut trail).await;
-    let (verdict, summary) = match outcome {
-        Err(Stop(why)) => (Verdict::Error, format!("could not conclude: {why}")),
-        Ok(()) => {
-            if let Some(why) = trail.skipped.take() {
-                (Verdict::Skipped, why)
-            } else if !trail.hard.is_empty() {
-                (Verdict::HardFail, trail.hard.join("; "))
-            } else if !trail.fails.is_empty() {
-                (Verdict::Fail, trail.fails.join("; "))
-            } else {
-                (Verdict::Pass, trail.passed.join("; "))
+    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    trail.finish(probe.name, probe.title, outcome, duration_ms)
+}
+
+impl Trail {
+    /// The result of a check that ended with `outcome`: an error when it
+    /// stopped, else skipped, hard-failed, failed or passed, in that order.
+    pub fn finish(
+        mut self,
+        name: &str,
+        title: &str,
+        outcome: Result<(), Stop>,
+        duration_ms: u64,
+    ) -> ProbeResult {
+        let (verdict, summary) = match outcome {
+            Err(Stop(why)) => (Verdict::Error, format!("could not conclude: {why}")),
+            Ok(()) => {
+                if let Some(why) = self.skipped.take() {
+                    (Verdict::Skipped, why)
+                } else if !self.hard.is_empty() {
+                    (Verdict::HardFail, self.hard.join("; "))
+                } else if !self.fails.is_empty() {
+                    (Verdict::Fail, self.fails.join("; "))
+                } else {
+                    (Verdict::Pass, self.passed.join("; "))
+                }
             }
+        };
+        ProbeResult {
+            name: name.to_owned(),
+            title: title.to_owned(),
+            verdict,
+            summary,
+            evidence: self.evidence,
+            duration_ms,
         }
-    };
-    ProbeResult {
-        name: probe.name.to_owned(),
-        title: probe.title.to_owned(),
-        verdict,
-        summary,
-        evidence: trail.evidence,
-        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    }
+
+    /// Adds a piece of evidence.
+    pub fn push(&mut self, evidence: Evidence) {
+        self.evidence.push(evidence);
     }
 }
 

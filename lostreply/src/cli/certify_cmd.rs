@@ -1,6 +1,8 @@
 //! `lostreply certify`: vendor certification of an idempotency contract from
 //! the outside (see docs/certify.md). `--simulator MODE` certifies a fresh
 //! built-in simulator with the shipped contract: the worked example.
+//! MCP servers: `--mcp URL`, a `kind: mcp` contract, or `--mcp-simulator
+//! [--mcp-defect NAME ...]` (docs/certify.md, "MCP servers").
 
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -10,17 +12,36 @@ use clap::Args;
 use lostreply_certify::write::{self, Format};
 use lostreply_certify::{certify, contract, simulator, Config};
 use lostreply_harness::exit;
+use lostreply_simulator::mcp::Defect;
 use lostreply_simulator::IdempotencyMode;
 
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("target").required(true).multiple(true).args(["contract", "simulator", "schema"])))]
+#[command(group(clap::ArgGroup::new("target").required(true).multiple(true).args(["contract", "simulator", "schema", "mcp", "mcp_simulator"])))]
+#[command(after_help = MCP_HELP)]
 pub(super) struct CertifyArgs {
     /// The contract file (YAML; see docs/certify.md).
     #[arg(long, value_name = "FILE")]
     contract: Option<PathBuf>,
     /// Certify a fresh built-in simulator in this idempotency mode (with its shipped contract unless --contract is given).
-    #[arg(long, value_name = "MODE")]
+    #[arg(long, value_name = "MODE", conflicts_with = "mcp_simulator")]
     simulator: Option<String>,
+    /// Certify the MCP server at this Streamable HTTP endpoint (http://host:port/path): the pre-flight and
+    /// design rules, never a paid tool. Credentials from LOSTREPLY_MCP_CREDENTIAL and
+    /// LOSTREPLY_MCP_SECOND_CREDENTIAL. For a paid call, use a `kind: mcp` contract.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["contract", "simulator", "mcp_simulator"])]
+    mcp: Option<String>,
+    /// Certify a fresh built-in simulator's MCP face (well-behaved unless --mcp-defect is given), with its
+    /// shipped contract unless --contract names a `kind: mcp` one.
+    #[arg(long)]
+    mcp_simulator: bool,
+    /// With --mcp-simulator: make the fake server badly behaved in this way (repeatable, comma-separated).
+    #[arg(
+        long,
+        value_name = "NAME,...",
+        value_delimiter = ',',
+        requires = "mcp_simulator"
+    )]
+    mcp_defect: Vec<String>,
     #[command(flatten)]
     report: ReportFiles,
     /// Run only these probes (comma-separated).
@@ -95,6 +116,27 @@ pub(super) async fn certify_cmd(args: CertifyArgs) -> i32 {
             .duration_since(UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64 % 1_000_000_000)
     });
+    let contract_kind = match &args.contract {
+        Some(path) if args.mcp.is_none() => match std::fs::read_to_string(path) {
+            Ok(text) => contract::kind_of(&text),
+            Err(e) => {
+                return usage(&format!(
+                    "{}: cannot read the contract: {e}",
+                    path.display()
+                ))
+            }
+        },
+        Some(_) | None => contract::Kind::Http,
+    };
+    if args.mcp.is_some() || args.mcp_simulator || contract_kind == contract::Kind::Mcp {
+        if !only.is_empty() {
+            return usage("--only selects HTTP probes; an MCP certification runs every finding");
+        }
+        if args.contract.is_some() && contract_kind != contract::Kind::Mcp {
+            return usage("--mcp-simulator takes a `kind: mcp` contract (see docs/certify.md, \"MCP servers\")");
+        }
+        return certify_mcp(&args, &formats, seed).await;
+    }
     let mode = match &args.simulator {
         None => None,
         Some(name) => match IdempotencyMode::from_name(name) {
@@ -174,19 +216,28 @@ pub(super) async fn certify_cmd(args: CertifyArgs) -> i32 {
         Ok(r) => r,
         Err(e) => return usage(&e.to_string()),
     };
+    emit(&args, &formats, &report)
+}
+
+/// Prints the terminal summary, writes the report files, and gives the exit code.
+fn emit(
+    args: &CertifyArgs,
+    formats: &[Format],
+    report: &lostreply_certify::report::Certification,
+) -> i32 {
     let mut out = std::io::stdout().lock();
-    let _ = write::write_terminal(&mut out, &report);
+    let _ = write::write_terminal(&mut out, report);
     drop(out);
     if let Some(dir) = &args.report.report_dir {
         if let Err(e) = std::fs::create_dir_all(dir) {
             eprintln!("lostreply certify: cannot create {}: {e}", dir.display());
             return exit::ADAPTER_OR_INFRA;
         }
-        for f in &formats {
+        for f in formats {
             let path = dir.join(f.file_name());
             let written = std::fs::File::create(&path).and_then(|file| {
                 let mut w = std::io::BufWriter::new(file);
-                f.write(&mut w, &report)?;
+                f.write(&mut w, report)?;
                 std::io::Write::flush(&mut w)
             });
             if let Err(e) = written {
@@ -196,4 +247,114 @@ pub(super) async fn certify_cmd(args: CertifyArgs) -> i32 {
         }
     }
     report.exit_code()
+}
+
+const MCP_HELP: &str = "\
+MCP servers (docs/certify.md, \"MCP servers\"):
+  lostreply certify --mcp-simulator                      the worked example: every finding passes
+  lostreply certify --mcp-simulator --mcp-defect NAME    badly behaved: the defect's finding fails
+  lostreply certify --mcp http://host:port/mcp           a live server: pre-flight and design rules, no paid call
+  lostreply certify --contract mcp.yaml                  a `kind: mcp` contract: credentials from env vars, the one paid
+                                                         tool (and arguments) certification may call, once per run
+Findings: initialize, retrieval_reachable, empty_list_is_normal, retrieve_matches_original,
+  id_in_every_result, duration_stated, timeout_is_client_setting, retrieval_read_only,
+  not_yours_rule_written, retention_declared, credentials_host_side, not_yours_like_unknown,
+  expired_like_unknown.
+Defects: result_without_id, timeout_as_parameter, retrieval_not_read_only, not_yours_distinct,
+  empty_list_is_error, key_in_arguments, payload_mismatch.
+Exit codes: 0 every finding passed or was skipped, 1 a finding failed, 2 bad input or usage,
+  3 a finding could not conclude (unreachable server, budget spent).";
+
+/// `--mcp URL`, `--mcp-simulator`, or a `kind: mcp` contract.
+async fn certify_mcp(args: &CertifyArgs, formats: &[Format], seed: u64) -> i32 {
+    use lostreply_certify::mcp;
+    let mut defects = std::collections::BTreeSet::new();
+    for name in &args.mcp_defect {
+        match Defect::from_name(name.trim()) {
+            Some(d) => {
+                defects.insert(d);
+            }
+            None => {
+                let names: Vec<&str> = Defect::ALL.iter().map(|d| d.name()).collect();
+                return usage(&format!(
+                    "--mcp-defect {name:?}: unknown defect (one of {})",
+                    names.join(", ")
+                ));
+            }
+        }
+    }
+    let sim = if args.mcp_simulator {
+        match mcp::simulator::start(&defects, seed).await {
+            Ok(sim) => Some(sim),
+            Err(e) => {
+                eprintln!("lostreply certify: cannot start the simulator: {e}");
+                return exit::ADAPTER_OR_INFRA;
+            }
+        }
+    } else {
+        None
+    };
+    let sim_url = sim.as_ref().and_then(|s| s.mcp_url());
+    let loaded = match (&args.mcp, &args.contract, &sim_url) {
+        (Some(url), _, _) => mcp::contract::quick(url, &|name| std::env::var(name).ok()),
+        (None, Some(path), url) => {
+            let url = url.clone();
+            match std::fs::read_to_string(path) {
+                Ok(text) => {
+                    mcp::contract::parse(&text, &path.display().to_string(), &move |name| match (
+                        &url, name,
+                    ) {
+                        (Some(u), "LOSTREPLY_CERTIFY_MCP_URL") => Some(u.clone()),
+                        _ => std::env::var(name).ok(),
+                    })
+                }
+                Err(e) => {
+                    return usage(&format!(
+                        "{}: cannot read the contract: {e}",
+                        path.display()
+                    ))
+                }
+            }
+        }
+        (None, None, Some(url)) => mcp::simulator::contract(url),
+        (None, None, None) => return usage("give --mcp URL, --mcp-simulator or --contract FILE"),
+    };
+    let contract = match loaded {
+        Ok(c) => c,
+        Err(e) => {
+            if let Some(sim) = sim {
+                sim.shutdown().await;
+            }
+            eprintln!("{e}");
+            return exit::BAD_INPUT;
+        }
+    };
+    let mut reproduce = String::from("lostreply certify");
+    if let Some(url) = &args.mcp {
+        reproduce.push_str(&format!(" --mcp {url}"));
+    }
+    if args.mcp_simulator {
+        reproduce.push_str(" --mcp-simulator");
+        for d in &defects {
+            reproduce.push_str(&format!(" --mcp-defect {}", d.name()));
+        }
+    }
+    if let Some(p) = &args.contract {
+        reproduce.push_str(&format!(" --contract {}", p.display()));
+    }
+    reproduce.push_str(&format!(" --seed {seed}"));
+    let config = Config {
+        only: Vec::new(),
+        budget: args.budget,
+        seed,
+        reproduce,
+    };
+    let result = mcp::certify(contract, &config).await;
+    if let Some(sim) = sim {
+        sim.shutdown().await;
+    }
+    match result {
+        Ok(report) => emit(args, formats, &report),
+        Err(e) => usage(&e.to_string()),
+    }
 }
