@@ -3,6 +3,7 @@
 //! MCP caller (one flaw per shape, examples/src/naive_mcp.rs) is caught, on
 //! every seed, by the scenario named for it with the check named for it.
 
+#[allow(dead_code)]
 mod common;
 
 use std::sync::Arc;
