@@ -3,7 +3,10 @@
 //! input makes the parser panic.
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use lostreply_harness::scenario::{self, Diagnostic, ScenarioError};
+mod located;
+
+use located::{column_of, diagnostics, one_error};
+use lostreply_harness::scenario::{self, ScenarioError};
 
 /// A valid scenario to break one line at a time. Line numbers matter: tests
 /// replace or append lines and expect diagnostics at known places.
@@ -20,51 +23,6 @@ steps:
   - execute: op-1
   - reconcile: op-2
 ";
-
-fn diagnostics(text: &str) -> Vec<Diagnostic> {
-    match scenario::parse(text, "case.yaml") {
-        Ok(s) => panic!("expected an error, parsed {s:?}"),
-        Err(err) => {
-            assert!(matches!(err, ScenarioError::Invalid { .. }));
-            err.diagnostics().to_vec()
-        }
-    }
-}
-
-/// Exactly one diagnostic, on `line`, at the first `anchor` in that line, whose
-/// message contains `needle`. Anchors instead of column numbers keep the
-/// expectations readable (and counted by the machine).
-#[track_caller]
-fn one_error(text: &str, line: u64, anchor: &str, needle: &str) {
-    let found = diagnostics(text);
-    assert_eq!(found.len(), 1, "expected one diagnostic, got {found:#?}");
-    let d = &found[0];
-    assert_eq!(
-        (d.line, d.column),
-        (line, column_of(text, line, anchor)),
-        "wrong place for {:?}",
-        d.message
-    );
-    assert!(
-        d.message.contains(needle),
-        "message {:?} lacks {needle:?}",
-        d.message
-    );
-    assert_eq!(d.path, "case.yaml");
-}
-
-/// 1-based character column of the first `anchor` on 1-based `line`.
-#[track_caller]
-fn column_of(text: &str, line: u64, anchor: &str) -> u64 {
-    let source = text
-        .lines()
-        .nth(usize::try_from(line - 1).unwrap())
-        .unwrap();
-    let byte = source
-        .find(anchor)
-        .unwrap_or_else(|| panic!("{anchor:?} not in line {line}: {source:?}"));
-    source[..byte].chars().count() as u64 + 1
-}
 
 /// BASE with `extra` appended (its first line is line 12).
 fn with(extra: &str) -> String {

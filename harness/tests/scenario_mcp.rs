@@ -8,10 +8,13 @@ use std::time::Duration;
 
 use lostreply_harness::run::{contract, contract_mcp, operation};
 use lostreply_harness::scenario::client_profiles::IdleReset;
-use lostreply_harness::scenario::{self, Diagnostic, ScenarioError};
+mod located;
+
+use located::{diagnostics, one_error};
+use lostreply_harness::scenario;
 use lostreply_simulator::mcp::{
     AnswerStyle, CancelPolicy, CommitPoint, Defect, McpFault, McpMatch, McpPlan, McpRule, PaidTool,
-    Revision, Stream, TaskEnd,
+    Revision, Stream, TaskEnd, TaskSupport,
 };
 use lostreply_simulator::{Release, StallThen};
 
@@ -260,6 +263,11 @@ fn a_small_section_gets_every_default() {
         *mcp,
         McpPlan {
             faults: Vec::new(),
+            // Tasks are opt-in per scenario.
+            tasks: TaskSupport {
+                enabled: false,
+                ..TaskSupport::default()
+            },
             ..McpPlan::default()
         }
     );
@@ -384,7 +392,8 @@ fn every_fault_key_and_name_is_accepted() {
     ] {
         let text = with(&format!(
             "faults:\n  - when: {{tool: create_ticket}}\n    call: {call}\n"
-        ));
+        ))
+        .replace("  client:", "  tasks: {}\n  client:");
         let s = parse_ok(&text);
         assert_eq!(s.plan.mcp.unwrap().faults[0].fault, expect, "{call}");
     }
@@ -406,49 +415,6 @@ fn every_fault_key_and_name_is_accepted() {
     assert_eq!(s.mcp.as_ref().unwrap().revision, Revision::V2025_06_18);
     // 2025-06-18 has no tasks: the contract says so.
     assert!(!contract_mcp(&s, "http://x").unwrap().tasks);
-}
-
-fn diagnostics(text: &str) -> Vec<Diagnostic> {
-    match scenario::parse(text, "case.yaml") {
-        Ok(s) => panic!("expected an error, parsed {s:?}"),
-        Err(err) => {
-            assert!(matches!(err, ScenarioError::Invalid { .. }));
-            err.diagnostics().to_vec()
-        }
-    }
-}
-
-/// Exactly one diagnostic, on `line`, at the first `anchor` in that line, whose
-/// message contains `needle`.
-#[track_caller]
-fn one_error(text: &str, line: u64, anchor: &str, needle: &str) {
-    let found = diagnostics(text);
-    assert_eq!(found.len(), 1, "expected one diagnostic, got {found:#?}");
-    let d = &found[0];
-    assert_eq!(
-        (d.line, d.column),
-        (line, column_of(text, line, anchor)),
-        "wrong place for {:?}",
-        d.message
-    );
-    assert!(
-        d.message.contains(needle),
-        "message {:?} lacks {needle:?}",
-        d.message
-    );
-    assert_eq!(d.path, "case.yaml");
-}
-
-#[track_caller]
-fn column_of(text: &str, line: u64, anchor: &str) -> u64 {
-    let source = text
-        .lines()
-        .nth(usize::try_from(line - 1).unwrap())
-        .unwrap();
-    let byte = source
-        .find(anchor)
-        .unwrap_or_else(|| panic!("{anchor:?} not in line {line}: {source:?}"));
-    source[..byte].chars().count() as u64 + 1
 }
 
 #[test]
@@ -577,8 +543,9 @@ fn mcp_faults_that_cannot_mean_anything() {
         "`then: commit` commits an effect, so the rule must match only a paid tool's calls",
     );
     one_error(
-        &with("faults:\n  - {when: {tool: get_operation}, call: {task: {then: complete}}}\n"),
-        13,
+        &with("faults:\n  - {when: {tool: get_operation}, call: {task: {then: complete}}}\n")
+            .replace("  client:", "  tasks: {}\n  client:"),
+        14,
         "{task",
         "a task fault turns a paid call into a background task",
     );

@@ -274,7 +274,7 @@ fn fault(d: &mut Diagnostics, call: &Sp<RawCall>, cx: &Context) -> (McpFault, bo
                 if !mcp.tasks {
                     d.error(
                         pos,
-                        "a task fault needs tasks: mcp.tasks.enabled (default true) and \
+                        "a task fault needs tasks: mcp.tasks.enabled (off without a `tasks:` key) and \
                          mcp.revision 2025-11-25 (2025-06-18 has no tasks)",
                     );
                 }
