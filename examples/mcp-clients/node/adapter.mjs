@@ -15,10 +15,13 @@
 // Client windows, as far as this SDK expresses them (docs/mcp-clients.md):
 // - wall clock -> the request option `timeout` (McpError -32001 and a courtesy
 //   notifications/cancelled on expiry); the background cut-off takes the smaller of the two;
-// - an idle window -> `timeout` with `resetTimeoutOnProgress: true`, the wall clock then going
-//   to `maxTotalTimeout`. Only progress notifications restart it: an idle window that restarts on
-//   any byte (keep-alive comments) is applied more strictly than the client it stands for;
-// - a first-byte timer has no expression.
+// - an idle window that restarts on progress only -> `timeout` with `resetTimeoutOnProgress:
+//   true`, the wall clock then going to `maxTotalTimeout`;
+// - an idle window that restarts on any byte, and a first-byte window -> a watch on the
+//   response bytes through the transport's `fetch` option, which aborts the request through its
+//   `signal` option (the SDK then rejects with -32001 and sends its cancel, as on its own timeout);
+// - every request gives an `onprogress` callback: without one the SDK sends no progress token,
+//   and a server sends progress only to a caller that asked for it.
 //
 // `--naive` is the usual agent code: no durable "sent" mark, and when the SDK raises its timeout
 // error (-32001) it calls the tool again.
@@ -200,22 +203,97 @@ function retrievedArguments(result) {
 
 // ---------------------------------------------------------------- the SDK
 
+// The SDK's own timer: the wall clock, or, for an idle window that restarts on progress only,
+// `timeout` with `resetTimeoutOnProgress` (the wall clock then in `maxTotalTimeout`). An
+// `onprogress` callback is always given: without one the SDK sends no progress token, and a
+// server reports progress only to a caller that asked for it.
 function callOptions(windows) {
   const walls = [windows.wall_clock_ms, windows.background_after_ms].filter((w) => w != null);
   const wall = walls.length ? Math.min(...walls) : null;
-  if (windows.idle_ms != null) {
-    const options = { timeout: windows.idle_ms, resetTimeoutOnProgress: true };
-    if (wall != null) options.maxTotalTimeout = wall;
-    else options.maxTotalTimeout = NO_LIMIT_MS;
-    return options;
+  const onprogress = () => {};
+  if (windows.idle_ms != null && windows.idle_resets_on === 'progress') {
+    return { timeout: windows.idle_ms, resetTimeoutOnProgress: true, maxTotalTimeout: wall ?? NO_LIMIT_MS, onprogress };
   }
-  return { timeout: wall ?? NO_LIMIT_MS };
+  return { timeout: wall ?? NO_LIMIT_MS, onprogress };
+}
+
+// A client window ran out before the answer came.
+class WindowExpired extends Error {
+  name = 'WindowExpired';
+}
+
+// The windows counted in bytes, which the SDK's timer cannot see: an idle window that restarts
+// on any byte, and a first-byte window. Applied through two SDK options: the transport's `fetch`
+// (which sees every byte of a request's response) and the request's `signal` (aborting it rejects
+// the call and sends the SDK's courtesy notifications/cancelled, as its own timeout does). One
+// watch per request; the adapter sends one request at a time.
+function byteWatch(windows) {
+  const idleMs = windows.idle_ms != null && windows.idle_resets_on !== 'progress' ? windows.idle_ms : null;
+  const firstByteMs = windows.first_byte_ms ?? null;
+  let current = null;
+  return {
+    // `fetch` for the transport: a request's response feeds the watch of the request in flight.
+    fetch: async (url, init) => {
+      const watch = current;
+      const response = await fetch(url, init);
+      if (watch == null || init?.method !== 'POST' || !isRequestBody(init.body)) return response;
+      watch.byte(); // the status line and headers are the first bytes
+      if (!response.ok || response.body == null) return response;
+      const body = response.body.pipeThrough(
+        new TransformStream({
+          transform(chunk, controller) {
+            watch.byte();
+            controller.enqueue(chunk);
+          },
+        }),
+      );
+      return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    },
+    // Runs `send(signal)` under a fresh watch; the windows run from the request.
+    async around(send) {
+      if (idleMs == null && firstByteMs == null) return send(undefined);
+      const abort = new AbortController();
+      const timers = {};
+      const expire = (why) => abort.abort(new WindowExpired(why));
+      const watch = {
+        byte() {
+          clearTimeout(timers.first);
+          if (idleMs != null) {
+            clearTimeout(timers.idle);
+            timers.idle = setTimeout(() => expire(`no byte for the idle window (${idleMs} ms)`), idleMs);
+          }
+        },
+      };
+      if (firstByteMs != null) timers.first = setTimeout(() => expire(`no byte within the first-byte window (${firstByteMs} ms)`), firstByteMs);
+      if (idleMs != null) timers.idle = setTimeout(() => expire(`no byte for the idle window (${idleMs} ms)`), idleMs);
+      current = watch;
+      try {
+        return await send(abort.signal);
+      } finally {
+        current = null;
+        clearTimeout(timers.first);
+        clearTimeout(timers.idle);
+      }
+    },
+  };
+}
+
+function isRequestBody(body) {
+  if (typeof body !== 'string') return false;
+  try {
+    const message = JSON.parse(body);
+    return message?.method !== undefined && message?.id !== undefined;
+  } catch {
+    return false;
+  }
 }
 
 async function openSession(common) {
   const mcp = common.provider.contract.mcp;
+  const watch = byteWatch(mcp.client);
   const transport = new StreamableHTTPClientTransport(new URL(mcp.url), {
     requestInit: { headers: { Authorization: `Bearer ${common.provider.credential}` } },
+    fetch: watch.fetch,
   });
   // The SDK sends its courtesy cancel without awaiting it, and close() aborts every fetch in
   // flight: notifications are let out before the session closes.
@@ -232,27 +310,27 @@ async function openSession(common) {
   const client = new Client({ name: 'lostreply-example-node', version: '0' });
   const options = callOptions(mcp.client);
   await client.connect(transport, { timeout: options.maxTotalTimeout ?? options.timeout });
+  const withSignal = (signal) => (signal ? { ...options, signal } : options);
+  const request = (method, params, schema) => watch.around((signal) => client.request({ method, params }, schema, withSignal(signal)));
+  const callTool = (params) => watch.around((signal) => client.callTool(params, CallToolResultSchema, withSignal(signal)));
   return {
-    options,
-    async call(name, args, { task = false, progressToken = null } = {}) {
+    async call(name, args, { task = false } = {}) {
       const params = { name, arguments: args };
-      if (progressToken) params._meta = { progressToken };
       if (task) {
         params.task = { ttl: TASK_TTL_MS };
-        return client.request({ method: 'tools/call', params }, CallToolResultSchema.or(CreateTaskResultSchema), options);
+        return request('tools/call', params, CallToolResultSchema.or(CreateTaskResultSchema));
       }
-      return client.callTool(params, CallToolResultSchema, options);
+      return callTool(params);
     },
     async retrieval(name, args) {
       try {
-        return await client.callTool({ name, arguments: args }, CallToolResultSchema, options);
+        return await callTool({ name, arguments: args });
       } catch {
         return null;
       }
     },
     async rpc(method, params) {
-      const schema = method === 'tasks/get' ? GetTaskResultSchema : GetTaskPayloadResultSchema;
-      return client.request({ method, params }, schema, options);
+      return request(method, params, method === 'tasks/get' ? GetTaskResultSchema : GetTaskPayloadResultSchema);
     },
     async close() {
       await Promise.allSettled([...notifications]);
@@ -283,10 +361,10 @@ function comparable(args, tool) {
   return JSON.stringify(Object.keys(out).sort().map((k) => [k, out[k]]));
 }
 
-function callVerdict(result) {
+function callVerdict(result, source = 'the call') {
   const taskId = result?.task?.taskId;
   if (typeof taskId === 'string') return ['task', taskId];
-  return ['settled', toolResultVerdict(result, 'the call')];
+  return ['settled', toolResultVerdict(result, source)];
 }
 
 const seconds = (rfc3339) => Date.parse(rfc3339) / 1000;
@@ -313,7 +391,6 @@ async function send(record, common, naive) {
       try {
         result = await session.call(tool.name, argumentsOf(record, tool), {
           task: Boolean(mcp.tasks) && !naive,
-          progressToken: record.operation.id,
         });
       } catch (e) {
         if (naive && e instanceof McpError && e.code === ErrorCode.RequestTimeout && attempt + 1 < attempts) {
@@ -360,7 +437,8 @@ async function followTask(session, taskId) {
 
 async function replay(session, record, tool, mcp, nowS) {
   if (!tool.key_argument) return null;
-  const retentionS = mcp.retrieval?.retention_s ?? 0;
+  // Past the key's retention a replay would be new work: a second effect.
+  const retentionS = tool.key_retention_s ?? 0;
   if (nowS - record.first_sent_s >= retentionS) return null;
   let result;
   try {
@@ -368,7 +446,7 @@ async function replay(session, record, tool, mcp, nowS) {
   } catch (e) {
     return ['inconclusive', `replay with the same key: ${describe(e)}`];
   }
-  const [kind, value] = callVerdict(result);
+  const [kind, value] = callVerdict(result, 'the replay with the same key');
   if (kind === 'task') return ['evidence', verdict('pending', null, `replay with the same key: background task ${value} runs`)];
   if (value.outcome === 'unknown') return ['inconclusive', `replay with the same key: ${value.evidence}`];
   return ['evidence', value];

@@ -19,9 +19,15 @@ Client windows, as far as this SDK expresses them (docs/mcp-clients.md):
 - wall clock -> `read_timeout_seconds` of the call (MCPError -32001 on expiry, with a
   courtesy `notifications/cancelled`); the background cut-off, being a wall-clock limit
   too, takes the smaller of the two;
-- idle (on bytes) and first byte -> the httpx read timeout, which counts the wait for the
-  headers and every silence between bytes alike; an idle window that restarts only on
-  progress has no expression here (bytes restart it too).
+- idle -> the httpx read timeout, which restarts on every byte (progress notifications
+  included: every call asks for progress); an idle window that restarts only on progress
+  has no expression here and is applied the more lenient way, on bytes;
+- first byte -> no expression of its own (the httpx read timeout also counts the wait for
+  the headers): with an idle window it waits as long as the idle window, without one it is
+  not applied. Both lenient: a longer wait never makes a reported outcome untrue.
+
+Task-augmented calls (`params.task`) go through the session's dispatcher, raw: mcp 2.3.0
+has no tasks API for 2025-11-25 and validates any `tools/call` result as a `CallToolResult`.
 
 `--naive` is the usual agent code: no durable "sent" mark, and when the SDK raises its
 timeout error it calls the tool again.
@@ -35,9 +41,13 @@ from contextlib import asynccontextmanager, contextmanager
 
 import anyio
 import httpx2
-from mcp import Client, MCPError
+import mcp_types as types
+from mcp import ClientSession, MCPError
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp_types import REQUEST_TIMEOUT
+from pydantic import TypeAdapter
 
 MAX_INCONCLUSIVE = 3
 MAX_CANDIDATES = 20
@@ -46,6 +56,8 @@ TASK_TTL_MS = 3_600_000
 # harness's call deadline is the real guard).
 NO_LIMIT_S = 25.0
 CONNECT_S = 5.0
+# A task-augmented call answers a task or, from a server that ran it at once, the result.
+TASK_OR_RESULT = TypeAdapter(types.CreateTaskResult | types.CallToolResult)
 
 
 # ---------------------------------------------------------------- the durable store
@@ -219,17 +231,33 @@ def retrieved_arguments(result):
 
 
 class Session:
-    """One MCP session through the SDK's `Client`, with the contract's windows; `open()` enters it."""
+    """One MCP session on the SDK's `ClientSession`, with the contract's windows; `open()` enters it.
+
+    The session runs over a `JSONRPCDispatcher` the adapter builds itself (the SDK's own
+    construction in `Client`, done by hand) so that a task-augmented `tools/call` can go
+    through the dispatcher's raw channel: mcp 2.3.0 leaves tasks out of its 2025-11-25
+    surface, and its typed `send_request` validates every `tools/call` result as a
+    `CallToolResult`, which a `CreateTaskResult` is not.
+    """
 
     def __init__(self, common):
         self.common = common
         self.mcp = common["provider"]["contract"]["mcp"]
         windows = self.mcp["client"]
+        # Wall clock: the call's read timeout (progress never restarts it). The background
+        # cut-off ends the wait too: the smaller of the two.
         ms = [w for w in (windows.get("wall_clock_ms"), windows.get("background_after_ms")) if w is not None]
         self.read_timeout_s = min(ms) / 1000 if ms else NO_LIMIT_S
-        silence = [w for w in (windows.get("idle_ms"), windows.get("first_byte_ms")) if w is not None]
-        self.http_read_s = min(silence) / 1000 if silence else NO_LIMIT_S
-        self.client = None
+        # Idle: the httpx read timeout, which counts every silence between bytes (progress
+        # notifications and keep-alive comments are bytes) and also the wait for the
+        # headers. A first-byte window has no expression of its own: with an idle window
+        # it gets the idle window's length (more lenient); without one it is not applied
+        # (the wall clock bounds the call). Neither can make a reported outcome untrue:
+        # waiting longer only lets an answer arrive that a stricter client would have lost.
+        idle = windows.get("idle_ms")
+        self.http_read_s = idle / 1000 if idle is not None else NO_LIMIT_S
+        self.session = None
+        self.dispatcher = None
 
     @asynccontextmanager
     async def open(self):
@@ -239,42 +267,48 @@ class Session:
         )
         async with http:
             transport = streamable_http_client(self.mcp["url"], http_client=http)
-            async with Client(transport, mode="legacy", read_timeout_seconds=self.read_timeout_s) as client:
-                self.client = client
-                yield self
+            async with transport as (read_stream, write_stream):
+                self.dispatcher = JSONRPCDispatcher(read_stream, write_stream)
+                session = ClientSession(dispatcher=self.dispatcher, read_timeout_seconds=self.read_timeout_s)
+                async with session:
+                    await session.initialize()
+                    self.session = session
+                    yield self
 
-    async def call(self, name, arguments, task=False, progress_token=None):
-        """A `tools/call` through the SDK; the result as a dict, or raises what the SDK raised."""
-        import mcp_types as types
-        from pydantic import TypeAdapter
+    async def call(self, name, arguments, task=False):
+        """A `tools/call` through the SDK; the result as a dict, or raises what the SDK raised.
 
-        meta = {"progressToken": progress_token} if progress_token else None
+        A progress callback is given so that the SDK sends a progress token (the request id):
+        a server reports progress only to a caller that asked for it.
+        """
         if task:
-            params = types.CallToolRequestParams(
-                name=name, arguments=arguments, task=types.TaskMetadata(ttl=TASK_TTL_MS), _meta=meta
+            params = types.CallToolRequestParams(name=name, arguments=arguments, task=types.TaskMetadata(ttl=TASK_TTL_MS))
+            raw = await self.dispatcher.send_raw_request(
+                "tools/call",
+                params.model_dump(by_alias=True, mode="json", exclude_none=True),
+                {
+                    "timeout": self.read_timeout_s,
+                    "on_progress": ignore_progress,
+                    # what the session stamps on every request after the handshake
+                    "headers": {MCP_PROTOCOL_VERSION_HEADER: self.session.protocol_version},
+                },
             )
-            result = await self.client.session.send_request(
-                types.CallToolRequest(params=params),
-                TypeAdapter(types.CreateTaskResult | types.CallToolResult),
-                request_read_timeout_seconds=self.read_timeout_s,
-            )
+            result = TASK_OR_RESULT.validate_python(raw, by_name=False)
         else:
-            result = await self.client.call_tool(
-                name, arguments, read_timeout_seconds=self.read_timeout_s, meta=meta
+            result = await self.session.call_tool(
+                name, arguments, read_timeout_seconds=self.read_timeout_s, progress_callback=ignore_progress
             )
         return result.model_dump(by_alias=True, mode="json", exclude_none=True)
 
     async def rpc(self, method, params):
-        """Any other request (tasks/*), as a dict; raises what the SDK raised."""
-        import mcp_types as types
-        from pydantic import TypeAdapter
+        """`tasks/get` or `tasks/result`, as a dict; raises what the SDK raised.
 
+        Absent from the SDK's version surface, these are not validated by it: the answer
+        is read as a dict and checked by the caller.
+        """
         request = {"tasks/get": types.GetTaskRequest, "tasks/result": types.GetTaskPayloadRequest}[method]
         model = request.model_validate({"method": method, "params": params})
-        out = await self.client.session.send_request(
-            model, TypeAdapter(dict), request_read_timeout_seconds=self.read_timeout_s
-        )
-        return out
+        return await self.session.send_request(model, TypeAdapter(dict), request_read_timeout_seconds=self.read_timeout_s)
 
     async def retrieval(self, name, arguments):
         """A retrieval tool's result as a dict, or None when it could not be had."""
@@ -284,10 +318,19 @@ class Session:
             return None
 
 
+async def ignore_progress(progress, total, message):
+    """Progress is not reported anywhere; asking for it makes the server send it."""
+
+
+SENT = "tool call sent; no answer recorded yet"
+
+
 def describe(e):
+    while isinstance(e, BaseExceptionGroup) and e.exceptions:
+        e = e.exceptions[0]  # what a task group raised: its first failure
     if isinstance(e, MCPError):
         return f"MCPError {e.code}: {e.message}"
-    return f"{type(e).__name__}: {e}"
+    return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
 
 
 # ---------------------------------------------------------------- the calls
@@ -314,11 +357,11 @@ def comparable(args, tool):
     return args
 
 
-def call_verdict(result):
+def call_verdict(result, source="the call"):
     task = result.get("task")
     if isinstance(task, dict) and isinstance(task.get("taskId"), str):
         return ("task", task["taskId"])
-    return ("settled", tool_result_verdict(result, "the call"))
+    return ("settled", tool_result_verdict(result, source))
 
 
 async def send(record, common, naive):
@@ -332,6 +375,9 @@ async def send(record, common, naive):
     except Exception as e:
         if not opened:
             record["evidence"] = f"could not open an MCP session: {describe(e)}; the tool call was not sent"
+        elif record.get("sent") and record["evidence"] == SENT:
+            # The session broke under the call (the transport failed and took the call with it).
+            absorb(record, verdict("unknown", None, f"{describe(e)}: the call may have run; not calling again, retrieval will tell"))
         # else: closing the session failed after the answer was recorded; nothing to add
     if not naive or record.get("sent"):
         save(record)
@@ -341,7 +387,7 @@ async def send_in(session, record, mcp, tool, naive):
     if mcp.get("retrieval") and not naive:
         record["baseline"] = recent_ids(await session.retrieval(mcp["retrieval"]["list_recent"], {}))
     record["sent"] = True
-    record["evidence"] = "tool call sent; no answer recorded yet"
+    record["evidence"] = SENT
     if not naive:
         save(record)
     attempts = 2 if naive else 1
@@ -351,7 +397,6 @@ async def send_in(session, record, mcp, tool, naive):
                 tool["name"],
                 arguments(record, tool),
                 task=bool(mcp.get("tasks")) and not naive,
-                progress_token=record["operation"]["id"],
             )
         except MCPError as e:
             if naive and e.code == REQUEST_TIMEOUT and attempt + 1 < attempts:
@@ -443,14 +488,15 @@ async def replay(session, record, tool, mcp, now_s):
     """A same-key replay of a keyed tool while the key is retained; None when not possible."""
     if not tool.get("key_argument"):
         return None
-    retention_s = (mcp.get("retrieval") or {}).get("retention_s", 0)
+    # Past the key's retention a replay would be new work: a second effect.
+    retention_s = tool.get("key_retention_s") or 0
     if now_s - record["first_sent_s"] >= retention_s:
         return None
     try:
         result = await session.call(tool["name"], arguments(record, tool))
     except Exception as e:
         return ("inconclusive", f"replay with the same key: {describe(e)}")
-    kind, value = call_verdict(result)
+    kind, value = call_verdict(result, "the replay with the same key")
     if kind == "task":
         return ("evidence", verdict("pending", None, f"replay with the same key: background task {value} runs"))
     if value["outcome"] == "unknown":
