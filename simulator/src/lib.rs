@@ -63,7 +63,7 @@ use tokio::task::JoinHandle;
 pub use canonical::canonical_json;
 pub use control::MAX_CONTROL_BODY_BYTES;
 pub use idempotency::MAX_KEY_BYTES;
-pub use journal::MAX_JOURNAL_ENTRIES;
+pub use journal::{DroppedSummary, MAX_JOURNAL_ENTRIES};
 pub use plan::*;
 pub use provider::{
     BODY_READ_TIMEOUT, DEFAULT_LIST_LIMIT, DRAIN_LIMIT_BYTES, MAX_CLIENT_REFERENCE_BYTES,
@@ -243,9 +243,17 @@ impl Simulator {
         self.shared.state().store.effects().to_vec()
     }
 
-    /// Every request, in arrival order.
+    /// Every request, in arrival order: all of them in any scenario run; past
+    /// [`MAX_JOURNAL_ENTRIES`] the oldest are summarised instead (see
+    /// [`Simulator::journal_dropped`]) and the first entry's `seq` says where
+    /// the retained part starts.
     pub fn journal(&self) -> Vec<JournalEntry> {
-        self.shared.state().journal.entries().to_vec()
+        self.shared.state().journal.entries()
+    }
+
+    /// What was dropped from the front of the journal to keep it bounded.
+    pub fn journal_dropped(&self) -> DroppedSummary {
+        self.shared.state().journal.dropped().clone()
     }
 
     /// How many effects the ledger holds, without copying it.
@@ -253,9 +261,10 @@ impl Simulator {
         self.shared.state().store.effects().len()
     }
 
-    /// How many requests the journal holds, without copying it.
+    /// How many requests were journaled (the last `seq`), without copying the
+    /// journal; dropped entries included.
     pub fn journal_len(&self) -> usize {
-        self.shared.state().journal.entries().len()
+        usize::try_from(self.shared.state().journal.total()).unwrap_or(usize::MAX)
     }
 
     /// Every event produced so far, in order.

@@ -176,13 +176,7 @@ impl Shared {
 
     /// True once request `seq` has ended (or does not exist).
     pub(crate) fn is_done(&self, seq: u64) -> bool {
-        let state = self.state();
-        let index = usize::try_from(seq.saturating_sub(1)).unwrap_or(usize::MAX);
-        state
-            .journal
-            .entries()
-            .get(index)
-            .is_none_or(|e| e.fate != ResponseFate::InProgress)
+        !self.state().journal.is_open(seq)
     }
 
     pub(crate) fn advance(&self, by: Duration) -> i64 {

@@ -88,7 +88,7 @@ async fn commit(ctx: &Ctx, intake: Intake) -> Prepared {
         if let Ok(effect) = &result {
             state
                 .journal
-                .update(ctx.seq, |entry| entry.effect = Some(effect.id.clone()));
+                .set_effect(ctx.seq, std::sync::Arc::from(effect.id.as_str()));
         }
         result
     };

@@ -62,9 +62,9 @@ pub(super) async fn create(
     let fingerprint = canonical_json(&value);
     let attempt = {
         let mut state = ctx.shared.state();
-        state.journal.update(ctx.seq, |entry| {
-            entry.fingerprint = Some(fingerprint.clone())
-        });
+        state
+            .journal
+            .set_fingerprint(ctx.seq, std::sync::Arc::from(fingerprint.as_str()));
         let count = state
             .attempts
             .entry((tenant.to_owned(), resource.to_owned(), fingerprint.clone()))
@@ -126,10 +126,7 @@ pub(super) async fn create(
         Decision::Untracked => None,
         Decision::Proceed(scope) => Some(scope),
         Decision::Replay(saved) => {
-            ctx.shared
-                .state()
-                .journal
-                .update(ctx.seq, |entry| entry.replayed = true);
+            ctx.shared.state().journal.set_replayed(ctx.seq);
             return Err(replay(mode, saved));
         }
         Decision::Mismatch => return Err(mismatch(mode)),

@@ -34,9 +34,8 @@ mod route;
 
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
-use axum::response::{IntoResponse, Response};
-use axum::Extension;
+use axum::extract::Request;
+use axum::response::Response;
 use http::HeaderValue;
 
 use crate::conn::{Conn, Ending};
@@ -58,15 +57,15 @@ use lookup::lookup;
 use request_body::drain;
 use route::{authenticate, method_not_allowed, parse_route, request_kind, resource_exists, Route};
 
-/// The fallback handler: every request outside the control API.
+/// Every request outside the control API, straight from hyper's service.
 pub(crate) async fn provider_entry(
-    State(shared): State<Arc<Shared>>,
-    Extension(conn): Extension<Arc<Conn>>,
+    shared: Arc<Shared>,
+    conn: Arc<Conn>,
     request: Request,
-) -> Response {
+) -> Result<Response, std::convert::Infallible> {
     let work = Detached::new(shared.clone(), handle(shared, conn.clone(), request));
     match work.await {
-        Outcome::Respond(response) => response,
+        Outcome::Respond(response) => Ok(response),
         Outcome::End(ending) => {
             conn.request_end(ending);
             // The connection task drops this future when it ends the connection.
@@ -95,16 +94,6 @@ async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Request) -> Outco
     let step = shared.stage.step();
     let (seq, fault) = {
         let mut state = shared.state();
-        if state.journal.is_full() {
-            drop(state);
-            return Outcome::Respond(
-                (
-                    http::StatusCode::SERVICE_UNAVAILABLE,
-                    "journal full: restart the simulator",
-                )
-                    .into_response(),
-            );
-        }
         let now_ms = state.now_ms;
         state.store.settle_due(&shared.plan, now_ms);
         let facts = RequestFacts {
