@@ -22,7 +22,7 @@ use serde::Serialize;
 use crate::record::{JournalEntry, ResponseFate};
 
 use compact::Compact;
-use interner::Interner;
+pub(crate) use interner::Interner;
 
 /// Most journal entries kept; past it the oldest finished entries are
 /// summarised and dropped. Far above any scenario run (a few hundred

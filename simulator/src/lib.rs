@@ -167,7 +167,7 @@ impl Simulator {
                 client_reference: seed.client_reference.clone(),
                 metadata: None,
                 idempotency_key: None,
-                fingerprint: canonical_json(&serde_json::Value::Object(body)),
+                fingerprint: Arc::from(canonical_json(&serde_json::Value::Object(body))),
                 attempt: 0,
                 request_seq: None,
             };
@@ -240,7 +240,7 @@ impl Simulator {
 
     /// Every effect, in commit order (seed objects first).
     pub fn ledger(&self) -> Vec<Effect> {
-        self.shared.state().store.effects().to_vec()
+        self.shared.state().store.effects()
     }
 
     /// Every request, in arrival order: all of them in any scenario run; past
@@ -258,7 +258,7 @@ impl Simulator {
 
     /// How many effects the ledger holds, without copying it.
     pub fn ledger_len(&self) -> usize {
-        self.shared.state().store.effects().len()
+        self.shared.state().store.len()
     }
 
     /// How many requests were journaled (the last `seq`), without copying the
