@@ -65,9 +65,10 @@ struct Args {
     /// The release `lostreply` binary (default: next to this binary).
     #[arg(long, value_name = "PATH")]
     lostreply: Option<PathBuf>,
-    /// Creates for the loaded `lostreply serve` measurement (default 10000; --quick 1000).
-    #[arg(long, value_name = "N")]
-    serve_creates: Option<u64>,
+    /// Checkpoints (cumulative creates) of the loaded `lostreply serve`
+    /// measurement, memory read at each (default 100000,300000,1000000; --quick 1000).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    serve_creates: Vec<u64>,
     #[command(subcommand)]
     child: Option<Child>,
 }
@@ -202,6 +203,12 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         scenario_dir: args.scenario_dir.clone(),
         python_adapter,
         lostreply_bin,
-        serve_creates: pick(args.serve_creates, 10_000, 1000).max(1),
+        serve_creates: if !args.serve_creates.is_empty() {
+            args.serve_creates.clone()
+        } else if args.quick {
+            vec![1000]
+        } else {
+            vec![100_000, 300_000, 1_000_000]
+        },
     })
 }

@@ -96,8 +96,8 @@ pub struct Config {
     pub python_adapter: PathBuf,
     /// The release `lostreply` binary.
     pub lostreply_bin: PathBuf,
-    /// Creates for the loaded `lostreply serve` measurement.
-    pub serve_creates: u64,
+    /// Checkpoints (cumulative creates) of the loaded `lostreply serve` measurement.
+    pub serve_creates: Vec<u64>,
 }
 
 /// Runs the selected parts, writing to `out`.
@@ -491,32 +491,38 @@ async fn cases_part(config: &Config, out: &mut Out<'_>) -> Option<f64> {
 }
 
 async fn serve_part(config: &Config, out: &mut Out<'_>) -> Option<u64> {
-    match serve_mem::measure(&config.lostreply_bin, config.serve_creates).await {
+    match serve_mem::measure(&config.lostreply_bin, &config.serve_creates).await {
         Ok(m) => {
-            out.figure(
-                "serve_memory",
-                json!({"binary": config.lostreply_bin.display().to_string(), "idle_rss_kib": m.idle.rss_kib, "loaded_rss_kib": m.loaded.rss_kib,
-                       "loaded_hwm_kib": m.loaded.hwm_kib, "creates": m.creates, "load_rps": m.load.rate_per_s(),
-                       "load_errors": m.load.errors, "first_error": m.load.first_error, "exit_code": m.exit_code}),
-            );
-            let rows = vec![
-                vec![
-                    "idle (after the banner)".to_owned(),
-                    mib(m.idle.rss_kib),
-                    String::new(),
-                ],
-                vec![
-                    format!("after {} creates + retrieves", m.creates),
-                    mib(m.loaded.rss_kib),
-                    mib(m.loaded.hwm_kib),
-                ],
-            ];
+            let mut rows = vec![vec![
+                "idle (after the banner)".to_owned(),
+                mib(m.idle.rss_kib),
+                String::new(),
+                String::new(),
+            ]];
+            for c in &m.checkpoints {
+                // Two requests per create (the create and its retrieve).
+                let per_request = c.memory.rss_kib.saturating_sub(m.idle.rss_kib) as f64 * 1024.0
+                    / (2 * c.creates) as f64;
+                out.figure(
+                    "serve_memory",
+                    json!({"binary": config.lostreply_bin.display().to_string(), "idle_rss_kib": m.idle.rss_kib,
+                           "loaded_rss_kib": c.memory.rss_kib, "loaded_hwm_kib": c.memory.hwm_kib, "creates": c.creates,
+                           "bytes_per_request": per_request, "load_rps": c.load.rate_per_s(),
+                           "load_errors": c.load.errors, "first_error": c.load.first_error, "exit_code": m.exit_code}),
+                );
+                rows.push(vec![
+                    format!("after {} creates + retrieves", c.creates),
+                    mib(c.memory.rss_kib),
+                    mib(c.memory.hwm_kib),
+                    format!("{per_request:.0}"),
+                ]);
+            }
             out.text(&table(
                 &format!(
                     "lostreply serve resident memory (exit after SIGTERM: {})",
                     m.exit_code.map_or("killed".to_owned(), |c| c.to_string())
                 ),
-                &["when", "VmRSS", "VmHWM"],
+                &["when", "VmRSS", "VmHWM", "B/request above idle"],
                 &rows,
             ));
             Some(m.idle.rss_kib)

@@ -138,7 +138,7 @@ async fn the_suite_writes_figures_and_targets() {
         scenario_dir: None,
         python_adapter: PathBuf::from("/nonexistent/adapter.py"),
         lostreply_bin: PathBuf::from("/nonexistent/lostreply"),
-        serve_creates: 10,
+        serve_creates: vec![10],
     };
     let mut buffer = Vec::new();
     let lines = {

@@ -6,40 +6,49 @@ use serde_json::Value;
 
 /// The canonical JSON text of `value`: no whitespace, object keys sorted bytewise.
 pub fn canonical_json(value: &Value) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
     write_canonical(value, &mut out);
-    out
+    // serde_json writes UTF-8 only.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Strings and scalars as serde_json writes them, straight into `out`
+/// (a `to_string` per key and per scalar was an allocation each, on every
+/// create and on every request the checks attribute).
+fn write_plain(value: &impl serde::Serialize, out: &mut Vec<u8>) {
+    // Writing into a Vec cannot fail, nor can serialising a string or a scalar.
+    let _ = serde_json::to_writer(&mut *out, value);
 }
 
 // Recursion depth is bounded by serde_json's parser (128 levels).
-fn write_canonical(value: &Value, out: &mut String) {
+fn write_canonical(value: &Value, out: &mut Vec<u8>) {
     match value {
         Value::Object(map) => {
             let mut entries: Vec<(&String, &Value)> = map.iter().collect();
             entries.sort_by(|a, b| a.0.cmp(b.0));
-            out.push('{');
+            out.push(b'{');
             for (index, (key, item)) in entries.into_iter().enumerate() {
                 if index > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
+                write_plain(key, out);
+                out.push(b':');
                 write_canonical(item, out);
             }
-            out.push('}');
+            out.push(b'}');
         }
         Value::Array(items) => {
-            out.push('[');
+            out.push(b'[');
             for (index, item) in items.iter().enumerate() {
                 if index > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 write_canonical(item, out);
             }
-            out.push(']');
+            out.push(b']');
         }
         Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => {
-            out.push_str(&value.to_string());
+            write_plain(value, out);
         }
     }
 }

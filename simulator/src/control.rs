@@ -100,7 +100,14 @@ async fn ledger(_auth: ControlAuth, State(shared): State<Arc<Shared>>) -> Respon
 
 async fn journal(_auth: ControlAuth, State(shared): State<Arc<Shared>>) -> Response {
     let state = shared.state();
-    Json(json!({"data": state.journal.entries()})).into_response()
+    // `dropped` says how many of the oldest entries were summarised to keep
+    // a long run's journal bounded (0 in any scenario run).
+    Json(json!({
+        "data": state.journal.entries(),
+        "dropped": state.journal.dropped().dropped,
+        "dropped_summary": state.journal.dropped(),
+    }))
+    .into_response()
 }
 
 async fn events(_auth: ControlAuth, State(shared): State<Arc<Shared>>) -> Response {

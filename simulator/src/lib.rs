@@ -67,7 +67,7 @@ use tokio::task::JoinHandle;
 pub use canonical::canonical_json;
 pub use control::MAX_CONTROL_BODY_BYTES;
 pub use idempotency::MAX_KEY_BYTES;
-pub use journal::MAX_JOURNAL_ENTRIES;
+pub use journal::{DroppedSummary, MAX_JOURNAL_ENTRIES};
 pub use plan::*;
 pub use provider::{
     BODY_READ_TIMEOUT, DEFAULT_LIST_LIMIT, DRAIN_LIMIT_BYTES, MAX_CLIENT_REFERENCE_BYTES,
@@ -171,7 +171,7 @@ impl Simulator {
                 client_reference: seed.client_reference.clone(),
                 metadata: None,
                 idempotency_key: None,
-                fingerprint: canonical_json(&serde_json::Value::Object(body)),
+                fingerprint: Arc::from(canonical_json(&serde_json::Value::Object(body))),
                 attempt: 0,
                 request_seq: None,
             };
@@ -253,22 +253,31 @@ impl Simulator {
 
     /// Every effect, in commit order (seed objects first).
     pub fn ledger(&self) -> Vec<Effect> {
-        self.shared.state().store.effects().to_vec()
+        self.shared.state().store.effects()
     }
 
-    /// Every request, in arrival order.
+    /// Every request, in arrival order: all of them in any scenario run; past
+    /// [`MAX_JOURNAL_ENTRIES`] the oldest are summarised instead (see
+    /// [`Simulator::journal_dropped`]) and the first entry's `seq` says where
+    /// the retained part starts.
     pub fn journal(&self) -> Vec<JournalEntry> {
-        self.shared.state().journal.entries().to_vec()
+        self.shared.state().journal.entries()
+    }
+
+    /// What was dropped from the front of the journal to keep it bounded.
+    pub fn journal_dropped(&self) -> DroppedSummary {
+        self.shared.state().journal.dropped().clone()
     }
 
     /// How many effects the ledger holds, without copying it.
     pub fn ledger_len(&self) -> usize {
-        self.shared.state().store.effects().len()
+        self.shared.state().store.len()
     }
 
-    /// How many requests the journal holds, without copying it.
+    /// How many requests were journaled (the last `seq`), without copying the
+    /// journal; dropped entries included.
     pub fn journal_len(&self) -> usize {
-        self.shared.state().journal.entries().len()
+        usize::try_from(self.shared.state().journal.total()).unwrap_or(usize::MAX)
     }
 
     /// Every event produced so far, in order.

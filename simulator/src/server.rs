@@ -5,11 +5,13 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::body::Body;
+use axum::response::Response;
 use axum::Router;
+use futures::future::Either;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tower::ServiceExt;
@@ -25,14 +27,22 @@ pub const MAX_CONNECTIONS: usize = 1024;
 /// Longest a client may take to send a request's head.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The router: the control API under `/_lostreply`, the MCP endpoint at
-/// `/mcp`, the provider everywhere else.
+/// Where the control API lives; everything else is the provider (`/v1`, and
+/// `/mcp` when the plan has an MCP face).
+const CONTROL_PREFIX: &str = "/_lostreply";
+
+/// The control API's router. The provider is not behind it: its requests go
+/// straight from hyper to `provider_entry` (see `serve_connection`).
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
     Router::new()
-        .nest("/_lostreply", control::router())
-        .route("/mcp", axum::routing::any(crate::mcp::endpoint::mcp_entry))
-        .fallback(provider_entry)
+        .nest(CONTROL_PREFIX, control::router())
         .with_state(shared)
+}
+
+/// True for `/_lostreply` and `/_lostreply/...`, as `Router::nest` matches.
+fn is_control(path: &str) -> bool {
+    path.strip_prefix(CONTROL_PREFIX)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 /// Accepts until shutdown.
@@ -71,16 +81,27 @@ async fn serve_connection(shared: Arc<Shared>, router: Router, stream: TcpStream
     let _ = stream.set_nodelay(true);
     let (conn, ending) = Conn::new(stream);
     let service_conn = conn.clone();
-    let service = tower::service_fn(move |mut request: hyper::Request<Incoming>| {
-        request.extensions_mut().insert(service_conn.clone());
-        let router = router.clone();
+    let service_shared = shared.clone();
+    // Provider requests skip axum's router (its routing, extension map and
+    // boxed service layers were a measurable share of the ok path); only the
+    // control API, rare and not on any hot path, goes through it.
+    let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+        let request = request.map(Body::new);
+        let response = if is_control(request.uri().path()) {
+            Either::Left(router.clone().oneshot(request))
+        } else {
+            Either::Right(provider_entry(
+                service_shared.clone(),
+                service_conn.clone(),
+                request,
+            ))
+        };
         async move {
-            Ok::<_, Infallible>(
-                router
-                    .oneshot(request)
-                    .await
-                    .unwrap_or_else(|never| match never {}),
-            )
+            let response: Response = match response.await {
+                Ok(response) => response,
+                Err(never) => match never {},
+            };
+            Ok::<_, Infallible>(response)
         }
     });
     let mut builder = http1::Builder::new();
@@ -92,10 +113,7 @@ async fn serve_connection(shared: Arc<Shared>, router: Router, stream: TcpStream
         .auto_date_header(false)
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_READ_TIMEOUT);
-    let served = builder.serve_connection(
-        TokioIo::new(FaultIo::new(conn.clone())),
-        TowerToHyperService::new(service),
-    );
+    let served = builder.serve_connection(TokioIo::new(FaultIo::new(conn.clone())), service);
     let mut served = Box::pin(served);
     let mut shutdown = shared.shutdown.clone();
     let ending = tokio::select! {

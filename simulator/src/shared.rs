@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
@@ -18,6 +18,10 @@ use crate::sync::{lock, read};
 use crate::time::max_clock_ms;
 use crate::CommitHook;
 
+/// (tenant, resource, fingerprint), each shared: the tenant and resource
+/// interned, the fingerprint the journal's and the object's own copy.
+pub(crate) type AttemptKey = (Arc<str>, Arc<str>, Arc<str>);
+
 /// Everything that changes, behind one lock: requests are few and short, and one
 /// lock makes "check the key, then commit" orderings easy to reason about.
 #[derive(Debug)]
@@ -32,7 +36,7 @@ pub(crate) struct State {
     /// Only ever looked up, never iterated, so a hash map: fingerprints of
     /// similar bodies share long prefixes, which made every ordered-map
     /// comparison a long `memcmp` (13% of a create in the profile).
-    pub attempts: HashMap<(String, String, String), u32>,
+    pub attempts: HashMap<AttemptKey, u32>,
     /// The MCP face's sessions, operations, keys and tasks (empty without `Plan::mcp`).
     pub mcp: crate::mcp::state::McpState,
 }
@@ -184,13 +188,7 @@ impl Shared {
 
     /// True once request `seq` has ended (or does not exist).
     pub(crate) fn is_done(&self, seq: u64) -> bool {
-        let state = self.state();
-        let index = usize::try_from(seq.saturating_sub(1)).unwrap_or(usize::MAX);
-        state
-            .journal
-            .entries()
-            .get(index)
-            .is_none_or(|e| e.fate != ResponseFate::InProgress)
+        !self.state().journal.is_open(seq)
     }
 
     pub(crate) fn advance(&self, by: Duration) -> i64 {

@@ -3,19 +3,31 @@
 //! The ledger is the object store: every effect is an object, and its status
 //! moves when asynchronous work settles. Ids come from seeded ChaCha streams so
 //! that the same seed and the same request order give the same ids.
+//!
+//! Objects are kept compact (`stored`): a long `serve` holds a million of
+//! them, and the ledger's [`Effect`] is made only when someone reads it.
+
+mod stored;
 
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use crate::journal::Interner;
 use crate::names::{id_prefix, random_id};
 use crate::plan::{Plan, SettleResult};
 use crate::record::{Effect, Event, EventKind, ObjectStatus};
 use crate::time::rfc3339;
+
+use stored::raw;
+pub(crate) use stored::Stored;
 
 // Child streams of the one seed: adding events never shifts object ids.
 const OBJECT_ID_STREAM: u64 = 1;
@@ -30,7 +42,8 @@ pub(crate) struct NewObject {
     pub client_reference: Option<String>,
     pub metadata: Option<Value>,
     pub idempotency_key: Option<String>,
-    pub fingerprint: String,
+    /// Shared with the journal entry and the attempt count.
+    pub fingerprint: Arc<str>,
     pub attempt: u32,
     pub request_seq: Option<u64>,
 }
@@ -44,9 +57,13 @@ pub(crate) struct StoreFull {
 /// The provider's objects and events.
 #[derive(Debug)]
 pub(crate) struct Store {
-    effects: Vec<Effect>,
-    /// Index into `effects` by object id; only looked up, never iterated.
-    by_id: HashMap<String, usize>,
+    effects: Vec<Stored>,
+    /// Index into `effects` by a hash of the object id (checked against the
+    /// id itself), so the index holds no second copy of every id. Only looked
+    /// up, never iterated. Ids are drawn until their hash is new too.
+    by_id: HashMap<u64, u32>,
+    /// Tenants and resources, one copy each (shared with the attempt counts).
+    pub(crate) strings: Interner,
     per_tenant: BTreeMap<String, usize>,
     events: Vec<Event>,
     object_ids: ChaCha20Rng,
@@ -61,36 +78,62 @@ struct ObjectView<'a> {
     status: ObjectStatus,
     client_reference: Option<&'a str>,
     created_at: String,
-    args: &'a Map<String, Value>,
-    metadata: Value,
+    args: &'a RawValue,
+    metadata: &'a RawValue,
 }
 
-/// The JSON object of provider-api.md for an effect.
-pub(crate) fn object_json(effect: &Effect) -> Value {
-    serde_json::to_value(object_view(effect)).unwrap_or(Value::Null)
+/// What an object without metadata answers: `{}`.
+const EMPTY_METADATA: &str = "{}";
+
+/// The JSON object of provider-api.md for an object.
+pub(crate) fn object_json(object: &Stored) -> Value {
+    serde_json::from_slice(&object_body(object)).unwrap_or(Value::Null)
 }
 
-/// The JSON text of [`object_json`], written straight from the effect: going
-/// through a `Value` first cost a second copy of every field per answer.
-pub(crate) fn object_body(effect: &Effect) -> Bytes {
-    serde_json::to_vec(&object_view(effect))
+/// The JSON text of [`object_json`], written straight from the object (its
+/// arguments are already JSON text).
+pub(crate) fn object_body(object: &Stored) -> Bytes {
+    let empty: Box<RawValue> = RawValue::from_string(EMPTY_METADATA.to_owned())
+        .unwrap_or_else(|_| Box::<RawValue>::default());
+    let view = ObjectView {
+        id: &object.id,
+        object: &object.resource,
+        status: object.status,
+        client_reference: object.client_reference.as_deref(),
+        created_at: rfc3339(object.created_at_ms),
+        args: &object.args,
+        metadata: object.metadata.as_deref().unwrap_or(&empty),
+    };
+    serde_json::to_vec(&view)
         .map(Bytes::from)
         .unwrap_or_else(|_| Bytes::from_static(b"null"))
 }
 
-fn object_view(effect: &Effect) -> ObjectView<'_> {
-    ObjectView {
+/// [`object_body`] of a just-committed object, from its ledger form (the
+/// create's answer; the same text, as `Stored::args` is this map written out).
+pub(crate) fn effect_body(effect: &Effect) -> Bytes {
+    let metadata = effect
+        .metadata
+        .as_ref()
+        .map_or_else(|| raw(&Map::new()), raw);
+    let view = ObjectView {
         id: &effect.id,
         object: &effect.resource,
         status: effect.status,
         client_reference: effect.client_reference.as_deref(),
         created_at: rfc3339(effect.created_at_ms),
-        args: &effect.args,
-        metadata: effect
-            .metadata
-            .clone()
-            .unwrap_or_else(|| Value::Object(Map::new())),
-    }
+        args: &raw(&effect.args),
+        metadata: &metadata,
+    };
+    serde_json::to_vec(&view)
+        .map(Bytes::from)
+        .unwrap_or_else(|_| Bytes::from_static(b"null"))
+}
+
+/// The index key of an object id: a fixed hasher, so the same seed draws the
+/// same ids on every run.
+fn id_hash(id: &str) -> u64 {
+    BuildHasherDefault::<DefaultHasher>::default().hash_one(id)
 }
 
 impl Store {
@@ -102,6 +145,7 @@ impl Store {
         Store {
             effects: Vec::new(),
             by_id: HashMap::new(),
+            strings: Interner::default(),
             per_tenant: BTreeMap::new(),
             events: Vec::new(),
             object_ids,
@@ -109,8 +153,18 @@ impl Store {
         }
     }
 
-    pub(crate) fn effects(&self) -> &[Effect] {
-        &self.effects
+    /// The ledger, in its boundary form.
+    pub(crate) fn effects(&self) -> Vec<Effect> {
+        self.effects
+            .iter()
+            .enumerate()
+            .map(|(i, o)| o.to_effect(i as u64 + 1))
+            .collect()
+    }
+
+    /// How many objects the ledger holds.
+    pub(crate) fn len(&self) -> usize {
+        self.effects.len()
     }
 
     pub(crate) fn events(&self) -> &[Event] {
@@ -123,7 +177,7 @@ impl Store {
         plan: &Plan,
         new: NewObject,
         now_ms: i64,
-    ) -> Result<Effect, StoreFull> {
+    ) -> Result<(Effect, Arc<str>), StoreFull> {
         self.insert(plan, new, now_ms, true)
     }
 
@@ -133,8 +187,8 @@ impl Store {
         plan: &Plan,
         new: NewObject,
         created_at_ms: i64,
-    ) -> Result<Effect, StoreFull> {
-        self.insert(plan, new, created_at_ms, false)
+    ) -> Result<(), StoreFull> {
+        self.insert(plan, new, created_at_ms, false).map(|_| ())
     }
 
     fn insert(
@@ -143,41 +197,63 @@ impl Store {
         new: NewObject,
         created_at_ms: i64,
         live: bool,
-    ) -> Result<Effect, StoreFull> {
+    ) -> Result<(Effect, Arc<str>), StoreFull> {
         let held = self.per_tenant.get(&new.tenant).copied().unwrap_or(0);
         if held >= plan.limits.max_objects {
             return Err(StoreFull {
                 max_objects: plan.limits.max_objects,
             });
         }
-        let id = loop {
+        let (id, hash) = loop {
             let candidate = random_id(&id_prefix(&new.resource), &mut self.object_ids);
-            if !self.by_id.contains_key(&candidate) {
-                break candidate;
+            let hash = id_hash(&candidate);
+            if !self.by_id.contains_key(&hash) {
+                break (candidate, hash);
             }
         };
         let status = match (live, plan.asynchronous) {
             (true, Some(_)) => ObjectStatus::Processing,
             (true, None) | (false, _) => ObjectStatus::Succeeded,
         };
+        let shared_id: Arc<str> = Arc::from(id.as_str());
+        let stored = Stored {
+            id: shared_id.clone(),
+            tenant: self.strings.intern(&new.tenant),
+            resource: self.strings.intern(&new.resource),
+            args: raw(&new.args),
+            client_reference: new.client_reference.as_deref().map(Box::from),
+            metadata: new.metadata.as_ref().map(raw),
+            idempotency_key: new.idempotency_key.as_deref().map(Box::from),
+            fingerprint: new.fingerprint.clone(),
+            attempt: new.attempt,
+            created_at_ms,
+            status,
+            request_seq: new.request_seq,
+        };
         let effect = Effect {
             seq: self.effects.len() as u64 + 1,
-            id: id.clone(),
+            id,
             tenant: new.tenant.clone(),
             resource: new.resource,
             args: new.args,
             client_reference: new.client_reference,
             metadata: new.metadata,
             idempotency_key: new.idempotency_key,
-            fingerprint: new.fingerprint,
+            fingerprint: new.fingerprint.to_string(),
             attempt: new.attempt,
             created_at_ms,
             status,
             request_seq: new.request_seq,
         };
-        self.by_id.insert(id, self.effects.len());
-        *self.per_tenant.entry(new.tenant).or_insert(0) += 1;
-        self.effects.push(effect.clone());
+        let index = u32::try_from(self.effects.len()).unwrap_or(u32::MAX);
+        self.by_id.insert(hash, index);
+        match self.per_tenant.get_mut(&new.tenant) {
+            Some(held) => *held += 1,
+            None => {
+                self.per_tenant.insert(new.tenant, 1);
+            }
+        }
+        self.effects.push(stored);
         if live {
             self.emit(
                 plan,
@@ -186,7 +262,7 @@ impl Store {
                 created_at_ms,
             );
         }
-        Ok(effect)
+        Ok((effect, shared_id))
     }
 
     /// Settles every asynchronous object whose time has come (`created_at + settle_after <= now`).
@@ -200,9 +276,10 @@ impl Store {
         };
         for index in 0..self.effects.len() {
             let effect = &mut self.effects[index];
-            let due = effect
-                .settles_at_ms(Some(asynchronous))
-                .is_some_and(|at| at <= now_ms);
+            let settle_ms =
+                i64::try_from(asynchronous.settle_after.as_millis()).unwrap_or(i64::MAX);
+            // As `Effect::settles_at_ms` reads it.
+            let due = effect.created_at_ms.saturating_add(settle_ms) <= now_ms;
             if effect.status == ObjectStatus::Processing && due {
                 effect.status = status;
                 self.emit(plan, index, kind, now_ms);
@@ -226,8 +303,8 @@ impl Store {
             id,
             kind,
             event_type,
-            object_id: effect.id.clone(),
-            tenant: effect.tenant.clone(),
+            object_id: effect.id.to_string(),
+            tenant: effect.tenant.to_string(),
             created_at_ms: now_ms,
             body: Value::Object(payload).to_string(),
         };
@@ -236,9 +313,11 @@ impl Store {
 
     /// The object `id` of `tenant` in `resource`; `None` for anything else, so that
     /// another tenant's id and a missing id are indistinguishable.
-    pub(crate) fn get(&self, tenant: &str, resource: &str, id: &str) -> Option<&Effect> {
-        let effect = self.effects.get(*self.by_id.get(id)?)?;
-        (effect.tenant == tenant && effect.resource == resource).then_some(effect)
+    pub(crate) fn get(&self, tenant: &str, resource: &str, id: &str) -> Option<&Stored> {
+        let index = usize::try_from(*self.by_id.get(&id_hash(id))?).ok()?;
+        let object = self.effects.get(index)?;
+        (&*object.id == id && &*object.tenant == tenant && &*object.resource == resource)
+            .then_some(object)
     }
 
     /// The caller's objects in `resource` that pass `keep`, newest first.
@@ -246,15 +325,16 @@ impl Store {
         &self,
         tenant: &str,
         resource: &str,
-        keep: impl Fn(&Effect) -> bool,
-    ) -> Vec<&Effect> {
-        let mut found: Vec<&Effect> = self
+        keep: impl Fn(&Stored) -> bool,
+    ) -> Vec<&Stored> {
+        let mut found: Vec<(usize, &Stored)> = self
             .effects
             .iter()
-            .filter(|e| e.tenant == tenant && e.resource == resource && keep(e))
+            .enumerate()
+            .filter(|(_, e)| &*e.tenant == tenant && &*e.resource == resource && keep(e))
             .collect();
-        found.sort_by_key(|e| std::cmp::Reverse((e.created_at_ms, e.seq)));
-        found
+        found.sort_by_key(|(seq, e)| std::cmp::Reverse((e.created_at_ms, *seq)));
+        found.into_iter().map(|(_, e)| e).collect()
     }
 
     pub(crate) fn event(&self, id: &str) -> Option<&Event> {
@@ -266,39 +346,66 @@ impl Store {
 mod tests {
     use super::*;
 
-    fn effect(client_reference: Option<&str>, metadata: Option<Value>) -> Effect {
+    fn object(client_reference: Option<&str>, metadata: Option<Value>) -> Stored {
         let args = serde_json::json!({"z": 1.5, "a": ["é\n", null, {"k": true}], "m": -3})
             .as_object()
             .cloned()
             .unwrap_or_default();
-        Effect {
-            seq: 1,
-            id: "tkt_1".to_owned(),
+        let mut store = Store::new(1);
+        let new = NewObject {
             tenant: "sk_test".to_owned(),
             resource: "tickets".to_owned(),
             args,
             client_reference: client_reference.map(str::to_owned),
             metadata,
             idempotency_key: None,
-            fingerprint: String::new(),
+            fingerprint: Arc::from(""),
             attempt: 1,
-            created_at_ms: 1_767_225_600_000,
-            status: ObjectStatus::Succeeded,
             request_seq: Some(1),
+        };
+        let plan = Plan::default();
+        let (effect, _) = store
+            .commit(&plan, new, 1_767_225_600_000)
+            .expect("room for one object");
+        let mut stored = store.effects.pop().expect("the object just committed");
+        assert_eq!(stored.to_effect(1), effect);
+        stored.status = ObjectStatus::Succeeded;
+        stored
+    }
+
+    #[test]
+    fn object_body_is_the_text_of_object_json_with_the_arguments_in_their_order() {
+        for o in [
+            object(None, None),
+            object(Some("ref \"1\""), Some(serde_json::json!({"b": 2, "a": 1}))),
+        ] {
+            let body = object_body(&o);
+            let text = std::str::from_utf8(&body).unwrap_or_default();
+            assert_eq!(text, object_json(&o).to_string());
+            assert!(text.contains(r#""args":{"z":1.5,"a":["é\n",null,{"k":true}],"m":-3}"#));
         }
     }
 
     #[test]
-    fn object_body_is_the_text_of_object_json() {
-        for e in [
-            effect(None, None),
-            effect(Some("ref \"1\""), Some(serde_json::json!({"b": 2, "a": 1}))),
-        ] {
-            let body = object_body(&e);
-            assert_eq!(
-                std::str::from_utf8(&body).ok(),
-                Some(object_json(&e).to_string().as_str())
-            );
-        }
+    fn an_object_is_found_by_its_id_only_with_its_tenant_and_resource() {
+        let mut store = Store::new(7);
+        let plan = Plan::default();
+        let new = NewObject {
+            tenant: "sk_test".to_owned(),
+            resource: "tickets".to_owned(),
+            args: Map::new(),
+            client_reference: None,
+            metadata: None,
+            idempotency_key: None,
+            fingerprint: Arc::from("{}"),
+            attempt: 1,
+            request_seq: None,
+        };
+        let (effect, id) = store.commit(&plan, new, 0).expect("room");
+        assert_eq!(&*id, effect.id);
+        assert!(store.get("sk_test", "tickets", &effect.id).is_some());
+        assert!(store.get("sk_other", "tickets", &effect.id).is_none());
+        assert!(store.get("sk_test", "tickets", "tkt_missing").is_none());
+        assert_eq!(store.effects(), vec![effect]);
     }
 }

@@ -152,7 +152,6 @@ impl OneRequest {
     /// How the journal says this request's response ended.
     pub(crate) fn fate(&self) -> Option<ResponseFate> {
         let state = self.shared.state();
-        let index = usize::try_from(self.seq.saturating_sub(1)).ok()?;
-        state.journal.entries().get(index).map(|e| e.fate.clone())
+        state.journal.fate(self.seq).cloned()
     }
 }

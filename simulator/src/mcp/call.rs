@@ -197,24 +197,24 @@ fn intake_paid(
             &format!("argument `{name}` must be a string, number, boolean or null"),
         )));
     }
-    let fingerprint = canonical_json(&Value::Object(args.clone()));
+    // One copy, shared by the journal entry, the attempt count and the object.
+    let fingerprint: std::sync::Arc<str> =
+        std::sync::Arc::from(canonical_json(&Value::Object(args.clone())));
     let retention_ms = i64::try_from(mcp.retrieval.retention.as_millis()).unwrap_or(i64::MAX);
     let mut state = ctx.shared.state();
     let now_ms = state.now_ms;
     state.journal.update(ctx.seq, |entry| {
         entry.kind = Some(RequestKind::Create);
         entry.resource = Some(tool.resource.clone());
-        entry.fingerprint = Some(fingerprint.clone());
         entry.idempotency_key = key.clone();
     });
+    state.journal.set_fingerprint(ctx.seq, fingerprint.clone());
     let attempt = {
+        let interned_tenant = state.store.strings.intern(tenant);
+        let interned_resource = state.store.strings.intern(&tool.resource);
         let count = state
             .attempts
-            .entry((
-                tenant.to_owned(),
-                tool.resource.clone(),
-                fingerprint.clone(),
-            ))
+            .entry((interned_tenant, interned_resource, fingerprint.clone()))
             .or_insert(0);
         *count = count.saturating_add(1);
         *count
@@ -232,7 +232,7 @@ fn intake_paid(
         Decision::Untracked => None,
         Decision::Proceed(scope) => Some(scope),
         Decision::Replay(saved) => {
-            state.journal.update(ctx.seq, |entry| entry.replayed = true);
+            state.journal.set_replayed(ctx.seq);
             let first = serde_json::from_slice(&saved.body).unwrap_or(Value::Null);
             return Work::Fixed(Answer::Result(first));
         }

@@ -4,9 +4,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
-use axum::response::{IntoResponse, Response};
-use axum::Extension;
+use axum::extract::Request;
 use http::{HeaderMap, Method};
 use serde_json::{json, Map, Value};
 
@@ -21,7 +19,6 @@ use crate::conn::{hold_until_client_leaves, Conn};
 use crate::provider::ctx::{Ctx, Outcome, Shape};
 use crate::provider::request_body::{drain, read_body, BodyError};
 use crate::provider::route::{authenticate, method_not_allowed};
-use crate::provider::{provider_entry, run_request};
 use crate::record::{CancelArrival, JournalEntry, ResponseFate, RpcCall};
 use crate::responses::{self, Prepared};
 use crate::shared::Shared;
@@ -31,34 +28,13 @@ const SESSION_HEADER: &str = "mcp-session-id";
 /// The protocol version header.
 const VERSION_HEADER: &str = "mcp-protocol-version";
 
-/// The handler of `/mcp`; without an MCP plan it is any unknown path.
-pub(crate) async fn mcp_entry(
-    State(shared): State<Arc<Shared>>,
-    Extension(conn): Extension<Arc<Conn>>,
-    request: Request,
-) -> Response {
-    if shared.plan.mcp.is_none() {
-        return provider_entry(State(shared), Extension(conn), request).await;
-    }
-    run_request(shared.clone(), conn.clone(), handle(shared, conn, request)).await
-}
-
-async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Request) -> Outcome {
+/// One request to `/mcp`, journaled and answered as the plan says.
+pub(crate) async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Request) -> Outcome {
     let (parts, body) = request.into_parts();
     let tenant = authenticate(&shared, &parts.headers);
     let step = shared.stage.step();
     let seq = {
         let mut state = shared.state();
-        if state.journal.is_full() {
-            drop(state);
-            return Outcome::Respond(
-                (
-                    http::StatusCode::SERVICE_UNAVAILABLE,
-                    "journal full: restart the simulator",
-                )
-                    .into_response(),
-            );
-        }
         tasks::settle(&mut state, &shared.plan);
         let entry = JournalEntry {
             seq: 0,

@@ -151,7 +151,10 @@ pub(crate) fn commit_pending(
     let now_ms = state.now_ms;
     let fingerprint = pending.new.fingerprint.clone();
     let effect = match state.store.commit(plan, pending.new, now_ms) {
-        Ok(effect) => effect,
+        Ok((effect, id)) => {
+            state.journal.set_effect(seq, id);
+            effect
+        }
         Err(StoreFull { max_objects }) => {
             let reply = tools::failure(
                 507,
@@ -169,9 +172,6 @@ pub(crate) fn commit_pending(
             return Err(reply);
         }
     };
-    state
-        .journal
-        .update(seq, |entry| entry.effect = Some(effect.id.clone()));
     let payload = tools::payload(
         mcp,
         &effect.id,

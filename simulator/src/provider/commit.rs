@@ -10,7 +10,7 @@ use crate::idempotency::{Failure, Scope};
 use crate::plan::{FaultResponse, Position, StallThen};
 use crate::record::Effect;
 use crate::responses::{self, Prepared};
-use crate::store::{object_body, NewObject, StoreFull};
+use crate::store::{effect_body, NewObject, StoreFull};
 
 /// A validated create, ready to commit.
 pub(super) struct Intake {
@@ -85,12 +85,10 @@ async fn commit(ctx: &Ctx, intake: Intake) -> Prepared {
         let mut state = ctx.shared.state();
         let now_ms = state.now_ms;
         let result = state.store.commit(plan, intake.new.clone(), now_ms);
-        if let Ok(effect) = &result {
-            state
-                .journal
-                .update(ctx.seq, |entry| entry.effect = Some(effect.id.clone()));
-        }
-        result
+        result.map(|(effect, id)| {
+            state.journal.set_effect(ctx.seq, id);
+            effect
+        })
     };
     let effect = match committed {
         Ok(effect) => effect,
@@ -127,6 +125,6 @@ pub(crate) async fn run_commit_hook(ctx: &Ctx, effect: &Effect) {
 
 fn created(asynchronous: bool, effect: &Effect) -> Prepared {
     let status = if asynchronous { 202 } else { 201 };
-    Prepared::json_body(status, object_body(effect))
+    Prepared::json_body(status, effect_body(effect))
         .with_header("location", format!("/v1/{}/{}", effect.resource, effect.id))
 }

@@ -59,15 +59,16 @@ pub(super) async fn create(
         fields
             .retain(|name, v| !(v.is_null() && (name == "client_reference" || name == "metadata")));
     }
-    let fingerprint = canonical_json(&value);
+    // One copy, shared by the journal entry, the attempt count and the object.
+    let fingerprint: std::sync::Arc<str> = std::sync::Arc::from(canonical_json(&value));
     let attempt = {
         let mut state = ctx.shared.state();
-        state.journal.update(ctx.seq, |entry| {
-            entry.fingerprint = Some(fingerprint.clone())
-        });
+        state.journal.set_fingerprint(ctx.seq, fingerprint.clone());
+        let tenant = state.store.strings.intern(tenant);
+        let resource = state.store.strings.intern(resource);
         let count = state
             .attempts
-            .entry((tenant.to_owned(), resource.to_owned(), fingerprint.clone()))
+            .entry((tenant, resource, fingerprint.clone()))
             .or_insert(0);
         *count = count.saturating_add(1);
         *count
@@ -126,10 +127,7 @@ pub(super) async fn create(
         Decision::Untracked => None,
         Decision::Proceed(scope) => Some(scope),
         Decision::Replay(saved) => {
-            ctx.shared
-                .state()
-                .journal
-                .update(ctx.seq, |entry| entry.replayed = true);
+            ctx.shared.state().journal.set_replayed(ctx.seq);
             return Err(replay(mode, saved));
         }
         Decision::Mismatch => return Err(mismatch(mode)),

@@ -5,9 +5,8 @@ use super::ctx::Ctx;
 use super::route::Route;
 use crate::plan::RequestKind;
 use crate::query;
-use crate::record::Effect;
 use crate::responses::{self, Prepared};
-use crate::store::{object_body, object_json};
+use crate::store::{object_body, object_json, Stored};
 use crate::time::parse_rfc3339;
 
 /// Most objects one search or list answer carries.
@@ -118,7 +117,7 @@ pub(super) fn lookup(
     }
 }
 
-fn page(found: &[&Effect], limit: usize) -> Prepared {
+fn page(found: &[&Stored], limit: usize) -> Prepared {
     let data = found.iter().take(limit).map(|e| object_json(e)).collect();
     responses::list(data, found.len() > limit)
 }

@@ -34,9 +34,8 @@ pub(crate) mod route;
 
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
-use axum::response::{IntoResponse, Response};
-use axum::Extension;
+use axum::extract::Request;
+use axum::response::Response;
 use http::HeaderValue;
 
 use crate::conn::{Conn, Ending};
@@ -58,13 +57,19 @@ use lookup::lookup;
 use request_body::drain;
 use route::{authenticate, method_not_allowed, parse_route, request_kind, resource_exists, Route};
 
-/// The fallback handler: every request outside the control API.
+/// Every request outside the control API, straight from hyper's service.
 pub(crate) async fn provider_entry(
-    State(shared): State<Arc<Shared>>,
-    Extension(conn): Extension<Arc<Conn>>,
+    shared: Arc<Shared>,
+    conn: Arc<Conn>,
     request: Request,
-) -> Response {
-    run_request(shared.clone(), conn.clone(), handle(shared, conn, request)).await
+) -> Result<Response, std::convert::Infallible> {
+    // The MCP endpoint shares the listener, the journal and the way a
+    // request's work runs; without an MCP plan `/mcp` is an unknown path.
+    if request.uri().path() == "/mcp" && shared.plan.mcp.is_some() {
+        let work = crate::mcp::endpoint::handle(shared.clone(), conn.clone(), request);
+        return Ok(run_request(shared, conn, work).await);
+    }
+    Ok(run_request(shared.clone(), conn.clone(), handle(shared, conn, request)).await)
 }
 
 /// Runs one request's work to its outcome, never cut in half (see `detached`),
@@ -106,16 +111,6 @@ async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Request) -> Outco
     let step = shared.stage.step();
     let (seq, fault) = {
         let mut state = shared.state();
-        if state.journal.is_full() {
-            drop(state);
-            return Outcome::Respond(
-                (
-                    http::StatusCode::SERVICE_UNAVAILABLE,
-                    "journal full: restart the simulator",
-                )
-                    .into_response(),
-            );
-        }
         let now_ms = state.now_ms;
         state.store.settle_due(&shared.plan, now_ms);
         let facts = RequestFacts {

@@ -1,0 +1,91 @@
+//! A journal entry as kept: shared strings instead of copies, the fault boxed
+//! (most requests have none), the sequence number implied by the position.
+
+use std::sync::Arc;
+
+use crate::plan::RequestKind;
+use crate::record::{AppliedFault, JournalEntry, ResponseFate, RpcCall};
+
+use super::Interner;
+
+/// Paths longer than this are never interned: only collection paths repeat.
+const MAX_INTERNED_PATH: usize = 64;
+
+/// One retained journal entry.
+#[derive(Debug)]
+pub(super) struct Compact {
+    pub(super) at_ms: i64,
+    pub(super) real_start_ms: u64,
+    pub(super) real_end_ms: Option<u64>,
+    pub(super) tenant: Option<Arc<str>>,
+    pub(super) method: Arc<str>,
+    pub(super) path: Arc<str>,
+    pub(super) query: Option<Box<str>>,
+    pub(super) kind: Option<RequestKind>,
+    pub(super) resource: Option<Arc<str>>,
+    pub(super) idempotency_key: Option<Box<str>>,
+    pub(super) fingerprint: Option<Arc<str>>,
+    pub(super) fault: Option<Box<AppliedFault>>,
+    pub(super) effect: Option<Arc<str>>,
+    pub(super) replayed: bool,
+    pub(super) step: Option<u32>,
+    pub(super) fate: ResponseFate,
+    /// The JSON-RPC side of an MCP request (boxed: most requests are `/v1`).
+    pub(super) rpc: Option<Box<RpcCall>>,
+}
+
+impl Compact {
+    pub(super) fn from_entry(entry: JournalEntry, strings: &mut Interner) -> Compact {
+        // An item path (`/v1/tickets/tkt_…`) is unique to its request:
+        // interning it would only fill the table.
+        let repeats = entry.path.len() <= MAX_INTERNED_PATH
+            && entry.path.bytes().filter(|&b| b == b'/').count() <= 2;
+        let path = if repeats {
+            strings.intern(&entry.path)
+        } else {
+            Arc::from(entry.path)
+        };
+        Compact {
+            at_ms: entry.at_ms,
+            real_start_ms: entry.real_start_ms,
+            real_end_ms: entry.real_end_ms,
+            tenant: entry.tenant.map(|t| strings.intern(&t)),
+            method: strings.intern(&entry.method),
+            path,
+            query: entry.query.map(String::into_boxed_str),
+            kind: entry.kind,
+            resource: entry.resource.map(|r| strings.intern(&r)),
+            idempotency_key: entry.idempotency_key.map(String::into_boxed_str),
+            fingerprint: entry.fingerprint.map(Arc::from),
+            fault: entry.fault.map(Box::new),
+            effect: entry.effect.map(Arc::from),
+            replayed: entry.replayed,
+            step: entry.step,
+            fate: entry.fate,
+            rpc: entry.rpc.map(Box::new),
+        }
+    }
+
+    pub(super) fn to_entry(&self, seq: u64) -> JournalEntry {
+        JournalEntry {
+            seq,
+            at_ms: self.at_ms,
+            real_start_ms: self.real_start_ms,
+            real_end_ms: self.real_end_ms,
+            tenant: self.tenant.as_deref().map(str::to_owned),
+            method: self.method.to_string(),
+            path: self.path.to_string(),
+            query: self.query.as_deref().map(str::to_owned),
+            kind: self.kind,
+            resource: self.resource.as_deref().map(str::to_owned),
+            idempotency_key: self.idempotency_key.as_deref().map(str::to_owned),
+            fingerprint: self.fingerprint.as_deref().map(str::to_owned),
+            fault: self.fault.as_deref().copied(),
+            effect: self.effect.as_deref().map(str::to_owned),
+            replayed: self.replayed,
+            step: self.step,
+            fate: self.fate.clone(),
+            rpc: self.rpc.as_deref().cloned(),
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! An object as the store keeps it: tenant and resource interned, the id and
+//! the fingerprint shared with the journal, the arguments kept once as the
+//! JSON text they are answered with. [`Effect`] is the boundary form the
+//! ledger hands out, converted on the way out.
+
+use std::sync::Arc;
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::record::{Effect, ObjectStatus};
+
+/// One object.
+#[derive(Debug)]
+pub(crate) struct Stored {
+    pub(crate) id: Arc<str>,
+    pub(crate) tenant: Arc<str>,
+    pub(crate) resource: Arc<str>,
+    /// The arguments as JSON text, in the order the client sent them.
+    pub(crate) args: Box<RawValue>,
+    pub(crate) client_reference: Option<Box<str>>,
+    pub(crate) metadata: Option<Box<RawValue>>,
+    pub(crate) idempotency_key: Option<Box<str>>,
+    pub(crate) fingerprint: Arc<str>,
+    pub(crate) attempt: u32,
+    pub(crate) created_at_ms: i64,
+    pub(crate) status: ObjectStatus,
+    pub(crate) request_seq: Option<u64>,
+}
+
+/// JSON text of a value; `null` if it cannot be written (it always can:
+/// a `Value`'s keys are strings).
+pub(crate) fn raw(value: &impl serde::Serialize) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value).unwrap_or_else(|_| null())
+}
+
+fn null() -> Box<RawValue> {
+    RawValue::from_string("null".to_owned()).unwrap_or_else(|_| Box::<RawValue>::default())
+}
+
+impl Stored {
+    /// The ledger's form, `seq` its position from 1.
+    pub(crate) fn to_effect(&self, seq: u64) -> Effect {
+        Effect {
+            seq,
+            id: self.id.to_string(),
+            tenant: self.tenant.to_string(),
+            resource: self.resource.to_string(),
+            args: serde_json::from_str::<Map<String, Value>>(self.args.get()).unwrap_or_default(),
+            client_reference: self.client_reference.as_deref().map(str::to_owned),
+            metadata: self
+                .metadata
+                .as_deref()
+                .and_then(|m| serde_json::from_str(m.get()).ok()),
+            idempotency_key: self.idempotency_key.as_deref().map(str::to_owned),
+            fingerprint: self.fingerprint.to_string(),
+            attempt: self.attempt,
+            created_at_ms: self.created_at_ms,
+            status: self.status,
+            request_seq: self.request_seq,
+        }
+    }
+}
