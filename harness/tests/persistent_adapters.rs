@@ -95,7 +95,8 @@ fn run(adapter: AdapterUnderTest) -> ScenarioReport {
 
 fn pid(report: &ScenarioReport, index: usize) -> String {
     let reply = report.calls[index].reply.as_ref();
-    let evidence = reply.and_then(|r| r["evidence"].as_str());
+    let evidence = reply.and_then(|r| r.get("evidence"));
+    let evidence = evidence.as_ref().and_then(|e| e.as_str());
     evidence
         .unwrap_or_else(|| panic!("call {index}: {:#?}", report.calls[index]))
         .to_owned()

@@ -5,6 +5,8 @@
 //! # Map
 //! - [`model`]: the report model (plain serde data) the harness fills and every
 //!   writer reads, with lookups that resolve evidence pointers.
+//! - [`shared_json`]: a call's request or reply kept as shared compact JSON text,
+//!   written as the value itself.
 //! - [`invariant`]: the seven invariants as a closed enum (number, name,
 //!   meaning), shared by the harness's checks and every writer.
 //! - `text` (private): the plain-text renderings shared by every writer: one
@@ -34,6 +36,7 @@ pub mod junit;
 pub mod markdown;
 pub mod merge;
 pub mod model;
+pub mod shared_json;
 pub mod terminal;
 mod text;
 

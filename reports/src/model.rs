@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 pub use crate::invariant::Invariant;
+pub use crate::shared_json::SharedJson;
 
 /// Version of the JSON report's shape. Bump on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -233,10 +234,10 @@ pub struct CallRecord {
     pub call: String,
     /// The operation it concerned, if any.
     pub operation_id: Option<String>,
-    /// The request sent (JSON).
-    pub request: serde_json::Value,
-    /// The reply, when a well-formed one came back.
-    pub reply: Option<serde_json::Value>,
+    /// The request sent (JSON), shared with the observation.
+    pub request: SharedJson,
+    /// The reply, when a well-formed one came back, shared with the observation.
+    pub reply: Option<SharedJson>,
     /// How the call ended.
     pub end: CallEnd,
     /// The adapter's stderr (truncated by the harness).

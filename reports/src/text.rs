@@ -224,7 +224,7 @@ pub(crate) fn call_line(call: &CallRecord) -> String {
 pub(crate) fn call_result(call: &CallRecord) -> String {
     match &call.end {
         CallEnd::Replied => match &call.reply {
-            Some(reply) => reply_gist(reply),
+            Some(reply) => reply_gist(&reply.to_value()),
             None => "replied (reply not recorded)".to_string(),
         },
         CallEnd::Crashed => "crashed (killed by the harness on purpose)".to_string(),
@@ -449,8 +449,8 @@ mod tests {
             step: 2,
             call: "status".into(),
             operation_id: Some("op-1".into()),
-            request: Value::Null,
-            reply,
+            request: Value::Null.into(),
+            reply: reply.map(Into::into),
             end,
             stderr: String::new(),
             start_ms: 0,

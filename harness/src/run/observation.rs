@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use lostreply_reports::model::{CallEnd, DeliveryRecord, ErrorRecord, StepReport};
+use lostreply_reports::model::{CallEnd, DeliveryRecord, ErrorRecord, SharedJson, StepReport};
 use lostreply_simulator::{Effect, JournalEntry};
 
 use crate::protocol::{CallName, OutcomeReply, WebhookReply};
@@ -21,10 +21,11 @@ pub struct Call {
     pub name: CallName,
     /// The operation concerned, if one.
     pub operation_id: Option<String>,
-    /// What the harness sent.
-    pub request: serde_json::Value,
-    /// The raw reply, if one came back.
-    pub reply: Option<serde_json::Value>,
+    /// What the harness sent, as shared text: a million-operation run holds
+    /// two million of these, and the report shares them instead of copying.
+    pub request: SharedJson,
+    /// The raw reply, if one came back (shared text, as `request`).
+    pub reply: Option<SharedJson>,
     /// The reply read as an outcome (execute, reconcile, resolve, status), if it is one.
     pub outcome: Option<OutcomeReply>,
     /// The reply read as a webhook answer, if it is one.

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use lostreply_reports::model::{CallEnd, DeliveryRecord, ErrorRecord, StepReport};
+use lostreply_reports::model::{CallEnd, DeliveryRecord, ErrorRecord, SharedJson, StepReport};
 use lostreply_simulator::{Effect, Simulator};
 use serde_json::{json, Value};
 use tokio::sync::{oneshot, watch};
@@ -410,8 +410,8 @@ impl<'a> StepRunner<'a> {
                 step,
                 name: spec.name,
                 operation_id: spec.op.clone(),
-                request: spec.request,
-                reply: out.reply,
+                request: SharedJson::new(&spec.request),
+                reply: out.reply.as_ref().map(SharedJson::new),
                 outcome,
                 webhook,
                 end,

@@ -19,7 +19,7 @@ use std::io::{self, Write};
 use serde_json::Value;
 
 use super::{escape, EvidenceMarks};
-use crate::model::{CallEnd, CallRecord, Check, Evidence, OutcomeKind, ScenarioReport};
+use crate::model::{CallEnd, CallRecord, Check, Evidence, OutcomeKind, ScenarioReport, SharedJson};
 use crate::text;
 
 /// Width of the lane labels on the left.
@@ -428,6 +428,7 @@ fn call_label(call: &CallRecord) -> String {
         CallEnd::Replied => call
             .reply
             .as_ref()
+            .map(SharedJson::to_value)
             .and_then(|r| {
                 r.get("outcome")
                     .and_then(Value::as_str)
@@ -575,7 +576,8 @@ fn outcome_items(scenario: &ScenarioReport) -> Vec<Item> {
         .calls
         .iter()
         .filter_map(|call| {
-            let outcome = call.reply.as_ref()?.get("outcome")?.as_str()?;
+            let outcome = call.reply.as_ref()?.get("outcome")?;
+            let outcome = outcome.as_str()?;
             // The class comes from our own names, never from the reply's text.
             let kind = serde_json::from_value::<OutcomeKind>(Value::String(outcome.to_string()));
             let class = kind.map_or("other", OutcomeKind::as_str);

@@ -134,8 +134,8 @@ fn outcome_call(
         step,
         call: call.into(),
         operation_id: Some(op.into()),
-        request: call_request(call, op, sim_ms),
-        reply: Some(outcome_reply(op, o)),
+        request: call_request(call, op, sim_ms).into(),
+        reply: Some(outcome_reply(op, o).into()),
         end: CallEnd::Replied,
         stderr: String::new(),
         start_ms,
@@ -812,17 +812,19 @@ fn naive_webhook_regresses() -> ScenarioReport {
         step(2, "webhook op-1 created", 70, 140, 0, 0),
         step(3, "webhook op-1 updated (delayed)", 140, 210, 0, 0),
     ];
-    let webhook = |index: usize, step_no: usize, start: u64, end: u64| CallRecord {
+    let webhook = |index: usize, step_no: usize, start: u64, end: u64| {
+        CallRecord {
         index,
         step: step_no,
         call: "webhook".into(),
         operation_id: Some("op-1".into()),
-        request: json!({"protocol": 1, "headers": {"lostreply-signature": "t=1767225600,v1=5d41402abc4b2a76"}, "body": "{\"id\":\"evt\"}"}),
-        reply: Some(json!({"accepted": true, "operation_id": "op-1"})),
+        request: json!({"protocol": 1, "headers": {"lostreply-signature": "t=1767225600,v1=5d41402abc4b2a76"}, "body": "{\"id\":\"evt\"}"}).into(),
+        reply: Some(json!({"accepted": true, "operation_id": "op-1"}).into()),
         end: CallEnd::Replied,
         stderr: String::new(),
         start_ms: start,
         end_ms: end,
+    }
     };
     s.calls = vec![
         outcome_call(0, 1, "execute", "op-1", &succeeded, 2, 68, 0),
@@ -1030,8 +1032,8 @@ fn naive_accepts_forged_webhook() -> ScenarioReport {
             step: 2,
             call: "webhook".into(),
             operation_id: Some("op-1".into()),
-            request: json!({"protocol": 1, "headers": {"lostreply-signature": "t=1767225600,v1=0000000000000000"}, "body": "{\"id\":\"evt_forged_01\"}"}),
-            reply: Some(json!({"accepted": true, "operation_id": "op-1"})),
+            request: json!({"protocol": 1, "headers": {"lostreply-signature": "t=1767225600,v1=0000000000000000"}, "body": "{\"id\":\"evt_forged_01\"}"}).into(),
+            reply: Some(json!({"accepted": true, "operation_id": "op-1"}).into()),
             end: CallEnd::Replied,
             stderr: String::new(),
             start_ms: 1_061,
@@ -1294,7 +1296,7 @@ pub fn hostile_run() -> Report {
     s.operations[0].args = json!({HOSTILE: HOSTILE});
     s.calls[0].call = HOSTILE.into();
     s.calls[0].reply =
-        Some(json!({"outcome": HOSTILE, "provider_ref": HOSTILE, "evidence": HOSTILE}));
+        Some(json!({"outcome": HOSTILE, "provider_ref": HOSTILE, "evidence": HOSTILE}).into());
     s.calls[1].stderr = format!("{HOSTILE}\n\u{1b}[31mred\u{1b}[0m\n");
     s.journal[0].target = format!("/v1/tickets?q={HOSTILE}");
     s.journal[0].fault = Some(HOSTILE.into());
