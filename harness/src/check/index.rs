@@ -17,6 +17,9 @@ pub(crate) struct Index<'o> {
     outcome_calls: HashMap<&'o str, Vec<&'o Call>>,
     /// Calls by (step, operation), probes left out: what a step reported.
     step_calls: HashMap<usize, HashMap<&'o str, Vec<&'o Call>>>,
+    /// [`Observation::final_status`] hashed: looked up once per operation, a
+    /// `BTreeMap` of a million ids made every lookup some twenty string compares.
+    final_status: HashMap<&'o str, usize>,
 }
 
 impl<'o> Index<'o> {
@@ -49,7 +52,13 @@ impl<'o> Index<'o> {
         for calls in outcome_calls.values_mut() {
             calls.sort_by_key(|c| (c.end_ms, c.index));
         }
+        let final_status = obs
+            .final_status
+            .iter()
+            .map(|(op, &index)| (op.as_str(), index))
+            .collect();
         Index {
+            final_status,
             operations,
             effects,
             outcome_calls,
@@ -71,6 +80,11 @@ impl<'o> Index<'o> {
             .get(op)
             .map(Vec::as_slice)
             .unwrap_or_default()
+    }
+
+    /// The final `status` call about `op`, if one was made.
+    pub(crate) fn final_status(&self, op: &str) -> Option<usize> {
+        self.final_status.get(op).copied()
     }
 
     /// The scenario's calls about `op` in step `step` (harness probes left out).

@@ -1,6 +1,6 @@
 //! The seven invariants.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use lostreply_reports::model::{Check, Evidence, Invariant, Violation};
 use lostreply_simulator::{Effect, ObjectStatus};
@@ -68,7 +68,8 @@ fn at_most_once(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>) {
 /// Invariant 2: `succeeded` names a provider_ref that is one of the operation's effects,
 /// done (not still processing, not settled failed), and claimed by no other operation.
 fn success_has_effect(obs: &Observation, a: &Attribution, ix: &Index<'_>, v: &mut Vec<Violation>) {
-    let mut claimed: BTreeMap<String, (String, usize)> = BTreeMap::new();
+    // Hashed and borrowed: one entry per succeeded operation, never iterated.
+    let mut claimed: HashMap<&str, (&str, usize)> = HashMap::new();
     for op in &obs.scenario.operations {
         let Some(g) = a.group(&op.id) else { continue };
         let mut reported = false;
@@ -109,14 +110,14 @@ fn success_has_effect(obs: &Observation, a: &Attribution, ix: &Index<'_>, v: &mu
                 continue;
             }
             if let Some(r) = &reply.provider_ref {
-                match claimed.get(r) {
-                    Some((other, other_call)) if other != &op.id => {
+                match claimed.get(r.as_str()) {
+                    Some(&(other, other_call)) if other != op.id => {
                         v.push(Violation {
                             check: Check::Invariant(Invariant::NoSuccessWithoutEffect),
                             operation_id: Some(op.id.clone()),
                             message: format!("{} and {other} both claim the one effect {r}", op.id),
                             evidence: vec![
-                                Evidence::Call { index: *other_call },
+                                Evidence::Call { index: other_call },
                                 Evidence::Call { index: call.index },
                                 Evidence::Effect { id: r.clone() },
                             ],
@@ -124,7 +125,7 @@ fn success_has_effect(obs: &Observation, a: &Attribution, ix: &Index<'_>, v: &mu
                     }
                     Some(_) => {}
                     None => {
-                        claimed.insert(r.clone(), (op.id.clone(), call.index));
+                        claimed.insert(r.as_str(), (op.id.as_str(), call.index));
                     }
                 }
             }
