@@ -2,7 +2,7 @@
 
 use lostreply_reports::model::{
     CallEnd, CallRecord, Check, EffectRecord, ErrorRecord, McpClientReport, OperationReport,
-    Outcome, RequestRecord, ScenarioReport, Verdict, Violation, WindowFigures,
+    Outcome, RequestRecord, ScenarioReport, SharedJson, Verdict, Violation, WindowFigures,
 };
 use lostreply_simulator::{
     FaultResponse, JournalEntry, ObjectStatus, Release, ResponseFate, StallThen,
@@ -54,7 +54,7 @@ pub fn scenario_report(
             .map(|op| OperationReport {
                 id: op.id.clone(),
                 resource: op.resource.clone(),
-                args: serde_json::Value::Object(op.args.clone()),
+                args: SharedJson::from_map(&op.args),
                 effects: attribution
                     .group(&op.id)
                     .map(|g| {
@@ -102,7 +102,7 @@ pub fn scenario_report(
                 id: e.id.clone(),
                 tenant: e.tenant.clone(),
                 resource: e.resource.clone(),
-                args: serde_json::Value::Object(e.args.clone()),
+                args: SharedJson::from_map(&e.args),
                 idempotency_key: e.idempotency_key.clone(),
                 sim_ms: e.created_at_ms,
                 status: status_name(e.status).to_owned(),

@@ -171,8 +171,8 @@ pub struct OperationReport {
     pub id: String,
     /// Collection it creates in.
     pub resource: String,
-    /// The arguments the harness gave it.
-    pub args: serde_json::Value,
+    /// The arguments the harness gave it (shared text, as a call's request).
+    pub args: SharedJson,
     /// Ids of ledger effects attributed to it.
     pub effects: Vec<String>,
     /// The final `status` reply, if the adapter gave one.
@@ -320,8 +320,8 @@ pub struct EffectRecord {
     pub tenant: String,
     /// Collection.
     pub resource: String,
-    /// Its arguments.
-    pub args: serde_json::Value,
+    /// Its arguments (shared text: a million effects' trees were a copy each).
+    pub args: SharedJson,
     /// Idempotency key it was created with.
     pub idempotency_key: Option<String>,
     /// Simulator clock at creation.
@@ -425,7 +425,7 @@ pub struct BacklogItem {
     /// Collection.
     pub resource: String,
     /// The attempted change.
-    pub args: serde_json::Value,
+    pub args: SharedJson,
     /// The adapter's last evidence.
     pub evidence: String,
 }

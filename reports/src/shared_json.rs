@@ -22,7 +22,7 @@ use serde::de::{self, MapAccess, Visitor};
 use serde::ser::{self, SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// A JSON value as shared compact text. Cloning it shares the text.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -33,6 +33,14 @@ impl SharedJson {
     pub fn new(value: &Value) -> SharedJson {
         // `Value`'s `Display` is serde_json's compact writer, and it cannot fail.
         SharedJson(Arc::from(value.to_string()))
+    }
+
+    /// The compact text of an object's members, as [`SharedJson::new`] of the object.
+    pub fn from_map(map: &Map<String, Value>) -> SharedJson {
+        // A map with string keys always serializes; `{}` only guards the type.
+        SharedJson(Arc::from(
+            serde_json::to_string(map).unwrap_or_else(|_| "{}".to_owned()),
+        ))
     }
 
     /// The compact JSON text.

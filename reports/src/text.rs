@@ -178,7 +178,8 @@ pub(crate) fn truncate(text: &str, max_chars: usize) -> String {
 }
 
 /// One-line JSON, cut to a readable length.
-pub(crate) fn compact_json(value: &Value) -> String {
+/// Takes anything that displays as compact JSON: a `Value` or a [`SharedJson`](crate::shared_json::SharedJson).
+pub(crate) fn compact_json(value: &impl std::fmt::Display) -> String {
     truncate(&one_line(&value.to_string()), JSON_QUOTE_MAX_CHARS)
 }
 

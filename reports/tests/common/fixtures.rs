@@ -69,7 +69,7 @@ fn operation(id: &str, args: Value, effects: &[&str], last: Option<Outcome>) -> 
     OperationReport {
         id: id.into(),
         resource: "tickets".into(),
-        args,
+        args: args.into(),
         effects: effects.iter().map(|e| e.to_string()).collect(),
         final_outcome: last,
     }
@@ -247,7 +247,7 @@ fn effect(
         id: id.into(),
         tenant: "sk_test_a".into(),
         resource: "tickets".into(),
-        args,
+        args: args.into(),
         idempotency_key: key.map(str::to_string),
         sim_ms: SIM_START_MS,
         status: "succeeded".into(),
@@ -1293,7 +1293,7 @@ pub fn hostile_run() -> Report {
     s.reproduce = format!("lostreply run --scenario '{HOSTILE}'");
     s.tags = vec![HOSTILE.into()];
     s.operations[0].id = format!("op{HOSTILE}");
-    s.operations[0].args = json!({HOSTILE: HOSTILE});
+    s.operations[0].args = json!({HOSTILE: HOSTILE}).into();
     s.calls[0].call = HOSTILE.into();
     s.calls[0].reply =
         Some(json!({"outcome": HOSTILE, "provider_ref": HOSTILE, "evidence": HOSTILE}).into());
