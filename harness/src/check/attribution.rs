@@ -87,7 +87,12 @@ impl Attribution {
     ) -> Attribution {
         let mut a = Attribution::default();
         let mut by_args: HashMap<String, usize> = HashMap::with_capacity(operations.len());
+        // Sized up front: at a million entries, growing by doubling moved every
+        // group and rehashed every map several times over.
         a.group_of_op.reserve(operations.len());
+        a.groups.reserve(operations.len());
+        a.request_group.reserve(journal.len());
+        a.effect_group.reserve(ledger.len());
         for op in operations {
             let next = a.groups.len();
             let index = *by_args

@@ -31,7 +31,9 @@ impl<'o> Index<'o> {
             .map(|o| (o.id.as_str(), o))
             .collect();
         let effects = obs.ledger.iter().map(|e| (e.id.as_str(), e)).collect();
-        let mut outcome_calls: HashMap<&str, Vec<&Call>> = HashMap::new();
+        // Sized for one entry per operation, the common case, instead of growing into it.
+        let mut outcome_calls: HashMap<&str, Vec<&Call>> =
+            HashMap::with_capacity(obs.scenario.operations.len());
         let mut step_calls: HashMap<usize, HashMap<&str, Vec<&Call>>> = HashMap::new();
         for call in &obs.calls {
             let Some(op) = call.operation_id.as_deref() else {
