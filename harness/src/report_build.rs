@@ -242,8 +242,59 @@ fn fate_text(fate: &ResponseFate) -> (String, bool) {
     }
 }
 
+/// Path and query; for an MCP request, the path, then what the JSON-RPC body
+/// asked (`/mcp tools/call create_ticket`): every `/mcp` request has the same
+/// path, so the method and tool are what tells a timeline's rows apart.
+fn request_target(e: &JournalEntry) -> String {
+    let mut target = match &e.query {
+        Some(q) => format!("{}?{q}", e.path),
+        None => e.path.clone(),
+    };
+    if let Some(rpc) = &e.rpc {
+        if !rpc.method.is_empty() {
+            target.push(' ');
+            target.push_str(&rpc.method);
+        }
+        if let Some(tool) = &rpc.tool {
+            target.push(' ');
+            target.push_str(tool);
+        }
+    }
+    target
+}
+
+/// The fault that struck: an HTTP rule (`after_commit drop (rule 1)`), or an
+/// MCP rule (`mcp stall (MCP rule 1)`: the n-th rule with `call:`), with a client's cancel when one arrived
+/// while the server held the call.
+fn request_fault(e: &JournalEntry) -> Option<String> {
+    let http = e.fault.map(|f| {
+        format!(
+            "{} {} (rule {})",
+            f.at.name(),
+            fault_name(&f.response),
+            f.rule + 1
+        )
+    });
+    let rpc = e.rpc.as_ref();
+    let mcp = rpc
+        .and_then(|r| r.fault.as_ref())
+        .map(|f| format!("mcp {} (MCP rule {})", f.name, f.rule + 1));
+    let cancelled = rpc
+        .and_then(|r| r.cancelled.as_ref())
+        .map(|c| format!("the client cancelled (request #{})", c.request_seq));
+    let parts: Vec<String> = [http, mcp, cancelled].into_iter().flatten().collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
 fn request_record(e: &JournalEntry, offset_ms: u64) -> RequestRecord {
-    let (fate, lost) = fate_text(&e.fate);
+    let (mut fate, lost) = fate_text(&e.fate);
+    // A held MCP call that a cancel ended (honoured, or racing the commit)
+    // was not held to the cap: the cancel ended it.
+    let cancel_ended = e.rpc.as_ref().is_some_and(|r| r.cancelled.is_some())
+        && e.fate == ResponseFate::Stalled { client_left: false };
+    if cancel_ended {
+        fate = "ended by the client's cancel".to_owned();
+    }
     RequestRecord {
         seq: e.seq,
         sim_ms: e.at_ms,
@@ -251,20 +302,10 @@ fn request_record(e: &JournalEntry, offset_ms: u64) -> RequestRecord {
         end_ms: e.real_end_ms.map(|t| t + offset_ms),
         tenant: e.tenant.clone(),
         method: e.method.clone(),
-        target: match &e.query {
-            Some(q) => format!("{}?{q}", e.path),
-            None => e.path.clone(),
-        },
+        target: request_target(e),
         kind: e.kind.map(|k| k.name().to_owned()),
         idempotency_key: e.idempotency_key.clone(),
-        fault: e.fault.map(|f| {
-            format!(
-                "{} {} (rule {})",
-                f.at.name(),
-                fault_name(&f.response),
-                f.rule + 1
-            )
-        }),
+        fault: request_fault(e),
         effect: e.effect.clone(),
         replayed: e.replayed,
         fate,

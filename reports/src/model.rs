@@ -293,13 +293,16 @@ pub struct RequestRecord {
     pub tenant: Option<String>,
     /// HTTP method.
     pub method: String,
-    /// Path and query.
+    /// Path and query; for an MCP request, the path, the JSON-RPC method and
+    /// the tool (`/mcp tools/call create_ticket`).
     pub target: String,
     /// `create`, `retrieve`, `search`, `list`, when it addressed a collection.
     pub kind: Option<String>,
     /// Raw `Idempotency-Key`.
     pub idempotency_key: Option<String>,
-    /// The fault that struck: `after_commit drop (rule 1)`.
+    /// The fault that struck: `after_commit drop (rule 1)`, or for an MCP call
+    /// `mcp stall (MCP rule 1)`, with `the client cancelled (request #7)` when a
+    /// cancel arrived while the server held the call.
     pub fault: Option<String>,
     /// The effect this request committed.
     pub effect: Option<String>,

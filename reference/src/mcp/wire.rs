@@ -184,19 +184,24 @@ impl McpClient {
         let id = self.next_id;
         self.next_id = self.next_id.saturating_add(1);
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let exchange = self.exchange(id, &message).await;
-        if let Exchange::TimedOut(window) = exchange {
-            if window != Window::Background {
-                // What the SDKs do on their own timeouts: tell the server, politely.
-                let cancel = json!({"requestId": id, "reason": format!("client gave up: {}", window.name())});
-                let _ = tokio::time::timeout(
-                    CANCEL_BUDGET,
-                    self.notify("notifications/cancelled", cancel),
-                )
-                .await;
-            }
+        self.exchange(id, &message).await
+    }
+
+    /// What the SDKs do when their own limit runs out: tell the server,
+    /// politely, while the call's connection is still open (so the server
+    /// meets the cancel before it sees the client leave). A call moved to the
+    /// background is not given up: no cancel.
+    async fn give_up(&self, id: u64, window: Window) -> Exchange {
+        if window != Window::Background {
+            let cancel =
+                json!({"requestId": id, "reason": format!("client gave up: {}", window.name())});
+            let _ = tokio::time::timeout(
+                CANCEL_BUDGET,
+                self.notify("notifications/cancelled", cancel),
+            )
+            .await;
         }
-        exchange
+        Exchange::TimedOut(window)
     }
 
     /// A notification: answered 202 with no body; nothing to learn from it.
@@ -222,12 +227,14 @@ impl McpClient {
 
     async fn exchange(&mut self, id: u64, message: &Value) -> Exchange {
         let mut clock = Clock::start(self.windows);
-        let response =
-            match tokio::time::timeout_at(clock.deadline(), self.post(message).send()).await {
-                Err(_) => return Exchange::TimedOut(clock.expired()),
-                Ok(Err(error)) => return Exchange::Transport(lost(&error, None)),
-                Ok(Ok(response)) => response,
-            };
+        // Kept alive until a cancel is sent: dropping it closes the connection.
+        let send = self.post(message).send();
+        tokio::pin!(send);
+        let response = match tokio::time::timeout_at(clock.deadline(), &mut send).await {
+            Err(_) => return self.give_up(id, clock.expired()).await,
+            Ok(Err(error)) => return Exchange::Transport(lost(&error, None)),
+            Ok(Ok(response)) => response,
+        };
         clock.first_byte();
         let status = response.status().as_u16();
         if let Some(session) = response
@@ -247,7 +254,7 @@ impl McpClient {
         let mut events = SseEvents::default();
         loop {
             let chunk = match tokio::time::timeout_at(clock.deadline(), response.chunk()).await {
-                Err(_) => return Exchange::TimedOut(clock.expired()),
+                Err(_) => return self.give_up(id, clock.expired()).await,
                 Ok(Err(error)) => return Exchange::Transport(lost(&error, Some(status))),
                 Ok(Ok(chunk)) => chunk,
             };
