@@ -35,11 +35,16 @@ pub fn id_prefix(resource: &str) -> String {
     let Some(first) = chars.next() else {
         return "obj".to_owned();
     };
-    let consonants: Vec<char> = chars
-        .filter(|c| c.is_ascii_lowercase() && !matches!(c, 'a' | 'e' | 'i' | 'o' | 'u'))
-        .collect();
-    let tail = &consonants[consonants.len().saturating_sub(2)..];
-    std::iter::once(first).chain(tail.iter().copied()).collect()
+    // The last two consonants, kept as they go by: this runs on every commit,
+    // and collecting them first was two allocations per create.
+    let mut tail: [Option<char>; 2] = [None, None];
+    for c in chars.filter(|c| c.is_ascii_lowercase() && !matches!(c, 'a' | 'e' | 'i' | 'o' | 'u')) {
+        tail = [tail[1], Some(c)];
+    }
+    let mut prefix = String::with_capacity(first.len_utf8() + 2);
+    prefix.push(first);
+    prefix.extend(tail.into_iter().flatten());
+    prefix
 }
 
 /// `{prefix}_{24 random alphanumerics}` drawn from `rng`.

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
@@ -128,6 +129,11 @@ pub(crate) struct Shared {
     /// Bumped whenever the clock moves, so that an MCP `tasks/result` waiting
     /// for a task's end wakes up without polling.
     pub clock_moved: watch::Sender<u64>,
+    /// `State::now_ms`, mirrored so that a response's `Date` header does not
+    /// take the state lock a further time per request (at 64 connections the
+    /// lock was contended). Written only under the lock, right after the clock
+    /// moves, so whoever took the lock after a move reads the moved clock.
+    pub clock_ms: AtomicI64,
 }
 
 impl std::fmt::Debug for Shared {
@@ -146,6 +152,7 @@ impl Shared {
         control_token: Option<String>,
         webhook_key: Option<Vec<u8>>,
     ) -> Shared {
+        let clock_ms = AtomicI64::new(plan.clock_start_ms);
         let state = State {
             now_ms: plan.clock_start_ms,
             store,
@@ -167,11 +174,17 @@ impl Shared {
             finished: watch::channel(0).0,
             stage: crate::stage::Stage::default(),
             clock_moved: watch::channel(0).0,
+            clock_ms,
         }
     }
 
     pub(crate) fn state(&self) -> MutexGuard<'_, State> {
         lock(&self.state)
+    }
+
+    /// The simulator clock without taking the state lock (see `clock_ms`).
+    pub(crate) fn now_ms(&self) -> i64 {
+        self.clock_ms.load(Ordering::Acquire)
     }
 
     /// Real ms since the simulator started (journal timings).
@@ -182,8 +195,18 @@ impl Shared {
     /// Records how request `seq`'s response ended.
     pub(crate) fn finish(&self, seq: u64, fate: ResponseFate) {
         let real_end_ms = self.real_ms();
-        self.state().journal.finish(seq, fate, real_end_ms);
-        self.finished.send_modify(|n| *n = n.wrapping_add(1));
+        let mut state = self.state();
+        state.journal.finish(seq, fate, real_end_ms);
+        // Waking the watchers costs a lock per slot of tokio's watch channel,
+        // on every response, for waits that happen only between harness steps.
+        // Nobody subscribed means nobody to wake: a waiter subscribes before it
+        // reads the journal under this lock, so either it reads this end or it
+        // was counted before the lock was taken here.
+        let watched = self.finished.receiver_count() > 0;
+        drop(state);
+        if watched {
+            self.finished.send_modify(|n| *n = n.wrapping_add(1));
+        }
     }
 
     /// True once request `seq` has ended (or does not exist).
@@ -197,6 +220,7 @@ impl Shared {
         let target = state.now_ms.saturating_add(by_ms);
         state.advance_to(&self.plan, target);
         let now_ms = state.now_ms;
+        self.clock_ms.store(now_ms, Ordering::Release);
         drop(state);
         self.clock_moved.send_modify(|n| *n = n.wrapping_add(1));
         now_ms

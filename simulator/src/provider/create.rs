@@ -61,18 +61,98 @@ pub(super) async fn create(
     }
     // One copy, shared by the journal entry, the attempt count and the object.
     let fingerprint: std::sync::Arc<str> = std::sync::Arc::from(canonical_json(&value));
-    let attempt = {
+    // Everything below up to the key check reads only the request, so it runs
+    // before the lock; the attempt count and the key check then share one
+    // lock (one fewer per create: the lock was contended at 64 connections).
+    // Attempts are counted whether or not the body then passes, as before.
+    let checked = validate(value, headers, mode, plan.idempotency.required);
+    // A block, not `drop`: the guard must not look live across the awaits below.
+    let (attempt, fields, client_reference, metadata, key_header, decision) = {
         let mut state = ctx.shared.state();
         state.journal.set_fingerprint(ctx.seq, fingerprint.clone());
-        let tenant = state.store.strings.intern(tenant);
-        let resource = state.store.strings.intern(resource);
-        let count = state
-            .attempts
-            .entry((tenant, resource, fingerprint.clone()))
-            .or_insert(0);
-        *count = count.saturating_add(1);
-        *count
+        let attempt = {
+            let tenant = state.store.strings.intern(tenant);
+            let resource = state.store.strings.intern(resource);
+            let count = state
+                .attempts
+                .entry((tenant, resource, fingerprint.clone()))
+                .or_insert(0);
+            *count = count.saturating_add(1);
+            *count
+        };
+        let (fields, client_reference, metadata, key, key_header) = checked?;
+        let decision = {
+            let now_ms = state.now_ms;
+            state.keys.check(
+                mode,
+                retention_ms(plan),
+                tenant,
+                path,
+                key.as_deref(),
+                &fingerprint,
+                now_ms,
+            )
+        };
+        (
+            attempt,
+            fields,
+            client_reference,
+            metadata,
+            key_header,
+            decision,
+        )
     };
+    let ticket = match decision {
+        Decision::Untracked => None,
+        Decision::Proceed(scope) => Some(scope),
+        Decision::Replay(saved) => {
+            ctx.shared.state().journal.set_replayed(ctx.seq);
+            return Err(replay(mode, saved));
+        }
+        Decision::Mismatch => return Err(mismatch(mode)),
+        Decision::InFlight => return Err(in_flight(mode)),
+    };
+    if mode == IdempotencyMode::Racy {
+        // Known-bad: the check above and the set after the commit are separate
+        // steps; everything in between (this yield, faults, the commit hook) is
+        // a window in which duplicates pass the check too.
+        tokio::task::yield_now().await;
+    }
+    let intake = Intake {
+        new: NewObject {
+            tenant: tenant.to_owned(),
+            resource: resource.to_owned(),
+            args: fields,
+            client_reference,
+            metadata,
+            idempotency_key: key_header,
+            fingerprint,
+            attempt,
+            request_seq: Some(ctx.seq),
+        },
+        ticket,
+    };
+    Ok(commit_stage(ctx, intake).await)
+}
+
+/// A create body's fields once validated: the args, `client_reference`,
+/// `metadata`, the parsed idempotency key and the key header as sent.
+type Checked = (
+    serde_json::Map<String, Value>,
+    Option<String>,
+    Option<Value>,
+    Option<String>,
+    Option<String>,
+);
+
+/// The checks of a create that read only the request, in the order their
+/// errors take precedence.
+fn validate(
+    value: Value,
+    headers: &HeaderMap,
+    mode: IdempotencyMode,
+    required: bool,
+) -> Result<Checked, Prepared> {
     let Value::Object(mut fields) = value else {
         return Err(responses::invalid_request(&format!(
             "request body must be a JSON object, got {}",
@@ -108,54 +188,11 @@ pub(super) async fn create(
         }
     };
     let key_headers: Vec<&HeaderValue> = headers.get_all("idempotency-key").iter().collect();
-    let key = parse_key(mode, plan.idempotency.required, &key_headers)
-        .map_err(|e| key_error(mode, &e))?;
-    let decision = {
-        let mut state = ctx.shared.state();
-        let now_ms = state.now_ms;
-        state.keys.check(
-            mode,
-            retention_ms(plan),
-            tenant,
-            path,
-            key.as_deref(),
-            &fingerprint,
-            now_ms,
-        )
-    };
-    let ticket = match decision {
-        Decision::Untracked => None,
-        Decision::Proceed(scope) => Some(scope),
-        Decision::Replay(saved) => {
-            ctx.shared.state().journal.set_replayed(ctx.seq);
-            return Err(replay(mode, saved));
-        }
-        Decision::Mismatch => return Err(mismatch(mode)),
-        Decision::InFlight => return Err(in_flight(mode)),
-    };
-    if mode == IdempotencyMode::Racy {
-        // Known-bad: the check above and the set after the commit are separate
-        // steps; everything in between (this yield, faults, the commit hook) is
-        // a window in which duplicates pass the check too.
-        tokio::task::yield_now().await;
-    }
-    let intake = Intake {
-        new: NewObject {
-            tenant: tenant.to_owned(),
-            resource: resource.to_owned(),
-            args: fields,
-            client_reference,
-            metadata,
-            idempotency_key: key_headers
-                .first()
-                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
-            fingerprint,
-            attempt,
-            request_seq: Some(ctx.seq),
-        },
-        ticket,
-    };
-    Ok(commit_stage(ctx, intake).await)
+    let key = parse_key(mode, required, &key_headers).map_err(|e| key_error(mode, &e))?;
+    let key_header = key_headers
+        .first()
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    Ok((fields, client_reference, metadata, key, key_header))
 }
 
 fn json_kind(value: &Value) -> &'static str {

@@ -138,7 +138,7 @@ impl Ctx {
             HeaderValue::from_static(prepared.content_type),
         );
         headers.insert(http::header::CONTENT_LENGTH, HeaderValue::from(full_len));
-        let now_ms = self.shared.state().now_ms;
+        let now_ms = self.shared.now_ms();
         if let Some(date) = date_header(now_ms) {
             headers.insert(http::header::DATE, date);
         }
