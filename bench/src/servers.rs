@@ -173,6 +173,7 @@ impl RunningServer {
                 lostreply_simulator::ResponseFate::Sent { .. } => counts.2 += 1,
                 lostreply_simulator::ResponseFate::InProgress
                 | lostreply_simulator::ResponseFate::Stalled { .. }
+                | lostreply_simulator::ResponseFate::Cancelled
                 | lostreply_simulator::ResponseFate::Truncated { .. }
                 | lostreply_simulator::ResponseFate::Idle { .. } => {}
             }

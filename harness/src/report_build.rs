@@ -222,6 +222,7 @@ fn fate_text(fate: &ResponseFate) -> (String, bool) {
             ("stalled until the client left".to_owned(), true)
         }
         ResponseFate::Stalled { client_left: false } => ("stalled until the cap".to_owned(), true),
+        ResponseFate::Cancelled => ("ended by the client's cancel".to_owned(), true),
         ResponseFate::Truncated { status, bytes } => {
             (format!("{status} truncated after {bytes} body bytes"), true)
         }
@@ -287,14 +288,7 @@ fn request_fault(e: &JournalEntry) -> Option<String> {
 }
 
 fn request_record(e: &JournalEntry, offset_ms: u64) -> RequestRecord {
-    let (mut fate, lost) = fate_text(&e.fate);
-    // A held MCP call that a cancel ended (honoured, or racing the commit)
-    // was not held to the cap: the cancel ended it.
-    let cancel_ended = e.rpc.as_ref().is_some_and(|r| r.cancelled.is_some())
-        && e.fate == ResponseFate::Stalled { client_left: false };
-    if cancel_ended {
-        fate = "ended by the client's cancel".to_owned();
-    }
+    let (fate, lost) = fate_text(&e.fate);
     RequestRecord {
         seq: e.seq,
         sim_ms: e.at_ms,

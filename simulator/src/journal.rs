@@ -229,6 +229,7 @@ fn fate_name(fate: &ResponseFate) -> &'static str {
         ResponseFate::Dropped => "dropped",
         ResponseFate::Reset => "reset",
         ResponseFate::Stalled { .. } => "stalled",
+        ResponseFate::Cancelled => "cancelled",
         ResponseFate::Truncated { .. } => "truncated",
         ResponseFate::Idle { .. } => "idle",
     }

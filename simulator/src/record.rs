@@ -89,6 +89,10 @@ pub enum ResponseFate {
         /// True when the client closed first; false when the cap ended the stall.
         client_left: bool,
     },
+    /// An MCP call held without an answer until the client's
+    /// `notifications/cancelled` ended it (a rule that honours the cancel, or
+    /// one where it races the commit): not a byte of a response went out.
+    Cancelled,
     /// Status and headers, then `bytes` body bytes, then close.
     Truncated {
         /// HTTP status sent.

@@ -337,6 +337,7 @@ async fn a_cancel_is_honoured_ignored_or_raced_and_journaled() {
     assert!(handle.await.unwrap().is_err(), "no answer after a cancel");
     quiet(&sim).await;
     assert_eq!(sim.ledger().len(), 0);
+    assert_eq!(call_fate(&sim).await, ResponseFate::Cancelled);
     let cancelled = call_entry(&sim).rpc.unwrap().cancelled.unwrap();
     let note = sim.journal().into_iter().last().unwrap();
     assert_eq!(cancelled.request_seq, note.seq);
@@ -356,6 +357,7 @@ async fn a_cancel_is_honoured_ignored_or_raced_and_journaled() {
     assert!(handle.await.unwrap().is_err());
     quiet(&sim).await;
     assert_eq!(sim.ledger().len(), 1);
+    assert_eq!(call_fate(&sim).await, ResponseFate::Cancelled);
 
     // Ignore: nothing changes; the hold ends with its step and then commits.
     let sim = mcp_sim(vec![stalled_with(
@@ -380,6 +382,10 @@ async fn a_cancel_is_honoured_ignored_or_raced_and_journaled() {
     assert!(handle.await.unwrap().is_err());
     quiet(&sim).await;
     assert_eq!(sim.ledger().len(), 1);
+    assert!(
+        matches!(call_fate(&sim).await, ResponseFate::Stalled { .. }),
+        "an ignored cancel ends nothing"
+    );
 }
 
 #[tokio::test]

@@ -499,7 +499,7 @@ async fn run(
             }
             Waited::Cancelled => {
                 on_cancel(&ctx, &site, Some(work), policy).await;
-                ctx.finish_stalled(false);
+                ctx.finish_cancelled();
                 Outcome::End(Ending::Close)
             }
         },
@@ -523,20 +523,19 @@ async fn run(
             until,
             stream: Stream::Nothing,
         } => {
-            let client_left = match wait_or_cancel(ctx.hold(until), &mut held, policy).await {
+            match wait_or_cancel(ctx.hold(until), &mut held, policy).await {
                 Waited::Done(client_left) => {
                     match then {
                         StallThen::Commit => drop(perform(&ctx, &site, work).await),
                         StallThen::Abandon => abandon(&ctx, work),
                     }
-                    client_left
+                    ctx.finish_stalled(client_left);
                 }
                 Waited::Cancelled => {
                     on_cancel(&ctx, &site, Some(work), policy).await;
-                    false
+                    ctx.finish_cancelled();
                 }
-            };
-            ctx.finish_stalled(client_left);
+            }
             Outcome::End(Ending::Close)
         }
         McpFault::Stall {
@@ -561,19 +560,17 @@ async fn run(
             match wait_or_cancel(ctx.delay(after), &mut held, policy).await {
                 Waited::Done(()) => answer(&ctx, &site, result),
                 Waited::Cancelled => {
-                    ctx.finish_stalled(false);
+                    ctx.finish_cancelled();
                     Outcome::End(Ending::Close)
                 }
             }
         }
         McpFault::Never => {
             drop(perform(&ctx, &site, work).await);
-            let client_left =
-                match wait_or_cancel(ctx.hold(Release::ClientGone), &mut held, policy).await {
-                    Waited::Done(client_left) => client_left,
-                    Waited::Cancelled => false,
-                };
-            ctx.finish_stalled(client_left);
+            match wait_or_cancel(ctx.hold(Release::ClientGone), &mut held, policy).await {
+                Waited::Done(client_left) => ctx.finish_stalled(client_left),
+                Waited::Cancelled => ctx.finish_cancelled(),
+            }
             Outcome::End(Ending::Close)
         }
         McpFault::IsError {

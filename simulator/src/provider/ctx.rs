@@ -115,6 +115,11 @@ impl Ctx {
             .finish(self.seq, ResponseFate::Stalled { client_left });
     }
 
+    /// A held call that the client's cancel ended (MCP).
+    pub(crate) fn finish_cancelled(&self) {
+        self.shared.finish(self.seq, ResponseFate::Cancelled);
+    }
+
     pub(crate) fn respond(&self, prepared: Prepared, shape: Shape) -> Outcome {
         let sink = FateSink {
             shared: self.shared.clone(),
