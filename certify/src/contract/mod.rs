@@ -388,6 +388,16 @@ pub(crate) fn duration(
     }
 }
 
+/// `target.allowed_hosts`, lower-cased: the only hosts a certification may
+/// send a byte to (HTTP and MCP contracts alike). At least one.
+pub(crate) fn allowed_hosts(d: &mut Found<'_>, sp: &Sp<Vec<String>>) -> BTreeSet<String> {
+    let allowed: BTreeSet<String> = sp.value.iter().map(|h| h.to_ascii_lowercase()).collect();
+    if allowed.is_empty() {
+        d.error(sp.pos, "name at least one host");
+    }
+    allowed
+}
+
 pub(crate) fn resolve(
     d: &mut Found<'_>,
     sp: &Sp<RawValue>,
@@ -516,16 +526,7 @@ fn validate(
     }
     // Target and its allowlist: nothing is sent to a host the contract does not name.
     let base = resolve(d, &raw.target.base_url, env, "base_url");
-    let allowed: BTreeSet<String> = raw
-        .target
-        .allowed_hosts
-        .value
-        .iter()
-        .map(|h| h.to_ascii_lowercase())
-        .collect();
-    if allowed.is_empty() {
-        d.error(raw.target.allowed_hosts.pos, "name at least one host");
-    }
+    let allowed = allowed_hosts(d, &raw.target.allowed_hosts);
     let base_url = base.trim_end_matches('/').to_owned();
     if !base.is_empty() {
         match split_base_url(&base) {

@@ -335,16 +335,7 @@ fn validate(
     }
     // Nothing is sent to a host the contract does not name.
     let url = resolve(d, &raw.target.url, env, "target.url");
-    let allowed: BTreeSet<String> = raw
-        .target
-        .allowed_hosts
-        .value
-        .iter()
-        .map(|h| h.to_ascii_lowercase())
-        .collect();
-    if allowed.is_empty() {
-        d.error(raw.target.allowed_hosts.pos, "name at least one host");
-    }
+    let allowed = crate::contract::allowed_hosts(d, &raw.target.allowed_hosts);
     let (origin, url_path) = match split_url(&url) {
         _ if url.is_empty() => (String::new(), String::new()),
         None => {
