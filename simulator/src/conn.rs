@@ -95,12 +95,11 @@ impl SharedSocket for TcpStream {
     async fn until_client_leaves(&self) {
         // `readable()`, unlike `poll_read_ready`, lets several tasks wait at
         // once: hyper's reads keep their waker.
-        let mut scratch = [0u8; 4096];
         loop {
             if self.readable().await.is_err() {
                 return;
             }
-            match self.try_read(&mut scratch) {
+            match discard_readable(self) {
                 Ok(0) => return,
                 Ok(_) => continue,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
@@ -112,6 +111,15 @@ impl SharedSocket for TcpStream {
     fn shutdown_write(&self) -> io::Result<()> {
         socket2::SockRef::from(self).shutdown(std::net::Shutdown::Write)
     }
+}
+
+/// Reads and discards what the client sent. The scratch buffer lives here,
+/// not in `until_client_leaves`: a local held across an `.await` is part of
+/// the future, and every future that can hold a connection (each request's
+/// handler among them) would carry and copy these 4 KiB.
+fn discard_readable(stream: &TcpStream) -> io::Result<usize> {
+    let mut scratch = [0u8; 4096];
+    stream.try_read(&mut scratch)
 }
 
 /// One write, retried until the socket takes it.

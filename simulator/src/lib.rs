@@ -34,6 +34,7 @@ mod body;
 mod canonical;
 mod conn;
 mod control;
+mod fast_map;
 mod faults;
 mod idempotency;
 mod journal;

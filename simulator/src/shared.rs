@@ -1,6 +1,5 @@
 //! The state every task of one simulator shares.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
@@ -9,6 +8,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use crate::fast_map::FastMap;
 use crate::faults::FaultCounters;
 use crate::idempotency::KeyTable;
 use crate::journal::Journal;
@@ -37,7 +37,7 @@ pub(crate) struct State {
     /// Only ever looked up, never iterated, so a hash map: fingerprints of
     /// similar bodies share long prefixes, which made every ordered-map
     /// comparison a long `memcmp` (13% of a create in the profile).
-    pub attempts: HashMap<AttemptKey, u32>,
+    pub attempts: FastMap<AttemptKey, u32>,
     /// The MCP face's sessions, operations, keys and tasks (empty without `Plan::mcp`).
     pub mcp: crate::mcp::state::McpState,
 }

@@ -9,17 +9,16 @@
 
 mod stored;
 
-use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use crate::fast_map::{fixed_hash, FastMap};
 use crate::journal::Interner;
 use crate::names::{id_prefix, random_id};
 use crate::plan::{Plan, SettleResult};
@@ -61,7 +60,7 @@ pub(crate) struct Store {
     /// Index into `effects` by a hash of the object id (checked against the
     /// id itself), so the index holds no second copy of every id. Only looked
     /// up, never iterated. Ids are drawn until their hash is new too.
-    by_id: HashMap<u64, u32>,
+    by_id: FastMap<u64, u32>,
     /// Tenants and resources, one copy each (shared with the attempt counts).
     pub(crate) strings: Interner,
     per_tenant: BTreeMap<String, usize>,
@@ -71,69 +70,97 @@ pub(crate) struct Store {
 }
 
 /// The wire form of an object, fields in the contract's order.
+/// An object as the API shows it. Generic over how the arguments and the
+/// metadata are held (the store's JSON text, or a fresh effect's maps), so that
+/// either is written once, straight into the body.
 #[derive(Serialize)]
-struct ObjectView<'a> {
+struct ObjectView<'a, A: Serialize + ?Sized, M: Serialize + ?Sized> {
     id: &'a str,
     object: &'a str,
     status: ObjectStatus,
     client_reference: Option<&'a str>,
     created_at: String,
-    args: &'a RawValue,
-    metadata: &'a RawValue,
+    args: &'a A,
+    metadata: &'a M,
 }
 
-/// What an object without metadata answers: `{}`.
-const EMPTY_METADATA: &str = "{}";
+/// Room for a typical object body, so writing one rarely grows the buffer.
+const BODY_CAPACITY: usize = 256;
 
-/// The JSON object of provider-api.md for an object.
+/// The fields of an object's body other than its arguments and metadata.
+struct Head<'a> {
+    id: &'a str,
+    object: &'a str,
+    status: ObjectStatus,
+    client_reference: Option<&'a str>,
+    created_at_ms: i64,
+}
+
+/// Writes the body; absent metadata is shown as `{}` (what an empty map writes).
+fn write_body<A, M>(head: Head<'_>, args: &A, metadata: Option<&M>) -> Bytes
+where
+    A: Serialize + ?Sized,
+    M: Serialize + ?Sized,
+{
+    fn write<A: Serialize + ?Sized, M: Serialize + ?Sized>(
+        head: Head<'_>,
+        args: &A,
+        metadata: &M,
+    ) -> Bytes {
+        let view = ObjectView {
+            id: head.id,
+            object: head.object,
+            status: head.status,
+            client_reference: head.client_reference,
+            created_at: rfc3339(head.created_at_ms),
+            args,
+            metadata,
+        };
+        let mut body = Vec::with_capacity(BODY_CAPACITY);
+        match serde_json::to_writer(&mut body, &view) {
+            Ok(()) => Bytes::from(body),
+            Err(_) => Bytes::from_static(b"null"),
+        }
+    }
+    match metadata {
+        Some(metadata) => write(head, args, metadata),
+        None => write(head, args, &Map::new()),
+    }
+}
+
 pub(crate) fn object_json(object: &Stored) -> Value {
     serde_json::from_slice(&object_body(object)).unwrap_or(Value::Null)
 }
 
-/// The JSON text of [`object_json`], written straight from the object (its
-/// arguments are already JSON text).
+/// An object's API body.
 pub(crate) fn object_body(object: &Stored) -> Bytes {
-    let empty: Box<RawValue> = RawValue::from_string(EMPTY_METADATA.to_owned())
-        .unwrap_or_else(|_| Box::<RawValue>::default());
-    let view = ObjectView {
+    let head = Head {
         id: &object.id,
         object: &object.resource,
         status: object.status,
         client_reference: object.client_reference.as_deref(),
-        created_at: rfc3339(object.created_at_ms),
-        args: &object.args,
-        metadata: object.metadata.as_deref().unwrap_or(&empty),
+        created_at_ms: object.created_at_ms,
     };
-    serde_json::to_vec(&view)
-        .map(Bytes::from)
-        .unwrap_or_else(|_| Bytes::from_static(b"null"))
+    write_body(head, &*object.args, object.metadata.as_deref())
 }
 
 /// [`object_body`] of a just-committed object, from its ledger form (the
 /// create's answer; the same text, as `Stored::args` is this map written out).
 pub(crate) fn effect_body(effect: &Effect) -> Bytes {
-    let metadata = effect
-        .metadata
-        .as_ref()
-        .map_or_else(|| raw(&Map::new()), raw);
-    let view = ObjectView {
+    let head = Head {
         id: &effect.id,
         object: &effect.resource,
         status: effect.status,
         client_reference: effect.client_reference.as_deref(),
-        created_at: rfc3339(effect.created_at_ms),
-        args: &raw(&effect.args),
-        metadata: &metadata,
+        created_at_ms: effect.created_at_ms,
     };
-    serde_json::to_vec(&view)
-        .map(Bytes::from)
-        .unwrap_or_else(|_| Bytes::from_static(b"null"))
+    write_body(head, &effect.args, effect.metadata.as_ref())
 }
 
 /// The index key of an object id: a fixed hasher, so the same seed draws the
 /// same ids on every run.
 fn id_hash(id: &str) -> u64 {
-    BuildHasherDefault::<DefaultHasher>::default().hash_one(id)
+    fixed_hash(id)
 }
 
 impl Store {
@@ -144,7 +171,7 @@ impl Store {
         event_ids.set_stream(EVENT_ID_STREAM);
         Store {
             effects: Vec::new(),
-            by_id: HashMap::new(),
+            by_id: FastMap::default(),
             strings: Interner::default(),
             per_tenant: BTreeMap::new(),
             events: Vec::new(),

@@ -39,8 +39,10 @@ pub(super) async fn commit_stage(ctx: &Ctx, intake: Intake) -> Outcome {
                 match then {
                     StallThen::Abandon => fail_key(ctx, &intake, Failure::Abandoned),
                     // The provider kept working after the client left.
+                    // Boxed, as this path is rare: a second commit future
+                    // inline would double the size of every create's future.
                     StallThen::Commit => {
-                        let _ = commit(ctx, intake).await;
+                        let _ = Box::pin(commit(ctx, intake)).await;
                     }
                 }
                 // Only now is the provider done with it: whoever waits for this
@@ -63,28 +65,32 @@ pub(super) async fn commit_stage(ctx: &Ctx, intake: Intake) -> Outcome {
 }
 
 fn fail_key(ctx: &Ctx, intake: &Intake, failure: Failure) {
-    let Some(scope) = intake.ticket.clone() else {
+    fail_scope(ctx, intake.ticket.clone(), &intake.new.fingerprint, failure);
+}
+
+fn fail_scope(ctx: &Ctx, ticket: Option<Scope>, fingerprint: &str, failure: Failure) {
+    let Some(scope) = ticket else {
         return;
     };
     let plan = &ctx.shared.plan;
     let mut state = ctx.shared.state();
     let now_ms = state.now_ms;
-    state.keys.fail(
-        plan.idempotency.mode,
-        scope,
-        &intake.new.fingerprint,
-        failure,
-        now_ms,
-    );
+    state
+        .keys
+        .fail(plan.idempotency.mode, scope, fingerprint, failure, now_ms);
 }
 
 /// Commits the effect, runs the commit hook, saves the response for replays.
 async fn commit(ctx: &Ctx, intake: Intake) -> Prepared {
     let plan = &ctx.shared.plan;
+    // The new object moves into the store; only what a failed commit or the
+    // saved result still needs is kept (one shared fingerprint, the key's scope).
+    let Intake { new, ticket } = intake;
+    let fingerprint = new.fingerprint.clone();
     let committed = {
         let mut state = ctx.shared.state();
         let now_ms = state.now_ms;
-        let result = state.store.commit(plan, intake.new.clone(), now_ms);
+        let result = state.store.commit(plan, new, now_ms);
         result.map(|(effect, id)| {
             state.journal.set_effect(ctx.seq, id);
             effect
@@ -95,18 +101,23 @@ async fn commit(ctx: &Ctx, intake: Intake) -> Prepared {
         Err(StoreFull { max_objects }) => {
             let message = format!("this tenant already holds {max_objects} objects");
             let reply = responses::error(507, "insufficient_storage", &message);
-            fail_key(ctx, &intake, Failure::Status(saved_of(&reply)));
+            fail_scope(ctx, ticket, &fingerprint, Failure::Status(saved_of(&reply)));
             return reply;
         }
     };
     let reply = created(plan.asynchronous.is_some(), &effect);
-    run_commit_hook(ctx, &effect).await;
-    if let Some(scope) = intake.ticket {
+    if ctx.shared.hook().is_some() {
+        // Boxed: only harness runs that inject a crash have a hook, and its
+        // wait would otherwise be part of every create's future.
+        Box::pin(run_commit_hook(ctx, &effect)).await;
+    }
+    drop(effect);
+    if let Some(scope) = ticket {
         let mut state = ctx.shared.state();
         let now_ms = state.now_ms;
         state
             .keys
-            .succeed(scope, &intake.new.fingerprint, saved_of(&reply), now_ms);
+            .succeed(scope, &fingerprint, saved_of(&reply), now_ms);
     }
     reply
 }

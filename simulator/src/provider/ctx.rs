@@ -57,7 +57,16 @@ impl Ctx {
         self.shared.plan.limits.stall_cap
     }
 
+    // The fault waits below (`delay`, `gather`, `hold`) are boxed: they are
+    // rare, and unboxed their state (timers, the shutdown channel, a watch on
+    // the socket) would be part of every request's future, which every
+    // request allocates and moves, faulted or not.
+
     pub(crate) async fn delay(&self, delay: Duration) {
+        Box::pin(self.delay_inner(delay)).await;
+    }
+
+    async fn delay_inner(&self, delay: Duration) {
         let mut shutdown = self.shared.shutdown.clone();
         tokio::select! {
             () = tokio::time::sleep(delay.min(self.stall_cap())) => {}
@@ -67,6 +76,10 @@ impl Ctx {
 
     /// Waits for the other requests of this rule's gather (bounded).
     pub(crate) async fn gather(&self, requests: u32, at_most: Duration) {
+        Box::pin(self.gather_inner(requests, at_most)).await;
+    }
+
+    async fn gather_inner(&self, requests: u32, at_most: Duration) {
         let rule = self.fault.as_ref().map_or(usize::MAX, |(index, _)| *index);
         self.shared
             .stage
@@ -83,6 +96,10 @@ impl Ctx {
     /// client left meanwhile. The journal fate is written by the caller, once
     /// the provider is done with the request (a stall that commits commits first).
     pub(crate) async fn hold(&self, until: Release) -> bool {
+        Box::pin(self.hold_inner(until)).await
+    }
+
+    async fn hold_inner(&self, until: Release) -> bool {
         let shutdown = self.shared.shutdown.clone();
         match until {
             Release::ClientGone => matches!(

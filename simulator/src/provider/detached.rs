@@ -25,6 +25,9 @@ pub(crate) struct Detached {
 }
 
 impl Detached {
+    /// Boxes `work`: the one copy of its state that the request makes. Inlined
+    /// so that the state can be built where the box is rather than moved there.
+    #[inline(always)]
     pub(crate) fn new(
         shared: Arc<Shared>,
         work: impl Future<Output = Outcome> + Send + 'static,

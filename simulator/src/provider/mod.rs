@@ -58,29 +58,34 @@ use request_body::drain;
 use route::{authenticate, method_not_allowed, parse_route, request_kind, resource_exists, Route};
 
 /// Every request outside the control API, straight from hyper's service.
-pub(crate) async fn provider_entry(
+///
+/// Not an `async fn`: the request's work is boxed here, where it is made (see
+/// `Detached`), so that the future hyper holds and moves is a pointer and a
+/// few handles. An `async fn` would carry the handler's whole state (kilobytes)
+/// inline until its first poll, and hyper and the service wrapper move it
+/// several times per request.
+pub(crate) fn provider_entry(
     shared: Arc<Shared>,
     conn: Arc<Conn>,
     request: Request,
-) -> Result<Response, std::convert::Infallible> {
+) -> impl std::future::Future<Output = Result<Response, std::convert::Infallible>> + Send {
     // The MCP endpoint shares the listener, the journal and the way a
     // request's work runs; without an MCP plan `/mcp` is an unknown path.
-    if request.uri().path() == "/mcp" && shared.plan.mcp.is_some() {
-        let work = crate::mcp::endpoint::handle(shared.clone(), conn.clone(), request);
-        return Ok(run_request(shared, conn, work).await);
-    }
-    Ok(run_request(shared.clone(), conn.clone(), handle(shared, conn, request)).await)
+    let work = if request.uri().path() == "/mcp" && shared.plan.mcp.is_some() {
+        Detached::new(
+            shared.clone(),
+            crate::mcp::endpoint::handle(shared, conn.clone(), request),
+        )
+    } else {
+        Detached::new(shared.clone(), handle(shared, conn.clone(), request))
+    };
+    async move { Ok(run_request(conn, work).await) }
 }
 
 /// Runs one request's work to its outcome, never cut in half (see `detached`),
 /// and turns the outcome into hyper's response or the connection's end.
 /// Shared by `/v1` and the MCP endpoint.
-pub(crate) async fn run_request(
-    shared: Arc<Shared>,
-    conn: Arc<Conn>,
-    work: impl std::future::Future<Output = Outcome> + Send + 'static,
-) -> Response {
-    let work = Detached::new(shared, work);
+async fn run_request(conn: Arc<Conn>, work: Detached) -> Response {
     match work.await {
         Outcome::Respond(response) => response,
         Outcome::End(ending) => {
