@@ -16,7 +16,7 @@ use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
 use futures::task::AtomicWaker;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::{oneshot, watch};
 
@@ -69,11 +69,29 @@ impl SharedSocket for TcpStream {
     ) -> Poll<io::Result<()>> {
         loop {
             ready!(self.poll_read_ready(cx))?;
-            // Reads into the unfilled (uninitialised) part as it is: zeroing it
-            // first (`initialize_unfilled`) cost a memset of hyper's whole read
-            // buffer per read.
-            match self.try_read_buf(buf) {
+            // A short read means the socket was drained (epoll is edge
+            // triggered), so its readiness is cleared at once, as tokio's own
+            // `poll_read` does: otherwise hyper's next read of the connection
+            // is a `recvfrom` that fails with EAGAIN, one wasted system call
+            // per request. `try_io` clears readiness only when its closure
+            // says `WouldBlock`, and only if no newer event came in since it
+            // looked, so the bytes read are carried out beside that answer.
+            let room = buf.remaining();
+            let mut short = false;
+            let read = self.try_io(Interest::READABLE, || {
+                // Reads into the unfilled (uninitialised) part as it is:
+                // zeroing it first (`initialize_unfilled`) cost a memset of
+                // hyper's whole read buffer per read.
+                let n = self.try_read_buf(buf)?;
+                if 0 < n && n < room {
+                    short = true;
+                    return Err(io::ErrorKind::WouldBlock.into());
+                }
+                Ok(n)
+            });
+            match read {
                 Ok(_) => return Poll::Ready(Ok(())),
+                Err(_) if short => return Poll::Ready(Ok(())),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
                 Err(e) => return Poll::Ready(Err(e)),
             }

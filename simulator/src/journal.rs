@@ -19,7 +19,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::record::{JournalEntry, ResponseFate};
+use crate::plan::RequestKind;
+use crate::record::{AppliedFault, JournalEntry, ResponseFate};
 
 use compact::Compact;
 pub(crate) use interner::Interner;
@@ -62,6 +63,22 @@ impl Default for Journal {
     }
 }
 
+/// A request as it arrives, borrowed from the request itself.
+#[derive(Debug)]
+pub(crate) struct Arrival<'a> {
+    pub(crate) at_ms: i64,
+    pub(crate) real_start_ms: u64,
+    pub(crate) tenant: Option<&'a str>,
+    pub(crate) method: &'a str,
+    pub(crate) path: &'a str,
+    pub(crate) query: Option<&'a str>,
+    pub(crate) kind: Option<RequestKind>,
+    pub(crate) resource: Option<&'a str>,
+    pub(crate) idempotency_key: Option<&'a str>,
+    pub(crate) fault: Option<AppliedFault>,
+    pub(crate) step: Option<u32>,
+}
+
 impl Journal {
     /// A journal keeping at most `limit` entries (tests use small ones).
     pub(crate) fn with_limit(limit: usize) -> Journal {
@@ -102,6 +119,19 @@ impl Journal {
         usize::try_from(offset)
             .ok()
             .filter(|&i| i < self.entries.len())
+    }
+
+    /// Appends a request that just arrived (in progress), giving it the next
+    /// sequence number; drops the oldest finished entries past the bound.
+    /// Borrowed: the provider's hot path journals every request, and owned
+    /// strings for a `JournalEntry` were five allocations thrown away here.
+    pub(crate) fn push_arrival(&mut self, arrival: &Arrival<'_>) -> u64 {
+        let seq = self.total() + 1;
+        self.open.insert(seq);
+        let compact = Compact::from_arrival(arrival, &mut self.strings);
+        self.entries.push_back(compact);
+        self.trim();
+        seq
     }
 
     /// Appends `entry`, giving it the next sequence number; drops the oldest

@@ -8,6 +8,7 @@
 //! step 2 is over" or "let the two reconcilers' searches meet".
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -19,6 +20,10 @@ use crate::sync::lock;
 #[derive(Debug)]
 pub(crate) struct Stage {
     state: Mutex<StageState>,
+    /// `StageState::step` mirrored (`NO_STEP` for `None`), written under the
+    /// lock: every request reads the step, and a lock per request for a value
+    /// that changes only between harness steps was needless contention.
+    step_now: AtomicU64,
     /// Bumped on every change that a waiting request may be waiting for.
     changed: watch::Sender<u64>,
 }
@@ -58,10 +63,14 @@ impl Default for Stage {
     fn default() -> Self {
         Stage {
             state: Mutex::new(StageState::default()),
+            step_now: AtomicU64::new(NO_STEP),
             changed: watch::channel(0).0,
         }
     }
 }
+
+/// `Stage::step_now` when no step runs.
+const NO_STEP: u64 = u64::MAX;
 
 impl Stage {
     fn bump(&self) {
@@ -70,14 +79,21 @@ impl Stage {
 
     /// The step that runs now.
     pub(crate) fn step(&self) -> Option<u32> {
-        lock(&self.state).step
+        u32::try_from(self.step_now.load(Ordering::Acquire)).ok()
+    }
+
+    /// Sets the running step, in the state and in its mirror (under the lock).
+    fn set_step(&self, state: &mut StageState, step: Option<u32>) {
+        state.step = step;
+        self.step_now
+            .store(step.map_or(NO_STEP, u64::from), Ordering::Release);
     }
 
     /// Step `number` starts; `calls` adapter calls of it are alive.
     pub(crate) fn begin_step(&self, number: u32, calls: Option<usize>) {
         {
             let mut state = lock(&self.state);
-            state.step = Some(number);
+            self.set_step(&mut state, Some(number));
             state.live_calls = calls;
             state.gathers.clear();
         }
@@ -110,7 +126,7 @@ impl Stage {
             let mut state = lock(&self.state);
             state.ended_through = state.ended_through.max(number);
             if state.step == Some(number) {
-                state.step = None;
+                self.set_step(&mut state, None);
                 state.live_calls = None;
             }
         }

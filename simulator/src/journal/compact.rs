@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::plan::RequestKind;
 use crate::record::{AppliedFault, JournalEntry, ResponseFate, RpcCall};
 
-use super::Interner;
+use super::{Arrival, Interner};
 
 /// Paths longer than this are never interned: only collection paths repeat.
 const MAX_INTERNED_PATH: usize = 64;
@@ -36,33 +36,58 @@ pub(super) struct Compact {
 
 impl Compact {
     pub(super) fn from_entry(entry: JournalEntry, strings: &mut Interner) -> Compact {
-        // An item path (`/v1/tickets/tkt_…`) is unique to its request:
-        // interning it would only fill the table.
-        let repeats = entry.path.len() <= MAX_INTERNED_PATH
-            && entry.path.bytes().filter(|&b| b == b'/').count() <= 2;
-        let path = if repeats {
-            strings.intern(&entry.path)
-        } else {
-            Arc::from(entry.path)
-        };
-        Compact {
+        let arrival = Arrival {
             at_ms: entry.at_ms,
             real_start_ms: entry.real_start_ms,
-            real_end_ms: entry.real_end_ms,
-            tenant: entry.tenant.map(|t| strings.intern(&t)),
-            method: strings.intern(&entry.method),
-            path,
-            query: entry.query.map(String::into_boxed_str),
+            tenant: entry.tenant.as_deref(),
+            method: &entry.method,
+            path: &entry.path,
+            query: entry.query.as_deref(),
             kind: entry.kind,
-            resource: entry.resource.map(|r| strings.intern(&r)),
-            idempotency_key: entry.idempotency_key.map(String::into_boxed_str),
-            fingerprint: entry.fingerprint.map(Arc::from),
-            fault: entry.fault.map(Box::new),
-            effect: entry.effect.map(Arc::from),
-            replayed: entry.replayed,
+            resource: entry.resource.as_deref(),
+            idempotency_key: entry.idempotency_key.as_deref(),
+            fault: entry.fault,
             step: entry.step,
-            fate: entry.fate,
-            rpc: entry.rpc.map(Box::new),
+        };
+        let mut compact = Compact::from_arrival(&arrival, strings);
+        compact.real_end_ms = entry.real_end_ms;
+        compact.fingerprint = entry.fingerprint.map(Arc::from);
+        compact.effect = entry.effect.map(Arc::from);
+        compact.replayed = entry.replayed;
+        compact.fate = entry.fate;
+        compact.rpc = entry.rpc.map(Box::new);
+        compact
+    }
+
+    /// A request just arrived: nothing decided yet, its fate in progress.
+    pub(super) fn from_arrival(arrival: &Arrival<'_>, strings: &mut Interner) -> Compact {
+        // An item path (`/v1/tickets/tkt_…`) is unique to its request:
+        // interning it would only fill the table.
+        let repeats = arrival.path.len() <= MAX_INTERNED_PATH
+            && arrival.path.bytes().filter(|&b| b == b'/').count() <= 2;
+        let path = if repeats {
+            strings.intern(arrival.path)
+        } else {
+            Arc::from(arrival.path)
+        };
+        Compact {
+            at_ms: arrival.at_ms,
+            real_start_ms: arrival.real_start_ms,
+            real_end_ms: None,
+            tenant: arrival.tenant.map(|t| strings.intern(t)),
+            method: strings.intern(arrival.method),
+            path,
+            query: arrival.query.map(Box::from),
+            kind: arrival.kind,
+            resource: arrival.resource.map(|r| strings.intern(r)),
+            idempotency_key: arrival.idempotency_key.map(Box::from),
+            fingerprint: None,
+            fault: arrival.fault.map(Box::new),
+            effect: None,
+            replayed: false,
+            step: arrival.step,
+            fate: ResponseFate::InProgress,
+            rpc: None,
         }
     }
 

@@ -36,13 +36,13 @@ use std::sync::Arc;
 
 use axum::extract::Request;
 use axum::response::Response;
-use http::HeaderValue;
 
 use crate::conn::{Conn, Ending};
 use crate::faults::RequestFacts;
+use crate::journal::Arrival;
 use crate::plan::{FaultResponse, Position, RequestKind};
 use crate::query;
-use crate::record::{AppliedFault, JournalEntry, ResponseFate};
+use crate::record::AppliedFault;
 use crate::responses;
 use crate::shared::Shared;
 
@@ -108,37 +108,32 @@ async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Request) -> Outco
         Route::Unknown(r) => r.clone(),
     };
     let tenant = authenticate(&shared, &parts.headers);
-    let key_headers: Vec<&HeaderValue> = parts.headers.get_all("idempotency-key").iter().collect();
-    let raw_key = key_headers
-        .first()
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-
     let step = shared.stage.step();
-    // The entry is built before the lock is taken, so that its allocations and
-    // the clock read do not lengthen the one lock every request goes through
-    // (contended at 64 connections); the simulator time and the fault, which
-    // need the lock, are filled in under it.
-    let mut entry = JournalEntry {
-        seq: 0,
-        at_ms: 0,
-        real_start_ms: shared.real_ms(),
-        real_end_ms: None,
-        tenant: tenant.clone(),
-        method: parts.method.to_string(),
-        path: path.clone(),
-        query: raw_query.clone(),
-        kind,
-        resource: resource.clone(),
-        idempotency_key: raw_key,
-        fingerprint: None,
-        fault: None,
-        effect: None,
-        replayed: false,
-        step,
-        rpc: None,
-        fate: ResponseFate::InProgress,
-    };
+    // The request is journaled from borrowed parts (no owned copies), in a
+    // block so that none of them stays in the request's future. The real
+    // clock is read before the lock is taken, so that it does not lengthen
+    // the one lock every request goes through (contended at 64 connections);
+    // the simulator time and the fault need the lock.
     let (seq, fault) = {
+        // The key as sent (lossy only for bytes that are not UTF-8); the
+        // first of several, as the provider reads it.
+        let raw_key = parts
+            .headers
+            .get("idempotency-key")
+            .map(|v| String::from_utf8_lossy(v.as_bytes()));
+        let mut arrival = Arrival {
+            at_ms: 0,
+            real_start_ms: shared.real_ms(),
+            tenant: tenant.as_deref(),
+            method: parts.method.as_str(),
+            path: &path,
+            query: raw_query.as_deref(),
+            kind,
+            resource: resource.as_deref(),
+            idempotency_key: raw_key.as_deref(),
+            fault: None,
+            step,
+        };
         let mut state = shared.state();
         let now_ms = state.now_ms;
         state.store.settle_due(&shared.plan, now_ms);
@@ -151,13 +146,13 @@ async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Request) -> Outco
             step,
         };
         let fault = state.faults.select(&shared.plan.faults, &facts);
-        entry.at_ms = now_ms;
-        entry.fault = fault.as_ref().map(|(rule, f)| AppliedFault {
+        arrival.at_ms = now_ms;
+        arrival.fault = fault.as_ref().map(|(rule, f)| AppliedFault {
             rule: *rule,
             at: f.at,
             response: f.response,
         });
-        (state.journal.push(entry), fault)
+        (state.journal.push_arrival(&arrival), fault)
     };
     let ctx = Ctx {
         shared,
