@@ -4,7 +4,7 @@
 //! requests it answered. Unlike the throughput ratios, this does not move with
 //! what else the machine runs, so it tells small changes apart.
 //!
-//! `cargo run --release -p lostreply-bench --example server_cpu -- [ok|drop|reset] [connections] [rounds]`
+//! `cargo run --release -p lostreply-bench --example server_cpu -- [ok|drop|reset] [connections] [rounds] [shared]`
 
 use std::time::Duration;
 
@@ -18,6 +18,63 @@ fn thread_cpu_ns() -> u64 {
         .unwrap_or(0)
 }
 
+/// The whole process's CPU time (all threads), ns, from `/proc/self/stat`.
+fn process_cpu_ns() -> u64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0;
+    };
+    // Fields after the command name (which may hold spaces) start after ')'.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    // utime and stime are fields 14 and 15 (1-based), 12 and 13 after ')'.
+    (ticks(11) + ticks(12)) * 10_000_000
+}
+
+/// `shared`: the server runs on the client's runtime, as in `lostreply-bench`,
+/// and the figure is the whole process's CPU (client and server) per request.
+fn shared_runtime(
+    path: Path,
+    behaviour: Behaviour,
+    connections: usize,
+    rounds: u64,
+) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    for kind in [ServerKind::Simulator, ServerKind::BareHyper] {
+        let (requests, cpu_ns, secs) = rt.block_on(async {
+            let server = RunningServer::start(kind, behaviour).await?;
+            let spec = LoadSpec {
+                connections,
+                warmup: Duration::ZERO,
+                measure: Duration::from_secs(600),
+                max_rounds: Some(rounds),
+            };
+            let before = process_cpu_ns();
+            let started = std::time::Instant::now();
+            let point = run_point(server.addr, path, spec).await;
+            let secs = started.elapsed().as_secs_f64();
+            let used = process_cpu_ns() - before;
+            server.shutdown().await;
+            anyhow::Ok((point.sent, used, secs))
+        })?;
+        println!(
+            "{:<10} {path:?} conns {connections} (shared runtime): {requests} requests in {secs:.2} s, {:.0} req/s, process CPU {:.2} µs/request",
+            kind.name(),
+            requests as f64 / secs,
+            cpu_ns as f64 / 1000.0 / requests.max(1) as f64
+        );
+    }
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let path = args.get(1).map_or("ok", String::as_str);
@@ -29,6 +86,9 @@ fn main() -> anyhow::Result<()> {
         "reset" => (Path::Reset, Behaviour::ResetAfterCommit),
         other => anyhow::bail!("unknown path {other}: ok, drop or reset"),
     };
+    if args.get(4).is_some_and(|a| a == "shared") {
+        return shared_runtime(path, behaviour, connections, rounds);
+    }
     for kind in [ServerKind::Simulator, ServerKind::BareHyper] {
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();

@@ -37,7 +37,7 @@ impl FaultCounters {
         &mut self,
         rules: &[FaultRule],
         facts: &RequestFacts<'_>,
-    ) -> Option<(usize, FaultRule)> {
+    ) -> Option<usize> {
         let mut winner = None;
         for (index, rule) in rules.iter().enumerate() {
             if !fields_match(rule, facts) {
@@ -53,7 +53,7 @@ impl FaultCounters {
                 .times
                 .is_none_or(|times| *seen <= u64::from(times));
             if nth_holds && times_hold && winner.is_none() {
-                winner = Some((index, rule.clone()));
+                winner = Some(index);
             }
         }
         winner
@@ -115,9 +115,7 @@ mod tests {
             query_names: &[],
             step: None,
         };
-        let picks: Vec<Option<usize>> = (0..3)
-            .map(|_| counters.select(&rules, &facts).map(|(i, _)| i))
-            .collect();
+        let picks: Vec<Option<usize>> = (0..3).map(|_| counters.select(&rules, &facts)).collect();
         assert_eq!(picks, vec![Some(0), Some(1), Some(2)]);
         let get = RequestFacts {
             method: "GET",

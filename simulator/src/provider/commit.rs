@@ -3,6 +3,8 @@
 //! nothing commits, the key table hears why (`fail_key`) and the mode decides
 //! what the key remembers.
 
+use std::sync::Arc;
+
 use super::ctx::{Ctx, Outcome, Shape};
 use super::idempotency_replies::saved_of;
 use crate::conn::Ending;
@@ -14,54 +16,85 @@ use crate::store::{effect_body, NewObject, StoreFull};
 
 /// A validated create, ready to commit.
 pub(super) struct Intake {
-    pub(super) new: NewObject,
+    /// Boxed: an intake waits in the create's future through the faults
+    /// before the commit, and inline it would push that future (allocated
+    /// per request) past the allocator's small-size cache.
+    pub(super) new: Box<NewObject>,
     /// The idempotency key's scope when the key is tracked: the key table
     /// hears how the work ended once that is known.
     pub(super) ticket: Option<Scope>,
 }
 
 /// From the `before_commit` fault to the response.
-pub(super) async fn commit_stage(ctx: &Ctx, intake: Intake) -> Outcome {
-    if let Some(rule) = ctx.rule_at(Position::BeforeCommit) {
-        match rule.response {
-            FaultResponse::Ok => {}
-            FaultResponse::Delay { delay } => ctx.delay(delay).await,
-            FaultResponse::Drop => {
-                fail_key(ctx, &intake, Failure::Abandoned);
-                return Outcome::End(Ending::Drop { seq: ctx.seq });
-            }
-            FaultResponse::Reset => {
-                fail_key(ctx, &intake, Failure::Abandoned);
-                return Outcome::End(Ending::Reset { seq: ctx.seq });
-            }
-            FaultResponse::Stall { then, until } => {
-                let client_left = ctx.hold(until).await;
-                match then {
-                    StallThen::Abandon => fail_key(ctx, &intake, Failure::Abandoned),
-                    // The provider kept working after the client left.
-                    // Boxed, as this path is rare: a second commit future
-                    // inline would double the size of every create's future.
-                    StallThen::Commit => {
-                        let _ = Box::pin(commit(ctx, intake)).await;
-                    }
+///
+/// An `async` block rather than an `async fn`: an `async fn` keeps its
+/// by-value arguments twice in its future (the argument and the local it is
+/// moved into), and this future is part of every create's.
+pub(super) fn commit_stage(
+    ctx: &Ctx,
+    intake: Intake,
+) -> impl std::future::Future<Output = Outcome> + Send + '_ {
+    async move {
+        if let Some(rule) = ctx.rule_at(Position::BeforeCommit) {
+            match rule.response {
+                FaultResponse::Ok => {}
+                FaultResponse::Delay { delay } => ctx.delay(delay).await,
+                FaultResponse::Drop => {
+                    fail_key(ctx, &intake, Failure::Abandoned);
+                    return Outcome::End(Ending::Drop { seq: ctx.seq });
                 }
-                // Only now is the provider done with it: whoever waits for this
-                // request's end (the harness between steps) sees the commit.
-                ctx.finish_stalled(client_left);
-                return Outcome::End(Ending::Close);
+                FaultResponse::Reset => {
+                    fail_key(ctx, &intake, Failure::Abandoned);
+                    return Outcome::End(Ending::Reset { seq: ctx.seq });
+                }
+                FaultResponse::Stall { then, until } => {
+                    let client_left = ctx.hold(until).await;
+                    match then {
+                        StallThen::Abandon => fail_key(ctx, &intake, Failure::Abandoned),
+                        // The provider kept working after the client left.
+                        // Boxed, as this path is rare: a second commit future
+                        // inline would double the size of every create's future.
+                        StallThen::Commit => {
+                            let _ = Box::pin(commit(ctx, intake)).await;
+                        }
+                    }
+                    // Only now is the provider done with it: whoever waits for this
+                    // request's end (the harness between steps) sees the commit.
+                    ctx.finish_stalled(client_left);
+                    return Outcome::End(Ending::Close);
+                }
+                FaultResponse::Gather { requests, at_most } => ctx.gather(requests, at_most).await,
+                FaultResponse::Status { code } => {
+                    let reply = responses::fault_status(code);
+                    fail_key(ctx, &intake, Failure::Status(saved_of(&reply)));
+                    return ctx.respond(reply, Shape::Full);
+                }
+                // Rejected by plan validation: nothing to cut before the commit.
+                FaultResponse::Partial { .. } | FaultResponse::Idle => {}
             }
-            FaultResponse::Gather { requests, at_most } => ctx.gather(requests, at_most).await,
-            FaultResponse::Status { code } => {
-                let reply = responses::fault_status(code);
-                fail_key(ctx, &intake, Failure::Status(saved_of(&reply)));
-                return ctx.respond(reply, Shape::Full);
-            }
-            // Rejected by plan validation: nothing to cut before the commit.
-            FaultResponse::Partial { .. } | FaultResponse::Idle => {}
         }
+        let reply = match commit_now(ctx, intake) {
+            Ok(reply) => reply,
+            Err(hook) => hook.await,
+        };
+        ctx.deliver(reply, ctx.rule_at(Position::AfterCommit)).await
     }
-    let reply = commit(ctx, intake).await;
-    ctx.deliver(reply, ctx.rule_at(Position::AfterCommit)).await
+}
+
+/// The commit on the common path, with no future at all: `Ok` is the answer;
+/// `Err` is the boxed rest when a commit hook must run first (only runs that
+/// inject a crash have one), so the committed effect never sits in the
+/// create's future.
+#[allow(clippy::type_complexity)]
+fn commit_now(
+    ctx: &Ctx,
+    intake: Intake,
+) -> Result<Prepared, std::pin::Pin<Box<dyn std::future::Future<Output = Prepared> + Send + '_>>> {
+    match commit_effect(ctx, intake) {
+        Err(reply) => Ok(reply),
+        Ok(committed) if ctx.shared.hook().is_none() => Ok(committed.save(ctx)),
+        Ok(committed) => Err(Box::pin(hook_then_save(ctx, committed))),
+    }
 }
 
 fn fail_key(ctx: &Ctx, intake: &Intake, failure: Failure) {
@@ -81,7 +114,49 @@ fn fail_scope(ctx: &Ctx, ticket: Option<Scope>, fingerprint: &str, failure: Fail
 }
 
 /// Commits the effect, runs the commit hook, saves the response for replays.
+/// Boxed where it is awaited: only the rare stall that commits after the
+/// client left comes here; the common path commits without a future (above).
 async fn commit(ctx: &Ctx, intake: Intake) -> Prepared {
+    match commit_effect(ctx, intake) {
+        Ok(committed) => hook_then_save(ctx, committed).await,
+        Err(reply) => reply,
+    }
+}
+
+/// Runs the harness's commit hook (only runs that inject a crash have one),
+/// then saves the answer. Always boxed by its callers, so that its wait is
+/// never part of a create's future.
+async fn hook_then_save(ctx: &Ctx, committed: Committed) -> Prepared {
+    run_commit_hook(ctx, &committed.effect).await;
+    committed.save(ctx)
+}
+
+/// An effect just committed, before its answer is saved for replays.
+struct Committed {
+    effect: Effect,
+    reply: Prepared,
+    ticket: Option<Scope>,
+    fingerprint: Arc<str>,
+}
+
+impl Committed {
+    /// Saves the answer under the key (if any) and returns it.
+    fn save(self, ctx: &Ctx) -> Prepared {
+        drop(self.effect);
+        if let Some(scope) = self.ticket {
+            let mut state = ctx.shared.state();
+            let now_ms = state.now_ms;
+            state
+                .keys
+                .succeed(scope, &self.fingerprint, saved_of(&self.reply), now_ms);
+        }
+        self.reply
+    }
+}
+
+/// The commit itself: the effect into the store and the journal. `Err` is
+/// the answer when the store is full (nothing committed).
+fn commit_effect(ctx: &Ctx, intake: Intake) -> Result<Committed, Prepared> {
     let plan = &ctx.shared.plan;
     // The new object moves into the store; only what a failed commit or the
     // saved result still needs is kept (one shared fingerprint, the key's scope).
@@ -90,36 +165,26 @@ async fn commit(ctx: &Ctx, intake: Intake) -> Prepared {
     let committed = {
         let mut state = ctx.shared.state();
         let now_ms = state.now_ms;
-        let result = state.store.commit(plan, new, now_ms);
+        let result = state.store.commit(plan, *new, now_ms);
         result.map(|(effect, id)| {
             state.journal.set_effect(ctx.seq, id);
             effect
         })
     };
-    let effect = match committed {
-        Ok(effect) => effect,
+    match committed {
+        Ok(effect) => Ok(Committed {
+            reply: created(plan.asynchronous.is_some(), &effect),
+            effect,
+            ticket,
+            fingerprint,
+        }),
         Err(StoreFull { max_objects }) => {
             let message = format!("this tenant already holds {max_objects} objects");
             let reply = responses::error(507, "insufficient_storage", &message);
             fail_scope(ctx, ticket, &fingerprint, Failure::Status(saved_of(&reply)));
-            return reply;
+            Err(reply)
         }
-    };
-    let reply = created(plan.asynchronous.is_some(), &effect);
-    if ctx.shared.hook().is_some() {
-        // Boxed: only harness runs that inject a crash have a hook, and its
-        // wait would otherwise be part of every create's future.
-        Box::pin(run_commit_hook(ctx, &effect)).await;
     }
-    drop(effect);
-    if let Some(scope) = ticket {
-        let mut state = ctx.shared.state();
-        let now_ms = state.now_ms;
-        state
-            .keys
-            .succeed(scope, &fingerprint, saved_of(&reply), now_ms);
-    }
-    reply
 }
 
 /// Runs the harness's commit hook (if any) between a commit and its answer.

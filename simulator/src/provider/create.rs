@@ -33,7 +33,6 @@ pub(super) async fn create(
     body: Body,
 ) -> Result<Outcome, Prepared> {
     let plan = &ctx.shared.plan;
-    let mode = plan.idempotency.mode;
     let bytes = match read_body(body, headers, plan.limits.max_body_bytes).await {
         Ok(bytes) => bytes,
         Err(BodyError::TooLarge) => {
@@ -46,12 +45,38 @@ pub(super) async fn create(
             )))
         }
     };
+    let intake = intake(ctx, tenant, resource, path, raw_query, headers, &bytes)?;
+    drop(bytes);
+    if plan.idempotency.mode == IdempotencyMode::Racy {
+        // Known-bad: the check above and the set after the commit are separate
+        // steps; everything in between (this yield, faults, the commit hook) is
+        // a window in which duplicates pass the check too.
+        tokio::task::yield_now().await;
+    }
+    Ok(commit_stage(ctx, intake).await)
+}
+
+/// Everything between reading the body and the commit stage, none of which
+/// waits: parsing and validating the body, counting the attempt, checking the
+/// key. A function of its own so that none of its values sits in the
+/// create's future (they are many, and a future is allocated per request).
+fn intake(
+    ctx: &Ctx,
+    tenant: &str,
+    resource: &str,
+    path: &str,
+    raw_query: Option<&str>,
+    headers: &HeaderMap,
+    bytes: &[u8],
+) -> Result<Intake, Prepared> {
+    let plan = &ctx.shared.plan;
+    let mode = plan.idempotency.mode;
     if let Some(name) = query::names(raw_query).first() {
         return Err(responses::invalid_request(&format!(
             "create takes no query parameters; got `{name}`"
         )));
     }
-    let mut value: Value = serde_json::from_slice(&bytes)
+    let mut value: Value = serde_json::from_slice(bytes)
         .map_err(|e| responses::invalid_request(&format!("request body is not valid JSON: {e}")))?;
     // `null` for a reserved field means absent, as it does for most JSON APIs,
     // so it must not make two attempts' fingerprints differ either.
@@ -112,14 +137,8 @@ pub(super) async fn create(
         Decision::Mismatch => return Err(mismatch(mode)),
         Decision::InFlight => return Err(in_flight(mode)),
     };
-    if mode == IdempotencyMode::Racy {
-        // Known-bad: the check above and the set after the commit are separate
-        // steps; everything in between (this yield, faults, the commit hook) is
-        // a window in which duplicates pass the check too.
-        tokio::task::yield_now().await;
-    }
     let intake = Intake {
-        new: NewObject {
+        new: Box::new(NewObject {
             tenant: tenant.to_owned(),
             resource: resource.to_owned(),
             args: fields,
@@ -129,10 +148,10 @@ pub(super) async fn create(
             fingerprint,
             attempt,
             request_seq: Some(ctx.seq),
-        },
+        }),
         ticket,
     };
-    Ok(commit_stage(ctx, intake).await)
+    Ok(intake)
 }
 
 /// A create body's fields once validated: the args, `client_reference`,

@@ -4,11 +4,14 @@
 //! life ends in).
 
 use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
 use axum::response::Response;
+use futures::future::Either;
 use http::HeaderValue;
 
 use crate::body::{FateSink, FaultBody};
@@ -33,24 +36,25 @@ pub(crate) struct Ctx {
     pub(crate) conn: Arc<Conn>,
     pub(crate) seq: u64,
     pub(crate) tenant: Option<String>,
-    /// The rule that decides this request's fate, with its index in the plan.
-    pub(crate) fault: Option<(usize, FaultRule)>,
+    /// The index in the plan of the rule that decides this request's fate
+    /// (the plan holds the rule: a copy would be part of every request's future).
+    pub(crate) fault: Option<usize>,
 }
 
 impl Ctx {
-    pub(crate) fn rule_at(&self, position: Position) -> Option<&FaultRule> {
+    /// The rule that decides this request's fate.
+    fn rule(&self) -> Option<&FaultRule> {
         self.fault
-            .as_ref()
-            .map(|(_, rule)| rule)
-            .filter(|rule| rule.at == position)
+            .and_then(|index| self.shared.plan.faults.get(index))
+    }
+
+    pub(crate) fn rule_at(&self, position: Position) -> Option<&FaultRule> {
+        self.rule().filter(|rule| rule.at == position)
     }
 
     /// The fault that acts on the way out of a request that commits nothing.
     pub(crate) fn rule_on_the_way_out(&self) -> Option<&FaultRule> {
-        self.fault
-            .as_ref()
-            .map(|(_, rule)| rule)
-            .filter(|rule| rule.at != Position::BeforeRead)
+        self.rule().filter(|rule| rule.at != Position::BeforeRead)
     }
 
     fn stall_cap(&self) -> Duration {
@@ -80,7 +84,7 @@ impl Ctx {
     }
 
     async fn gather_inner(&self, requests: u32, at_most: Duration) {
-        let rule = self.fault.as_ref().map_or(usize::MAX, |(index, _)| *index);
+        let rule = self.fault.unwrap_or(usize::MAX);
         self.shared
             .stage
             .gather(
@@ -172,36 +176,53 @@ impl Ctx {
         Outcome::Respond(response)
     }
 
-    /// Sends `prepared` through the fault of the way out (if any).
-    pub(crate) async fn deliver(&self, prepared: Prepared, rule: Option<&FaultRule>) -> Outcome {
+    /// Sends `prepared` through the fault of the way out (if any). Without a
+    /// wait the outcome is ready at once; only the faults that wait (stall,
+    /// delay, gather) make a future, boxed, so that the answer being sent is
+    /// not held in every request's future.
+    pub(crate) fn deliver<'a>(
+        &'a self,
+        prepared: Prepared,
+        rule: Option<&FaultRule>,
+    ) -> Delivery<'a> {
         let Some(rule) = rule else {
-            return self.respond(prepared, Shape::Full);
+            return ready(self.respond(prepared, Shape::Full));
         };
         match rule.response {
-            FaultResponse::Ok => self.respond(prepared, Shape::Full),
-            FaultResponse::Drop => Outcome::End(Ending::Drop { seq: self.seq }),
-            FaultResponse::Reset => Outcome::End(Ending::Reset { seq: self.seq }),
+            FaultResponse::Ok => ready(self.respond(prepared, Shape::Full)),
+            FaultResponse::Drop => ready(Outcome::End(Ending::Drop { seq: self.seq })),
+            FaultResponse::Reset => ready(Outcome::End(Ending::Reset { seq: self.seq })),
             // `then` only matters before commit; here nothing is left to do.
-            FaultResponse::Stall { until, .. } => {
+            FaultResponse::Stall { until, .. } => Either::Right(Box::pin(async move {
                 let client_left = self.hold(until).await;
                 self.finish_stalled(client_left);
                 Outcome::End(Ending::Close)
-            }
-            FaultResponse::Delay { delay } => {
+            })),
+            FaultResponse::Delay { delay } => Either::Right(Box::pin(async move {
                 self.delay(delay).await;
                 self.respond(prepared, Shape::Full)
-            }
-            FaultResponse::Gather { requests, at_most } => {
+            })),
+            FaultResponse::Gather { requests, at_most } => Either::Right(Box::pin(async move {
                 self.gather(requests, at_most).await;
                 self.respond(prepared, Shape::Full)
-            }
+            })),
             FaultResponse::Status { code } => {
-                self.respond(responses::fault_status(code), Shape::Full)
+                ready(self.respond(responses::fault_status(code), Shape::Full))
             }
-            FaultResponse::Partial { bytes } => self.respond(prepared, Shape::Partial(bytes)),
-            FaultResponse::Idle => self.respond(prepared, Shape::Idle),
+            FaultResponse::Partial { bytes } => {
+                ready(self.respond(prepared, Shape::Partial(bytes)))
+            }
+            FaultResponse::Idle => ready(self.respond(prepared, Shape::Idle)),
         }
     }
+}
+
+/// What [`Ctx::deliver`] returns: the outcome, or the boxed wait before it.
+pub(crate) type Delivery<'a> =
+    Either<std::future::Ready<Outcome>, Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>>;
+
+fn ready<'a>(outcome: Outcome) -> Delivery<'a> {
+    Either::Left(std::future::ready(outcome))
 }
 
 /// The `Date` header for simulator time `now_ms`. It changes once a second, so

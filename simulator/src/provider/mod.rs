@@ -96,7 +96,15 @@ async fn run_request(conn: Arc<Conn>, work: Detached) -> Response {
     }
 }
 
-async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Request) -> Outcome {
+/// A `/v1` request's life. What needs no waiting (reading the route, the
+/// credential and the key, journaling, picking the fault) runs when the
+/// handler is made; the future holds only what the waits need. An `async fn`
+/// would keep the whole request in its state beside the parts taken from it.
+fn handle(
+    shared: Arc<Shared>,
+    conn: Arc<Conn>,
+    request: Request,
+) -> impl std::future::Future<Output = Outcome> + Send + 'static {
     let (parts, body) = request.into_parts();
     let path = parts.uri.path().to_owned();
     let raw_query = parts.uri.query().map(str::to_owned);
@@ -147,10 +155,13 @@ async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Request) -> Outco
         };
         let fault = state.faults.select(&shared.plan.faults, &facts);
         arrival.at_ms = now_ms;
-        arrival.fault = fault.as_ref().map(|(rule, f)| AppliedFault {
-            rule: *rule,
-            at: f.at,
-            response: f.response,
+        arrival.fault = fault.and_then(|index| {
+            let rule = shared.plan.faults.get(index)?;
+            Some(AppliedFault {
+                rule: index,
+                at: rule.at,
+                response: rule.response,
+            })
         });
         (state.journal.push_arrival(&arrival), fault)
     };
@@ -161,62 +172,77 @@ async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Request) -> Outco
         tenant,
         fault,
     };
+    let headers = parts.headers;
+    respond(ctx, kind, route, headers, body, path, raw_query)
+}
 
-    if let Some(rule) = ctx.rule_at(Position::BeforeRead) {
-        match rule.response {
-            FaultResponse::Ok => {}
-            FaultResponse::Drop => return Outcome::End(Ending::Drop { seq }),
-            FaultResponse::Reset => return Outcome::End(Ending::Reset { seq }),
-            // Nothing was read, so nothing can commit, whatever `then` says.
-            FaultResponse::Stall { until, .. } => {
-                let client_left = ctx.hold(until).await;
-                ctx.finish_stalled(client_left);
-                return Outcome::End(Ending::Close);
+/// The rest of [`handle`]: the waits, the dispatch by route and kind, and how
+/// the response leaves.
+fn respond(
+    ctx: Ctx,
+    kind: Option<RequestKind>,
+    route: Route,
+    headers: http::HeaderMap,
+    body: axum::body::Body,
+    path: String,
+    raw_query: Option<String>,
+) -> impl std::future::Future<Output = Outcome> + Send {
+    // An `async` block: an `async fn` keeps its by-value arguments twice.
+    async move {
+        let seq = ctx.seq;
+        if let Some(rule) = ctx.rule_at(Position::BeforeRead) {
+            match rule.response {
+                FaultResponse::Ok => {}
+                FaultResponse::Drop => return Outcome::End(Ending::Drop { seq }),
+                FaultResponse::Reset => return Outcome::End(Ending::Reset { seq }),
+                // Nothing was read, so nothing can commit, whatever `then` says.
+                FaultResponse::Stall { until, .. } => {
+                    let client_left = ctx.hold(until).await;
+                    ctx.finish_stalled(client_left);
+                    return Outcome::End(Ending::Close);
+                }
+                FaultResponse::Delay { delay } => ctx.delay(delay).await,
+                FaultResponse::Gather { requests, at_most } => ctx.gather(requests, at_most).await,
+                FaultResponse::Status { code } => {
+                    drain(body).await;
+                    return ctx.respond(responses::fault_status(code), Shape::Full);
+                }
+                // Rejected by plan validation: there is no response to cut before reading.
+                FaultResponse::Partial { .. } | FaultResponse::Idle => {}
             }
-            FaultResponse::Delay { delay } => ctx.delay(delay).await,
-            FaultResponse::Gather { requests, at_most } => ctx.gather(requests, at_most).await,
-            FaultResponse::Status { code } => {
-                drain(body).await;
-                return ctx.respond(responses::fault_status(code), Shape::Full);
-            }
-            // Rejected by plan validation: there is no response to cut before reading.
-            FaultResponse::Partial { .. } | FaultResponse::Idle => {}
         }
-    }
 
-    let reply = match (&ctx.tenant, kind, route) {
-        (None, _, _) => responses::unauthorized(),
-        (Some(_), _, Route::Unknown(_)) => responses::not_found(),
-        (Some(_), _, Route::Collection(r) | Route::Item(r, _))
-            if !resource_exists(&ctx.shared, &r) =>
-        {
-            responses::not_found()
-        }
-        (Some(_), None, Route::Collection(_)) => method_not_allowed("GET, POST"),
-        (Some(_), None, Route::Item(..)) => method_not_allowed("GET"),
-        (Some(tenant), Some(RequestKind::Create), Route::Collection(resource)) => {
-            let tenant = tenant.clone();
-            match create(
+        let reply = match (&ctx.tenant, kind, route) {
+            (None, _, _) => responses::unauthorized(),
+            (Some(_), _, Route::Unknown(_)) => responses::not_found(),
+            (Some(_), _, Route::Collection(r) | Route::Item(r, _))
+                if !resource_exists(&ctx.shared, &r) =>
+            {
+                responses::not_found()
+            }
+            (Some(_), None, Route::Collection(_)) => method_not_allowed("GET, POST"),
+            (Some(_), None, Route::Item(..)) => method_not_allowed("GET"),
+            (Some(tenant), Some(RequestKind::Create), Route::Collection(resource)) => match create(
                 &ctx,
-                &tenant,
+                tenant,
                 &resource,
                 &path,
                 raw_query.as_deref(),
-                &parts.headers,
+                &headers,
                 body,
             )
             .await
             {
                 Ok(outcome) => return outcome,
                 Err(reply) => return ctx.deliver(reply, ctx.rule_on_the_way_out()).await,
+            },
+            (Some(tenant), Some(kind), route) => {
+                lookup(&ctx, tenant, kind, &route, raw_query.as_deref())
             }
-        }
-        (Some(tenant), Some(kind), route) => {
-            lookup(&ctx, tenant, kind, &route, raw_query.as_deref())
-        }
-    };
-    // Requests that never read their body still drain it, so that the client
-    // reads the answer rather than a reset caused by unread data.
-    drain(body).await;
-    ctx.deliver(reply, ctx.rule_on_the_way_out()).await
+        };
+        // Requests that never read their body still drain it, so that the client
+        // reads the answer rather than a reset caused by unread data.
+        drain(body).await;
+        ctx.deliver(reply, ctx.rule_on_the_way_out()).await
+    }
 }
