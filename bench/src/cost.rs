@@ -201,7 +201,7 @@ pub fn run_child(
                 &obs.credential,
             );
             let ms = elapsed_ms(started);
-            let groups = attribution.groups.len();
+            let groups = attribution.group_count();
             drop(attribution);
             emit("attribution", ms, before, reset, json!({"groups": groups}))?;
 

@@ -15,17 +15,12 @@ use crate::scenario::client_profiles::McpClient;
 /// The report of one scenario run.
 pub fn scenario_report(
     obs: &Observation,
-    attribution: &Attribution,
+    attribution: &Attribution<'_>,
     violations: Vec<Violation>,
     reproduce: String,
 ) -> ScenarioReport {
     let s = &obs.scenario;
-    let op_of_group = |g: usize| {
-        attribution
-            .groups
-            .get(g)
-            .and_then(|grp| grp.ops.first().cloned())
-    };
+    let op_of_group = |g: usize| attribution.first_op(g).map(str::to_owned);
     let mut errors: Vec<ErrorRecord> = obs.errors.clone();
     for call in &obs.calls {
         if let Some(message) = call_error(&call.end) {
@@ -98,7 +93,8 @@ pub fn scenario_report(
         ledger: obs
             .ledger
             .iter()
-            .map(|e| EffectRecord {
+            .enumerate()
+            .map(|(position, e)| EffectRecord {
                 id: e.id.clone(),
                 tenant: e.tenant.clone(),
                 resource: e.resource.clone(),
@@ -107,10 +103,7 @@ pub fn scenario_report(
                 sim_ms: e.created_at_ms,
                 status: status_name(e.status).to_owned(),
                 request_seq: e.request_seq,
-                operation_id: attribution
-                    .effect_group
-                    .get(&e.id)
-                    .and_then(|&g| op_of_group(g)),
+                operation_id: attribution.group_of_effect(position).and_then(op_of_group),
             })
             .collect(),
         deliveries: obs.deliveries.clone(),
