@@ -32,6 +32,24 @@ pub fn scenario_report(
         }
     }
     let verdict = verdict(&violations, obs.infra_failed, !errors.is_empty());
+    // By operation position, walked once: a lookup per operation in the
+    // `BTreeMap` of a million ids was some twenty string compares each.
+    let mut final_status = vec![None; s.operations.len()];
+    for (op, &index) in &obs.final_status {
+        if let Some(slot) = attribution
+            .op_position(op)
+            .and_then(|p| final_status.get_mut(p))
+        {
+            *slot = Some(index);
+        }
+    }
+    let final_outcome = |position: usize| {
+        final_status
+            .get(position)
+            .copied()
+            .flatten()
+            .and_then(|index| obs.calls.get(index)?.outcome.as_ref())
+    };
     ScenarioReport {
         id: s.id.clone(),
         title: s.title.clone(),
@@ -46,21 +64,23 @@ pub fn scenario_report(
         operations: s
             .operations
             .iter()
-            .map(|op| OperationReport {
+            .enumerate()
+            .map(|(position, op)| OperationReport {
                 id: op.id.clone(),
                 resource: op.resource.clone(),
                 args: SharedJson::from_map(&op.args),
                 effects: attribution
-                    .group(&op.id)
+                    .group_at(position)
                     .map(|g| {
                         attribution
-                            .effects_of_group(g, &obs.ledger)
+                            .effect_positions(g)
                             .iter()
+                            .filter_map(|&p| obs.ledger.get(p))
                             .map(|e| e.id.clone())
                             .collect()
                     })
                     .unwrap_or_default(),
-                final_outcome: obs.final_outcome(&op.id).map(|o| Outcome {
+                final_outcome: final_outcome(position).map(|o| Outcome {
                     outcome: o.outcome,
                     provider_ref: o.provider_ref.clone(),
                     needs_review: o.needs_review,

@@ -123,8 +123,16 @@ impl Serialize for Raw<'_> {
                 }
                 seq.end()
             }
-            // A scalar: read as a `Value` (no tree to build) so numbers and
-            // strings are written by the same code as before.
+            // A string: unescaped into a borrowed `str` when it holds no escape
+            // (a `Value::String` was an allocation per string of every call),
+            // written with the one call `Value::String` makes.
+            Some(b'"') => serializer.serialize_str(
+                &serde_json::from_str::<Name<'_>>(self.0)
+                    .map_err(ser::Error::custom)?
+                    .0,
+            ),
+            // Other scalars: read as a `Value` (no allocation for them) so
+            // numbers are written by the same code as before.
             _ => serde_json::from_str::<Value>(self.0)
                 .map_err(ser::Error::custom)?
                 .serialize(serializer),
@@ -157,7 +165,7 @@ impl<'de> Deserialize<'de> for Members<'de> {
     }
 }
 
-/// A member name, borrowed from the text unless it holds an escape.
+/// A member name or a string value, borrowed from the text unless it holds an escape.
 struct Name<'a>(Cow<'a, str>);
 
 impl<'de> Deserialize<'de> for Name<'de> {
@@ -197,7 +205,8 @@ mod tests {
         let value = serde_json::json!({
             "z": 1, "a": [1.1, 0.30000000000000004, -2, "é\"\n", [], {}, [[{"k": 1e300}]]],
             "m": {"y": null, "b": true, "q\"\\k\u{1}": {"e": {}, "l": []}}, "e": {}, "l": [],
-            "big": 18446744073709551615u64, "neg": -9223372036854775808i64
+            "big": 18446744073709551615u64, "neg": -9223372036854775808i64,
+            "s": "plain", "u": "\u{2028}\u{7f}</\\", "t": ""
         });
         let shared = SharedJson::new(&value);
         assert_eq!(
@@ -213,6 +222,16 @@ mod tests {
                 .unwrap_or_else(|_| SharedJson::new(&Value::Null));
         assert_eq!(back, shared);
         assert_eq!(shared.get("z"), Some(serde_json::json!(1)));
+        for scalar in [
+            serde_json::json!("plain"),
+            serde_json::json!("a \"b\"\n"),
+            serde_json::json!(""),
+        ] {
+            assert_eq!(
+                serde_json::to_string_pretty(&SharedJson::new(&scalar)).ok(),
+                serde_json::to_string_pretty(&scalar).ok()
+            );
+        }
         assert_eq!(shared.get("q"), None);
     }
 }

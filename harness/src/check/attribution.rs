@@ -130,27 +130,33 @@ impl<'o> Attribution<'o> {
                 // No parsed body: the request never reached the point of being an attempt.
                 continue;
             };
-            let by_reference = [
-                references.client_reference.as_deref(),
-                references.metadata_operation.as_deref(),
-            ]
-            .into_iter()
-            .flatten()
-            .find_map(group_of_op);
             let by_arguments = std::str::from_utf8(&key)
                 .ok()
                 .and_then(|k| by_args.get(k).copied());
-            let group = match (by_arguments, by_reference) {
-                (Some(g), _) => g,
-                // Traced by its reference only: the adapter changed the arguments.
-                (None, Some(g)) => {
-                    changed_arguments.insert(entry.seq);
-                    g
-                }
-                (None, None) => {
-                    unattributed_requests.push(entry.seq);
-                    continue;
-                }
+            // The reference only matters when the arguments match nothing: not
+            // looked up otherwise (a million lookups of cold ids saved).
+            let by_reference = || {
+                [
+                    references.client_reference.as_deref(),
+                    references.metadata_operation.as_deref(),
+                ]
+                .into_iter()
+                .flatten()
+                .find_map(group_of_op)
+            };
+            let group = match by_arguments {
+                Some(g) => g,
+                None => match by_reference() {
+                    // Traced by its reference only: the adapter changed the arguments.
+                    Some(g) => {
+                        changed_arguments.insert(entry.seq);
+                        g
+                    }
+                    None => {
+                        unattributed_requests.push(entry.seq);
+                        continue;
+                    }
+                },
             };
             request_group[position] = group;
             group_of_seq.insert(entry.seq, group);
