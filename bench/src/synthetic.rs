@@ -324,4 +324,46 @@ mod tests {
         }));
         assert!(clean.is_empty(), "{clean:#?}");
     }
+
+    #[test]
+    fn two_operations_claiming_one_effect_are_caught() {
+        let spec = SyntheticSpec {
+            operations: 3,
+            duplicate_every: 0,
+        };
+        let mut obs = observation(spec);
+        // op-2's execute and final status name op-0's effect.
+        let taken = obs.ledger[0].id.clone();
+        for call in &mut obs.calls {
+            if call.operation_id.as_deref() == Some("op-2") {
+                if let Some(outcome) = &mut call.outcome {
+                    outcome.provider_ref = Some(taken.clone());
+                }
+            }
+        }
+        let messages: Vec<String> = check(&obs).into_iter().map(|v| v.message).collect();
+        assert_eq!(
+            messages,
+            [format!(
+                "op-2: execute reports succeeded with provider_ref {taken}, which is not an effect of this operation"
+            )],
+        );
+        // Same arguments on purpose: op-1 and op-2 are one group, and both claim its one effect.
+        let mut obs = observation(spec);
+        obs.scenario.operations[2].args = obs.scenario.operations[1].args.clone();
+        obs.scenario.expect.effects.clear();
+        let shared = obs.ledger[1].id.clone();
+        for call in &mut obs.calls {
+            if call.operation_id.as_deref() == Some("op-2") {
+                if let Some(outcome) = &mut call.outcome {
+                    outcome.provider_ref = Some(shared.clone());
+                }
+            }
+        }
+        let messages: Vec<String> = check(&obs).into_iter().map(|v| v.message).collect();
+        assert!(
+            messages.contains(&format!("op-2 and op-1 both claim the one effect {shared}")),
+            "{messages:#?}"
+        );
+    }
 }

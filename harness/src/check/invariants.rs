@@ -6,7 +6,6 @@ use lostreply_simulator::{Effect, ObjectStatus};
 use super::attribution::Attribution;
 use super::index::Index;
 use super::truth::status_at;
-use crate::fixed_hash::map_with_capacity;
 use crate::protocol::{CallName, OutcomeKind};
 use crate::run::observation::{Call, Observation};
 
@@ -74,8 +73,10 @@ fn success_has_effect(
     ix: &Index<'_>,
     v: &mut Vec<Violation>,
 ) {
-    // Hashed and borrowed: one entry per succeeded operation, never iterated.
-    let mut claimed = map_with_capacity::<&str, (&str, usize)>(obs.scenario.operations.len());
+    // By ledger position, the first operation (and call) that claimed each
+    // effect: a ref with no problem names an effect of the ledger, and two
+    // refs name the same effect exactly when they are the same id.
+    let mut claimed: Vec<Option<(&str, usize)>> = vec![None; obs.ledger.len()];
     for (position, op) in obs.scenario.operations.iter().enumerate() {
         let Some(g) = a.group_at(position) else {
             continue;
@@ -117,9 +118,12 @@ fn success_has_effect(
                 }
                 continue;
             }
-            if let Some(r) = &reply.provider_ref {
-                match claimed.get(r.as_str()) {
-                    Some(&(other, other_call)) if other != op.id => {
+            let (Some(r), Some((p, _))) = (&reply.provider_ref, effect) else {
+                continue;
+            };
+            if let Some(slot) = claimed.get_mut(p) {
+                match *slot {
+                    Some((other, other_call)) if other != op.id => {
                         v.push(Violation {
                             check: Check::Invariant(Invariant::NoSuccessWithoutEffect),
                             operation_id: Some(op.id.clone()),
@@ -132,9 +136,7 @@ fn success_has_effect(
                         });
                     }
                     Some(_) => {}
-                    None => {
-                        claimed.insert(r.as_str(), (op.id.as_str(), call.index));
-                    }
+                    None => *slot = Some((op.id.as_str(), call.index)),
                 }
             }
         }
