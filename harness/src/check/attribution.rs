@@ -110,7 +110,6 @@ impl<'o> Attribution<'o> {
         let groups = by_args.len();
 
         let mut request_group = vec![NONE; journal.len()];
-        let mut group_of_seq: FixedMap<u64, usize> = map_with_capacity(journal.len());
         let mut changed_arguments = BTreeSet::new();
         let mut unattributed_requests = Vec::new();
         let group_of_op = |id: &str| op_position.get(id).map(|&p| op_group[p]);
@@ -159,8 +158,8 @@ impl<'o> Attribution<'o> {
                 },
             };
             request_group[position] = group;
-            group_of_seq.insert(entry.seq, group);
         }
+        let seqs = SeqPositions::new(journal);
         let effect_group: Vec<usize> = ledger
             .iter()
             .map(|effect| {
@@ -170,7 +169,8 @@ impl<'o> Attribution<'o> {
                 // Seed objects (no request) belong to other actors, never to an operation.
                 effect
                     .request_seq
-                    .and_then(|seq| group_of_seq.get(&seq).copied())
+                    .and_then(|seq| seqs.position(seq))
+                    .and_then(|position| request_group.get(position).copied())
                     .unwrap_or(NONE)
             })
             .collect();
@@ -267,6 +267,48 @@ impl<'o> Attribution<'o> {
             .iter()
             .filter_map(|&i| journal.get(i))
             .collect()
+    }
+}
+
+/// A journal entry's position from its `seq`: arithmetic when the journal's
+/// seqs run on by one (as the simulator numbers them), a map otherwise. A map
+/// of a million seqs was a million inserts and lookups for nothing.
+enum SeqPositions {
+    /// `seq - first` is the position.
+    Contiguous { first: u64, len: usize },
+    /// Seq to position (of a seq given twice, the last).
+    Mapped(FixedMap<u64, usize>),
+}
+
+impl SeqPositions {
+    fn new(journal: &[JournalEntry]) -> SeqPositions {
+        let first = journal.first().map_or(0, |e| e.seq);
+        let contiguous = journal
+            .iter()
+            .enumerate()
+            .all(|(i, e)| u64::try_from(i).ok().and_then(|i| first.checked_add(i)) == Some(e.seq));
+        if contiguous {
+            SeqPositions::Contiguous {
+                first,
+                len: journal.len(),
+            }
+        } else {
+            let mut map = map_with_capacity(journal.len());
+            for (position, entry) in journal.iter().enumerate() {
+                map.insert(entry.seq, position);
+            }
+            SeqPositions::Mapped(map)
+        }
+    }
+
+    fn position(&self, seq: u64) -> Option<usize> {
+        match self {
+            SeqPositions::Contiguous { first, len } => seq
+                .checked_sub(*first)
+                .and_then(|offset| usize::try_from(offset).ok())
+                .filter(|offset| offset < len),
+            SeqPositions::Mapped(map) => map.get(&seq).copied(),
+        }
     }
 }
 
@@ -410,5 +452,42 @@ mod tests {
         assert_eq!(a.changed_arguments.iter().copied().collect::<Vec<_>>(), [2]);
         assert_eq!(a.unattributed_requests, [4]);
         assert_eq!(a.effect_positions(2), &[] as &[usize]);
+        // The same with seqs that do not run on by one (a summarised journal).
+        let mut gapped = journal.clone();
+        for entry in &mut gapped {
+            entry.seq *= 10;
+        }
+        let mut ledger = ledger.clone();
+        for effect in &mut ledger {
+            effect.request_seq = effect.request_seq.map(|s| s * 10);
+        }
+        let b = Attribution::build(&operations, &gapped, &ledger, "me");
+        let groups: Vec<Option<usize>> = (0..6).map(|p| b.group_of_effect(p)).collect();
+        assert_eq!(groups, [Some(1), Some(0), None, None, Some(1), None]);
+        assert_eq!(
+            b.changed_arguments.iter().copied().collect::<Vec<_>>(),
+            [20]
+        );
+    }
+
+    #[test]
+    fn seq_positions_by_arithmetic_or_by_map() {
+        let journal: Vec<JournalEntry> = [5, 6, 7]
+            .iter()
+            .map(|&s| create(s, "me", json!({})))
+            .collect();
+        let seqs = SeqPositions::new(&journal);
+        assert!(matches!(seqs, SeqPositions::Contiguous { .. }));
+        let found: Vec<Option<usize>> = [4, 5, 7, 8, 0].iter().map(|&s| seqs.position(s)).collect();
+        assert_eq!(found, [None, Some(0), Some(2), None, None]);
+        let journal: Vec<JournalEntry> = [5, 9, 7]
+            .iter()
+            .map(|&s| create(s, "me", json!({})))
+            .collect();
+        let seqs = SeqPositions::new(&journal);
+        assert!(matches!(seqs, SeqPositions::Mapped(_)));
+        let found: Vec<Option<usize>> = [5, 6, 7, 9].iter().map(|&s| seqs.position(s)).collect();
+        assert_eq!(found, [Some(0), None, Some(2), Some(1)]);
+        assert!(SeqPositions::new(&[]).position(0).is_none());
     }
 }
