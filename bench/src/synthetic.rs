@@ -326,6 +326,32 @@ mod tests {
     }
 
     #[test]
+    fn a_missing_final_status_is_caught_whatever_its_place_in_id_order() {
+        let spec = SyntheticSpec {
+            operations: 12,
+            duplicate_every: 0,
+        };
+        let mut obs = observation(spec);
+        // op-1 (between op-0 and op-10 in id order) and op-9 (the last) lose
+        // their final status; `op-5x` is expected but no operation has it.
+        obs.final_status.remove("op-1");
+        obs.final_status.remove("op-9");
+        obs.scenario
+            .expect
+            .final_outcomes
+            .insert("op-5x".to_owned(), vec![OutcomeKind::Succeeded]);
+        let ops: Vec<Option<String>> = check(&obs).into_iter().map(|v| v.operation_id).collect();
+        assert_eq!(
+            ops,
+            [
+                Some("op-1".to_owned()),
+                Some("op-5x".to_owned()),
+                Some("op-9".to_owned())
+            ]
+        );
+    }
+
+    #[test]
     fn two_operations_claiming_one_effect_are_caught() {
         let spec = SyntheticSpec {
             operations: 3,

@@ -23,8 +23,12 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
     let acceptable = |op: &str, call: &Call, reply: &OutcomeReply, allowed: &[OutcomeKind]| {
         allowed.contains(&reply.outcome) || proven(obs, a, ix, op, call, reply)
     };
+    // Both maps are ordered by operation id: walked side by side, each
+    // operation's final call is found without a lookup.
+    let mut finals = obs.final_status.iter().peekable();
     for (op, allowed) in &expect.final_outcomes {
-        let call = ix.final_status(op);
+        while finals.next_if(|(id, _)| *id < op).is_some() {}
+        let call = finals.next_if(|(id, _)| *id == op).map(|(_, &index)| index);
         let evidence: Vec<Evidence> = call
             .map(|index| Evidence::Call { index })
             .into_iter()
@@ -163,7 +167,7 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
         }
     }
     for (op, expected) in &expect.needs_review {
-        let call = ix.final_status(op);
+        let call = obs.final_status.get(op).copied();
         let actual = obs.final_outcome(op).map(|o| o.needs_review);
         if actual != Some(*expected) {
             v.push(Violation {

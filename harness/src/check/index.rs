@@ -30,10 +30,6 @@ pub(crate) struct Index<'o> {
     /// Calls by (step, operation), probes left out: what a step reported.
     /// Only the steps the scenario's `after_step` asks about.
     step_calls: FixedMap<usize, FixedMap<&'o str, Vec<&'o Call>>>,
-    /// By slot: [`Observation::final_status`]'s call, or [`NONE`]; looked up
-    /// once per operation, a `BTreeMap` of a million ids made every lookup
-    /// some twenty string compares.
-    final_status: Vec<usize>,
 }
 
 impl<'o> Index<'o> {
@@ -70,16 +66,7 @@ impl<'o> Index<'o> {
                     .push(call);
             }
         }
-        let final_slots: Vec<(usize, usize)> = obs
-            .final_status
-            .iter()
-            .map(|(op, &index)| (slot(op), index))
-            .collect();
         let slots = operations + other_ops.len();
-        let mut final_status = vec![NONE; slots];
-        for (slot, index) in final_slots {
-            final_status[slot] = index;
-        }
         let grouped = Grouped::new(&outcome_slot, slots);
         let mut outcome_calls: Vec<&Call> = Vec::with_capacity(obs.calls.len());
         let mut outcome_start = Vec::with_capacity(slots + 1);
@@ -98,7 +85,6 @@ impl<'o> Index<'o> {
             outcome_calls,
             outcome_start,
             step_calls,
-            final_status,
         }
     }
 
@@ -131,13 +117,6 @@ impl<'o> Index<'o> {
             (Some(&from), Some(&to)) => &self.outcome_calls[from..to],
             _ => &[],
         }
-    }
-
-    /// The final `status` call about `op`, if one was made.
-    pub(crate) fn final_status(&self, op: &str) -> Option<usize> {
-        self.slot(op)
-            .and_then(|slot| self.final_status.get(slot).copied())
-            .filter(|&index| index != NONE)
     }
 
     /// The scenario's calls about `op` in step `step` (harness probes left out).
