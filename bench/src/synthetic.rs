@@ -393,3 +393,34 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod report_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn effects_share_their_operations_argument_text() {
+        let obs = observation(SyntheticSpec {
+            operations: 10,
+            duplicate_every: 5,
+        });
+        let attribution = lostreply_harness::check::attribution::Attribution::of(&obs);
+        let report = lostreply_harness::report_build::scenario_report(
+            &obs,
+            &attribution,
+            Vec::new(),
+            String::new(),
+        );
+        assert_eq!(report.ledger.len(), 12);
+        for record in &report.ledger {
+            let op = report
+                .operations
+                .iter()
+                .find(|o| Some(&o.id) == record.operation_id.as_ref())
+                .unwrap();
+            assert_eq!(record.args, op.args);
+            assert_eq!(record.args.as_str().as_ptr(), op.args.as_str().as_ptr());
+        }
+    }
+}

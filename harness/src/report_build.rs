@@ -5,12 +5,14 @@ use lostreply_reports::model::{
     Outcome, RequestRecord, ScenarioReport, SharedJson, Verdict, Violation, WindowFigures,
 };
 use lostreply_simulator::{
-    FaultResponse, JournalEntry, ObjectStatus, Release, ResponseFate, StallThen,
+    Effect, FaultResponse, JournalEntry, ObjectStatus, Release, ResponseFate, StallThen,
 };
 
 use crate::check::attribution::Attribution;
 use crate::run::observation::Observation;
 use crate::scenario::client_profiles::McpClient;
+
+mod same_text;
 
 /// The report of one scenario run.
 pub fn scenario_report(
@@ -50,6 +52,26 @@ pub fn scenario_report(
             .flatten()
             .and_then(|index| obs.calls.get(index)?.outcome.as_ref())
     };
+    // Each operation's arguments as text, once; an effect whose arguments are
+    // its operation's, member for member, shares that text (its own would be
+    // the same bytes) instead of holding a copy of its own.
+    let op_args: Vec<SharedJson> = s
+        .operations
+        .iter()
+        .map(|op| SharedJson::from_map(&op.args))
+        .collect();
+    let effect_args = |position: usize, e: &Effect| {
+        attribution
+            .group_of_effect(position)
+            .and_then(|g| attribution.op_positions_of_group(g).first().copied())
+            .filter(|&p| {
+                s.operations
+                    .get(p)
+                    .is_some_and(|op| same_text::same_members(&op.args, &e.args))
+            })
+            .and_then(|p| op_args.get(p).cloned())
+            .unwrap_or_else(|| SharedJson::from_map(&e.args))
+    };
     ScenarioReport {
         id: s.id.clone(),
         title: s.title.clone(),
@@ -68,7 +90,7 @@ pub fn scenario_report(
             .map(|(position, op)| OperationReport {
                 id: op.id.clone(),
                 resource: op.resource.clone(),
-                args: SharedJson::from_map(&op.args),
+                args: op_args[position].clone(),
                 effects: attribution
                     .group_at(position)
                     .map(|g| {
@@ -118,7 +140,7 @@ pub fn scenario_report(
                 id: e.id.clone(),
                 tenant: e.tenant.clone(),
                 resource: e.resource.clone(),
-                args: SharedJson::from_map(&e.args),
+                args: effect_args(position, e),
                 idempotency_key: e.idempotency_key.clone(),
                 sim_ms: e.created_at_ms,
                 status: status_name(e.status).to_owned(),

@@ -216,6 +216,11 @@ impl<'o> Attribution<'o> {
         self.ops.of(group).iter().map(move |&p| &operations[p])
     }
 
+    /// A group's operations' positions in the scenario's operations, in order.
+    pub fn op_positions_of_group(&self, group: usize) -> &[usize] {
+        self.ops.of(group)
+    }
+
     /// The id of a group's first operation (the one its findings are filed under).
     pub fn first_op(&self, group: usize) -> Option<&'o str> {
         self.ops_of_group(group).next().map(|op| op.id.as_str())
@@ -431,6 +436,7 @@ mod tests {
         assert_eq!(a.group("nope"), None);
         assert_eq!(a.group_label(0), "a, c");
         assert_eq!(a.first_op(1), Some("b"));
+        assert_eq!(a.op_positions_of_group(0), &[0, 2]);
         assert_eq!(a.request_positions(0), &[2]);
         assert_eq!(a.request_positions(1), &[0, 1]);
         assert_eq!(a.effect_positions(0), &[1]);
