@@ -143,8 +143,17 @@ impl CostRun {
 }
 
 /// In the child: builds the observation and runs the phase's steps, printing
-/// one JSON line per step to `out` as soon as it ends.
-pub fn run_child(phase: Phase, spec: SyntheticSpec, out: &mut dyn Write) -> Result<(), Error> {
+/// one JSON line per step to `out` as soon as it ends. With `json_out`, the
+/// report phase also checks the observation (untimed), puts the violations in
+/// the report and writes the JSON to that file instead of a counting sink: a
+/// hash of that file shows a change left the report's bytes and the verdicts
+/// as they were.
+pub fn run_child(
+    phase: Phase,
+    spec: SyntheticSpec,
+    json_out: Option<&Path>,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
     let io = |e| Error::Io("writing a step line".to_owned(), e);
     let mut emit = |step: &str,
                     ms: f64,
@@ -192,7 +201,7 @@ pub fn run_child(phase: Phase, spec: SyntheticSpec, out: &mut dyn Write) -> Resu
                 &obs.credential,
             );
             let ms = elapsed_ms(started);
-            let groups = attribution.groups.len();
+            let groups = attribution.group_count();
             drop(attribution);
             emit("attribution", ms, before, reset, json!({"groups": groups}))?;
 
@@ -213,6 +222,13 @@ pub fn run_child(phase: Phase, spec: SyntheticSpec, out: &mut dyn Write) -> Resu
             )?;
         }
         Phase::Report => {
+            let violations = match json_out {
+                Some(_) => lostreply_harness::check::check(
+                    &obs,
+                    &lostreply_harness::check::attribution::Attribution::of(&obs),
+                ),
+                None => Vec::new(),
+            };
             let before = here();
             let reset = procfs::reset_peak();
             let started = Instant::now();
@@ -220,7 +236,7 @@ pub fn run_child(phase: Phase, spec: SyntheticSpec, out: &mut dyn Write) -> Resu
             let scenario = lostreply_harness::report_build::scenario_report(
                 &obs,
                 &attribution,
-                Vec::new(),
+                violations,
                 format!("lostreply run --seed 1 {}", obs.scenario.path),
             );
             let ms = elapsed_ms(started);
@@ -248,8 +264,16 @@ pub fn run_child(phase: Phase, spec: SyntheticSpec, out: &mut dyn Write) -> Resu
             let started = Instant::now();
             // Into a counting sink: the writer's own cost, not the disk's.
             let mut sink = CountingSink::default();
-            lostreply_reports::write_json(&mut sink, &report)
-                .map_err(|e| Error::Io("writing the JSON report".to_owned(), e))?;
+            let written = match json_out {
+                Some(path) => {
+                    let file = std::fs::File::create(path)
+                        .map_err(|e| Error::Io(format!("creating {}", path.display()), e))?;
+                    sink.inner = Some(std::io::BufWriter::new(file));
+                    lostreply_reports::write_json(&mut sink, &report).and_then(|()| sink.flush())
+                }
+                None => lostreply_reports::write_json(&mut sink, &report),
+            };
+            written.map_err(|e| Error::Io("writing the JSON report".to_owned(), e))?;
             let ms = elapsed_ms(started);
             emit("json", ms, before, reset, json!({"bytes": sink.bytes}))?;
         }
@@ -261,19 +285,28 @@ fn elapsed_ms(started: Instant) -> f64 {
     started.elapsed().as_secs_f64() * 1000.0
 }
 
+/// Counts what it is given, and passes it on to a file when there is one.
 #[derive(Debug, Default)]
 struct CountingSink {
     bytes: u64,
+    inner: Option<std::io::BufWriter<std::fs::File>>,
 }
 
 impl Write for CountingSink {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.bytes += buf.len() as u64;
-        Ok(buf.len())
+        let written = match &mut self.inner {
+            Some(inner) => inner.write(buf)?,
+            None => buf.len(),
+        };
+        self.bytes += written as u64;
+        Ok(written)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
+        match &mut self.inner {
+            Some(inner) => inner.flush(),
+            None => Ok(()),
+        }
     }
 }
 

@@ -84,6 +84,9 @@ enum Child {
         ops: usize,
         #[arg(long)]
         duplicate_every: usize,
+        /// Report phase: check too, and write the JSON report (with the violations) to this file.
+        #[arg(long)]
+        json_out: Option<PathBuf>,
     },
 }
 
@@ -93,6 +96,7 @@ fn main() -> anyhow::Result<()> {
         phase,
         ops,
         duplicate_every,
+        json_out,
     }) = &args.child
     {
         let phase = Phase::from_name(phase)
@@ -104,6 +108,7 @@ fn main() -> anyhow::Result<()> {
                 operations: *ops,
                 duplicate_every: *duplicate_every,
             },
+            json_out.as_deref(),
             &mut stdout,
         )?;
         return Ok(());

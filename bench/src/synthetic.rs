@@ -324,4 +324,103 @@ mod tests {
         }));
         assert!(clean.is_empty(), "{clean:#?}");
     }
+
+    #[test]
+    fn a_missing_final_status_is_caught_whatever_its_place_in_id_order() {
+        let spec = SyntheticSpec {
+            operations: 12,
+            duplicate_every: 0,
+        };
+        let mut obs = observation(spec);
+        // op-1 (between op-0 and op-10 in id order) and op-9 (the last) lose
+        // their final status; `op-5x` is expected but no operation has it.
+        obs.final_status.remove("op-1");
+        obs.final_status.remove("op-9");
+        obs.scenario
+            .expect
+            .final_outcomes
+            .insert("op-5x".to_owned(), vec![OutcomeKind::Succeeded]);
+        let ops: Vec<Option<String>> = check(&obs).into_iter().map(|v| v.operation_id).collect();
+        assert_eq!(
+            ops,
+            [
+                Some("op-1".to_owned()),
+                Some("op-5x".to_owned()),
+                Some("op-9".to_owned())
+            ]
+        );
+    }
+
+    #[test]
+    fn two_operations_claiming_one_effect_are_caught() {
+        let spec = SyntheticSpec {
+            operations: 3,
+            duplicate_every: 0,
+        };
+        let mut obs = observation(spec);
+        // op-2's execute and final status name op-0's effect.
+        let taken = obs.ledger[0].id.clone();
+        for call in &mut obs.calls {
+            if call.operation_id.as_deref() == Some("op-2") {
+                if let Some(outcome) = &mut call.outcome {
+                    outcome.provider_ref = Some(taken.clone());
+                }
+            }
+        }
+        let messages: Vec<String> = check(&obs).into_iter().map(|v| v.message).collect();
+        assert_eq!(
+            messages,
+            [format!(
+                "op-2: execute reports succeeded with provider_ref {taken}, which is not an effect of this operation"
+            )],
+        );
+        // Same arguments on purpose: op-1 and op-2 are one group, and both claim its one effect.
+        let mut obs = observation(spec);
+        obs.scenario.operations[2].args = obs.scenario.operations[1].args.clone();
+        obs.scenario.expect.effects.clear();
+        let shared = obs.ledger[1].id.clone();
+        for call in &mut obs.calls {
+            if call.operation_id.as_deref() == Some("op-2") {
+                if let Some(outcome) = &mut call.outcome {
+                    outcome.provider_ref = Some(shared.clone());
+                }
+            }
+        }
+        let messages: Vec<String> = check(&obs).into_iter().map(|v| v.message).collect();
+        assert!(
+            messages.contains(&format!("op-2 and op-1 both claim the one effect {shared}")),
+            "{messages:#?}"
+        );
+    }
+}
+
+#[cfg(test)]
+mod report_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn effects_share_their_operations_argument_text() {
+        let obs = observation(SyntheticSpec {
+            operations: 10,
+            duplicate_every: 5,
+        });
+        let attribution = lostreply_harness::check::attribution::Attribution::of(&obs);
+        let report = lostreply_harness::report_build::scenario_report(
+            &obs,
+            &attribution,
+            Vec::new(),
+            String::new(),
+        );
+        assert_eq!(report.ledger.len(), 12);
+        for record in &report.ledger {
+            let op = report
+                .operations
+                .iter()
+                .find(|o| Some(&o.id) == record.operation_id.as_ref())
+                .unwrap();
+            assert_eq!(record.args, op.args);
+            assert_eq!(record.args.as_str().as_ptr(), op.args.as_str().as_ptr());
+        }
+    }
 }

@@ -16,6 +16,7 @@ pub mod check;
 pub mod dispatch;
 pub mod driver;
 pub mod exit;
+mod fixed_hash;
 pub mod protocol;
 pub mod report_build;
 pub mod run;

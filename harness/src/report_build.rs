@@ -5,27 +5,24 @@ use lostreply_reports::model::{
     Outcome, RequestRecord, ScenarioReport, SharedJson, Verdict, Violation, WindowFigures,
 };
 use lostreply_simulator::{
-    FaultResponse, JournalEntry, ObjectStatus, Release, ResponseFate, StallThen,
+    Effect, FaultResponse, JournalEntry, ObjectStatus, Release, ResponseFate, StallThen,
 };
 
 use crate::check::attribution::Attribution;
 use crate::run::observation::Observation;
 use crate::scenario::client_profiles::McpClient;
 
+mod same_text;
+
 /// The report of one scenario run.
 pub fn scenario_report(
     obs: &Observation,
-    attribution: &Attribution,
+    attribution: &Attribution<'_>,
     violations: Vec<Violation>,
     reproduce: String,
 ) -> ScenarioReport {
     let s = &obs.scenario;
-    let op_of_group = |g: usize| {
-        attribution
-            .groups
-            .get(g)
-            .and_then(|grp| grp.ops.first().cloned())
-    };
+    let op_of_group = |g: usize| attribution.first_op(g).map(str::to_owned);
     let mut errors: Vec<ErrorRecord> = obs.errors.clone();
     for call in &obs.calls {
         if let Some(message) = call_error(&call.end) {
@@ -37,6 +34,44 @@ pub fn scenario_report(
         }
     }
     let verdict = verdict(&violations, obs.infra_failed, !errors.is_empty());
+    // By operation position, walked once: a lookup per operation in the
+    // `BTreeMap` of a million ids was some twenty string compares each.
+    let mut final_status = vec![None; s.operations.len()];
+    for (op, &index) in &obs.final_status {
+        if let Some(slot) = attribution
+            .op_position(op)
+            .and_then(|p| final_status.get_mut(p))
+        {
+            *slot = Some(index);
+        }
+    }
+    let final_outcome = |position: usize| {
+        final_status
+            .get(position)
+            .copied()
+            .flatten()
+            .and_then(|index| obs.calls.get(index)?.outcome.as_ref())
+    };
+    // Each operation's arguments as text, once; an effect whose arguments are
+    // its operation's, member for member, shares that text (its own would be
+    // the same bytes) instead of holding a copy of its own.
+    let op_args: Vec<SharedJson> = s
+        .operations
+        .iter()
+        .map(|op| SharedJson::from_map(&op.args))
+        .collect();
+    let effect_args = |position: usize, e: &Effect| {
+        attribution
+            .group_of_effect(position)
+            .and_then(|g| attribution.op_positions_of_group(g).first().copied())
+            .filter(|&p| {
+                s.operations
+                    .get(p)
+                    .is_some_and(|op| same_text::same_members(&op.args, &e.args))
+            })
+            .and_then(|p| op_args.get(p).cloned())
+            .unwrap_or_else(|| SharedJson::from_map(&e.args))
+    };
     ScenarioReport {
         id: s.id.clone(),
         title: s.title.clone(),
@@ -51,21 +86,23 @@ pub fn scenario_report(
         operations: s
             .operations
             .iter()
-            .map(|op| OperationReport {
+            .enumerate()
+            .map(|(position, op)| OperationReport {
                 id: op.id.clone(),
                 resource: op.resource.clone(),
-                args: SharedJson::from_map(&op.args),
+                args: op_args[position].clone(),
                 effects: attribution
-                    .group(&op.id)
+                    .group_at(position)
                     .map(|g| {
                         attribution
-                            .effects_of_group(g, &obs.ledger)
+                            .effect_positions(g)
                             .iter()
+                            .filter_map(|&p| obs.ledger.get(p))
                             .map(|e| e.id.clone())
                             .collect()
                     })
                     .unwrap_or_default(),
-                final_outcome: obs.final_outcome(&op.id).map(|o| Outcome {
+                final_outcome: final_outcome(position).map(|o| Outcome {
                     outcome: o.outcome,
                     provider_ref: o.provider_ref.clone(),
                     needs_review: o.needs_review,
@@ -98,19 +135,17 @@ pub fn scenario_report(
         ledger: obs
             .ledger
             .iter()
-            .map(|e| EffectRecord {
+            .enumerate()
+            .map(|(position, e)| EffectRecord {
                 id: e.id.clone(),
                 tenant: e.tenant.clone(),
                 resource: e.resource.clone(),
-                args: SharedJson::from_map(&e.args),
+                args: effect_args(position, e),
                 idempotency_key: e.idempotency_key.clone(),
                 sim_ms: e.created_at_ms,
                 status: status_name(e.status).to_owned(),
                 request_seq: e.request_seq,
-                operation_id: attribution
-                    .effect_group
-                    .get(&e.id)
-                    .and_then(|&g| op_of_group(g)),
+                operation_id: attribution.group_of_effect(position).and_then(op_of_group),
             })
             .collect(),
         deliveries: obs.deliveries.clone(),

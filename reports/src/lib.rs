@@ -30,6 +30,7 @@
 #![deny(missing_docs)]
 
 pub mod html;
+mod inline_list;
 pub mod invariant;
 pub mod json;
 pub mod junit;

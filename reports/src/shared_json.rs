@@ -18,11 +18,13 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
-use serde::de::{self, MapAccess, Visitor};
+use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde::ser::{self, SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+
+use crate::inline_list::InlineList;
 
 /// A JSON value as shared compact text. Cloning it shares the text.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -109,22 +111,29 @@ impl Serialize for Raw<'_> {
                 let members: Members<'_> =
                     serde_json::from_str(self.0).map_err(ser::Error::custom)?;
                 let mut map = serializer.serialize_map(Some(members.0.len()))?;
-                for (key, value) in &members.0 {
+                for (key, value) in members.0.iter() {
                     map.serialize_entry(key.as_ref(), &Raw(value.get()))?;
                 }
                 map.end()
             }
             Some(b'[') => {
-                let items: Vec<&RawValue> =
-                    serde_json::from_str(self.0).map_err(ser::Error::custom)?;
-                let mut seq = serializer.serialize_seq(Some(items.len()))?;
-                for item in &items {
+                let items: Items<'_> = serde_json::from_str(self.0).map_err(ser::Error::custom)?;
+                let mut seq = serializer.serialize_seq(Some(items.0.len()))?;
+                for item in items.0.iter() {
                     seq.serialize_element(&Raw(item.get()))?;
                 }
                 seq.end()
             }
-            // A scalar: read as a `Value` (no tree to build) so numbers and
-            // strings are written by the same code as before.
+            // A string: unescaped into a borrowed `str` when it holds no escape
+            // (a `Value::String` was an allocation per string of every call),
+            // written with the one call `Value::String` makes.
+            Some(b'"') => serializer.serialize_str(
+                &serde_json::from_str::<Name<'_>>(self.0)
+                    .map_err(ser::Error::custom)?
+                    .0,
+            ),
+            // Other scalars: read as a `Value` (no allocation for them) so
+            // numbers are written by the same code as before.
             _ => serde_json::from_str::<Value>(self.0)
                 .map_err(ser::Error::custom)?
                 .serialize(serializer),
@@ -132,8 +141,34 @@ impl Serialize for Raw<'_> {
     }
 }
 
+/// How many members or items are held inline (more spill into a `Vec`).
+const INLINE: usize = 12;
+
 /// An object's members in their order, names unescaped only when they must be.
-struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+struct Members<'a>(InlineList<(Cow<'a, str>, &'a RawValue), INLINE>);
+
+/// An array's items in their order.
+struct Items<'a>(InlineList<&'a RawValue, INLINE>);
+
+impl<'de> Deserialize<'de> for Items<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Items<'de>, D::Error> {
+        struct Array;
+        impl<'de> Visitor<'de> for Array {
+            type Value = Items<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON array")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Items<'de>, A::Error> {
+                let mut items = InlineList::new(|| RawValue::NULL);
+                while let Some(item) = seq.next_element::<&'de RawValue>()? {
+                    items.push(item);
+                }
+                Ok(Items(items))
+            }
+        }
+        deserializer.deserialize_seq(Array)
+    }
+}
 
 impl<'de> Deserialize<'de> for Members<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Members<'de>, D::Error> {
@@ -144,7 +179,7 @@ impl<'de> Deserialize<'de> for Members<'de> {
                 f.write_str("a JSON object")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
-                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(0));
+                let mut members = InlineList::new(|| (Cow::Borrowed(""), RawValue::NULL));
                 while let Some((Name(name), value)) =
                     map.next_entry::<Name<'de>, &'de RawValue>()?
                 {
@@ -157,7 +192,7 @@ impl<'de> Deserialize<'de> for Members<'de> {
     }
 }
 
-/// A member name, borrowed from the text unless it holds an escape.
+/// A member name or a string value, borrowed from the text unless it holds an escape.
 struct Name<'a>(Cow<'a, str>);
 
 impl<'de> Deserialize<'de> for Name<'de> {
@@ -197,7 +232,8 @@ mod tests {
         let value = serde_json::json!({
             "z": 1, "a": [1.1, 0.30000000000000004, -2, "é\"\n", [], {}, [[{"k": 1e300}]]],
             "m": {"y": null, "b": true, "q\"\\k\u{1}": {"e": {}, "l": []}}, "e": {}, "l": [],
-            "big": 18446744073709551615u64, "neg": -9223372036854775808i64
+            "big": 18446744073709551615u64, "neg": -9223372036854775808i64,
+            "s": "plain", "u": "\u{2028}\u{7f}</\\", "t": ""
         });
         let shared = SharedJson::new(&value);
         assert_eq!(
@@ -213,6 +249,16 @@ mod tests {
                 .unwrap_or_else(|_| SharedJson::new(&Value::Null));
         assert_eq!(back, shared);
         assert_eq!(shared.get("z"), Some(serde_json::json!(1)));
+        for scalar in [
+            serde_json::json!("plain"),
+            serde_json::json!("a \"b\"\n"),
+            serde_json::json!(""),
+        ] {
+            assert_eq!(
+                serde_json::to_string_pretty(&SharedJson::new(&scalar)).ok(),
+                serde_json::to_string_pretty(&scalar).ok()
+            );
+        }
         assert_eq!(shared.get("q"), None);
     }
 }

@@ -10,24 +10,15 @@
 //! nothing here reaches output in map order), so attribution is linear in the
 //! size of the run: a million operations are checked in seconds, not hours.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
-use lostreply_simulator::{canonical_json, Effect, JournalEntry, RequestKind};
-use serde_json::value::RawValue;
+use lostreply_simulator::{write_canonical_object, Effect, JournalEntry, RequestKind};
 use serde_json::{Map, Value};
 
+use super::grouped::{Grouped, NONE};
+use super::split_body::split_body;
+use crate::fixed_hash::{map_with_capacity, FixedMap};
 use crate::scenario::model::OperationSpec;
-
-/// Operations with identical resource and arguments.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Group {
-    /// Operation ids, in scenario order.
-    pub ops: Vec<String>,
-    /// Positions in the ledger of the effects attributed to the group, in ledger order.
-    effects: Vec<usize>,
-    /// Positions in the journal of the create requests attributed to it, in journal order.
-    requests: Vec<usize>,
-}
 
 /// A create request's body, taken apart.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,36 +31,39 @@ pub struct CreateBody {
     pub metadata_operation: Option<String>,
 }
 
-/// The attribution of a whole run.
-#[derive(Debug, Clone, Default)]
-pub struct Attribution {
-    /// Groups of operations.
-    pub groups: Vec<Group>,
-    /// Operation id to group index.
-    pub group_of_op: HashMap<String, usize>,
-    /// Create request (journal seq) to group, for the adapter's tenant.
-    pub request_group: HashMap<u64, usize>,
+/// The attribution of a whole run, borrowing the operations' ids from the
+/// observation it was built from.
+///
+/// Groups are numbered in the order of their first operation; operations,
+/// requests and effects are kept as positions (in the scenario's operations,
+/// the journal, the ledger), grouped by counting: no string is copied and no
+/// group has an allocation of its own. Operation ids are unique in a scenario
+/// (validation refuses a duplicate).
+#[derive(Debug, Clone)]
+pub struct Attribution<'o> {
+    operations: &'o [OperationSpec],
+    /// Operation id to its position in the scenario's operations.
+    op_position: FixedMap<&'o str, usize>,
+    /// By operation position: its group.
+    op_group: Vec<usize>,
+    /// By group: its operations' positions, in scenario order.
+    ops: Grouped,
+    /// By group: the journal positions of the create requests attributed to it.
+    requests: Grouped,
+    /// By group: the ledger positions of the effects attributed to it.
+    effects: Grouped,
+    /// By ledger position: the effect's group, or [`NONE`].
+    effect_group: Vec<usize>,
     /// Attributed create requests whose arguments are not their operation's
     /// (traced by the reference they carried): each is an invariant-5 breach.
     pub changed_arguments: BTreeSet<u64>,
     /// Create requests of the adapter's tenant that match no operation.
     pub unattributed_requests: Vec<u64>,
-    /// Effect id to group.
-    pub effect_group: HashMap<String, usize>,
 }
 
-/// The key that identifies a group: resource and canonical arguments.
-fn group_key(resource: &str, args: Map<String, Value>) -> String {
-    let mut key = canonical_json(&Value::Object(args));
-    // A resource name never holds a space ([a-z][a-z0-9_]*), so this cannot collide.
-    key.insert(0, ' ');
-    key.insert_str(0, resource);
-    key
-}
-
-impl Attribution {
+impl<'o> Attribution<'o> {
     /// The attribution of one observed run, for the adapter's tenant.
-    pub fn of(obs: &crate::run::observation::Observation) -> Attribution {
+    pub fn of(obs: &'o crate::run::observation::Observation) -> Attribution<'o> {
         Attribution::build(
             &obs.scenario.operations,
             &obs.journal,
@@ -80,34 +74,46 @@ impl Attribution {
 
     /// Attributes requests and effects of `credential`'s tenant to `operations`.
     pub fn build(
-        operations: &[OperationSpec],
+        operations: &'o [OperationSpec],
         journal: &[JournalEntry],
         ledger: &[Effect],
         credential: &str,
-    ) -> Attribution {
-        let mut a = Attribution::default();
-        let mut by_args: HashMap<String, usize> = HashMap::with_capacity(operations.len());
-        // Sized up front: at a million entries, growing by doubling moved every
-        // group and rehashed every map several times over.
-        a.group_of_op.reserve(operations.len());
-        a.groups.reserve(operations.len());
-        a.request_group.reserve(journal.len());
-        a.effect_group.reserve(ledger.len());
+    ) -> Attribution<'o> {
+        // Every operation's group key (resource, a space, canonical arguments),
+        // written one after another into one text and borrowed from it.
+        let mut keys = Vec::with_capacity(operations.len() * 48);
+        let mut key_ends = Vec::with_capacity(operations.len());
         for op in operations {
-            let next = a.groups.len();
-            let index = *by_args
-                .entry(group_key(&op.resource, op.args.clone()))
-                .or_insert(next);
-            if index == next {
-                a.groups.push(Group {
-                    ops: Vec::new(),
-                    effects: Vec::new(),
-                    requests: Vec::new(),
-                });
-            }
-            a.groups[index].ops.push(op.id.clone());
-            a.group_of_op.insert(op.id.clone(), index);
+            keys.extend_from_slice(op.resource.as_bytes());
+            // A resource name never holds a space ([a-z][a-z0-9_]*), so this cannot collide.
+            keys.push(b' ');
+            write_canonical_object(&op.args, &mut keys);
+            key_ends.push(keys.len());
         }
+        // serde_json writes UTF-8 only, and resource names are text.
+        let keys = String::from_utf8(keys).unwrap_or_default();
+        // Sized up front: at a million entries, growing by doubling rehashed
+        // every map several times over.
+        let mut by_args: FixedMap<&str, usize> = map_with_capacity(operations.len());
+        let mut op_position: FixedMap<&'o str, usize> = map_with_capacity(operations.len());
+        let mut op_group = Vec::with_capacity(operations.len());
+        let mut from = 0;
+        for (position, (op, &to)) in operations.iter().zip(&key_ends).enumerate() {
+            let next = by_args.len();
+            let group = *by_args
+                .entry(keys.get(from..to).unwrap_or_default())
+                .or_insert(next);
+            from = to;
+            op_group.push(group);
+            op_position.insert(op.id.as_str(), position);
+        }
+        let groups = by_args.len();
+
+        let mut request_group = vec![NONE; journal.len()];
+        let mut changed_arguments = BTreeSet::new();
+        let mut unattributed_requests = Vec::new();
+        let group_of_op = |id: &str| op_position.get(id).map(|&p| op_group[p]);
+        let mut key = Vec::new();
         for (position, entry) in journal.iter().enumerate() {
             if entry.kind != Some(RequestKind::Create)
                 || entry.tenant.as_deref() != Some(credential)
@@ -115,64 +121,144 @@ impl Attribution {
                 continue;
             }
             let resource = entry.resource.as_deref().unwrap_or_default();
-            let Some(body) = entry
+            let Some(references) = entry
                 .fingerprint
                 .as_deref()
-                .and_then(|f| split_body(resource, f))
+                .and_then(|f| split_body(resource, f, &mut key))
             else {
                 // No parsed body: the request never reached the point of being an attempt.
                 continue;
             };
-            let by_reference = [
-                body.client_reference.as_deref(),
-                body.metadata_operation.as_deref(),
-            ]
-            .into_iter()
-            .flatten()
-            .find_map(|id| a.group_of_op.get(id).copied());
-            let by_arguments = by_args.get(&body.group_key).copied();
-            match (by_arguments, by_reference) {
-                (Some(g), _) => {
-                    a.request_group.insert(entry.seq, g);
-                    a.groups[g].requests.push(position);
-                }
-                // Traced by its reference only: the adapter changed the arguments.
-                (None, Some(g)) => {
-                    a.request_group.insert(entry.seq, g);
-                    a.groups[g].requests.push(position);
-                    a.changed_arguments.insert(entry.seq);
-                }
-                (None, None) => a.unattributed_requests.push(entry.seq),
-            }
+            let by_arguments = std::str::from_utf8(&key)
+                .ok()
+                .and_then(|k| by_args.get(k).copied());
+            // The reference only matters when the arguments match nothing: not
+            // looked up otherwise (a million lookups of cold ids saved).
+            let by_reference = || {
+                [
+                    references.client_reference.as_deref(),
+                    references.metadata_operation.as_deref(),
+                ]
+                .into_iter()
+                .flatten()
+                .find_map(group_of_op)
+            };
+            let group = match by_arguments {
+                Some(g) => g,
+                None => match by_reference() {
+                    // Traced by its reference only: the adapter changed the arguments.
+                    Some(g) => {
+                        changed_arguments.insert(entry.seq);
+                        g
+                    }
+                    None => {
+                        unattributed_requests.push(entry.seq);
+                        continue;
+                    }
+                },
+            };
+            request_group[position] = group;
         }
-        for (position, effect) in ledger.iter().enumerate() {
-            if effect.tenant != credential {
-                continue;
-            }
-            // Seed objects (no request) belong to other actors, never to an operation.
-            let group = effect
-                .request_seq
-                .and_then(|seq| a.request_group.get(&seq).copied());
-            if let Some(g) = group {
-                a.effect_group.insert(effect.id.clone(), g);
-                a.groups[g].effects.push(position);
-            }
+        let seqs = SeqPositions::new(journal);
+        let effect_group: Vec<usize> = ledger
+            .iter()
+            .map(|effect| {
+                if effect.tenant != credential {
+                    return NONE;
+                }
+                // Seed objects (no request) belong to other actors, never to an operation.
+                effect
+                    .request_seq
+                    .and_then(|seq| seqs.position(seq))
+                    .and_then(|position| request_group.get(position).copied())
+                    .unwrap_or(NONE)
+            })
+            .collect();
+        Attribution {
+            operations,
+            ops: Grouped::new(&op_group, groups),
+            requests: Grouped::new(&request_group, groups),
+            effects: Grouped::new(&effect_group, groups),
+            op_position,
+            op_group,
+            effect_group,
+            changed_arguments,
+            unattributed_requests,
         }
-        a
+    }
+
+    /// How many groups; they are numbered from 0.
+    pub fn group_count(&self) -> usize {
+        self.ops.len()
     }
 
     /// The group of an operation.
     pub fn group(&self, op: &str) -> Option<usize> {
-        self.group_of_op.get(op).copied()
+        self.op_position(op).and_then(|p| self.group_at(p))
+    }
+
+    /// The position of an operation in the scenario's operations.
+    pub fn op_position(&self, op: &str) -> Option<usize> {
+        self.op_position.get(op).copied()
+    }
+
+    /// The group of the operation at `position` in the scenario's operations.
+    pub fn group_at(&self, position: usize) -> Option<usize> {
+        self.op_group.get(position).copied()
+    }
+
+    /// A group's operations, in scenario order.
+    pub fn ops_of_group(
+        &self,
+        group: usize,
+    ) -> impl ExactSizeIterator<Item = &'o OperationSpec> + '_ {
+        let operations = self.operations;
+        self.ops.of(group).iter().map(move |&p| &operations[p])
+    }
+
+    /// A group's operations' positions in the scenario's operations, in order.
+    pub fn op_positions_of_group(&self, group: usize) -> &[usize] {
+        self.ops.of(group)
+    }
+
+    /// The id of a group's first operation (the one its findings are filed under).
+    pub fn first_op(&self, group: usize) -> Option<&'o str> {
+        self.ops_of_group(group).next().map(|op| op.id.as_str())
+    }
+
+    /// A group's operation ids, joined by `, `.
+    pub fn group_label(&self, group: usize) -> String {
+        self.ops_of_group(group)
+            .map(|op| op.id.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Positions in the ledger of the effects attributed to a group, in ledger order.
+    pub fn effect_positions(&self, group: usize) -> &[usize] {
+        self.effects.of(group)
+    }
+
+    /// Positions in the journal of the create requests attributed to a group, in journal order.
+    pub fn request_positions(&self, group: usize) -> &[usize] {
+        self.requests.of(group)
+    }
+
+    /// The group of the effect at `position` in the ledger, if it has one.
+    pub fn group_of_effect(&self, position: usize) -> Option<usize> {
+        self.effect_group
+            .get(position)
+            .copied()
+            .filter(|&g| g != NONE)
     }
 
     /// Effects attributed to a group, in ledger order. `ledger` must be the one
     /// the attribution was built from.
     pub fn effects_of_group<'l>(&self, group: usize, ledger: &'l [Effect]) -> Vec<&'l Effect> {
-        self.groups
-            .get(group)
-            .map(|g| g.effects.iter().filter_map(|&i| ledger.get(i)).collect())
-            .unwrap_or_default()
+        self.effect_positions(group)
+            .iter()
+            .filter_map(|&i| ledger.get(i))
+            .collect()
     }
 
     /// Create requests attributed to a group, in journal order. `journal` must be
@@ -182,62 +268,53 @@ impl Attribution {
         group: usize,
         journal: &'j [JournalEntry],
     ) -> Vec<&'j JournalEntry> {
-        self.groups
-            .get(group)
-            .map(|g| g.requests.iter().filter_map(|&i| journal.get(i)).collect())
-            .unwrap_or_default()
+        self.request_positions(group)
+            .iter()
+            .filter_map(|&i| journal.get(i))
+            .collect()
     }
 }
 
-/// A create body read for attribution: its group key and its references.
-struct SplitBody {
-    group_key: String,
-    client_reference: Option<String>,
-    metadata_operation: Option<String>,
+/// A journal entry's position from its `seq`: arithmetic when the journal's
+/// seqs run on by one (as the simulator numbers them), a map otherwise. A map
+/// of a million seqs was a million inserts and lookups for nothing.
+enum SeqPositions {
+    /// `seq - first` is the position.
+    Contiguous { first: u64, len: usize },
+    /// Seq to position (of a seq given twice, the last).
+    Mapped(FixedMap<u64, usize>),
 }
 
-/// [`create_body`] without building the arguments: the fingerprint is
-/// canonical (keys sorted at every depth), so the arguments' canonical text is
-/// the fingerprint's own members, reserved ones left out, copied as they are.
-/// Parsing every create into a `Value` tree and writing it out again was
-/// most of the attribution's time and allocations at a million operations.
-fn split_body(resource: &str, fingerprint: &str) -> Option<SplitBody> {
-    let members: BTreeMap<String, Box<RawValue>> = serde_json::from_str(fingerprint).ok()?;
-    let mut key = Vec::with_capacity(resource.len() + 1 + fingerprint.len());
-    key.extend_from_slice(resource.as_bytes());
-    // A resource name never holds a space ([a-z][a-z0-9_]*), so this cannot collide.
-    key.push(b' ');
-    key.push(b'{');
-    let (mut client_reference, mut metadata_operation) = (None, None);
-    let mut first = true;
-    for (name, value) in &members {
-        match name.as_str() {
-            "client_reference" => {
-                client_reference = serde_json::from_str::<String>(value.get()).ok();
+impl SeqPositions {
+    fn new(journal: &[JournalEntry]) -> SeqPositions {
+        let first = journal.first().map_or(0, |e| e.seq);
+        let contiguous = journal
+            .iter()
+            .enumerate()
+            .all(|(i, e)| u64::try_from(i).ok().and_then(|i| first.checked_add(i)) == Some(e.seq));
+        if contiguous {
+            SeqPositions::Contiguous {
+                first,
+                len: journal.len(),
             }
-            "metadata" => {
-                metadata_operation = serde_json::from_str::<Value>(value.get())
-                    .ok()
-                    .and_then(|m| m.get("operation_id")?.as_str().map(str::to_owned));
+        } else {
+            let mut map = map_with_capacity(journal.len());
+            for (position, entry) in journal.iter().enumerate() {
+                map.insert(entry.seq, position);
             }
-            _ => {
-                if !first {
-                    key.push(b',');
-                }
-                first = false;
-                // Writing a string into a Vec cannot fail.
-                let _ = serde_json::to_writer(&mut key, name);
-                key.push(b':');
-                key.extend_from_slice(value.get().as_bytes());
-            }
+            SeqPositions::Mapped(map)
         }
     }
-    key.push(b'}');
-    Some(SplitBody {
-        group_key: String::from_utf8(key).ok()?,
-        client_reference,
-        metadata_operation,
-    })
+
+    fn position(&self, seq: u64) -> Option<usize> {
+        match self {
+            SeqPositions::Contiguous { first, len } => seq
+                .checked_sub(*first)
+                .and_then(|offset| usize::try_from(offset).ok())
+                .filter(|offset| offset < len),
+            SeqPositions::Mapped(map) => map.get(&seq).copied(),
+        }
+    }
 }
 
 /// Splits a create body (the journal's canonical JSON) into arguments and references.
@@ -265,24 +342,158 @@ pub fn create_body(fingerprint: &str) -> Option<CreateBody> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+    use lostreply_simulator::{canonical_json, ObjectStatus, ResponseFate};
+    use serde_json::json;
+
     use super::*;
 
+    fn op(id: &str, args: Value) -> OperationSpec {
+        OperationSpec {
+            id: id.to_owned(),
+            resource: "tickets".to_owned(),
+            tool: None,
+            args: args.as_object().cloned().unwrap(),
+        }
+    }
+
+    fn create(seq: u64, tenant: &str, body: Value) -> JournalEntry {
+        JournalEntry {
+            seq,
+            at_ms: 0,
+            real_start_ms: 0,
+            real_end_ms: None,
+            tenant: Some(tenant.to_owned()),
+            method: "POST".to_owned(),
+            path: "/v1/tickets".to_owned(),
+            query: None,
+            kind: Some(RequestKind::Create),
+            resource: Some("tickets".to_owned()),
+            idempotency_key: None,
+            fingerprint: Some(canonical_json(&body)),
+            fault: None,
+            effect: None,
+            replayed: false,
+            step: None,
+            rpc: None,
+            fate: ResponseFate::Sent { status: 201 },
+        }
+    }
+
+    fn effect(id: &str, tenant: &str, request_seq: Option<u64>) -> Effect {
+        Effect {
+            seq: 0,
+            id: id.to_owned(),
+            tenant: tenant.to_owned(),
+            resource: "tickets".to_owned(),
+            args: Map::new(),
+            client_reference: None,
+            metadata: None,
+            idempotency_key: None,
+            fingerprint: String::new(),
+            attempt: 1,
+            created_at_ms: 0,
+            status: ObjectStatus::Succeeded,
+            request_seq,
+        }
+    }
+
     #[test]
-    fn the_split_key_is_the_group_key_of_the_arguments() {
-        let body = serde_json::json!({
-            "title": "a \"b\"", "n": 1, "nested": {"z": [1, {"y": 2, "x": null}], "a": "é"},
-            "client_reference": "op-1", "metadata": {"operation_id": "op-2", "k": 1}
-        });
-        let fingerprint = canonical_json(&body);
-        let split = split_body("tickets", &fingerprint).expect("an object");
-        let mut args = body.as_object().cloned().unwrap_or_default();
-        args.remove("client_reference");
-        args.remove("metadata");
-        assert_eq!(split.group_key, group_key("tickets", args));
-        assert_eq!(split.client_reference.as_deref(), Some("op-1"));
-        assert_eq!(split.metadata_operation.as_deref(), Some("op-2"));
-        assert!(split_body("tickets", "[1]").is_none());
-        let bare = create_body(&fingerprint).expect("an object");
-        assert_eq!(bare.client_reference.as_deref(), Some("op-1"));
+    fn requests_and_effects_land_in_their_operations_groups() {
+        let operations = [
+            op("a", json!({"t": "x", "n": 1})),
+            op("b", json!({"t": "y"})),
+            // Same arguments as `a`, given in another order: the same group.
+            op("c", json!({"n": 1, "t": "x"})),
+        ];
+        let journal = [
+            create(1, "me", json!({"t": "y", "client_reference": "b"})),
+            // Changed arguments, traced by metadata.
+            create(
+                2,
+                "me",
+                json!({"t": "z", "metadata": {"operation_id": "b"}}),
+            ),
+            create(3, "me", json!({"t": "x", "n": 1})),
+            // Matches nothing.
+            create(4, "me", json!({"t": "w"})),
+            // Another tenant's: not the adapter's.
+            create(5, "other", json!({"t": "y"})),
+        ];
+        let ledger = [
+            effect("e1", "me", Some(1)),
+            effect("e2", "me", Some(3)),
+            effect("e3", "me", None),
+            effect("e4", "other", Some(5)),
+            effect("e5", "me", Some(2)),
+        ];
+        let a = Attribution::build(&operations, &journal, &ledger, "me");
+        assert_eq!(a.group_count(), 2);
+        assert_eq!(
+            (a.group("a"), a.group("b"), a.group("c")),
+            (Some(0), Some(1), Some(0))
+        );
+        assert_eq!(a.group("nope"), None);
+        assert_eq!(a.group_label(0), "a, c");
+        assert_eq!(a.first_op(1), Some("b"));
+        assert_eq!(a.op_positions_of_group(0), &[0, 2]);
+        assert_eq!(a.request_positions(0), &[2]);
+        assert_eq!(a.request_positions(1), &[0, 1]);
+        assert_eq!(a.effect_positions(0), &[1]);
+        assert_eq!(a.effect_positions(1), &[0, 4]);
+        let ids: Vec<&str> = a
+            .effects_of_group(1, &ledger)
+            .iter()
+            .map(|e| e.id.as_str())
+            .collect();
+        assert_eq!(ids, ["e1", "e5"]);
+        let seqs: Vec<u64> = a
+            .requests_of_group(1, &journal)
+            .iter()
+            .map(|r| r.seq)
+            .collect();
+        assert_eq!(seqs, [1, 2]);
+        let groups: Vec<Option<usize>> = (0..6).map(|p| a.group_of_effect(p)).collect();
+        assert_eq!(groups, [Some(1), Some(0), None, None, Some(1), None]);
+        assert_eq!(a.changed_arguments.iter().copied().collect::<Vec<_>>(), [2]);
+        assert_eq!(a.unattributed_requests, [4]);
+        assert_eq!(a.effect_positions(2), &[] as &[usize]);
+        // The same with seqs that do not run on by one (a summarised journal).
+        let mut gapped = journal.clone();
+        for entry in &mut gapped {
+            entry.seq *= 10;
+        }
+        let mut ledger = ledger.clone();
+        for effect in &mut ledger {
+            effect.request_seq = effect.request_seq.map(|s| s * 10);
+        }
+        let b = Attribution::build(&operations, &gapped, &ledger, "me");
+        let groups: Vec<Option<usize>> = (0..6).map(|p| b.group_of_effect(p)).collect();
+        assert_eq!(groups, [Some(1), Some(0), None, None, Some(1), None]);
+        assert_eq!(
+            b.changed_arguments.iter().copied().collect::<Vec<_>>(),
+            [20]
+        );
+    }
+
+    #[test]
+    fn seq_positions_by_arithmetic_or_by_map() {
+        let journal: Vec<JournalEntry> = [5, 6, 7]
+            .iter()
+            .map(|&s| create(s, "me", json!({})))
+            .collect();
+        let seqs = SeqPositions::new(&journal);
+        assert!(matches!(seqs, SeqPositions::Contiguous { .. }));
+        let found: Vec<Option<usize>> = [4, 5, 7, 8, 0].iter().map(|&s| seqs.position(s)).collect();
+        assert_eq!(found, [None, Some(0), Some(2), None, None]);
+        let journal: Vec<JournalEntry> = [5, 9, 7]
+            .iter()
+            .map(|&s| create(s, "me", json!({})))
+            .collect();
+        let seqs = SeqPositions::new(&journal);
+        assert!(matches!(seqs, SeqPositions::Mapped(_)));
+        let found: Vec<Option<usize>> = [5, 6, 7, 9].iter().map(|&s| seqs.position(s)).collect();
+        assert_eq!(found, [Some(0), None, Some(2), Some(1)]);
+        assert!(SeqPositions::new(&[]).position(0).is_none());
     }
 }

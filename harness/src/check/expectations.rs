@@ -15,7 +15,7 @@ fn expectation(key: &str) -> Check {
     }
 }
 
-pub(super) fn check_all(obs: &Observation, a: &Attribution, ix: &Index<'_>) -> Vec<Violation> {
+pub(super) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) -> Vec<Violation> {
     let mut v = Vec::new();
     let expect = &obs.scenario.expect;
     // An outcome listed, or one the ledger proves true at that moment: knowing
@@ -23,8 +23,12 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution, ix: &Index<'_>) -> V
     let acceptable = |op: &str, call: &Call, reply: &OutcomeReply, allowed: &[OutcomeKind]| {
         allowed.contains(&reply.outcome) || proven(obs, a, ix, op, call, reply)
     };
+    // Both maps are ordered by operation id: walked side by side, each
+    // operation's final call is found without a lookup.
+    let mut finals = obs.final_status.iter().peekable();
     for (op, allowed) in &expect.final_outcomes {
-        let call = ix.final_status(op);
+        while finals.next_if(|(id, _)| *id < op).is_some() {}
+        let call = finals.next_if(|(id, _)| *id == op).map(|(_, &index)| index);
         let evidence: Vec<Evidence> = call
             .map(|index| Evidence::Call { index })
             .into_iter()
@@ -95,25 +99,23 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution, ix: &Index<'_>) -> V
     }
     for (op, expected) in &expect.effects {
         let Some(g) = a.group(op) else { continue };
-        let group = &a.groups[g];
         // A group of repeated operations is counted as a whole against the sum of
         // its members' expectations (effects cannot be told apart by arguments).
-        if group.ops.first() != Some(op) {
+        if a.first_op(g) != Some(op.as_str()) {
             continue;
         }
         // A single operation (the common case) is its own expectation: no map lookup.
-        let expected_total: u32 = if group.ops.len() == 1 {
+        let expected_total: u32 = if a.ops_of_group(g).len() == 1 {
             *expected
         } else {
-            group
-                .ops
-                .iter()
-                .map(|o| expect.effects.get(o).copied().unwrap_or(*expected))
+            a.ops_of_group(g)
+                .map(|o| expect.effects.get(&o.id).copied().unwrap_or(*expected))
                 .sum()
         };
-        let effects = a.effects_of_group(g, &obs.ledger);
-        if effects.len() as u32 != expected_total {
-            let who = group.ops.join(", ");
+        // Counted first: the effects are gathered only for a breach.
+        if a.effect_positions(g).len() as u32 != expected_total {
+            let effects = a.effects_of_group(g, &obs.ledger);
+            let who = a.group_label(g);
             v.push(Violation {
                 check: expectation("effects"),
                 operation_id: Some(op.clone()),
@@ -165,7 +167,7 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution, ix: &Index<'_>) -> V
         }
     }
     for (op, expected) in &expect.needs_review {
-        let call = ix.final_status(op);
+        let call = obs.final_status.get(op).copied();
         let actual = obs.final_outcome(op).map(|o| o.needs_review);
         if actual != Some(*expected) {
             v.push(Violation {

@@ -1,95 +1,126 @@
 //! Lookups the checks need, built once per run so that every check is a walk
 //! over the data plus map lookups, never a scan per operation. Hash maps: no
 //! iteration over them reaches output.
+//!
+//! Operations are known by a slot: their position in the scenario (the
+//! attribution's), or for an id no operation has (a call the scenario did not
+//! make, which the checks never ask about but must not lose), a slot after
+//! them. Per-operation lists are grouped by slot in one allocation.
 
-use std::collections::HashMap;
+use std::collections::BTreeSet;
 
 use lostreply_simulator::Effect;
 
+use super::attribution::Attribution;
+use super::grouped::{Grouped, NONE};
+use crate::fixed_hash::{map_with_capacity, FixedMap};
 use crate::run::observation::{Call, Observation};
-use crate::scenario::model::OperationSpec;
 
 /// Indexes over one observation.
 pub(crate) struct Index<'o> {
-    operations: HashMap<&'o str, &'o OperationSpec>,
-    effects: HashMap<&'o str, &'o Effect>,
-    /// Calls about each operation that produced an outcome, in the order they ended.
-    outcome_calls: HashMap<&'o str, Vec<&'o Call>>,
+    attribution: &'o Attribution<'o>,
+    /// Ids that are no operation's, numbered after the operations.
+    other_ops: FixedMap<&'o str, usize>,
+    ledger: &'o [Effect],
+    /// Effect id to its position in the ledger.
+    effects: FixedMap<&'o str, usize>,
+    /// By slot: calls that produced an outcome, in the order they ended.
+    outcome_calls: Vec<&'o Call>,
+    outcome_start: Vec<usize>,
     /// Calls by (step, operation), probes left out: what a step reported.
-    step_calls: HashMap<usize, HashMap<&'o str, Vec<&'o Call>>>,
-    /// [`Observation::final_status`] hashed: looked up once per operation, a
-    /// `BTreeMap` of a million ids made every lookup some twenty string compares.
-    final_status: HashMap<&'o str, usize>,
+    /// Only the steps the scenario's `after_step` asks about.
+    step_calls: FixedMap<usize, FixedMap<&'o str, Vec<&'o Call>>>,
 }
 
 impl<'o> Index<'o> {
-    pub(crate) fn new(obs: &'o Observation) -> Index<'o> {
-        let operations = obs
-            .scenario
-            .operations
-            .iter()
-            .map(|o| (o.id.as_str(), o))
-            .collect();
-        let effects = obs.ledger.iter().map(|e| (e.id.as_str(), e)).collect();
-        // Sized for one entry per operation, the common case, instead of growing into it.
-        let mut outcome_calls: HashMap<&str, Vec<&Call>> =
-            HashMap::with_capacity(obs.scenario.operations.len());
-        let mut step_calls: HashMap<usize, HashMap<&str, Vec<&Call>>> = HashMap::new();
-        for call in &obs.calls {
+    pub(crate) fn new(obs: &'o Observation, attribution: &'o Attribution<'o>) -> Index<'o> {
+        let operations = obs.scenario.operations.len();
+        let mut other_ops: FixedMap<&'o str, usize> = map_with_capacity(0);
+        let mut slot = |id: &'o str| match attribution.op_position(id) {
+            Some(position) => position,
+            None => {
+                let next = operations + other_ops.len();
+                *other_ops.entry(id).or_insert(next)
+            }
+        };
+        let mut effects: FixedMap<&str, usize> = map_with_capacity(obs.ledger.len());
+        for (position, effect) in obs.ledger.iter().enumerate() {
+            effects.insert(effect.id.as_str(), position);
+        }
+        let asked: BTreeSet<usize> = obs.scenario.expect.after_step.keys().copied().collect();
+        let mut step_calls: FixedMap<usize, FixedMap<&str, Vec<&Call>>> = map_with_capacity(0);
+        let mut outcome_slot = vec![NONE; obs.calls.len()];
+        for (position, call) in obs.calls.iter().enumerate() {
             let Some(op) = call.operation_id.as_deref() else {
                 continue;
             };
             if call.outcome.is_some() {
-                outcome_calls.entry(op).or_default().push(call);
+                outcome_slot[position] = slot(op);
             }
-            if !call.probe {
+            if !call.probe && asked.contains(&call.step) {
                 step_calls
                     .entry(call.step)
-                    .or_default()
+                    .or_insert_with(|| map_with_capacity(0))
                     .entry(op)
                     .or_default()
                     .push(call);
             }
         }
-        for calls in outcome_calls.values_mut() {
-            calls.sort_by_key(|c| (c.end_ms, c.index));
+        let slots = operations + other_ops.len();
+        let grouped = Grouped::new(&outcome_slot, slots);
+        let mut outcome_calls: Vec<&Call> = Vec::with_capacity(obs.calls.len());
+        let mut outcome_start = Vec::with_capacity(slots + 1);
+        outcome_start.push(0);
+        for slot in 0..slots {
+            let from = outcome_calls.len();
+            outcome_calls.extend(grouped.of(slot).iter().map(|&p| &obs.calls[p]));
+            outcome_calls[from..].sort_by_key(|c| (c.end_ms, c.index));
+            outcome_start.push(outcome_calls.len());
         }
-        let final_status = obs
-            .final_status
-            .iter()
-            .map(|(op, &index)| (op.as_str(), index))
-            .collect();
         Index {
-            final_status,
-            operations,
+            attribution,
+            other_ops,
+            ledger: &obs.ledger,
             effects,
             outcome_calls,
+            outcome_start,
             step_calls,
         }
     }
 
-    pub(crate) fn operation(&self, id: &str) -> Option<&'o OperationSpec> {
-        self.operations.get(id).copied()
+    /// The slot of an operation id, if it has one.
+    fn slot(&self, op: &str) -> Option<usize> {
+        self.attribution
+            .op_position(op)
+            .or_else(|| self.other_ops.get(op).copied())
     }
 
-    pub(crate) fn effect(&self, id: &str) -> Option<&'o Effect> {
-        self.effects.get(id).copied()
+    /// The effect with this id and its position in the ledger.
+    pub(crate) fn effect(&self, id: &str) -> Option<(usize, &'o Effect)> {
+        let position = *self.effects.get(id)?;
+        Some((position, self.ledger.get(position)?))
     }
 
     /// Calls about `op` that produced an outcome, in the order they ended.
     pub(crate) fn outcome_calls(&self, op: &str) -> &[&'o Call] {
-        self.outcome_calls
-            .get(op)
-            .map(Vec::as_slice)
+        self.slot(op)
+            .map(|slot| self.outcome_calls_at(slot))
             .unwrap_or_default()
     }
 
-    /// The final `status` call about `op`, if one was made.
-    pub(crate) fn final_status(&self, op: &str) -> Option<usize> {
-        self.final_status.get(op).copied()
+    /// [`Index::outcome_calls`] of the operation at `position` in the scenario.
+    pub(crate) fn outcome_calls_at(&self, position: usize) -> &[&'o Call] {
+        match (
+            self.outcome_start.get(position),
+            self.outcome_start.get(position.wrapping_add(1)),
+        ) {
+            (Some(&from), Some(&to)) => &self.outcome_calls[from..to],
+            _ => &[],
+        }
     }
 
     /// The scenario's calls about `op` in step `step` (harness probes left out).
+    /// Only for the steps of the scenario's `after_step` (empty for others).
     pub(crate) fn step_calls(&self, step: usize, op: &str) -> &[&'o Call] {
         self.step_calls
             .get(&step)

@@ -1,7 +1,5 @@
 //! The seven invariants.
 
-use std::collections::HashMap;
-
 use lostreply_reports::model::{Check, Evidence, Invariant, Violation};
 use lostreply_simulator::{Effect, ObjectStatus};
 
@@ -11,13 +9,13 @@ use super::truth::status_at;
 use crate::protocol::{CallName, OutcomeKind};
 use crate::run::observation::{Call, Observation};
 
-pub(super) fn check_all(obs: &Observation, a: &Attribution, ix: &Index<'_>) -> Vec<Violation> {
+pub(super) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) -> Vec<Violation> {
     let mut v = Vec::new();
     at_most_once(obs, a, &mut v);
     success_has_effect(obs, a, ix, &mut v);
     failure_has_no_effect(obs, a, ix, &mut v);
     terminal_is_final(obs, ix, &mut v);
-    same_key_same_args(obs, a, ix, &mut v);
+    same_key_same_args(obs, a, &mut v);
     status_is_read_only(obs, &mut v);
     forged_changes_nothing(obs, &mut v);
     v
@@ -35,10 +33,12 @@ fn effect_evidence(effects: &[&Effect]) -> Vec<Evidence> {
 }
 
 /// Invariant 1: at most one effect per logical operation (a group: no more than its operations).
-fn at_most_once(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>) {
-    for (g, group) in a.groups.iter().enumerate() {
-        let effects = a.effects_of_group(g, &obs.ledger);
-        if effects.len() > group.ops.len() {
+fn at_most_once(obs: &Observation, a: &Attribution<'_>, v: &mut Vec<Violation>) {
+    for g in 0..a.group_count() {
+        let ops = a.ops_of_group(g).len();
+        // Counted first: the effects are gathered only for a breach.
+        if a.effect_positions(g).len() > ops {
+            let effects = a.effects_of_group(g, &obs.ledger);
             let ids: Vec<&str> = effects.iter().map(|e| e.id.as_str()).collect();
             let keys: Vec<String> = effects
                 .iter()
@@ -48,14 +48,14 @@ fn at_most_once(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>) {
                         .unwrap_or_else(|| "no key".to_owned())
                 })
                 .collect();
-            let who = group.ops.join(", ");
+            let who = a.group_label(g);
             v.push(Violation {
                 check: Check::Invariant(Invariant::AtMostOnce),
-                operation_id: group.ops.first().cloned(),
+                operation_id: a.first_op(g).map(str::to_owned),
                 message: format!(
                     "{who}: {} effects for {} operation(s): {} (keys: {})",
                     effects.len(),
-                    group.ops.len(),
+                    ops,
                     ids.join(", "),
                     keys.join(", ")
                 ),
@@ -67,13 +67,22 @@ fn at_most_once(obs: &Observation, a: &Attribution, v: &mut Vec<Violation>) {
 
 /// Invariant 2: `succeeded` names a provider_ref that is one of the operation's effects,
 /// done (not still processing, not settled failed), and claimed by no other operation.
-fn success_has_effect(obs: &Observation, a: &Attribution, ix: &Index<'_>, v: &mut Vec<Violation>) {
-    // Hashed and borrowed: one entry per succeeded operation, never iterated.
-    let mut claimed: HashMap<&str, (&str, usize)> = HashMap::new();
-    for op in &obs.scenario.operations {
-        let Some(g) = a.group(&op.id) else { continue };
+fn success_has_effect(
+    obs: &Observation,
+    a: &Attribution<'_>,
+    ix: &Index<'_>,
+    v: &mut Vec<Violation>,
+) {
+    // By ledger position, the first operation (and call) that claimed each
+    // effect: a ref with no problem names an effect of the ledger, and two
+    // refs name the same effect exactly when they are the same id.
+    let mut claimed: Vec<Option<(&str, usize)>> = vec![None; obs.ledger.len()];
+    for (position, op) in obs.scenario.operations.iter().enumerate() {
+        let Some(g) = a.group_at(position) else {
+            continue;
+        };
         let mut reported = false;
-        for &call in ix.outcome_calls(&op.id) {
+        for &call in ix.outcome_calls_at(position) {
             let Some(reply) = &call.outcome else { continue };
             if reply.outcome != OutcomeKind::Succeeded {
                 continue;
@@ -82,10 +91,10 @@ fn success_has_effect(obs: &Observation, a: &Attribution, ix: &Index<'_>, v: &mu
             let problem = match (reply.provider_ref.as_deref(), effect) {
                 (None, _) => Some("reports succeeded with no provider_ref".to_owned()),
                 (Some(r), None) => Some(format!("reports succeeded with provider_ref {r}, which is not in the ledger")),
-                (Some(r), Some(e)) if a.effect_group.get(&e.id) != Some(&g) => {
+                (Some(r), Some((p, _))) if a.group_of_effect(p) != Some(g) => {
                     Some(format!("reports succeeded with provider_ref {r}, which is not an effect of this operation"))
                 }
-                (Some(r), Some(e))
+                (Some(r), Some((_, e)))
                     if status_at(&obs.scenario.plan, e, call.sim_ms) == ObjectStatus::Processing =>
                 {
                     Some(format!("reports succeeded while {r} is still processing"))
@@ -95,7 +104,7 @@ fn success_has_effect(obs: &Observation, a: &Attribution, ix: &Index<'_>, v: &mu
             if let Some(problem) = problem {
                 if !reported {
                     let mut evidence = vec![Evidence::Call { index: call.index }];
-                    if let Some(e) = effect {
+                    if let Some((_, e)) = effect {
                         evidence.push(Evidence::Effect { id: e.id.clone() });
                     }
                     evidence.extend(effect_evidence(&a.effects_of_group(g, &obs.ledger)));
@@ -109,9 +118,12 @@ fn success_has_effect(obs: &Observation, a: &Attribution, ix: &Index<'_>, v: &mu
                 }
                 continue;
             }
-            if let Some(r) = &reply.provider_ref {
-                match claimed.get(r.as_str()) {
-                    Some(&(other, other_call)) if other != op.id => {
+            let (Some(r), Some((p, _))) = (&reply.provider_ref, effect) else {
+                continue;
+            };
+            if let Some(slot) = claimed.get_mut(p) {
+                match *slot {
+                    Some((other, other_call)) if other != op.id => {
                         v.push(Violation {
                             check: Check::Invariant(Invariant::NoSuccessWithoutEffect),
                             operation_id: Some(op.id.clone()),
@@ -124,9 +136,7 @@ fn success_has_effect(obs: &Observation, a: &Attribution, ix: &Index<'_>, v: &mu
                         });
                     }
                     Some(_) => {}
-                    None => {
-                        claimed.insert(r.as_str(), (op.id.as_str(), call.index));
-                    }
+                    None => *slot = Some((op.id.as_str(), call.index)),
                 }
             }
         }
@@ -137,62 +147,70 @@ fn success_has_effect(obs: &Observation, a: &Attribution, ix: &Index<'_>, v: &mu
 /// confirmed failure, so claiming success for it is the violation instead.
 fn failure_has_no_effect(
     obs: &Observation,
-    a: &Attribution,
+    a: &Attribution<'_>,
     ix: &Index<'_>,
     v: &mut Vec<Violation>,
 ) {
     let plan = &obs.scenario.plan;
-    for op in &obs.scenario.operations {
-        let Some(g) = a.group(&op.id) else { continue };
-        let effects = a.effects_of_group(g, &obs.ledger);
-        for &call in ix.outcome_calls(&op.id) {
-            let Some(reply) = &call.outcome else { continue };
-            // `failed` is true only once every effect has settled failed: an
-            // object still processing at the reply could not have told anyone.
-            let live: Vec<&Effect> = effects
+    for (position, op) in obs.scenario.operations.iter().enumerate() {
+        let Some(g) = a.group_at(position) else {
+            continue;
+        };
+        let effects = || {
+            a.effect_positions(g)
                 .iter()
-                .copied()
-                .filter(|e| status_at(plan, e, call.sim_ms) != ObjectStatus::Failed)
-                .collect();
+                .filter_map(|&p| obs.ledger.get(p))
+        };
+        for &call in ix.outcome_calls_at(position) {
+            let Some(reply) = &call.outcome else { continue };
+            // Gathered only for the outcome that needs them: one Vec per call
+            // was most of this check's allocations at a million operations.
             let problem = match reply.outcome {
-                OutcomeKind::Failed if !live.is_empty() => Some((
-                    format!(
-                        "{}: {} reports failed, but the provider holds {}{}",
-                        op.id,
-                        call.name.as_str(),
-                        ids(&live),
-                        if live.iter().all(|e| e.status == ObjectStatus::Failed) {
-                            " (still processing at that moment: it settled failed only later)"
-                        } else {
-                            ""
-                        }
-                    ),
-                    live,
-                )),
+                OutcomeKind::Failed => {
+                    // `failed` is true only once every effect has settled failed: an
+                    // object still processing at the reply could not have told anyone.
+                    let live: Vec<&Effect> = effects()
+                        .filter(|e| status_at(plan, e, call.sim_ms) != ObjectStatus::Failed)
+                        .collect();
+                    (!live.is_empty()).then(|| {
+                        (
+                            format!(
+                                "{}: {} reports failed, but the provider holds {}{}",
+                                op.id,
+                                call.name.as_str(),
+                                ids(&live),
+                                if live.iter().all(|e| e.status == ObjectStatus::Failed) {
+                                    " (still processing at that moment: it settled failed only later)"
+                                } else {
+                                    ""
+                                }
+                            ),
+                            live,
+                        )
+                    })
+                }
                 OutcomeKind::Succeeded => {
-                    let settled_failed: Vec<&Effect> = effects
-                        .iter()
-                        .copied()
+                    let settled_failed: Vec<&Effect> = effects()
+                        // The status first: comparing every effect's id (cold
+                        // memory) was most of this check at a million operations.
                         .filter(|e| {
-                            Some(e.id.as_str()) == reply.provider_ref.as_deref()
-                                && e.status == ObjectStatus::Failed
+                            e.status == ObjectStatus::Failed
+                                && Some(e.id.as_str()) == reply.provider_ref.as_deref()
                         })
                         .collect();
-                    if settled_failed.is_empty() {
-                        None
-                    } else {
-                        Some((
+                    (!settled_failed.is_empty()).then(|| {
+                        (
                             format!(
                                 "{}: {} reports succeeded, but {} settled failed",
                                 op.id,
                                 call.name.as_str(),
                                 ids(&settled_failed)
                             ),
-                            effects.clone(),
-                        ))
-                    }
+                            effects().collect(),
+                        )
+                    })
                 }
-                OutcomeKind::Failed | OutcomeKind::Pending | OutcomeKind::Unknown => None,
+                OutcomeKind::Pending | OutcomeKind::Unknown => None,
             };
             if let Some((message, shown)) = problem {
                 let mut evidence = vec![Evidence::Call { index: call.index }];
@@ -219,9 +237,9 @@ fn ids(effects: &[&Effect]) -> String {
 
 /// Invariant 4: once `succeeded` or `failed` is reported, every later report says the same.
 fn terminal_is_final(obs: &Observation, ix: &Index<'_>, v: &mut Vec<Violation>) {
-    for op in &obs.scenario.operations {
+    for (position, op) in obs.scenario.operations.iter().enumerate() {
         let mut terminal: Option<&Call> = None;
-        for &call in ix.outcome_calls(&op.id) {
+        for &call in ix.outcome_calls_at(position) {
             let Some(reply) = &call.outcome else { continue };
             match terminal.and_then(|t| t.outcome.as_ref().map(|o| (t, o))) {
                 None => {
@@ -261,20 +279,24 @@ fn terminal_is_final(obs: &Observation, ix: &Index<'_>, v: &mut Vec<Violation>) 
 
 /// Invariant 5: every create attempt of one operation carries the same key (where the
 /// contract has keys) and the same arguments.
-fn same_key_same_args(obs: &Observation, a: &Attribution, ix: &Index<'_>, v: &mut Vec<Violation>) {
+fn same_key_same_args(obs: &Observation, a: &Attribution<'_>, v: &mut Vec<Violation>) {
     let keyed = obs.scenario.plan.idempotency.mode != lostreply_simulator::IdempotencyMode::None;
-    for (g, group) in a.groups.iter().enumerate() {
+    for g in 0..a.group_count() {
         // Ops sharing arguments on purpose are separate actions with separate keys;
         // the per-operation key rule only applies to single-operation groups.
-        let requests = a.requests_of_group(g, &obs.journal);
-        let Some(first) = requests.first() else {
+        let requests = || {
+            a.request_positions(g)
+                .iter()
+                .filter_map(|&p| obs.journal.get(p))
+        };
+        let Some(first) = requests().next() else {
             continue;
         };
-        let op_id = group.ops.first().cloned().unwrap_or_default();
-        let Some(op) = ix.operation(&op_id) else {
+        let Some(op) = a.ops_of_group(g).next() else {
             continue;
         };
-        for r in &requests {
+        let single = a.ops_of_group(g).len() == 1;
+        for r in requests() {
             if a.changed_arguments.contains(&r.seq) {
                 v.push(Violation {
                     check: Check::Invariant(Invariant::SameKeySameArgs),
@@ -290,7 +312,7 @@ fn same_key_same_args(obs: &Observation, a: &Attribution, ix: &Index<'_>, v: &mu
                 });
                 break;
             }
-            if keyed && group.ops.len() == 1 && r.idempotency_key != first.idempotency_key {
+            if keyed && single && r.idempotency_key != first.idempotency_key {
                 v.push(Violation {
                     check: Check::Invariant(Invariant::SameKeySameArgs),
                     operation_id: Some(op.id.clone()),

@@ -4,8 +4,10 @@
 
 pub mod attribution;
 mod expectations;
+mod grouped;
 mod index;
 mod invariants;
+mod split_body;
 mod truth;
 
 use lostreply_reports::model::Violation;
@@ -19,8 +21,8 @@ pub use lostreply_reports::model::Invariant;
 
 /// Checks one run: every invariant, then every expectation. `attribution` is
 /// [`Attribution::of`] the same observation (the report reuses it).
-pub fn check(obs: &Observation, attribution: &Attribution) -> Vec<Violation> {
-    let index = index::Index::new(obs);
+pub fn check(obs: &Observation, attribution: &Attribution<'_>) -> Vec<Violation> {
+    let index = index::Index::new(obs, attribution);
     let mut violations = invariants::check_all(obs, attribution, &index);
     violations.extend(expectations::check_all(obs, attribution, &index));
     violations

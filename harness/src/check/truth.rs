@@ -27,7 +27,7 @@ pub(crate) fn status_at(plan: &Plan, effect: &Effect, at_ms: i64) -> ObjectStatu
 /// - `unknown`: never proves anything.
 pub(crate) fn proven(
     obs: &Observation,
-    a: &Attribution,
+    a: &Attribution<'_>,
     ix: &Index<'_>,
     op: &str,
     call: &Call,
@@ -44,8 +44,8 @@ pub(crate) fn proven(
             .provider_ref
             .as_deref()
             .and_then(|r| ix.effect(r))
-            .is_some_and(|e| {
-                a.effect_group.get(&e.id) == Some(&group)
+            .is_some_and(|(position, e)| {
+                a.group_of_effect(position) == Some(group)
                     && status_at(plan, e, at) == ObjectStatus::Succeeded
             }),
         OutcomeKind::Pending => effects.iter().any(|e| {

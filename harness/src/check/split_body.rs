@@ -1,0 +1,220 @@
+//! A create body read for attribution: its group key and its references,
+//! borrowed from the journal's text.
+//!
+//! The fingerprint is canonical (keys sorted at every depth), so the
+//! arguments' canonical text is the fingerprint's own members, reserved ones
+//! left out, copied as they are. Parsing every create into a `Value` tree and
+//! writing it out again was most of the attribution's time at a million
+//! operations; reading the members into owned strings and a `BTreeMap` was
+//! most of what was left, so they are borrowed and the key is written into a
+//! buffer the caller reuses.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+/// A create body's references (the group key is in the caller's buffer).
+#[derive(Debug, PartialEq)]
+pub(crate) struct References<'a> {
+    /// `client_reference`, if a string.
+    pub(crate) client_reference: Option<Cow<'a, str>>,
+    /// `metadata.operation_id`, if a string.
+    pub(crate) metadata_operation: Option<String>,
+}
+
+/// Writes `resource`, a space and the arguments' canonical text (the
+/// fingerprint's members but the reserved ones) into `key` (cleared first),
+/// and returns the references. `None` when the fingerprint is not an object
+/// or the key is not UTF-8.
+pub(crate) fn split_body<'a>(
+    resource: &str,
+    fingerprint: &'a str,
+    key: &mut Vec<u8>,
+) -> Option<References<'a>> {
+    let Members(mut members) = serde_json::from_str(fingerprint).ok()?;
+    // In name order, as a map would hold them; of a name given twice, the last.
+    members.sort_by(|a, b| a.0.cmp(&b.0));
+    key.clear();
+    key.extend_from_slice(resource.as_bytes());
+    // A resource name never holds a space ([a-z][a-z0-9_]*), so this cannot collide.
+    key.push(b' ');
+    key.push(b'{');
+    let mut references = References {
+        client_reference: None,
+        metadata_operation: None,
+    };
+    let mut first = true;
+    for (index, (name, value)) in members.iter().enumerate() {
+        if members.get(index + 1).is_some_and(|next| next.0 == *name) {
+            continue;
+        }
+        match name.as_ref() {
+            "client_reference" => {
+                references.client_reference = serde_json::from_str::<Text<'a>>(value.get())
+                    .ok()
+                    .map(|t| t.0);
+            }
+            "metadata" => {
+                references.metadata_operation = serde_json::from_str::<Value>(value.get())
+                    .ok()
+                    .and_then(|m| m.get("operation_id")?.as_str().map(str::to_owned));
+            }
+            _ => {
+                if !first {
+                    key.push(b',');
+                }
+                first = false;
+                // Writing a string into a Vec cannot fail.
+                let _ = serde_json::to_writer(&mut *key, name.as_ref());
+                key.push(b':');
+                key.extend_from_slice(value.get().as_bytes());
+            }
+        }
+    }
+    key.push(b'}');
+    std::str::from_utf8(key).ok()?;
+    Some(references)
+}
+
+/// An object's members in their order, names borrowed unless they hold an escape.
+struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for Members<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Members<'de>, D::Error> {
+        struct Object;
+        impl<'de> Visitor<'de> for Object {
+            type Value = Members<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
+                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(0));
+                while let Some((Text(name), value)) =
+                    map.next_entry::<Text<'de>, &'de RawValue>()?
+                {
+                    members.push((name, value));
+                }
+                Ok(Members(members))
+            }
+        }
+        deserializer.deserialize_map(Object)
+    }
+}
+
+/// A JSON string, borrowed from the text unless it holds an escape.
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Text<'de>, D::Error> {
+        struct Visit;
+        impl<'de> Visitor<'de> for Visit {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(Visit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::collections::BTreeMap;
+
+    use lostreply_simulator::canonical_json;
+
+    use super::*;
+
+    /// The key and references as the attribution computed them before: the
+    /// members read into a `BTreeMap` of owned names.
+    fn by_map(
+        resource: &str,
+        fingerprint: &str,
+    ) -> Option<(String, Option<String>, Option<String>)> {
+        let members: BTreeMap<String, Box<RawValue>> = serde_json::from_str(fingerprint).ok()?;
+        let mut args = serde_json::Map::new();
+        let (mut client_reference, mut metadata_operation) = (None, None);
+        for (name, value) in members {
+            match name.as_str() {
+                "client_reference" => client_reference = serde_json::from_str(value.get()).ok(),
+                "metadata" => {
+                    metadata_operation = serde_json::from_str::<Value>(value.get())
+                        .ok()
+                        .and_then(|m| m.get("operation_id")?.as_str().map(str::to_owned));
+                }
+                _ => {
+                    args.insert(name, serde_json::from_str(value.get()).ok()?);
+                }
+            }
+        }
+        let key = format!("{resource} {}", canonical_json(&Value::Object(args)));
+        Some((key, client_reference, metadata_operation))
+    }
+
+    fn split(
+        resource: &str,
+        fingerprint: &str,
+    ) -> Option<(String, Option<String>, Option<String>)> {
+        let mut key = b"left over".to_vec();
+        let refs = split_body(resource, fingerprint, &mut key)?;
+        Some((
+            String::from_utf8(key).unwrap(),
+            refs.client_reference.map(Cow::into_owned),
+            refs.metadata_operation,
+        ))
+    }
+
+    #[test]
+    fn the_split_key_is_the_group_key_of_the_arguments() {
+        let body = serde_json::json!({
+            "title": "a \"b\"", "n": 1, "nested": {"z": [1, {"y": 2, "x": null}], "a": "é"},
+            "client_reference": "op-1", "metadata": {"operation_id": "op-2", "k": 1}
+        });
+        let fingerprint = canonical_json(&body);
+        let (key, client_reference, metadata_operation) = split("tickets", &fingerprint).unwrap();
+        assert!(key.starts_with("tickets {\"n\":1,"), "{key}");
+        assert_eq!(client_reference.as_deref(), Some("op-1"));
+        assert_eq!(metadata_operation.as_deref(), Some("op-2"));
+        assert_eq!(
+            split("tickets", &fingerprint),
+            by_map("tickets", &fingerprint)
+        );
+    }
+
+    #[test]
+    fn odd_bodies_read_as_a_map_would_read_them() {
+        for fingerprint in [
+            // Escapes in names and in the reference (owned, not borrowed).
+            r#"{"a\"b":1,"client_reference":"op-\u0031","z\n":[]}"#,
+            // Not canonical: out of order, a name given twice (the last wins).
+            r#"{"z":1,"a":2,"a":3,"client_reference":"x","client_reference":"y"}"#,
+            // A reference that is not a string, metadata that is not an object.
+            r#"{"client_reference":7,"metadata":[1],"t":"x"}"#,
+            r#"{"metadata":{"operation_id":5},"t":null}"#,
+            r#"{}"#,
+        ] {
+            assert_eq!(
+                split("r", fingerprint),
+                by_map("r", fingerprint),
+                "{fingerprint}"
+            );
+        }
+        for not_an_object in ["[1]", "1", "\"s\"", "{", ""] {
+            assert_eq!(split("r", not_an_object), None, "{not_an_object}");
+        }
+    }
+}
