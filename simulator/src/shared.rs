@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use crate::fast_map::FastMap;
 use crate::faults::FaultCounters;
+use crate::fixed_map::FixedMap;
 use crate::idempotency::KeyTable;
 use crate::journal::Journal;
 use crate::plan::Plan;
@@ -37,7 +37,7 @@ pub(crate) struct State {
     /// Only ever looked up, never iterated, so a hash map: fingerprints of
     /// similar bodies share long prefixes, which made every ordered-map
     /// comparison a long `memcmp` (13% of a create in the profile).
-    pub attempts: FastMap<AttemptKey, u32>,
+    pub attempts: FixedMap<AttemptKey, u32>,
     /// The MCP face's sessions, operations, keys and tasks (empty without `Plan::mcp`).
     pub mcp: crate::mcp::state::McpState,
 }

@@ -18,7 +18,7 @@ use rand_chacha::ChaCha20Rng;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::fast_map::{fixed_hash, FastMap};
+use crate::fixed_map::{fixed_hash, FixedMap};
 use crate::journal::Interner;
 use crate::names::{id_prefix, random_id};
 use crate::plan::{Plan, SettleResult};
@@ -60,7 +60,7 @@ pub(crate) struct Store {
     /// Index into `effects` by a hash of the object id (checked against the
     /// id itself), so the index holds no second copy of every id. Only looked
     /// up, never iterated. Ids are drawn until their hash is new too.
-    by_id: FastMap<u64, u32>,
+    by_id: FixedMap<u64, u32>,
     /// Tenants and resources, one copy each (shared with the attempt counts).
     pub(crate) strings: Interner,
     per_tenant: BTreeMap<String, usize>,
@@ -171,7 +171,7 @@ impl Store {
         event_ids.set_stream(EVENT_ID_STREAM);
         Store {
             effects: Vec::new(),
-            by_id: FastMap::default(),
+            by_id: FixedMap::default(),
             strings: Interner::default(),
             per_tenant: BTreeMap::new(),
             events: Vec::new(),

@@ -178,6 +178,10 @@ fn handle(
 
 /// The rest of [`handle`]: the waits, the dispatch by route and kind, and how
 /// the response leaves.
+// Deliberately not an `async fn`: an `async fn` keeps its by-value arguments
+// twice in its future (the argument and the local it is moved into), and this
+// future is allocated for every request.
+#[allow(clippy::manual_async_fn)]
 fn respond(
     ctx: Ctx,
     kind: Option<RequestKind>,
@@ -187,7 +191,6 @@ fn respond(
     path: String,
     raw_query: Option<String>,
 ) -> impl std::future::Future<Output = Outcome> + Send {
-    // An `async` block: an `async fn` keeps its by-value arguments twice.
     async move {
         let seq = ctx.seq;
         if let Some(rule) = ctx.rule_at(Position::BeforeRead) {

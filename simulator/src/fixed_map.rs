@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 /// A `HashMap` with a fixed foldhash seed.
-pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
+pub(crate) type FixedMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 
 /// A fixed-seed hash of `value` (stable for the life of the build).
 pub(crate) fn fixed_hash<T: std::hash::Hash + ?Sized>(value: &T) -> u64 {
