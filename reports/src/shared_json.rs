@@ -18,7 +18,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
-use serde::de::{self, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::ser::{self, SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
@@ -128,7 +128,7 @@ impl Serialize for Raw<'_> {
             // (a `Value::String` was an allocation per string of every call),
             // written with the one call `Value::String` makes.
             Some(b'"') => serializer.serialize_str(
-                &serde_json::from_str::<Name<'_>>(self.0)
+                &serde_json::from_str::<JsonStr<'_>>(self.0)
                     .map_err(ser::Error::custom)?
                     .0,
             ),
@@ -172,45 +172,72 @@ impl<'de> Deserialize<'de> for Items<'de> {
 
 impl<'de> Deserialize<'de> for Members<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Members<'de>, D::Error> {
-        struct Object;
-        impl<'de> Visitor<'de> for Object {
-            type Value = Members<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
-                let mut members = InlineList::new(|| (Cow::Borrowed(""), RawValue::NULL));
-                while let Some((Name(name), value)) =
-                    map.next_entry::<Name<'de>, &'de RawValue>()?
-                {
-                    members.push((name, value));
-                }
-                Ok(Members(members))
-            }
-        }
-        deserializer.deserialize_map(Object)
+        let mut members = InlineList::new(|| (Cow::Borrowed(""), RawValue::NULL));
+        EachMember(|name, value| members.push((name, value))).deserialize(deserializer)?;
+        Ok(Members(members))
     }
 }
 
-/// A member name or a string value, borrowed from the text unless it holds an escape.
-struct Name<'a>(Cow<'a, str>);
+/// Calls `each` with every member of the JSON object `text`, in order, names
+/// borrowed from the text unless they hold an escape and values as their raw
+/// text. Nothing is built: what to keep is the caller's choice (the report's
+/// writer keeps them inline, the checks' attribution in a sorted `Vec`).
+pub fn for_each_member<'a>(
+    text: &'a str,
+    each: impl FnMut(Cow<'a, str>, &'a RawValue),
+) -> Result<(), serde_json::Error> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    EachMember(each).deserialize(&mut deserializer)?;
+    deserializer.end()
+}
 
-impl<'de> Deserialize<'de> for Name<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Name<'de>, D::Error> {
+/// The visitor behind [`for_each_member`].
+struct EachMember<F>(F);
+
+impl<'de, F: FnMut(Cow<'de, str>, &'de RawValue)> DeserializeSeed<'de> for EachMember<F> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de, F: FnMut(Cow<'de, str>, &'de RawValue)> Visitor<'de> for EachMember<F> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
+        while let Some((JsonStr(name), value)) = map.next_entry::<JsonStr<'de>, &'de RawValue>()? {
+            (self.0)(name, value);
+        }
+        Ok(())
+    }
+}
+
+/// A JSON string (a member name or a string value), borrowed from the text
+/// unless it holds an escape.
+#[derive(Debug)]
+pub struct JsonStr<'a>(pub Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for JsonStr<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<JsonStr<'de>, D::Error> {
         struct Text;
         impl<'de> Visitor<'de> for Text {
-            type Value = Name<'de>;
+            type Value = JsonStr<'de>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a member name")
+                f.write_str("a string")
             }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Name<'de>, E> {
-                Ok(Name(Cow::Borrowed(v)))
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<JsonStr<'de>, E> {
+                Ok(JsonStr(Cow::Borrowed(v)))
             }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Name<'de>, E> {
-                Ok(Name(Cow::Owned(v.to_owned())))
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<JsonStr<'de>, E> {
+                Ok(JsonStr(Cow::Owned(v.to_owned())))
             }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Name<'de>, E> {
-                Ok(Name(Cow::Owned(v)))
+            fn visit_string<E: de::Error>(self, v: String) -> Result<JsonStr<'de>, E> {
+                Ok(JsonStr(Cow::Owned(v)))
             }
         }
         deserializer.deserialize_str(Text)
@@ -226,6 +253,26 @@ impl<'de> Deserialize<'de> for SharedJson {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn members_come_in_order_borrowed_unless_escaped() {
+        let text = r#"{"b":1,"a\"q":[2,{"x":3}],"b":"s"}"#;
+        let mut seen = Vec::new();
+        for_each_member(text, |name, value| {
+            seen.push((name.clone(), matches!(name, Cow::Borrowed(_)), value.get()))
+        })
+        .expect("an object");
+        assert_eq!(
+            seen,
+            vec![
+                (Cow::Borrowed("b"), true, "1"),
+                (Cow::Borrowed("a\"q"), false, r#"[2,{"x":3}]"#),
+                (Cow::Borrowed("b"), true, r#""s""#),
+            ]
+        );
+        assert!(for_each_member("[1]", |_, _| {}).is_err());
+        assert!(for_each_member(r#"{"a":1} x"#, |_, _| {}).is_err());
+    }
 
     #[test]
     fn written_pretty_as_the_value_itself() {

@@ -10,11 +10,8 @@
 //! buffer the caller reuses.
 
 use std::borrow::Cow;
-use std::fmt;
 
-use serde::de::{self, MapAccess, Visitor};
-use serde::{Deserialize, Deserializer};
-use serde_json::value::RawValue;
+use lostreply_reports::shared_json::{for_each_member, JsonStr};
 use serde_json::Value;
 
 /// A create body's references (the group key is in the caller's buffer).
@@ -35,7 +32,8 @@ pub(crate) fn split_body<'a>(
     fingerprint: &'a str,
     key: &mut Vec<u8>,
 ) -> Option<References<'a>> {
-    let Members(mut members) = serde_json::from_str(fingerprint).ok()?;
+    let mut members = Vec::new();
+    for_each_member(fingerprint, |name, value| members.push((name, value))).ok()?;
     // In name order, as a map would hold them; of a name given twice, the last.
     members.sort_by(|a, b| a.0.cmp(&b.0));
     key.clear();
@@ -54,7 +52,7 @@ pub(crate) fn split_body<'a>(
         }
         match name.as_ref() {
             "client_reference" => {
-                references.client_reference = serde_json::from_str::<Text<'a>>(value.get())
+                references.client_reference = serde_json::from_str::<JsonStr<'a>>(value.get())
                     .ok()
                     .map(|t| t.0);
             }
@@ -80,60 +78,12 @@ pub(crate) fn split_body<'a>(
     Some(references)
 }
 
-/// An object's members in their order, names borrowed unless they hold an escape.
-struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
-
-impl<'de> Deserialize<'de> for Members<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Members<'de>, D::Error> {
-        struct Object;
-        impl<'de> Visitor<'de> for Object {
-            type Value = Members<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
-                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(0));
-                while let Some((Text(name), value)) =
-                    map.next_entry::<Text<'de>, &'de RawValue>()?
-                {
-                    members.push((name, value));
-                }
-                Ok(Members(members))
-            }
-        }
-        deserializer.deserialize_map(Object)
-    }
-}
-
-/// A JSON string, borrowed from the text unless it holds an escape.
-struct Text<'a>(Cow<'a, str>);
-
-impl<'de> Deserialize<'de> for Text<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Text<'de>, D::Error> {
-        struct Visit;
-        impl<'de> Visitor<'de> for Visit {
-            type Value = Text<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Text<'de>, E> {
-                Ok(Text(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Text<'de>, E> {
-                Ok(Text(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Text<'de>, E> {
-                Ok(Text(Cow::Owned(v)))
-            }
-        }
-        deserializer.deserialize_str(Visit)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use std::collections::BTreeMap;
+
+    use serde_json::value::RawValue;
 
     use lostreply_simulator::canonical_json;
 

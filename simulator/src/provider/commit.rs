@@ -30,7 +30,6 @@ pub(super) struct Intake {
 /// An `async` block rather than an `async fn`: an `async fn` keeps its
 /// by-value arguments twice in its future (the argument and the local it is
 /// moved into), and this future is part of every create's.
-// Deliberately not an `async fn` (see above): its future would be larger.
 #[allow(clippy::manual_async_fn)]
 pub(super) fn commit_stage(
     ctx: &Ctx,
@@ -54,10 +53,10 @@ pub(super) fn commit_stage(
                     match then {
                         StallThen::Abandon => fail_key(ctx, &intake, Failure::Abandoned),
                         // The provider kept working after the client left.
-                        // Boxed, as this path is rare: a second commit future
-                        // inline would double the size of every create's future.
                         StallThen::Commit => {
-                            let _ = Box::pin(commit(ctx, intake)).await;
+                            if let Err(hook) = commit_now(ctx, intake) {
+                                hook.await;
+                            }
                         }
                     }
                     // Only now is the provider done with it: whoever waits for this
@@ -83,15 +82,13 @@ pub(super) fn commit_stage(
     }
 }
 
-/// The commit on the common path, with no future at all: `Ok` is the answer;
-/// `Err` is the boxed rest when a commit hook must run first (only runs that
-/// inject a crash have one), so the committed effect never sits in the
-/// create's future.
-#[allow(clippy::type_complexity)]
-fn commit_now(
-    ctx: &Ctx,
-    intake: Intake,
-) -> Result<Prepared, std::pin::Pin<Box<dyn std::future::Future<Output = Prepared> + Send + '_>>> {
+/// The rest of a commit that must wait for the commit hook, boxed.
+type HookThenSave<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Prepared> + Send + 'a>>;
+
+/// Commits with no future at all: `Ok` is the answer; `Err` is the boxed rest
+/// when a commit hook must run first (only runs that inject a crash have
+/// one), so the committed effect never sits in the create's future.
+fn commit_now(ctx: &Ctx, intake: Intake) -> Result<Prepared, HookThenSave<'_>> {
     match commit_effect(ctx, intake) {
         Err(reply) => Ok(reply),
         Ok(committed) if ctx.shared.hook().is_none() => Ok(committed.save(ctx)),
@@ -115,19 +112,8 @@ fn fail_scope(ctx: &Ctx, ticket: Option<Scope>, fingerprint: &str, failure: Fail
         .fail(plan.idempotency.mode, scope, fingerprint, failure, now_ms);
 }
 
-/// Commits the effect, runs the commit hook, saves the response for replays.
-/// Boxed where it is awaited: only the rare stall that commits after the
-/// client left comes here; the common path commits without a future (above).
-async fn commit(ctx: &Ctx, intake: Intake) -> Prepared {
-    match commit_effect(ctx, intake) {
-        Ok(committed) => hook_then_save(ctx, committed).await,
-        Err(reply) => reply,
-    }
-}
-
-/// Runs the harness's commit hook (only runs that inject a crash have one),
-/// then saves the answer. Always boxed by its callers, so that its wait is
-/// never part of a create's future.
+/// Runs the harness's commit hook, then saves the answer (boxed by
+/// `commit_now`, so that its wait is never part of a create's future).
 async fn hook_then_save(ctx: &Ctx, committed: Committed) -> Prepared {
     run_commit_hook(ctx, &committed.effect).await;
     committed.save(ctx)
@@ -144,7 +130,6 @@ struct Committed {
 impl Committed {
     /// Saves the answer under the key (if any) and returns it.
     fn save(self, ctx: &Ctx) -> Prepared {
-        drop(self.effect);
         if let Some(scope) = self.ticket {
             let mut state = ctx.shared.state();
             let now_ms = state.now_ms;

@@ -178,9 +178,10 @@ fn handle(
 
 /// The rest of [`handle`]: the waits, the dispatch by route and kind, and how
 /// the response leaves.
-// Deliberately not an `async fn`: an `async fn` keeps its by-value arguments
-// twice in its future (the argument and the local it is moved into), and this
-// future is allocated for every request.
+///
+/// Not an `async fn`: an `async fn` keeps its by-value arguments twice in its
+/// future (the argument and the local it is moved into), and this future is
+/// allocated for every request.
 #[allow(clippy::manual_async_fn)]
 fn respond(
     ctx: Ctx,
