@@ -78,7 +78,7 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
         ));
         steps.push(StepReport {
             number: i + 1,
-            label: format!("execute {}", op.id),
+            label: format!("execute {}", op.id).into(),
             start_ms: t_ms,
             end_ms: t_ms + 1,
             sim_start_ms: CLOCK_START_MS,
@@ -421,6 +421,79 @@ mod report_tests {
                 .unwrap();
             assert_eq!(record.args, op.args);
             assert_eq!(record.args.as_str().as_ptr(), op.args.as_str().as_ptr());
+        }
+    }
+
+    #[test]
+    fn records_that_say_the_same_thing_share_one_copy_and_say_it_right() {
+        use lostreply_reports::model::SharedStr;
+        let obs = observation(SyntheticSpec {
+            operations: 10,
+            duplicate_every: 5,
+        });
+        let attribution = lostreply_harness::check::attribution::Attribution::of(&obs);
+        let report = lostreply_harness::report_build::scenario_report(
+            &obs,
+            &attribution,
+            Vec::new(),
+            String::new(),
+        );
+        for (record, effect) in report.ledger.iter().zip(&obs.ledger) {
+            // The text is the observation's, whatever is shared.
+            assert_eq!(record.id, effect.id);
+            assert_eq!(record.tenant, effect.tenant);
+            assert_eq!(record.status, "succeeded");
+            let request = &report.journal[effect.request_seq.unwrap() as usize - 1];
+            assert!(SharedStr::ptr_eq(
+                request.effect.as_ref().unwrap(),
+                &record.id
+            ));
+            assert!(SharedStr::ptr_eq(
+                request.idempotency_key.as_ref().unwrap(),
+                record.idempotency_key.as_ref().unwrap()
+            ));
+            let op = report
+                .operations
+                .iter()
+                .find(|o| Some(&o.id) == record.operation_id.as_ref())
+                .unwrap();
+            assert!(SharedStr::ptr_eq(
+                record.operation_id.as_ref().unwrap(),
+                &op.id
+            ));
+            assert!(op
+                .effects
+                .iter()
+                .any(|id| SharedStr::ptr_eq(id, &record.id)));
+            assert!(SharedStr::ptr_eq(&record.tenant, &report.ledger[0].tenant));
+        }
+        for op in &report.operations {
+            let outcome = op.final_outcome.as_ref().unwrap();
+            assert!(SharedStr::ptr_eq(
+                outcome.provider_ref.as_ref().unwrap(),
+                &op.effects[0]
+            ));
+        }
+        for (record, call) in report.calls.iter().zip(&obs.calls) {
+            assert_eq!(record.call, call.name.as_str());
+            assert_eq!(record.operation_id.as_deref(), call.operation_id.as_deref());
+            let op = report
+                .operations
+                .iter()
+                .find(|o| Some(&o.id) == record.operation_id.as_ref())
+                .unwrap();
+            assert!(SharedStr::ptr_eq(
+                record.operation_id.as_ref().unwrap(),
+                &op.id
+            ));
+        }
+        for (record, entry) in report.journal.iter().zip(&obs.journal) {
+            assert_eq!(record.fate, "sent 201");
+            assert!(!record.lost);
+            assert_eq!(record.target, entry.path);
+            assert_eq!(record.kind.as_deref(), Some("create"));
+            assert!(SharedStr::ptr_eq(&record.fate, &report.journal[0].fate));
+            assert!(SharedStr::ptr_eq(&record.method, &report.journal[0].method));
         }
     }
 }

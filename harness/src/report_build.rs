@@ -2,8 +2,10 @@
 
 use lostreply_reports::model::{
     CallEnd, CallRecord, Check, EffectRecord, ErrorRecord, McpClientReport, OperationReport,
-    Outcome, RequestRecord, ScenarioReport, SharedJson, Verdict, Violation, WindowFigures,
+    Outcome, RequestRecord, ScenarioReport, SharedJson, SharedStr, Verdict, Violation,
+    WindowFigures,
 };
+use lostreply_reports::shared_str::Recent;
 use lostreply_simulator::{
     Effect, FaultResponse, JournalEntry, ObjectStatus, Release, ResponseFate, StallThen,
 };
@@ -15,6 +17,13 @@ use crate::scenario::client_profiles::McpClient;
 mod same_text;
 
 /// The report of one scenario run.
+///
+/// Records that say the same thing share one copy of the text
+/// ([`SharedStr`]): each operation's id is made once and shared by its calls
+/// and effects, each effect's id and key once and shared by the request that
+/// created it, and the handful of values a field repeats (tenant, method,
+/// fate, a call's name) once each through [`Recent`]. At a million
+/// operations that is four allocations an operation instead of twenty.
 pub fn scenario_report(
     obs: &Observation,
     attribution: &Attribution<'_>,
@@ -22,7 +31,6 @@ pub fn scenario_report(
     reproduce: String,
 ) -> ScenarioReport {
     let s = &obs.scenario;
-    let op_of_group = |g: usize| attribution.first_op(g).map(str::to_owned);
     let mut errors: Vec<ErrorRecord> = obs.errors.clone();
     for call in &obs.calls {
         if let Some(message) = call_error(&call.end) {
@@ -52,6 +60,23 @@ pub fn scenario_report(
             .flatten()
             .and_then(|index| obs.calls.get(index)?.outcome.as_ref())
     };
+    let op_ids: Vec<SharedStr> = s
+        .operations
+        .iter()
+        .map(|op| op.id.as_str().into())
+        .collect();
+    let op_id_of = |op: &str| {
+        attribution
+            .op_position(op)
+            .and_then(|p| op_ids.get(p).cloned())
+            .unwrap_or_else(|| op.into())
+    };
+    let effect_ids: Vec<SharedStr> = obs.ledger.iter().map(|e| e.id.as_str().into()).collect();
+    let effect_keys: Vec<Option<SharedStr>> = obs
+        .ledger
+        .iter()
+        .map(|e| e.idempotency_key.as_deref().map(SharedStr::from))
+        .collect();
     // Each operation's arguments as text, once; an effect whose arguments are
     // its operation's, member for member, shares that text (its own would be
     // the same bytes) instead of holding a copy of its own.
@@ -72,6 +97,114 @@ pub fn scenario_report(
             .and_then(|p| op_args.get(p).cloned())
             .unwrap_or_else(|| SharedJson::from_map(&e.args))
     };
+    let mut text = Texts::default();
+    let operations = s
+        .operations
+        .iter()
+        .enumerate()
+        .map(|(position, op)| {
+            let effects: Vec<SharedStr> = attribution
+                .group_at(position)
+                .map(|g| {
+                    attribution
+                        .effect_positions(g)
+                        .iter()
+                        .filter_map(|&p| effect_ids.get(p).cloned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            OperationReport {
+                id: op_ids[position].clone(),
+                resource: text.resource.get(&op.resource),
+                args: op_args[position].clone(),
+                final_outcome: final_outcome(position).map(|o| Outcome {
+                    outcome: o.outcome,
+                    // Most often the id of its own effect: shared with it.
+                    provider_ref: o.provider_ref.as_deref().map(|r| {
+                        effects
+                            .iter()
+                            .find(|id| id.as_str() == r)
+                            .cloned()
+                            .unwrap_or_else(|| r.into())
+                    }),
+                    needs_review: o.needs_review,
+                    evidence: o.evidence.as_str().into(),
+                }),
+                effects,
+            }
+        })
+        .collect();
+    let calls = obs
+        .calls
+        .iter()
+        .map(|c| CallRecord {
+            index: c.index,
+            step: c.step,
+            call: text.call.get(c.name.as_str()),
+            operation_id: c.operation_id.as_deref().map(op_id_of),
+            request: c.request.clone(),
+            reply: c.reply.clone(),
+            end: c.end.clone(),
+            stderr: c.stderr.as_str().into(),
+            start_ms: c.start_ms,
+            end_ms: c.end_ms,
+        })
+        .collect();
+    // The ledger position of the effect each journal entry created, to share
+    // its id and key.
+    let mut created = vec![None; obs.journal.len()];
+    for (position, e) in obs.ledger.iter().enumerate() {
+        if let Some(j) = e
+            .request_seq
+            .and_then(|seq| journal_position(&obs.journal, seq))
+        {
+            created[j] = Some(position);
+        }
+    }
+    let journal = obs
+        .journal
+        .iter()
+        .zip(&created)
+        .map(|(e, &created)| {
+            let created = created.and_then(|p| Some((p, obs.ledger.get(p)?)));
+            let effect = e.effect.as_deref().map(|id| match created {
+                Some((p, made)) if made.id == id => effect_ids[p].clone(),
+                _ => id.into(),
+            });
+            let idempotency_key = e.idempotency_key.as_deref().map(|key| match created {
+                Some((p, made)) if made.idempotency_key.as_deref() == Some(key) => {
+                    effect_keys[p].clone().unwrap_or_else(|| key.into())
+                }
+                _ => key.into(),
+            });
+            request_record(
+                e,
+                obs.simulator_offset_ms,
+                effect,
+                idempotency_key,
+                &mut text,
+            )
+        })
+        .collect();
+    let ledger = obs
+        .ledger
+        .iter()
+        .enumerate()
+        .map(|(position, e)| EffectRecord {
+            id: effect_ids[position].clone(),
+            tenant: text.tenant.get(&e.tenant),
+            resource: text.resource.get(&e.resource),
+            args: effect_args(position, e),
+            idempotency_key: effect_keys[position].clone(),
+            sim_ms: e.created_at_ms,
+            status: text.status.get(status_name(e.status)),
+            request_seq: e.request_seq,
+            operation_id: attribution
+                .group_of_effect(position)
+                .and_then(|g| attribution.op_positions_of_group(g).first())
+                .and_then(|&p| op_ids.get(p).cloned()),
+        })
+        .collect();
     ScenarioReport {
         id: s.id.clone(),
         title: s.title.clone(),
@@ -83,76 +216,46 @@ pub fn scenario_report(
         reproduce,
         duration_ms: obs.duration_ms,
         sim_start_ms: obs.sim_start_ms,
-        operations: s
-            .operations
-            .iter()
-            .enumerate()
-            .map(|(position, op)| OperationReport {
-                id: op.id.clone(),
-                resource: op.resource.clone(),
-                args: op_args[position].clone(),
-                effects: attribution
-                    .group_at(position)
-                    .map(|g| {
-                        attribution
-                            .effect_positions(g)
-                            .iter()
-                            .filter_map(|&p| obs.ledger.get(p))
-                            .map(|e| e.id.clone())
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                final_outcome: final_outcome(position).map(|o| Outcome {
-                    outcome: o.outcome,
-                    provider_ref: o.provider_ref.clone(),
-                    needs_review: o.needs_review,
-                    evidence: o.evidence.clone(),
-                }),
-            })
-            .collect(),
+        operations,
         steps: obs.steps.clone(),
-        calls: obs
-            .calls
-            .iter()
-            .map(|c| CallRecord {
-                index: c.index,
-                step: c.step,
-                call: c.name.as_str().to_owned(),
-                operation_id: c.operation_id.clone(),
-                request: c.request.clone(),
-                reply: c.reply.clone(),
-                end: c.end.clone(),
-                stderr: c.stderr.clone(),
-                start_ms: c.start_ms,
-                end_ms: c.end_ms,
-            })
-            .collect(),
-        journal: obs
-            .journal
-            .iter()
-            .map(|e| request_record(e, obs.simulator_offset_ms))
-            .collect(),
-        ledger: obs
-            .ledger
-            .iter()
-            .enumerate()
-            .map(|(position, e)| EffectRecord {
-                id: e.id.clone(),
-                tenant: e.tenant.clone(),
-                resource: e.resource.clone(),
-                args: effect_args(position, e),
-                idempotency_key: e.idempotency_key.clone(),
-                sim_ms: e.created_at_ms,
-                status: status_name(e.status).to_owned(),
-                request_seq: e.request_seq,
-                operation_id: attribution.group_of_effect(position).and_then(op_of_group),
-            })
-            .collect(),
+        calls,
+        journal,
+        ledger,
         deliveries: obs.deliveries.clone(),
         violations,
         errors,
         mcp_client: s.mcp.as_ref().map(|m| mcp_client_report(&m.client)),
     }
+}
+
+/// The fields whose few values repeat across a run's records, each with the
+/// values it said last ([`Recent`]), and a buffer to write a value into
+/// before it is looked up.
+#[derive(Default)]
+struct Texts {
+    tenant: Recent,
+    method: Recent,
+    target: Recent,
+    kind: Recent,
+    fate: Recent,
+    fault: Recent,
+    status: Recent,
+    resource: Recent,
+    call: Recent,
+    scratch: String,
+}
+
+/// The position of the journal entry with this seq. Seqs run on by one from
+/// the first kept entry unless the journal summarised some away, so the
+/// position is found by arithmetic and checked, else searched (the journal is
+/// in seq order).
+fn journal_position(journal: &[JournalEntry], seq: u64) -> Option<usize> {
+    let first = journal.first()?.seq;
+    let guess = usize::try_from(seq.checked_sub(first)?).ok()?;
+    if journal.get(guess).is_some_and(|e| e.seq == seq) {
+        return Some(guess);
+    }
+    journal.binary_search_by_key(&seq, |e| e.seq).ok()
 }
 
 /// An MCP scenario's client windows, real and scaled, for the report.
@@ -247,19 +350,21 @@ pub fn fault_name(response: &FaultResponse) -> String {
     }
 }
 
-fn fate_text(fate: &ResponseFate) -> (String, bool) {
-    match fate {
-        ResponseFate::InProgress => ("still in progress".to_owned(), true),
-        ResponseFate::Sent { status } => (format!("sent {status}"), false),
-        ResponseFate::Dropped => ("dropped (closed without a byte)".to_owned(), true),
-        ResponseFate::Reset => ("reset (TCP RST)".to_owned(), true),
-        ResponseFate::Stalled { client_left: true } => {
-            ("stalled until the client left".to_owned(), true)
-        }
-        ResponseFate::Stalled { client_left: false } => ("stalled until the cap".to_owned(), true),
-        ResponseFate::Cancelled => ("ended by the client's cancel".to_owned(), true),
+/// Writes what became of the response into `out` (a reused buffer: the
+/// text is then shared, not kept), and says whether it was lost.
+fn fate_text(fate: &ResponseFate, out: &mut String) -> bool {
+    use std::fmt::Write as _;
+    // Writing into a `String` cannot fail.
+    let _ = match fate {
+        ResponseFate::InProgress => write!(out, "still in progress"),
+        ResponseFate::Sent { status } => write!(out, "sent {status}"),
+        ResponseFate::Dropped => write!(out, "dropped (closed without a byte)"),
+        ResponseFate::Reset => write!(out, "reset (TCP RST)"),
+        ResponseFate::Stalled { client_left: true } => write!(out, "stalled until the client left"),
+        ResponseFate::Stalled { client_left: false } => write!(out, "stalled until the cap"),
+        ResponseFate::Cancelled => write!(out, "ended by the client's cancel"),
         ResponseFate::Truncated { status, bytes } => {
-            (format!("{status} truncated after {bytes} body bytes"), true)
+            write!(out, "{status} truncated after {bytes} body bytes")
         }
         ResponseFate::Idle {
             status,
@@ -270,12 +375,10 @@ fn fate_text(fate: &ResponseFate) -> (String, bool) {
             } else {
                 "the cap"
             };
-            (
-                format!("{status} headers, then silence until {until}"),
-                true,
-            )
+            write!(out, "{status} headers, then silence until {until}")
         }
-    }
+    };
+    !matches!(fate, ResponseFate::Sent { .. })
 }
 
 /// Path and query; for an MCP request, the path, then what the JSON-RPC body
@@ -322,20 +425,33 @@ fn request_fault(e: &JournalEntry) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
-fn request_record(e: &JournalEntry, offset_ms: u64) -> RequestRecord {
-    let (fate, lost) = fate_text(&e.fate);
+fn request_record(
+    e: &JournalEntry,
+    offset_ms: u64,
+    effect: Option<SharedStr>,
+    idempotency_key: Option<SharedStr>,
+    text: &mut Texts,
+) -> RequestRecord {
+    text.scratch.clear();
+    let lost = fate_text(&e.fate, &mut text.scratch);
+    let fate = text.fate.get(&text.scratch);
+    let target = if e.query.is_none() && e.rpc.is_none() {
+        text.target.get(&e.path)
+    } else {
+        text.target.get(&request_target(e))
+    };
     RequestRecord {
         seq: e.seq,
         sim_ms: e.at_ms,
         start_ms: e.real_start_ms + offset_ms,
         end_ms: e.real_end_ms.map(|t| t + offset_ms),
-        tenant: e.tenant.clone(),
-        method: e.method.clone(),
-        target: request_target(e),
-        kind: e.kind.map(|k| k.name().to_owned()),
-        idempotency_key: e.idempotency_key.clone(),
-        fault: request_fault(e),
-        effect: e.effect.clone(),
+        tenant: e.tenant.as_deref().map(|t| text.tenant.get(t)),
+        method: text.method.get(&e.method),
+        target,
+        kind: e.kind.map(|k| text.kind.get(k.name())),
+        idempotency_key,
+        fault: request_fault(e).map(|f| text.fault.get(&f)),
+        effect,
         replayed: e.replayed,
         fate,
         lost,

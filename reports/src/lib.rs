@@ -7,6 +7,8 @@
 //!   writer reads, with lookups that resolve evidence pointers.
 //! - [`shared_json`]: a call's request or reply kept as shared compact JSON text,
 //!   written as the value itself.
+//! - [`shared_str`]: a string of the model that its copies share (ids, keys,
+//!   fates), written as a plain JSON string.
 //! - [`invariant`]: the seven invariants as a closed enum (number, name,
 //!   meaning), shared by the harness's checks and every writer.
 //! - `text` (private): the plain-text renderings shared by every writer: one
@@ -38,6 +40,7 @@ pub mod markdown;
 pub mod merge;
 pub mod model;
 pub mod shared_json;
+pub mod shared_str;
 pub mod terminal;
 mod text;
 

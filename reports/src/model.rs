@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::shared_str::SharedStr;
+
 pub use crate::invariant::Invariant;
 pub use crate::shared_json::SharedJson;
 
@@ -168,13 +170,13 @@ pub struct WindowFigures {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OperationReport {
     /// `op-1`.
-    pub id: String,
+    pub id: SharedStr,
     /// Collection it creates in.
-    pub resource: String,
+    pub resource: SharedStr,
     /// The arguments the harness gave it (shared text, as a call's request).
     pub args: SharedJson,
     /// Ids of ledger effects attributed to it.
-    pub effects: Vec<String>,
+    pub effects: Vec<SharedStr>,
     /// The final `status` reply, if the adapter gave one.
     pub final_outcome: Option<Outcome>,
 }
@@ -185,11 +187,11 @@ pub struct Outcome {
     /// `succeeded`, `failed`, `pending` or `unknown`.
     pub outcome: OutcomeKind,
     /// Provider object id, if claimed.
-    pub provider_ref: Option<String>,
+    pub provider_ref: Option<SharedStr>,
     /// True when automation stopped and a person must decide.
     pub needs_review: bool,
     /// The adapter's evidence text.
-    pub evidence: String,
+    pub evidence: SharedStr,
 }
 
 /// The four outcomes of the adapter protocol.
@@ -212,7 +214,7 @@ pub struct StepReport {
     /// 1-based step number, as `expect.after_step` counts.
     pub number: usize,
     /// Short description: `execute op-1 (crash after_commit)`, `advance 25h`.
-    pub label: String,
+    pub label: SharedStr,
     /// Real time the step started.
     pub start_ms: u64,
     /// Real time the step ended.
@@ -231,9 +233,9 @@ pub struct CallRecord {
     /// The step that made it (0 for the final `status` sweep).
     pub step: usize,
     /// `execute`, `reconcile`, `webhook`, `resolve` or `status`.
-    pub call: String,
+    pub call: SharedStr,
     /// The operation it concerned, if any.
-    pub operation_id: Option<String>,
+    pub operation_id: Option<SharedStr>,
     /// The request sent (JSON), shared with the observation.
     pub request: SharedJson,
     /// The reply, when a well-formed one came back, shared with the observation.
@@ -241,7 +243,7 @@ pub struct CallRecord {
     /// How the call ended.
     pub end: CallEnd,
     /// The adapter's stderr (truncated by the harness).
-    pub stderr: String,
+    pub stderr: SharedStr,
     /// Real time the call started.
     pub start_ms: u64,
     /// Real time the call ended.
@@ -290,26 +292,26 @@ pub struct RequestRecord {
     /// Real time the response ended, if it did.
     pub end_ms: Option<u64>,
     /// The tenant credential, if valid.
-    pub tenant: Option<String>,
+    pub tenant: Option<SharedStr>,
     /// HTTP method.
-    pub method: String,
+    pub method: SharedStr,
     /// Path and query; for an MCP request, the path, the JSON-RPC method and
     /// the tool (`/mcp tools/call create_ticket`).
-    pub target: String,
+    pub target: SharedStr,
     /// `create`, `retrieve`, `search`, `list`, when it addressed a collection.
-    pub kind: Option<String>,
+    pub kind: Option<SharedStr>,
     /// Raw `Idempotency-Key`.
-    pub idempotency_key: Option<String>,
+    pub idempotency_key: Option<SharedStr>,
     /// The fault that struck: `after_commit drop (rule 1)`, or for an MCP call
     /// `mcp stall (MCP rule 1)`, with `the client cancelled (request #7)` when a
     /// cancel arrived while the server held the call.
-    pub fault: Option<String>,
+    pub fault: Option<SharedStr>,
     /// The effect this request committed.
-    pub effect: Option<String>,
+    pub effect: Option<SharedStr>,
     /// True for an idempotent replay.
     pub replayed: bool,
     /// How the response ended: `sent 201`, `dropped`, `reset`, `stalled until the client left`.
-    pub fate: String,
+    pub fate: SharedStr,
     /// True when the client never got a complete response.
     pub lost: bool,
 }
@@ -318,23 +320,23 @@ pub struct RequestRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EffectRecord {
     /// Object id.
-    pub id: String,
+    pub id: SharedStr,
     /// Owning tenant.
-    pub tenant: String,
+    pub tenant: SharedStr,
     /// Collection.
-    pub resource: String,
+    pub resource: SharedStr,
     /// Its arguments (shared text: a million effects' trees were a copy each).
     pub args: SharedJson,
     /// Idempotency key it was created with.
-    pub idempotency_key: Option<String>,
+    pub idempotency_key: Option<SharedStr>,
     /// Simulator clock at creation.
     pub sim_ms: i64,
     /// `processing`, `succeeded` or `failed`.
-    pub status: String,
+    pub status: SharedStr,
     /// The journal entry that created it (`None` for seed objects).
     pub request_seq: Option<u64>,
     /// The operation it was attributed to, if any.
-    pub operation_id: Option<String>,
+    pub operation_id: Option<SharedStr>,
 }
 
 /// One webhook delivery by the harness.
@@ -424,13 +426,13 @@ pub struct BacklogItem {
     /// Scenario id.
     pub scenario: String,
     /// Operation id.
-    pub operation_id: String,
+    pub operation_id: SharedStr,
     /// Collection.
-    pub resource: String,
+    pub resource: SharedStr,
     /// The attempted change.
     pub args: SharedJson,
     /// The adapter's last evidence.
-    pub evidence: String,
+    pub evidence: SharedStr,
 }
 
 /// Counts by verdict.

@@ -453,7 +453,7 @@ mod tests {
             request: Value::Null.into(),
             reply: reply.map(Into::into),
             end,
-            stderr: String::new(),
+            stderr: Default::default(),
             start_ms: 0,
             end_ms: 1,
         }

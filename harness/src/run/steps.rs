@@ -128,7 +128,7 @@ impl<'a> StepRunner<'a> {
             }
             self.steps.push(StepReport {
                 number,
-                label,
+                label: label.into(),
                 start_ms,
                 end_ms: self.now_ms(),
                 sim_start_ms,

@@ -70,7 +70,7 @@ fn operation(id: &str, args: Value, effects: &[&str], last: Option<Outcome>) -> 
         id: id.into(),
         resource: "tickets".into(),
         args: args.into(),
-        effects: effects.iter().map(|e| e.to_string()).collect(),
+        effects: effects.iter().map(|e| SharedStr::from(*e)).collect(),
         final_outcome: last,
     }
 }
@@ -83,7 +83,7 @@ fn outcome(
 ) -> Outcome {
     Outcome {
         outcome: kind,
-        provider_ref: provider_ref.map(str::to_string),
+        provider_ref: provider_ref.map(SharedStr::from),
         needs_review,
         evidence: evidence.into(),
     }
@@ -137,7 +137,7 @@ fn outcome_call(
         request: call_request(call, op, sim_ms).into(),
         reply: Some(outcome_reply(op, o).into()),
         end: CallEnd::Replied,
-        stderr: String::new(),
+        stderr: SharedStr::default(),
         start_ms,
         end_ms,
     }
@@ -199,9 +199,9 @@ impl Req<'_> {
             method: self.method.into(),
             target: self.target.into(),
             kind: Some(kind.into()),
-            idempotency_key: self.key.map(str::to_string),
-            fault: self.fault.map(str::to_string),
-            effect: self.effect.map(str::to_string),
+            idempotency_key: self.key.map(SharedStr::from),
+            fault: self.fault.map(SharedStr::from),
+            effect: self.effect.map(SharedStr::from),
             replayed: self.replayed,
             fate: self.fate.into(),
             lost: self.lost,
@@ -248,11 +248,11 @@ fn effect(
         tenant: "sk_test_a".into(),
         resource: "tickets".into(),
         args: args.into(),
-        idempotency_key: key.map(str::to_string),
+        idempotency_key: key.map(SharedStr::from),
         sim_ms: SIM_START_MS,
         status: "succeeded".into(),
         request_seq,
-        operation_id: op.map(str::to_string),
+        operation_id: op.map(SharedStr::from),
     }
 }
 
@@ -821,7 +821,7 @@ fn naive_webhook_regresses() -> ScenarioReport {
         request: json!({"protocol": 1, "headers": {"lostreply-signature": "t=1767225600,v1=5d41402abc4b2a76"}, "body": "{\"id\":\"evt\"}"}).into(),
         reply: Some(json!({"accepted": true, "operation_id": "op-1"}).into()),
         end: CallEnd::Replied,
-        stderr: String::new(),
+        stderr: SharedStr::default(),
         start_ms: start,
         end_ms: end,
     }
@@ -1035,7 +1035,7 @@ fn naive_accepts_forged_webhook() -> ScenarioReport {
             request: json!({"protocol": 1, "headers": {"lostreply-signature": "t=1767225600,v1=0000000000000000"}, "body": "{\"id\":\"evt_forged_01\"}"}).into(),
             reply: Some(json!({"accepted": true, "operation_id": "op-1"}).into()),
             end: CallEnd::Replied,
-            stderr: String::new(),
+            stderr: SharedStr::default(),
             start_ms: 1_061,
             end_ms: 1_118,
         },
@@ -1156,7 +1156,7 @@ fn broken_bad_json() -> ScenarioReport {
             "requests.exceptions.ReadTimeout: HTTPConnectionPool(host='127.0.0.1', port=41817): Read timed out. (read timeout=1.0)",
             "",
         ]
-        .join("\n"),
+        .join("\n").into(),
         ..outcome_call(
             0,
             1,
@@ -1292,13 +1292,13 @@ pub fn hostile_run() -> Report {
     s.path = format!("scenarios/{HOSTILE}.yaml");
     s.reproduce = format!("lostreply run --scenario '{HOSTILE}'");
     s.tags = vec![HOSTILE.into()];
-    s.operations[0].id = format!("op{HOSTILE}");
+    s.operations[0].id = format!("op{HOSTILE}").into();
     s.operations[0].args = json!({HOSTILE: HOSTILE}).into();
     s.calls[0].call = HOSTILE.into();
     s.calls[0].reply =
         Some(json!({"outcome": HOSTILE, "provider_ref": HOSTILE, "evidence": HOSTILE}).into());
-    s.calls[1].stderr = format!("{HOSTILE}\n\u{1b}[31mred\u{1b}[0m\n");
-    s.journal[0].target = format!("/v1/tickets?q={HOSTILE}");
+    s.calls[1].stderr = format!("{HOSTILE}\n\u{1b}[31mred\u{1b}[0m\n").into();
+    s.journal[0].target = format!("/v1/tickets?q={HOSTILE}").into();
     s.journal[0].fault = Some(HOSTILE.into());
     s.journal[1].fate = HOSTILE.into();
     s.ledger[0].id = HOSTILE.into();

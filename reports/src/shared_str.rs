@@ -1,0 +1,222 @@
+//! A string of the report model that its copies share.
+//!
+//! Why: a report of a million operations holds some twenty strings per
+//! operation (ids, keys, tenants, methods, fates, call names), most of them
+//! the same text again and again or the same id in several records. As
+//! `String`s each was its own allocation: building the report added 2 GiB and
+//! most of its 10 s at a million operations. A [`SharedStr`] is an `Arc<str>`:
+//! cloning it is a reference count, so the report's builder gives every record
+//! that says the same thing one copy ([`Recent`] finds the repeated ones).
+//!
+//! It serializes and deserializes as a plain JSON string, so the report's JSON
+//! is byte for byte what a `String` wrote.
+
+use std::borrow::Borrow;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::{Arc, LazyLock};
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A shared, immutable string. Cloning it shares the text.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SharedStr(Arc<str>);
+
+impl SharedStr {
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// True when both are the same allocation (not merely equal text).
+    pub fn ptr_eq(a: &SharedStr, b: &SharedStr) -> bool {
+        Arc::ptr_eq(&a.0, &b.0)
+    }
+}
+
+/// The one empty string: most calls' stderr is empty, and a million of them
+/// need not be a million allocations.
+static EMPTY: LazyLock<SharedStr> = LazyLock::new(|| SharedStr(Arc::from("")));
+
+impl Default for SharedStr {
+    fn default() -> SharedStr {
+        EMPTY.clone()
+    }
+}
+
+impl Deref for SharedStr {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for SharedStr {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Borrow<str> for SharedStr {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SharedStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for SharedStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&*self.0, f)
+    }
+}
+
+impl From<&str> for SharedStr {
+    fn from(s: &str) -> SharedStr {
+        if s.is_empty() {
+            return SharedStr::default();
+        }
+        SharedStr(Arc::from(s))
+    }
+}
+
+impl From<String> for SharedStr {
+    fn from(s: String) -> SharedStr {
+        SharedStr::from(s.as_str())
+    }
+}
+
+impl From<&String> for SharedStr {
+    fn from(s: &String) -> SharedStr {
+        SharedStr::from(s.as_str())
+    }
+}
+
+impl From<Arc<str>> for SharedStr {
+    fn from(s: Arc<str>) -> SharedStr {
+        SharedStr(s)
+    }
+}
+
+impl From<SharedStr> for String {
+    fn from(s: SharedStr) -> String {
+        s.0.to_string()
+    }
+}
+
+impl PartialEq<str> for SharedStr {
+    fn eq(&self, other: &str) -> bool {
+        *self.0 == *other
+    }
+}
+
+impl PartialEq<&str> for SharedStr {
+    fn eq(&self, other: &&str) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl PartialEq<String> for SharedStr {
+    fn eq(&self, other: &String) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl PartialEq<SharedStr> for str {
+    fn eq(&self, other: &SharedStr) -> bool {
+        *self == *other.0
+    }
+}
+
+impl PartialEq<SharedStr> for &str {
+    fn eq(&self, other: &SharedStr) -> bool {
+        **self == *other.0
+    }
+}
+
+impl PartialEq<SharedStr> for String {
+    fn eq(&self, other: &SharedStr) -> bool {
+        **self == *other.0
+    }
+}
+
+impl Serialize for SharedStr {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for SharedStr {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<SharedStr, D::Error> {
+        String::deserialize(deserializer).map(SharedStr::from)
+    }
+}
+
+/// How many distinct texts [`Recent`] remembers.
+const RECENT_SLOTS: usize = 8;
+
+/// The last few distinct texts made into [`SharedStr`]s, so that a field that
+/// says one of a handful of things (a tenant, a method, a fate, a call's name)
+/// shares one copy of each across a million records. Bounded and found by a
+/// scan of a few short compares, cheaper than hashing: a field with many
+/// distinct values (an id) simply gets a copy each, as a `String` did.
+#[derive(Debug, Default)]
+pub struct Recent {
+    slots: Vec<SharedStr>,
+    /// The slot the next miss replaces once all are taken.
+    next: usize,
+}
+
+impl Recent {
+    /// A shared copy of `text`: one of the remembered ones when equal, a new one otherwise.
+    pub fn get(&mut self, text: &str) -> SharedStr {
+        if let Some(hit) = self.slots.iter().find(|s| s.as_str() == text) {
+            return hit.clone();
+        }
+        let made = SharedStr::from(text);
+        if self.slots.len() < RECENT_SLOTS {
+            self.slots.push(made.clone());
+        } else {
+            self.slots[self.next] = made.clone();
+            self.next = (self.next + 1) % RECENT_SLOTS;
+        }
+        made
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn it_is_written_and_read_as_a_plain_string() {
+        let s = SharedStr::from("tkt_\"1\"\n");
+        let json = serde_json::to_string(&s).unwrap();
+        assert_eq!(json, serde_json::to_string("tkt_\"1\"\n").unwrap());
+        let back: SharedStr = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, s);
+        assert_eq!(back, "tkt_\"1\"\n");
+    }
+
+    #[test]
+    fn recent_texts_share_one_copy_and_the_memory_stays_bounded() {
+        let mut recent = Recent::default();
+        let a = recent.get("sk_test_a");
+        let b = recent.get("sk_test_a");
+        assert!(SharedStr::ptr_eq(&a, &b));
+        for i in 0..3 * RECENT_SLOTS {
+            let made = recent.get(&format!("id-{i}"));
+            assert_eq!(made, format!("id-{i}"));
+        }
+        assert!(recent.slots.len() <= RECENT_SLOTS);
+        // Pushed out by the ids: equal text, a copy of its own.
+        let c = recent.get("sk_test_a");
+        assert_eq!(c, a);
+        assert!(!SharedStr::ptr_eq(&a, &c));
+    }
+}
