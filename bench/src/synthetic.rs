@@ -398,9 +398,10 @@ mod tests {
 mod report_tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use lostreply_reports::model::ScenarioReport;
 
-    #[test]
-    fn effects_share_their_operations_argument_text() {
+    /// Ten operations, two of them created twice, and their report.
+    fn report_of_ten() -> (Observation, ScenarioReport) {
         let obs = observation(SyntheticSpec {
             operations: 10,
             duplicate_every: 5,
@@ -412,6 +413,12 @@ mod report_tests {
             Vec::new(),
             String::new(),
         );
+        (obs, report)
+    }
+
+    #[test]
+    fn effects_share_their_operations_argument_text() {
+        let (_, report) = report_of_ten();
         assert_eq!(report.ledger.len(), 12);
         for record in &report.ledger {
             let op = report
@@ -427,17 +434,7 @@ mod report_tests {
     #[test]
     fn records_that_say_the_same_thing_share_one_copy_and_say_it_right() {
         use lostreply_reports::model::SharedStr;
-        let obs = observation(SyntheticSpec {
-            operations: 10,
-            duplicate_every: 5,
-        });
-        let attribution = lostreply_harness::check::attribution::Attribution::of(&obs);
-        let report = lostreply_harness::report_build::scenario_report(
-            &obs,
-            &attribution,
-            Vec::new(),
-            String::new(),
-        );
+        let (obs, report) = report_of_ten();
         for (record, effect) in report.ledger.iter().zip(&obs.ledger) {
             // The text is the observation's, whatever is shared.
             assert_eq!(record.id, effect.id);
