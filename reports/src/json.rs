@@ -8,6 +8,7 @@ use std::io::{self, Write};
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Report, Shard, SCHEMA_VERSION};
+use crate::pretty;
 
 /// Why a JSON report could not be read back.
 #[derive(Debug, thiserror::Error)]
@@ -30,19 +31,10 @@ pub enum ReadJsonError {
     Malformed(#[source] serde_json::Error),
 }
 
-/// Writes the report as pretty-printed JSON followed by a newline.
+/// Writes the report as pretty-printed JSON followed by a newline (the bytes
+/// of `serde_json::to_writer_pretty`, written by a faster serializer of its own).
 pub fn write_json(w: &mut dyn Write, report: &Report) -> io::Result<()> {
-    let mut w = buffered(w);
-    serde_json::to_writer_pretty(&mut w, report).map_err(io::Error::from)?;
-    writeln!(w)?;
-    w.flush()
-}
-
-/// The pretty writer makes many small writes (an indent, a quote, a comma);
-/// straight into a `dyn Write` each is a dynamic call, a third of writing a
-/// million-operation report. Buffered here, whatever the caller passes.
-fn buffered(w: &mut dyn Write) -> io::BufWriter<&mut dyn Write> {
-    io::BufWriter::with_capacity(1 << 16, w)
+    pretty::write_pretty(w, report)
 }
 
 /// Only the version, read first so that a report of another version gets a
@@ -77,10 +69,7 @@ struct ShardJson<'a> {
 /// [`write_json`] with one more top-level field, `shard`, last. Old readers
 /// ignore it, so the schema version stays the same.
 pub fn write_shard_json(w: &mut dyn Write, report: &Report, shard: &Shard) -> io::Result<()> {
-    let mut w = buffered(w);
-    serde_json::to_writer_pretty(&mut w, &ShardJson { report, shard }).map_err(io::Error::from)?;
-    writeln!(w)?;
-    w.flush()
+    pretty::write_pretty(w, &ShardJson { report, shard })
 }
 
 /// Only the `shard` field, absent from the reports of unsharded runs and merges.

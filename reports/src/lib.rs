@@ -16,6 +16,8 @@
 //!   A new way of saying something goes here, once.
 //! - [`terminal`]: a progress line per finished scenario and the end-of-run summary.
 //! - [`json`]: the model as pretty JSON, and back (`docs/report-json.md`).
+//! - `pretty` (private): the JSON writer's serializer: serde_json's pretty
+//!   bytes, made fast (shared JSON text re-indented instead of re-parsed).
 //! - [`junit`]: JUnit XML through quick-junit, for CI test views.
 //! - [`markdown`]: a pull-request comment.
 //! - [`html`]: one offline page with an SVG timeline per scenario.
@@ -39,6 +41,7 @@ pub mod junit;
 pub mod markdown;
 pub mod merge;
 pub mod model;
+mod pretty;
 pub mod shared_json;
 pub mod shared_str;
 pub mod terminal;

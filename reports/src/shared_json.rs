@@ -8,11 +8,13 @@
 //! shares the observation's copy (a reference count, not a copy).
 //!
 //! The JSON report is a public format (docs/report-json.md) written pretty:
-//! text pasted in raw would keep its compact layout, so a value is written by
-//! walking its text and making the serializer calls its tree would make. The
-//! text is always `serde_json`'s own compact writing of a `Value`, so what is
-//! read back is what was written (member order as written, floats exact by
-//! `float_roundtrip`) and the output bytes are those of the `Value` itself.
+//! text pasted in raw would keep its compact layout. The report's own writer
+//! (`crate::pretty`) takes the text and re-indents it in one pass; any other
+//! serializer gets the calls the value's tree would make, from a walk of its
+//! text. The text is always `serde_json`'s own compact writing of a `Value`
+//! (every constructor goes through one), so what is read back is what was
+//! written (member order as written, floats exact by `float_roundtrip`) and
+//! the output bytes are those of the `Value` itself.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -25,6 +27,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::inline_list::InlineList;
+use crate::pretty;
 
 /// A JSON value as shared compact text. Cloning it shares the text.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -92,6 +95,10 @@ impl fmt::Display for SharedJson {
 
 impl Serialize for SharedJson {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if pretty::is_report_serializer::<S>() {
+            // The report's writer re-indents the text itself.
+            return pretty::write_shared(&self.0, serializer);
+        }
         Raw(&self.0).serialize(serializer)
     }
 }
