@@ -12,7 +12,7 @@ use std::time::Duration;
 use lostreply_harness::protocol::{CallName, OutcomeKind, OutcomeReply};
 use lostreply_harness::run::observation::{Call, Observation};
 use lostreply_harness::scenario::model::{Expectations, OperationSpec, Scenario, Step};
-use lostreply_reports::model::{CallEnd, StepReport};
+use lostreply_reports::model::{CallEnd, SharedStr, StepReport};
 use lostreply_simulator::{
     canonical_json, Effect, JournalEntry, ObjectStatus, Plan, RequestKind, ResponseFate,
 };
@@ -49,6 +49,7 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
     let mut ledger: Vec<Effect> = Vec::with_capacity(n + spec.duplicates());
     let mut calls: Vec<Call> = Vec::with_capacity(2 * n);
     let mut steps: Vec<StepReport> = Vec::with_capacity(n);
+    let repeated = Repeated::new();
     for (i, op) in operations.iter().enumerate() {
         let t_ms = 2 * i as u64;
         let journal_before = journal.len();
@@ -61,7 +62,15 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
         for attempt in 1..=attempts {
             let seq = journal.len() as u64 + 1;
             let id = format!("tkt_{:016x}", ledger.len() + 1);
-            let (entry, effect) = create(op, seq, ledger.len() as u64 + 1, &id, attempt, t_ms);
+            let (entry, effect) = create(
+                &repeated,
+                op,
+                seq,
+                ledger.len() as u64 + 1,
+                &id,
+                attempt,
+                t_ms,
+            );
             journal.push(entry);
             ledger.push(effect);
             first_id.get_or_insert(id);
@@ -170,9 +179,33 @@ fn operation(i: usize) -> OperationSpec {
     }
 }
 
+/// The text every request and effect repeats, one copy each, as the
+/// simulator's interner keeps it.
+struct Repeated {
+    tenant: SharedStr,
+    method: SharedStr,
+    path: SharedStr,
+    resource: SharedStr,
+}
+
+impl Repeated {
+    fn new() -> Repeated {
+        Repeated {
+            tenant: CREDENTIAL.into(),
+            method: "POST".into(),
+            path: format!("/v1/{RESOURCE}").into(),
+            resource: RESOURCE.into(),
+        }
+    }
+}
+
 /// A create request as the reference adapter sends it (arguments, its
-/// operation as `client_reference`, one key per operation) and its effect.
+/// operation as `client_reference`, one key per operation) and its effect,
+/// sharing text as the simulator's records do: the effect's id and the
+/// fingerprint are one copy each, the key one copy in each record.
+#[allow(clippy::too_many_arguments)]
 fn create(
+    repeated: &Repeated,
     op: &OperationSpec,
     seq: u64,
     effect_seq: u64,
@@ -182,23 +215,24 @@ fn create(
 ) -> (JournalEntry, Effect) {
     let mut body = op.args.clone();
     body.insert("client_reference".to_owned(), Value::String(op.id.clone()));
-    let fingerprint = canonical_json(&Value::Object(body));
+    let fingerprint = SharedStr::from(canonical_json(&Value::Object(body)));
     let key = format!("lostreply-{}", op.id);
+    let id = SharedStr::from(id);
     let entry = JournalEntry {
         seq,
         at_ms: CLOCK_START_MS,
         real_start_ms: t_ms,
         real_end_ms: Some(t_ms + 1),
-        tenant: Some(CREDENTIAL.to_owned()),
-        method: "POST".to_owned(),
-        path: format!("/v1/{RESOURCE}"),
+        tenant: Some(repeated.tenant.clone()),
+        method: repeated.method.clone(),
+        path: repeated.path.clone(),
         query: None,
         kind: Some(RequestKind::Create),
-        resource: Some(RESOURCE.to_owned()),
-        idempotency_key: Some(key.clone()),
+        resource: Some(repeated.resource.clone()),
+        idempotency_key: Some(SharedStr::from(&key)),
         fingerprint: Some(fingerprint.clone()),
         fault: None,
-        effect: Some(id.to_owned()),
+        effect: Some(id.clone()),
         replayed: false,
         step: Some(1),
         rpc: None,
@@ -206,13 +240,13 @@ fn create(
     };
     let effect = Effect {
         seq: effect_seq,
-        id: id.to_owned(),
-        tenant: CREDENTIAL.to_owned(),
-        resource: RESOURCE.to_owned(),
+        id,
+        tenant: repeated.tenant.clone(),
+        resource: repeated.resource.clone(),
         args: op.args.clone(),
-        client_reference: Some(op.id.clone()),
+        client_reference: Some(SharedStr::from(&op.id)),
         metadata: None,
-        idempotency_key: Some(key),
+        idempotency_key: Some(SharedStr::from(key)),
         fingerprint,
         attempt,
         created_at_ms: CLOCK_START_MS,
@@ -248,23 +282,23 @@ fn call(
         }),
     };
     let outcome = OutcomeReply {
-        operation_id: op.id.clone(),
+        operation_id: op.id.as_str().into(),
         outcome: OutcomeKind::Succeeded,
-        provider_ref: Some(provider_ref.to_owned()),
+        provider_ref: Some(provider_ref.into()),
         needs_review: false,
-        evidence: format!("created {provider_ref}"),
+        evidence: format!("created {provider_ref}").into(),
     };
     Call {
         index,
         step,
         name,
-        operation_id: Some(op.id.clone()),
+        operation_id: Some(op.id.as_str().into()),
         request: request.into(),
         reply: serde_json::to_value(&outcome).ok().map(Into::into),
         outcome: Some(outcome),
         webhook: None,
         end: CallEnd::Replied,
-        stderr: String::new(),
+        stderr: SharedStr::default(),
         start_ms: t_ms,
         end_ms: t_ms + 1,
         journal_window: window,

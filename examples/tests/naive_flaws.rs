@@ -354,7 +354,7 @@ async fn situation(case: u8, factory: &dyn AdapterFactory) -> Checked {
             let p = Probe::start(factory, plan).await;
             let adapter = p.execute_and_reconcile("op-1").await;
             // The operator looked in the provider's console: it is there.
-            let effect = p.effects_of("op-1").first().map(|e| e.id.clone());
+            let effect = p.effects_of("op-1").first().map(|e| e.id.to_string());
             let resolution = Resolution {
                 outcome: OutcomeKind::Succeeded,
                 provider_ref: effect,

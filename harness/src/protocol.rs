@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+/// The shared string of the replies' text (re-exported: adapters written in Rust build replies with it).
+pub use lostreply_reports::model::SharedStr;
 use serde::{Deserialize, Serialize};
 
 pub use lostreply_reports::model::OutcomeKind;
@@ -224,21 +226,24 @@ pub struct Resolution {
 /// The reply to `execute`, `reconcile`, `resolve` and `status`. Fields beyond
 /// these are ignored (a later protocol version, or an adapter's own notes); the
 /// harness names them in the report rather than failing the call.
+///
+/// Its text is shared ([`SharedStr`]): the report's records take it by a
+/// reference count, and a large run holds two replies per operation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OutcomeReply {
     /// The operation's id.
-    pub operation_id: String,
+    pub operation_id: SharedStr,
     /// What the adapter claims.
     pub outcome: OutcomeKind,
     /// Provider object id, if known.
     #[serde(default)]
-    pub provider_ref: Option<String>,
+    pub provider_ref: Option<SharedStr>,
     /// True when automation stopped and a person must decide.
     #[serde(default)]
     pub needs_review: bool,
     /// What the claim rests on.
     #[serde(default)]
-    pub evidence: String,
+    pub evidence: SharedStr,
 }
 
 /// The reply to `webhook`. Fields beyond these are ignored, as for [`OutcomeReply`].

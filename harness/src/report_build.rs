@@ -60,22 +60,13 @@ pub fn scenario_report(
             .flatten()
             .and_then(|index| obs.calls.get(index)?.outcome.as_ref())
     };
+    // The observation's records hold their text shared: a record of the
+    // report takes it by a reference count. Only the scenario's operation ids
+    // are plain strings, made shared here once.
     let op_ids: Vec<SharedStr> = s
         .operations
         .iter()
         .map(|op| op.id.as_str().into())
-        .collect();
-    let op_id_of = |op: &str| {
-        attribution
-            .op_position(op)
-            .and_then(|p| op_ids.get(p).cloned())
-            .unwrap_or_else(|| op.into())
-    };
-    let effect_ids: Vec<SharedStr> = obs.ledger.iter().map(|e| e.id.as_str().into()).collect();
-    let effect_keys: Vec<Option<SharedStr>> = obs
-        .ledger
-        .iter()
-        .map(|e| e.idempotency_key.as_deref().map(SharedStr::from))
         .collect();
     // Each operation's arguments as text, once; an effect whose arguments are
     // its operation's, member for member, shares that text (its own would be
@@ -109,7 +100,7 @@ pub fn scenario_report(
                     attribution
                         .effect_positions(g)
                         .iter()
-                        .filter_map(|&p| effect_ids.get(p).cloned())
+                        .filter_map(|&p| obs.ledger.get(p).map(|e| e.id.clone()))
                         .collect()
                 })
                 .unwrap_or_default();
@@ -119,16 +110,9 @@ pub fn scenario_report(
                 args: op_args[position].clone(),
                 final_outcome: final_outcome(position).map(|o| Outcome {
                     outcome: o.outcome,
-                    // Most often the id of its own effect: shared with it.
-                    provider_ref: o.provider_ref.as_deref().map(|r| {
-                        effects
-                            .iter()
-                            .find(|id| id.as_str() == r)
-                            .cloned()
-                            .unwrap_or_else(|| r.into())
-                    }),
+                    provider_ref: o.provider_ref.clone(),
                     needs_review: o.needs_review,
-                    evidence: o.evidence.as_str().into(),
+                    evidence: o.evidence.clone(),
                 }),
                 effects,
             }
@@ -141,61 +125,30 @@ pub fn scenario_report(
             index: c.index,
             step: c.step,
             call: text.call.get(c.name.as_str()),
-            operation_id: c.operation_id.as_deref().map(op_id_of),
+            operation_id: c.operation_id.clone(),
             request: c.request.clone(),
             reply: c.reply.clone(),
             end: c.end.clone(),
-            stderr: c.stderr.as_str().into(),
+            stderr: c.stderr.clone(),
             start_ms: c.start_ms,
             end_ms: c.end_ms,
         })
         .collect();
-    // The ledger position of the effect each journal entry created, to share
-    // its id and key.
-    let mut created = vec![None; obs.journal.len()];
-    for (position, e) in obs.ledger.iter().enumerate() {
-        if let Some(j) = e
-            .request_seq
-            .and_then(|seq| journal_position(&obs.journal, seq))
-        {
-            created[j] = Some(position);
-        }
-    }
     let journal = obs
         .journal
         .iter()
-        .zip(&created)
-        .map(|(e, &created)| {
-            let created = created.and_then(|p| Some((p, obs.ledger.get(p)?)));
-            let effect = e.effect.as_deref().map(|id| match created {
-                Some((p, made)) if made.id == id => effect_ids[p].clone(),
-                _ => id.into(),
-            });
-            let idempotency_key = e.idempotency_key.as_deref().map(|key| match created {
-                Some((p, made)) if made.idempotency_key.as_deref() == Some(key) => {
-                    effect_keys[p].clone().unwrap_or_else(|| key.into())
-                }
-                _ => key.into(),
-            });
-            request_record(
-                e,
-                obs.simulator_offset_ms,
-                effect,
-                idempotency_key,
-                &mut text,
-            )
-        })
+        .map(|e| request_record(e, obs.simulator_offset_ms, &mut text))
         .collect();
     let ledger = obs
         .ledger
         .iter()
         .enumerate()
         .map(|(position, e)| EffectRecord {
-            id: effect_ids[position].clone(),
-            tenant: text.tenant.get(&e.tenant),
-            resource: text.resource.get(&e.resource),
+            id: e.id.clone(),
+            tenant: e.tenant.clone(),
+            resource: e.resource.clone(),
             args: effect_args(position, e),
-            idempotency_key: effect_keys[position].clone(),
+            idempotency_key: e.idempotency_key.clone(),
             sim_ms: e.created_at_ms,
             status: text.status.get(status_name(e.status)),
             request_seq: e.request_seq,
@@ -233,8 +186,6 @@ pub fn scenario_report(
 /// before it is looked up.
 #[derive(Default)]
 struct Texts {
-    tenant: Recent,
-    method: Recent,
     target: Recent,
     kind: Recent,
     fate: Recent,
@@ -243,19 +194,6 @@ struct Texts {
     resource: Recent,
     call: Recent,
     scratch: String,
-}
-
-/// The position of the journal entry with this seq. Seqs run on by one from
-/// the first kept entry unless the journal summarised some away, so the
-/// position is found by arithmetic and checked, else searched (the journal is
-/// in seq order).
-fn journal_position(journal: &[JournalEntry], seq: u64) -> Option<usize> {
-    let first = journal.first()?.seq;
-    let guess = usize::try_from(seq.checked_sub(first)?).ok()?;
-    if journal.get(guess).is_some_and(|e| e.seq == seq) {
-        return Some(guess);
-    }
-    journal.binary_search_by_key(&seq, |e| e.seq).ok()
 }
 
 /// An MCP scenario's client windows, real and scaled, for the report.
@@ -387,7 +325,7 @@ fn fate_text(fate: &ResponseFate, out: &mut String) -> bool {
 fn request_target(e: &JournalEntry) -> String {
     let mut target = match &e.query {
         Some(q) => format!("{}?{q}", e.path),
-        None => e.path.clone(),
+        None => e.path.to_string(),
     };
     if let Some(rpc) = &e.rpc {
         if !rpc.method.is_empty() {
@@ -406,7 +344,7 @@ fn request_target(e: &JournalEntry) -> String {
 /// MCP rule (`mcp stall (MCP rule 1)`: the n-th rule with `call:`), with a client's cancel when one arrived
 /// while the server held the call.
 fn request_fault(e: &JournalEntry) -> Option<String> {
-    let http = e.fault.map(|f| {
+    let http = e.fault.as_deref().map(|f| {
         format!(
             "{} {} (rule {})",
             f.at.name(),
@@ -425,18 +363,12 @@ fn request_fault(e: &JournalEntry) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
-fn request_record(
-    e: &JournalEntry,
-    offset_ms: u64,
-    effect: Option<SharedStr>,
-    idempotency_key: Option<SharedStr>,
-    text: &mut Texts,
-) -> RequestRecord {
+fn request_record(e: &JournalEntry, offset_ms: u64, text: &mut Texts) -> RequestRecord {
     text.scratch.clear();
     let lost = fate_text(&e.fate, &mut text.scratch);
     let fate = text.fate.get(&text.scratch);
     let target = if e.query.is_none() && e.rpc.is_none() {
-        text.target.get(&e.path)
+        e.path.clone()
     } else {
         text.target.get(&request_target(e))
     };
@@ -445,13 +377,13 @@ fn request_record(
         sim_ms: e.at_ms,
         start_ms: e.real_start_ms + offset_ms,
         end_ms: e.real_end_ms.map(|t| t + offset_ms),
-        tenant: e.tenant.as_deref().map(|t| text.tenant.get(t)),
-        method: text.method.get(&e.method),
+        tenant: e.tenant.clone(),
+        method: e.method.clone(),
         target,
         kind: e.kind.map(|k| text.kind.get(k.name())),
-        idempotency_key,
+        idempotency_key: e.idempotency_key.clone(),
         fault: request_fault(e).map(|f| text.fault.get(&f)),
-        effect,
+        effect: e.effect.clone(),
         replayed: e.replayed,
         fate,
         lost,

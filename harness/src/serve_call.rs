@@ -244,11 +244,11 @@ mod tests {
 
     fn nothing(id: &str) -> OutcomeReply {
         OutcomeReply {
-            operation_id: id.to_owned(),
+            operation_id: id.into(),
             outcome: OutcomeKind::Unknown,
             provider_ref: None,
             needs_review: false,
-            evidence: "no record of this operation in the store".to_owned(),
+            evidence: "no record of this operation in the store".into(),
         }
     }
 

@@ -150,21 +150,21 @@ fn keyed(contract: &Contract) -> bool {
 /// The reply for an operation id the store cannot hold.
 fn invalid_id_reply(error: &InvalidOpId) -> OutcomeReply {
     OutcomeReply {
-        operation_id: error.0.clone(),
+        operation_id: error.0.as_str().into(),
         outcome: OutcomeKind::Unknown,
         provider_ref: None,
         needs_review: false,
-        evidence: format!("refused: {error}"),
+        evidence: format!("refused: {error}").into(),
     }
 }
 
 fn no_record_reply(id: &OpId) -> OutcomeReply {
     OutcomeReply {
-        operation_id: id.as_str().to_owned(),
+        operation_id: id.as_str().into(),
         outcome: OutcomeKind::Unknown,
         provider_ref: None,
         needs_review: false,
-        evidence: NO_RECORD.to_owned(),
+        evidence: NO_RECORD.into(),
     }
 }
 
@@ -515,13 +515,14 @@ impl Adapter for ReferenceAdapter {
             reply.evidence = format!(
                 "resolution ignored: the outcome was already final ({})",
                 record.evidence
-            );
+            )
+            .into();
             return Ok(reply);
         }
         match resolution.outcome {
             OutcomeKind::Succeeded | OutcomeKind::Failed => {
                 record.outcome = resolution.outcome;
-                record.provider_ref = resolution.provider_ref;
+                record.provider_ref = resolution.provider_ref.map(String::from);
                 record.needs_review = false;
                 record.inconclusive = 0;
                 record.evidence = format!("operator: {}", resolution.evidence);
@@ -531,7 +532,7 @@ impl Adapter for ReferenceAdapter {
             OutcomeKind::Pending | OutcomeKind::Unknown => {
                 let mut reply = record.reply();
                 reply.evidence =
-                    "resolution ignored: an operator resolves to succeeded or failed".to_owned();
+                    "resolution ignored: an operator resolves to succeeded or failed".into();
                 Ok(reply)
             }
         }

@@ -106,11 +106,11 @@ impl OpRecord {
     /// The protocol reply for this record.
     pub fn reply(&self) -> OutcomeReply {
         OutcomeReply {
-            operation_id: self.operation.id.clone(),
+            operation_id: self.operation.id.as_str().into(),
             outcome: self.outcome,
-            provider_ref: self.provider_ref.clone(),
+            provider_ref: self.provider_ref.as_deref().map(Into::into),
             needs_review: self.needs_review,
-            evidence: self.evidence.clone(),
+            evidence: self.evidence.as_str().into(),
         }
     }
 

@@ -9,7 +9,7 @@ use lostreply_harness::adapter::{Adapter, AdapterFactory};
 use lostreply_harness::protocol::{
     ClientWindows, Common, Contract, ContractIdempotency, ContractLookup, ContractMcp,
     ContractRetrieval, ContractTool, ExecuteRequest, Operation, OperationRequest, OutcomeKind,
-    OutcomeReply, ProviderInfo,
+    OutcomeReply, ProviderInfo, SharedStr,
 };
 use lostreply_reference::ReferenceFactory;
 use lostreply_simulator::mcp::{
@@ -178,7 +178,7 @@ impl Run {
             .count()
     }
 
-    fn effect_id(&self) -> Option<String> {
+    fn effect_id(&self) -> Option<SharedStr> {
         self.sim.ledger().first().map(|e| e.id.clone())
     }
 }

@@ -276,13 +276,13 @@ mod tests {
             at_ms: 1,
             real_start_ms: 2,
             real_end_ms: None,
-            tenant: Some("sk_test_a".to_owned()),
-            method: "POST".to_owned(),
-            path: path.to_owned(),
-            query: Some("a=1".to_owned()),
+            tenant: Some("sk_test_a".into()),
+            method: "POST".into(),
+            path: path.into(),
+            query: Some("a=1".into()),
             kind: Some(RequestKind::Create),
-            resource: Some("tickets".to_owned()),
-            idempotency_key: Some("k1".to_owned()),
+            resource: Some("tickets".into()),
+            idempotency_key: Some("k1".into()),
             fingerprint: None,
             fault: None,
             effect: None,
@@ -303,8 +303,8 @@ mod tests {
         journal.finish(seq, ResponseFate::Sent { status: 201 }, 9);
         let mut expected = entry("/v1/tickets");
         expected.seq = 1;
-        expected.fingerprint = Some("{\"a\":1}".to_owned());
-        expected.effect = Some("tkt_1".to_owned());
+        expected.fingerprint = Some("{\"a\":1}".into());
+        expected.effect = Some("tkt_1".into());
         expected.replayed = true;
         expected.real_end_ms = Some(9);
         expected.fate = ResponseFate::Sent { status: 201 };
@@ -316,14 +316,14 @@ mod tests {
         let mut journal = Journal::default();
         let mut first = entry("/mcp");
         first.kind = None;
-        first.rpc = Some(crate::record::RpcCall {
+        first.rpc = Some(Box::new(crate::record::RpcCall {
             method: "tools/call".to_owned(),
             tool: Some("create_ticket".to_owned()),
             id: Some(serde_json::json!(7)),
             fault: None,
             task: None,
             cancelled: None,
-        });
+        }));
         let seq = journal.push(first.clone());
         journal.update(seq, |e| e.kind = Some(RequestKind::Create));
         assert!(journal.is_open(seq), "an update is not an ending");

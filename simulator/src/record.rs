@@ -1,6 +1,7 @@
 //! What the simulator remembers: the ledger of effects, the journal of requests,
 //! and the webhook events it produced. These are plain data the harness reads.
 
+use lostreply_text::SharedStr;
 use serde::Serialize;
 
 use crate::plan::{Asynchronous, FaultResponse, Position, RequestKind};
@@ -23,21 +24,21 @@ pub struct Effect {
     /// Position in the ledger, from 1.
     pub seq: u64,
     /// Object id (`tkt_…`).
-    pub id: String,
+    pub id: SharedStr,
     /// Credential of the owning tenant.
-    pub tenant: String,
+    pub tenant: SharedStr,
     /// Collection name.
-    pub resource: String,
+    pub resource: SharedStr,
     /// The operation's arguments (the body without reserved fields).
     pub args: serde_json::Map<String, serde_json::Value>,
     /// The reserved `client_reference`, if sent.
-    pub client_reference: Option<String>,
+    pub client_reference: Option<SharedStr>,
     /// The reserved `metadata`, if sent.
     pub metadata: Option<serde_json::Value>,
     /// The `Idempotency-Key` as received (raw header value), if any.
-    pub idempotency_key: Option<String>,
+    pub idempotency_key: Option<SharedStr>,
     /// Canonical JSON of the request body (object keys sorted).
-    pub fingerprint: String,
+    pub fingerprint: SharedStr,
     /// 1-based count of create requests with this tenant, resource and fingerprint,
     /// up to the one that made this effect (2 = the second attempt committed again).
     pub attempt: u32,
@@ -176,6 +177,10 @@ fn kind_name<S: serde::Serializer>(
 }
 
 /// One request as the provider saw it.
+///
+/// Its text is shared ([`SharedStr`]) and its rare parts boxed: a run's
+/// observation holds one per request, a million in the largest scenarios, and
+/// taking it from the journal's compact form is a reference count per field.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct JournalEntry {
     /// Position in the journal, from 1.
@@ -187,26 +192,26 @@ pub struct JournalEntry {
     /// Real time since the simulator started, when the response ended (ms); `None` in progress.
     pub real_end_ms: Option<u64>,
     /// The tenant, when the credential was valid.
-    pub tenant: Option<String>,
+    pub tenant: Option<SharedStr>,
     /// HTTP method.
-    pub method: String,
+    pub method: SharedStr,
     /// Path without the query.
-    pub path: String,
+    pub path: SharedStr,
     /// Raw query string, if any.
-    pub query: Option<String>,
+    pub query: Option<SharedStr>,
     /// What the request asked for, when it addressed a collection.
     #[serde(serialize_with = "kind_name")]
     pub kind: Option<RequestKind>,
     /// Collection name, when the path named one.
-    pub resource: Option<String>,
+    pub resource: Option<SharedStr>,
     /// Raw `Idempotency-Key` header, if any.
-    pub idempotency_key: Option<String>,
+    pub idempotency_key: Option<SharedStr>,
     /// Canonical JSON of the body, for creates whose body was read and parsed.
-    pub fingerprint: Option<String>,
+    pub fingerprint: Option<SharedStr>,
     /// The fault that struck, if a rule matched.
-    pub fault: Option<AppliedFault>,
+    pub fault: Option<Box<AppliedFault>>,
     /// The id of the effect this request committed, if it committed one.
-    pub effect: Option<String>,
+    pub effect: Option<SharedStr>,
     /// True when the response was an idempotent replay of a saved response.
     pub replayed: bool,
     /// The harness step running when the request arrived (`None` outside steps).
@@ -214,7 +219,7 @@ pub struct JournalEntry {
     /// The JSON-RPC side of a request to the MCP endpoint (`/mcp`); absent
     /// (and not serialized) for every other request.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub rpc: Option<RpcCall>,
+    pub rpc: Option<Box<RpcCall>>,
     /// How the response ended (serialized flat: `"fate":"sent","status":201`).
     #[serde(flatten)]
     pub fate: ResponseFate,

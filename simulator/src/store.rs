@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use lostreply_text::SharedStr;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use serde::Serialize;
@@ -242,7 +243,7 @@ impl Store {
             (true, Some(_)) => ObjectStatus::Processing,
             (true, None) | (false, _) => ObjectStatus::Succeeded,
         };
-        let shared_id: Arc<str> = Arc::from(id.as_str());
+        let shared_id: Arc<str> = Arc::from(id);
         let stored = Stored {
             id: shared_id.clone(),
             tenant: self.strings.intern(&new.tenant),
@@ -257,16 +258,17 @@ impl Store {
             status,
             request_seq: new.request_seq,
         };
+        // The effect handed out shares the stored object's text.
         let effect = Effect {
             seq: self.effects.len() as u64 + 1,
-            id,
-            tenant: new.tenant.clone(),
-            resource: new.resource,
+            id: SharedStr::from(shared_id.clone()),
+            tenant: SharedStr::from(stored.tenant.clone()),
+            resource: SharedStr::from(stored.resource.clone()),
             args: new.args,
-            client_reference: new.client_reference,
+            client_reference: new.client_reference.map(SharedStr::from),
             metadata: new.metadata,
-            idempotency_key: new.idempotency_key,
-            fingerprint: new.fingerprint.to_string(),
+            idempotency_key: new.idempotency_key.map(SharedStr::from),
+            fingerprint: SharedStr::from(new.fingerprint),
             attempt: new.attempt,
             created_at_ms,
             status,

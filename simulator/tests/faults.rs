@@ -37,7 +37,7 @@ async fn assert_connection_fault(response: FaultResponse, seen_by_client: Raw, f
         assert_eq!(fate_of(&sim, 1).await, fate, "{at:?}");
         assert_eq!(sim.ledger().len(), effects, "{at:?}");
         let entry = &sim.journal()[0];
-        assert_eq!(entry.fault.map(|f| f.at), Some(at));
+        assert_eq!(entry.fault.as_deref().map(|f| f.at), Some(at));
         assert_eq!(entry.effect.is_some(), effects == 1);
         sim.shutdown().await;
     }
@@ -453,7 +453,7 @@ async fn nth_counts_matching_requests_and_the_first_matching_rule_wins() {
     let rules: Vec<Option<usize>> = sim
         .journal()
         .iter()
-        .map(|e| e.fault.map(|f| f.rule))
+        .map(|e| e.fault.as_deref().map(|f| f.rule))
         .collect();
     assert_eq!(rules, vec![Some(1), Some(0), Some(2), None, Some(4), None]);
     assert_eq!(sim.ledger().len(), 2);

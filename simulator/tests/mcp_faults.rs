@@ -442,5 +442,5 @@ async fn the_commit_hook_runs_after_an_mcp_commit_before_the_answer_leaves() {
     assert_eq!(call_entry(&sim).fate, ResponseFate::InProgress);
     release.notify_one();
     let text = call.await.unwrap().unwrap();
-    assert!(text.contains(&effect));
+    assert!(text.contains(effect.as_str()));
 }

@@ -109,7 +109,7 @@ impl DesignAdapter {
         const BUSY: &str = "another worker holds the operation";
         match self.store.load(id) {
             Ok(Some(stored)) => OutcomeReply {
-                evidence: format!("{BUSY}; stored: {}", stored.evidence),
+                evidence: format!("{BUSY}; stored: {}", stored.evidence).into(),
                 ..stored.reply()
             },
             Ok(None) => record::unknown_reply(id.as_str(), format!("{BUSY}; nothing sent")),
@@ -206,7 +206,7 @@ impl Adapter for DesignAdapter {
             Ok(now) => now,
             Err(why) => {
                 return Ok(OutcomeReply {
-                    evidence: why,
+                    evidence: why.into(),
                     ..stored.reply()
                 })
             }
@@ -289,7 +289,8 @@ impl Adapter for DesignAdapter {
                 evidence: format!(
                     "resolution ignored: an operator decides succeeded or failed; stored: {}",
                     stored.evidence
-                ),
+                )
+                .into(),
                 ..stored.reply()
             });
         }

@@ -168,11 +168,11 @@ impl Record {
     /// The protocol reply describing this record.
     pub fn reply(&self) -> OutcomeReply {
         OutcomeReply {
-            operation_id: self.operation_id.clone(),
+            operation_id: self.operation_id.as_str().into(),
             outcome: self.outcome,
-            provider_ref: self.provider_ref.clone(),
+            provider_ref: self.provider_ref.as_deref().map(Into::into),
             needs_review: self.needs_review,
-            evidence: self.evidence.clone(),
+            evidence: self.evidence.as_str().into(),
         }
     }
 }
@@ -194,11 +194,11 @@ pub fn may_move(from: OutcomeKind, to: OutcomeKind) -> bool {
 /// The reply about an operation id that cannot be used or is not stored.
 pub fn unknown_reply(operation_id: &str, evidence: String) -> OutcomeReply {
     OutcomeReply {
-        operation_id: operation_id.to_owned(),
+        operation_id: operation_id.into(),
         outcome: OutcomeKind::Unknown,
         provider_ref: None,
         needs_review: false,
-        evidence,
+        evidence: evidence.into(),
     }
 }
 

@@ -349,11 +349,11 @@ impl Entry {
     /// The protocol reply.
     pub fn reply(&self) -> OutcomeReply {
         OutcomeReply {
-            operation_id: self.op_id.clone(),
+            operation_id: self.op_id.as_str().into(),
             outcome: self.outcome,
-            provider_ref: self.provider_ref.clone(),
+            provider_ref: self.provider_ref.as_deref().map(Into::into),
             needs_review: false,
-            evidence: self.evidence.clone(),
+            evidence: self.evidence.as_str().into(),
         }
     }
 }
@@ -361,11 +361,11 @@ impl Entry {
 /// The reply for an operation nobody wrote down.
 pub fn no_record(op_id: &str) -> OutcomeReply {
     OutcomeReply {
-        operation_id: op_id.to_owned(),
+        operation_id: op_id.into(),
         outcome: OutcomeKind::Unknown,
         provider_ref: None,
         needs_review: false,
-        evidence: "no record".to_owned(),
+        evidence: "no record".into(),
     }
 }
 

@@ -129,7 +129,9 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
                         e.request_seq
                             .map(|seq| Evidence::Request { seq })
                             .into_iter()
-                            .chain([Evidence::Effect { id: e.id.clone() }])
+                            .chain([Evidence::Effect {
+                                id: e.id.to_string(),
+                            }])
                     })
                     .collect(),
             });

@@ -27,7 +27,9 @@ fn effect_evidence(effects: &[&Effect]) -> Vec<Evidence> {
         if let Some(seq) = e.request_seq {
             ev.push(Evidence::Request { seq });
         }
-        ev.push(Evidence::Effect { id: e.id.clone() });
+        ev.push(Evidence::Effect {
+            id: e.id.to_string(),
+        });
     }
     ev
 }
@@ -42,11 +44,7 @@ fn at_most_once(obs: &Observation, a: &Attribution<'_>, v: &mut Vec<Violation>) 
             let ids: Vec<&str> = effects.iter().map(|e| e.id.as_str()).collect();
             let keys: Vec<String> = effects
                 .iter()
-                .map(|e| {
-                    e.idempotency_key
-                        .clone()
-                        .unwrap_or_else(|| "no key".to_owned())
-                })
+                .map(|e| e.idempotency_key.as_deref().unwrap_or("no key").to_owned())
                 .collect();
             let who = a.group_label(g);
             v.push(Violation {
@@ -105,7 +103,9 @@ fn success_has_effect(
                 if !reported {
                     let mut evidence = vec![Evidence::Call { index: call.index }];
                     if let Some((_, e)) = effect {
-                        evidence.push(Evidence::Effect { id: e.id.clone() });
+                        evidence.push(Evidence::Effect {
+                            id: e.id.to_string(),
+                        });
                     }
                     evidence.extend(effect_evidence(&a.effects_of_group(g, &obs.ledger)));
                     v.push(Violation {
@@ -131,7 +131,7 @@ fn success_has_effect(
                             evidence: vec![
                                 Evidence::Call { index: other_call },
                                 Evidence::Call { index: call.index },
-                                Evidence::Effect { id: r.clone() },
+                                Evidence::Effect { id: r.to_string() },
                             ],
                         });
                     }
@@ -363,7 +363,7 @@ fn status_is_read_only(obs: &Observation, v: &mut Vec<Violation>) {
             evidence.extend(seqs.iter().map(|&seq| Evidence::Request { seq }));
             v.push(Violation {
                 check: Check::Invariant(Invariant::StatusIsReadOnly),
-                operation_id: call.operation_id.clone(),
+                operation_id: call.operation_id.as_deref().map(str::to_owned),
                 message: format!(
                     "{}: status call {} sent {} request(s) to the provider",
                     call.operation_id.as_deref().unwrap_or("?"),

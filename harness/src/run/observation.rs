@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use lostreply_reports::model::{CallEnd, DeliveryRecord, ErrorRecord, SharedJson, StepReport};
+use lostreply_reports::model::{
+    CallEnd, DeliveryRecord, ErrorRecord, SharedJson, SharedStr, StepReport,
+};
 use lostreply_simulator::{Effect, JournalEntry};
 
 use crate::protocol::{CallName, OutcomeReply, WebhookReply};
@@ -20,7 +22,7 @@ pub struct Call {
     /// Which call.
     pub name: CallName,
     /// The operation concerned, if one.
-    pub operation_id: Option<String>,
+    pub operation_id: Option<SharedStr>,
     /// What the harness sent, as shared text: a million-operation run holds
     /// two million of these, and the report shares them instead of copying.
     pub request: SharedJson,
@@ -33,7 +35,7 @@ pub struct Call {
     /// How the call ended.
     pub end: CallEnd,
     /// The adapter's stderr tail.
-    pub stderr: String,
+    pub stderr: SharedStr,
     /// Real ms since the scenario started.
     pub start_ms: u64,
     /// Real ms since the scenario started.

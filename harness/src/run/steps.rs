@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use lostreply_reports::model::{CallEnd, DeliveryRecord, ErrorRecord, SharedJson, StepReport};
+use lostreply_reports::model::{
+    CallEnd, DeliveryRecord, ErrorRecord, SharedJson, SharedStr, StepReport,
+};
 use lostreply_simulator::{Effect, Simulator};
 use serde_json::{json, Value};
 use tokio::sync::{oneshot, watch};
@@ -296,7 +298,7 @@ impl<'a> StepRunner<'a> {
                 let provider_ref = match provider_ref {
                     ResolveRef::None => None,
                     ResolveRef::Literal(id) => Some(id.clone()),
-                    ResolveRef::Ledger => self.effects_of(op).first().map(|e| e.id.clone()),
+                    ResolveRef::Ledger => self.effects_of(op).first().map(|e| e.id.to_string()),
                 };
                 let request = json!({ "operation_id": op, "resolution": {
                     "outcome": outcome, "provider_ref": provider_ref, "evidence": evidence, "by": "operator",
@@ -409,13 +411,13 @@ impl<'a> StepRunner<'a> {
                 index,
                 step,
                 name: spec.name,
-                operation_id: spec.op.clone(),
+                operation_id: spec.op.as_deref().map(SharedStr::from),
                 request: SharedJson::new(&spec.request),
                 reply: out.reply.as_ref().map(SharedJson::new),
                 outcome,
                 webhook,
                 end,
-                stderr: out.stderr,
+                stderr: SharedStr::from(out.stderr),
                 start_ms,
                 end_ms,
                 journal_window: sequential.then_some((journal_before, journal_after)),
@@ -436,7 +438,11 @@ impl<'a> StepRunner<'a> {
         deliveries: u32,
         forged: bool,
     ) -> Vec<PreparedDelivery> {
-        let object_ids: Vec<String> = self.effects_of(op).into_iter().map(|e| e.id).collect();
+        let object_ids: Vec<String> = self
+            .effects_of(op)
+            .into_iter()
+            .map(|e| e.id.to_string())
+            .collect();
         let Some(event) = self
             .sim
             .events()

@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use lostreply_text::SharedStr;
+
 use crate::plan::RequestKind;
 use crate::record::{AppliedFault, JournalEntry, ResponseFate, RpcCall};
 
@@ -46,7 +48,7 @@ impl Compact {
             kind: entry.kind,
             resource: entry.resource.as_deref(),
             idempotency_key: entry.idempotency_key.as_deref(),
-            fault: entry.fault,
+            fault: entry.fault.map(|fault| *fault),
             step: entry.step,
         };
         let mut compact = Compact::from_arrival(&arrival, strings);
@@ -55,7 +57,7 @@ impl Compact {
         compact.effect = entry.effect.map(Arc::from);
         compact.replayed = entry.replayed;
         compact.fate = entry.fate;
-        compact.rpc = entry.rpc.map(Box::new);
+        compact.rpc = entry.rpc;
         compact
     }
 
@@ -97,20 +99,21 @@ impl Compact {
             at_ms: self.at_ms,
             real_start_ms: self.real_start_ms,
             real_end_ms: self.real_end_ms,
-            tenant: self.tenant.as_deref().map(str::to_owned),
-            method: self.method.to_string(),
-            path: self.path.to_string(),
-            query: self.query.as_deref().map(str::to_owned),
+            // Shared text: a reference count per field, not a copy.
+            tenant: self.tenant.clone().map(SharedStr::from),
+            method: SharedStr::from(self.method.clone()),
+            path: SharedStr::from(self.path.clone()),
+            query: self.query.as_deref().map(SharedStr::from),
             kind: self.kind,
-            resource: self.resource.as_deref().map(str::to_owned),
-            idempotency_key: self.idempotency_key.as_deref().map(str::to_owned),
-            fingerprint: self.fingerprint.as_deref().map(str::to_owned),
-            fault: self.fault.as_deref().copied(),
-            effect: self.effect.as_deref().map(str::to_owned),
+            resource: self.resource.clone().map(SharedStr::from),
+            idempotency_key: self.idempotency_key.as_deref().map(SharedStr::from),
+            fingerprint: self.fingerprint.clone().map(SharedStr::from),
+            fault: self.fault.clone(),
+            effect: self.effect.clone().map(SharedStr::from),
             replayed: self.replayed,
             step: self.step,
             fate: self.fate.clone(),
-            rpc: self.rpc.as_deref().cloned(),
+            rpc: self.rpc.clone(),
         }
     }
 }

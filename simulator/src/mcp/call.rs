@@ -13,6 +13,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use lostreply_text::SharedStr;
 use serde_json::{Map, Value};
 use tokio::sync::watch;
 
@@ -205,8 +206,8 @@ fn intake_paid(
     let now_ms = state.now_ms;
     state.journal.update(ctx.seq, |entry| {
         entry.kind = Some(RequestKind::Create);
-        entry.resource = Some(tool.resource.clone());
-        entry.idempotency_key = key.clone();
+        entry.resource = Some(SharedStr::from(&tool.resource));
+        entry.idempotency_key = key.as_deref().map(SharedStr::from);
     });
     state.journal.set_fingerprint(ctx.seq, fingerprint.clone());
     let attempt = {

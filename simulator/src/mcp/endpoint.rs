@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use axum::extract::Request;
 use http::{HeaderMap, Method};
+use lostreply_text::SharedStr;
 use serde_json::{json, Map, Value};
 
 use super::call::{self, CallSite};
@@ -41,10 +42,10 @@ pub(crate) async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Reques
             at_ms: state.now_ms,
             real_start_ms: shared.real_ms(),
             real_end_ms: None,
-            tenant: tenant.clone(),
-            method: parts.method.to_string(),
-            path: parts.uri.path().to_owned(),
-            query: parts.uri.query().map(str::to_owned),
+            tenant: tenant.clone().map(SharedStr::from),
+            method: SharedStr::from(parts.method.as_str()),
+            path: SharedStr::from(parts.uri.path()),
+            query: parts.uri.query().map(SharedStr::from),
             kind: None,
             resource: None,
             idempotency_key: None,
@@ -136,14 +137,14 @@ fn journal_rpc(ctx: &Ctx, message: &Message) {
         Message::Response => (String::new(), None, None),
     };
     ctx.shared.state().journal.update(ctx.seq, |entry| {
-        entry.rpc = Some(RpcCall {
+        entry.rpc = Some(Box::new(RpcCall {
             method,
             tool,
             id,
             fault: None,
             task: None,
             cancelled: None,
-        });
+        }));
     });
 }
 

@@ -180,10 +180,10 @@ pub(crate) fn commit_pending(
         &rfc3339(effect.created_at_ms),
     );
     state.mcp.record_operation(Operation {
-        id: effect.id.clone(),
-        tenant: effect.tenant.clone(),
+        id: effect.id.to_string(),
+        tenant: effect.tenant.to_string(),
         tool: pending.tool,
-        resource: effect.resource.clone(),
+        resource: effect.resource.to_string(),
         created_at_ms: effect.created_at_ms,
         payload: payload.clone(),
     });

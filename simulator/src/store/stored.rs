@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use lostreply_text::SharedStr;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -43,17 +44,17 @@ impl Stored {
     pub(crate) fn to_effect(&self, seq: u64) -> Effect {
         Effect {
             seq,
-            id: self.id.to_string(),
-            tenant: self.tenant.to_string(),
-            resource: self.resource.to_string(),
+            id: SharedStr::from(self.id.clone()),
+            tenant: SharedStr::from(self.tenant.clone()),
+            resource: SharedStr::from(self.resource.clone()),
             args: serde_json::from_str::<Map<String, Value>>(self.args.get()).unwrap_or_default(),
-            client_reference: self.client_reference.as_deref().map(str::to_owned),
+            client_reference: self.client_reference.as_deref().map(SharedStr::from),
             metadata: self
                 .metadata
                 .as_deref()
                 .and_then(|m| serde_json::from_str(m.get()).ok()),
-            idempotency_key: self.idempotency_key.as_deref().map(str::to_owned),
-            fingerprint: self.fingerprint.to_string(),
+            idempotency_key: self.idempotency_key.as_deref().map(SharedStr::from),
+            fingerprint: SharedStr::from(self.fingerprint.clone()),
             attempt: self.attempt,
             created_at_ms: self.created_at_ms,
             status: self.status,

@@ -1,4 +1,6 @@
-//! A string of the report model that its copies share.
+//! A string that its copies share: the provider's records, the harness's
+//! observation and the report model hold their ids, keys, tenants and other
+//! repeated text as [`SharedStr`].
 //!
 //! Why: a report of a million operations holds some twenty strings per
 //! operation (ids, keys, tenants, methods, fates, call names), most of them
@@ -99,6 +101,13 @@ impl From<&String> for SharedStr {
 impl From<Arc<str>> for SharedStr {
     fn from(s: Arc<str>) -> SharedStr {
         SharedStr(s)
+    }
+}
+
+/// The text itself, for a store that keeps `Arc<str>` (no copy).
+impl From<SharedStr> for Arc<str> {
+    fn from(s: SharedStr) -> Arc<str> {
+        s.0
     }
 }
 
