@@ -14,7 +14,7 @@ use lostreply_harness::run::observation::{Call, Observation};
 use lostreply_harness::scenario::model::{Expectations, OperationSpec, Scenario, Step};
 use lostreply_reports::model::{CallEnd, SharedStr, StepReport};
 use lostreply_simulator::{
-    canonical_json, Effect, JournalEntry, ObjectStatus, Plan, RequestKind, ResponseFate,
+    canonical_json, Effect, JournalEntry, JsonText, ObjectStatus, Plan, RequestKind, ResponseFate,
 };
 use serde_json::{json, Map, Value};
 
@@ -243,7 +243,7 @@ fn create(
         id,
         tenant: repeated.tenant.clone(),
         resource: repeated.resource.clone(),
-        args: op.args.clone(),
+        args: JsonText::of(&op.args),
         client_reference: Some(SharedStr::from(&op.id)),
         metadata: None,
         idempotency_key: Some(SharedStr::from(key)),
@@ -479,10 +479,9 @@ mod report_tests {
                 request.effect.as_ref().unwrap(),
                 &record.id
             ));
-            assert!(SharedStr::ptr_eq(
-                request.idempotency_key.as_ref().unwrap(),
-                record.idempotency_key.as_ref().unwrap()
-            ));
+            // The key is the observation's: one copy in the journal entry and
+            // one in the effect, as the simulator hands them out.
+            assert_eq!(request.idempotency_key, record.idempotency_key);
             let op = report
                 .operations
                 .iter()
@@ -500,22 +499,20 @@ mod report_tests {
         }
         for op in &report.operations {
             let outcome = op.final_outcome.as_ref().unwrap();
-            assert!(SharedStr::ptr_eq(
-                outcome.provider_ref.as_ref().unwrap(),
-                &op.effects[0]
-            ));
+            // The adapter's reply is its own text, equal to the effect's id.
+            assert_eq!(outcome.provider_ref.as_ref(), Some(&op.effects[0]));
         }
         for (record, call) in report.calls.iter().zip(&obs.calls) {
             assert_eq!(record.call, call.name.as_str());
             assert_eq!(record.operation_id.as_deref(), call.operation_id.as_deref());
-            let op = report
+            assert!(report
                 .operations
                 .iter()
-                .find(|o| Some(&o.id) == record.operation_id.as_ref())
-                .unwrap();
+                .any(|o| Some(&o.id) == record.operation_id.as_ref()));
+            // The record takes the observation's copy by a reference count.
             assert!(SharedStr::ptr_eq(
                 record.operation_id.as_ref().unwrap(),
-                &op.id
+                call.operation_id.as_ref().unwrap()
             ));
         }
         for (record, entry) in report.journal.iter().zip(&obs.journal) {

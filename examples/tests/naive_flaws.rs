@@ -142,7 +142,7 @@ impl<'f> Probe<'f> {
         self.sim
             .ledger()
             .into_iter()
-            .filter(|e| e.args.get("title") == Some(&title))
+            .filter(|e| e.args.to_map().get("title") == Some(&title))
             .collect()
     }
 

@@ -14,8 +14,6 @@ use crate::check::attribution::Attribution;
 use crate::run::observation::Observation;
 use crate::scenario::client_profiles::McpClient;
 
-mod same_text;
-
 /// The report of one scenario run.
 ///
 /// Records that say the same thing share one copy of the text
@@ -80,13 +78,17 @@ pub fn scenario_report(
         attribution
             .group_of_effect(position)
             .and_then(|g| attribution.op_positions_of_group(g).first().copied())
-            .filter(|&p| {
-                s.operations
-                    .get(p)
-                    .is_some_and(|op| same_text::same_members(&op.args, &e.args))
+            .and_then(|p| op_args.get(p))
+            .filter(|text| text.as_str() == e.args.get())
+            .cloned()
+            // Both texts are serde_json's compact writing, so equal values in
+            // the same order are equal text; other arguments are read and
+            // written again, which is the same bytes.
+            .unwrap_or_else(|| {
+                serde_json::from_str::<serde_json::Value>(e.args.get())
+                    .map(SharedJson::from)
+                    .unwrap_or_else(|_| SharedJson::new(&serde_json::Value::Null))
             })
-            .and_then(|p| op_args.get(p).cloned())
-            .unwrap_or_else(|| SharedJson::from_map(&e.args))
     };
     let mut text = Texts::default();
     let operations = s

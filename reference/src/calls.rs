@@ -522,7 +522,7 @@ impl Adapter for ReferenceAdapter {
         match resolution.outcome {
             OutcomeKind::Succeeded | OutcomeKind::Failed => {
                 record.outcome = resolution.outcome;
-                record.provider_ref = resolution.provider_ref.map(String::from);
+                record.provider_ref = resolution.provider_ref;
                 record.needs_review = false;
                 record.inconclusive = 0;
                 record.evidence = format!("operator: {}", resolution.evidence);

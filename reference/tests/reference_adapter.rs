@@ -193,7 +193,7 @@ async fn the_ok_path_creates_once_with_key_and_reference() {
         Some(serde_json::json!({"operation_id": "op-1"}))
     );
     assert_eq!(
-        serde_json::Value::Object(effect.args.clone()),
+        serde_json::Value::Object(effect.args.to_map()),
         serde_json::json!({"title": "Purchase review", "amount": 1200})
     );
     assert_eq!(run.creates().len(), 1);

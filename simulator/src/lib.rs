@@ -38,6 +38,7 @@ mod faults;
 mod fixed_map;
 mod idempotency;
 mod journal;
+mod json_text;
 pub mod mcp;
 pub mod names;
 pub mod plan;
@@ -69,6 +70,7 @@ pub use canonical::{canonical_json, write_canonical_object};
 pub use control::MAX_CONTROL_BODY_BYTES;
 pub use idempotency::MAX_KEY_BYTES;
 pub use journal::{DroppedSummary, MAX_JOURNAL_ENTRIES};
+pub use json_text::JsonText;
 pub use plan::*;
 pub use provider::{
     BODY_READ_TIMEOUT, DEFAULT_LIST_LIMIT, DRAIN_LIMIT_BYTES, MAX_CLIENT_REFERENCE_BYTES,

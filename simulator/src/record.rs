@@ -4,6 +4,7 @@
 use lostreply_text::SharedStr;
 use serde::Serialize;
 
+use crate::json_text::JsonText;
 use crate::plan::{Asynchronous, FaultResponse, Position, RequestKind};
 
 /// The status of a provider object.
@@ -29,8 +30,9 @@ pub struct Effect {
     pub tenant: SharedStr,
     /// Collection name.
     pub resource: SharedStr,
-    /// The operation's arguments (the body without reserved fields).
-    pub args: serde_json::Map<String, serde_json::Value>,
+    /// The operation's arguments (the body without reserved fields), as the
+    /// compact JSON text of an object in the order sent; [`JsonText::to_map`] reads it.
+    pub args: JsonText,
     /// The reserved `client_reference`, if sent.
     pub client_reference: Option<SharedStr>,
     /// The reserved `metadata`, if sent.

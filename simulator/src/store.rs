@@ -26,7 +26,7 @@ use crate::plan::{Plan, SettleResult};
 use crate::record::{Effect, Event, EventKind, ObjectStatus};
 use crate::time::rfc3339;
 
-use stored::raw;
+use crate::json_text::{raw, JsonText};
 pub(crate) use stored::Stored;
 
 // Child streams of the one seed: adding events never shifts object ids.
@@ -142,7 +142,7 @@ pub(crate) fn object_body(object: &Stored) -> Bytes {
         client_reference: object.client_reference.as_deref(),
         created_at_ms: object.created_at_ms,
     };
-    write_body(head, &*object.args, object.metadata.as_deref())
+    write_body(head, &object.args, object.metadata.as_deref())
 }
 
 /// [`object_body`] of a just-committed object, from its ledger form (the
@@ -248,7 +248,7 @@ impl Store {
             id: shared_id.clone(),
             tenant: self.strings.intern(&new.tenant),
             resource: self.strings.intern(&new.resource),
-            args: raw(&new.args),
+            args: JsonText::of(&new.args),
             client_reference: new.client_reference.as_deref().map(Box::from),
             metadata: new.metadata.as_ref().map(raw),
             idempotency_key: new.idempotency_key.as_deref().map(Box::from),
@@ -264,7 +264,7 @@ impl Store {
             id: SharedStr::from(shared_id.clone()),
             tenant: SharedStr::from(stored.tenant.clone()),
             resource: SharedStr::from(stored.resource.clone()),
-            args: new.args,
+            args: stored.args.clone(),
             client_reference: new.client_reference.map(SharedStr::from),
             metadata: new.metadata,
             idempotency_key: new.idempotency_key.map(SharedStr::from),

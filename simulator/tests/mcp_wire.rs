@@ -259,7 +259,7 @@ async fn keyed_tools_replay_refuse_a_mismatch_and_keep_keys_apart() {
     assert_eq!(sim.ledger().len(), 1);
     let effect = &sim.ledger()[0];
     assert_eq!(effect.idempotency_key.as_deref(), Some("k1"));
-    assert!(!effect.args.contains_key("idempotency_key"));
+    assert!(!effect.args.to_map().contains_key("idempotency_key"));
     assert!(sim.journal().iter().any(|e| e.replayed));
 
     let mismatch = mcp

@@ -386,7 +386,7 @@ mod tests {
             id: id.into(),
             tenant: tenant.into(),
             resource: "tickets".into(),
-            args: Map::new(),
+            args: lostreply_simulator::JsonText::of(&Map::new()),
             client_reference: None,
             metadata: None,
             idempotency_key: None,

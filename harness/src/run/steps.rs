@@ -329,7 +329,7 @@ impl<'a> StepRunner<'a> {
                 e.request_seq.is_some()
                     && e.tenant == self.credential
                     && e.resource == spec.resource
-                    && e.args == spec.args
+                    && e.args.to_map() == spec.args
             })
             .collect()
     }
@@ -679,8 +679,9 @@ impl CrashGate {
         let resource = op.resource.clone();
         let args = op.args.clone();
         let hook: lostreply_simulator::CommitHook = Arc::new(move |effect: Effect| {
-            let mine =
-                effect.tenant == credential && effect.resource == resource && effect.args == args;
+            let mine = effect.tenant == credential
+                && effect.resource == resource
+                && effect.args.to_map() == args;
             let kill = if mine { lock(&kill).take() } else { None };
             if kill.is_some() {
                 *lock(&fired) = effect.request_seq;

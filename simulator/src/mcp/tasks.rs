@@ -176,7 +176,7 @@ pub(crate) fn commit_pending(
         mcp,
         &effect.id,
         &effect.resource,
-        &effect.args,
+        &effect.args.to_map(),
         &rfc3339(effect.created_at_ms),
     );
     state.mcp.record_operation(Operation {

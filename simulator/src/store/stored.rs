@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use lostreply_text::SharedStr;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
 
+use crate::json_text::JsonText;
 use crate::record::{Effect, ObjectStatus};
 
 /// One object.
@@ -17,8 +17,9 @@ pub(crate) struct Stored {
     pub(crate) id: Arc<str>,
     pub(crate) tenant: Arc<str>,
     pub(crate) resource: Arc<str>,
-    /// The arguments as JSON text, in the order the client sent them.
-    pub(crate) args: Box<RawValue>,
+    /// The arguments as JSON text, in the order the client sent them (shared
+    /// with every effect handed out for it).
+    pub(crate) args: JsonText,
     pub(crate) client_reference: Option<Box<str>>,
     pub(crate) metadata: Option<Box<RawValue>>,
     pub(crate) idempotency_key: Option<Box<str>>,
@@ -29,16 +30,6 @@ pub(crate) struct Stored {
     pub(crate) request_seq: Option<u64>,
 }
 
-/// JSON text of a value; `null` if it cannot be written (it always can:
-/// a `Value`'s keys are strings).
-pub(crate) fn raw(value: &impl serde::Serialize) -> Box<RawValue> {
-    serde_json::value::to_raw_value(value).unwrap_or_else(|_| null())
-}
-
-fn null() -> Box<RawValue> {
-    RawValue::from_string("null".to_owned()).unwrap_or_else(|_| Box::<RawValue>::default())
-}
-
 impl Stored {
     /// The ledger's form, `seq` its position from 1.
     pub(crate) fn to_effect(&self, seq: u64) -> Effect {
@@ -47,7 +38,7 @@ impl Stored {
             id: SharedStr::from(self.id.clone()),
             tenant: SharedStr::from(self.tenant.clone()),
             resource: SharedStr::from(self.resource.clone()),
-            args: serde_json::from_str::<Map<String, Value>>(self.args.get()).unwrap_or_default(),
+            args: self.args.clone(),
             client_reference: self.client_reference.as_deref().map(SharedStr::from),
             metadata: self
                 .metadata

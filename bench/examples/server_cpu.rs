@@ -1,0 +1,137 @@
+//! Server CPU per request: each server runs alone on one thread (a
+//! current-thread runtime), the client on another runtime, and the server
+//! thread's own CPU time (`/proc/thread-self/schedstat`) is divided by the
+//! requests it answered. Unlike the throughput ratios, this does not move with
+//! what else the machine runs, so it tells small changes apart.
+//!
+//! `cargo run --release -p lostreply-bench --example server_cpu -- [ok|drop|reset] [connections] [rounds] [shared]`
+
+use std::time::Duration;
+
+use bench::load::{run_point, LoadSpec, Path};
+use bench::servers::{Behaviour, RunningServer, ServerKind};
+
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The whole process's CPU time (all threads), ns, from `/proc/self/stat`.
+fn process_cpu_ns() -> u64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0;
+    };
+    // Fields after the command name (which may hold spaces) start after ')'.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    // utime and stime are fields 14 and 15 (1-based), 12 and 13 after ')'.
+    (ticks(11) + ticks(12)) * 10_000_000
+}
+
+/// `shared`: the server runs on the client's runtime, as in `lostreply-bench`,
+/// and the figure is the whole process's CPU (client and server) per request.
+fn shared_runtime(
+    path: Path,
+    behaviour: Behaviour,
+    connections: usize,
+    rounds: u64,
+) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    for kind in [ServerKind::Simulator, ServerKind::BareHyper] {
+        let (requests, cpu_ns, secs) = rt.block_on(async {
+            let server = RunningServer::start(kind, behaviour).await?;
+            let spec = LoadSpec {
+                connections,
+                warmup: Duration::ZERO,
+                measure: Duration::from_secs(600),
+                max_rounds: Some(rounds),
+            };
+            let before = process_cpu_ns();
+            let started = std::time::Instant::now();
+            let point = run_point(server.addr, path, spec).await;
+            let secs = started.elapsed().as_secs_f64();
+            let used = process_cpu_ns() - before;
+            server.shutdown().await;
+            anyhow::Ok((point.sent, used, secs))
+        })?;
+        println!(
+            "{:<10} {path:?} conns {connections} (shared runtime): {requests} requests in {secs:.2} s, {:.0} req/s, process CPU {:.2} µs/request",
+            kind.name(),
+            requests as f64 / secs,
+            cpu_ns as f64 / 1000.0 / requests.max(1) as f64
+        );
+    }
+    Ok(())
+}
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let path = args.get(1).map_or("ok", String::as_str);
+    let connections: usize = args.get(2).map_or(Ok(16), |s| s.parse())?;
+    let rounds: u64 = args.get(3).map_or(Ok(5000), |s| s.parse())?;
+    let (path, behaviour) = match path {
+        "ok" => (Path::Ok, Behaviour::Ok),
+        "drop" => (Path::Closed, Behaviour::DropAfterCommit),
+        "reset" => (Path::Reset, Behaviour::ResetAfterCommit),
+        other => anyhow::bail!("unknown path {other}: ok, drop or reset"),
+    };
+    if args.get(4).is_some_and(|a| a == "shared") {
+        return shared_runtime(path, behaviour, connections, rounds);
+    }
+    for kind in [ServerKind::Simulator, ServerKind::BareHyper] {
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let server = std::thread::Builder::new().name("srv".to_owned()).spawn(
+            move || -> anyhow::Result<u64> {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()?;
+                rt.block_on(async move {
+                    let server = RunningServer::start(kind, behaviour).await?;
+                    addr_tx.send(server.addr)?;
+                    let before = thread_cpu_ns();
+                    let _ = stop_rx.await;
+                    let used = thread_cpu_ns() - before;
+                    server.shutdown().await;
+                    Ok(used)
+                })
+            },
+        )?;
+        let addr = addr_rx.recv()?;
+        let client = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()?;
+        let spec = LoadSpec {
+            connections,
+            warmup: Duration::ZERO,
+            measure: Duration::from_secs(600),
+            max_rounds: Some(rounds),
+        };
+        let point = client.block_on(run_point(addr, path, spec));
+        let _ = stop_tx.send(());
+        let cpu_ns = server
+            .join()
+            .map_err(|_| anyhow::anyhow!("server thread panicked"))??;
+        // `sent` counts every request (a create and a retrieve per ok round).
+        let requests = point.sent;
+        println!(
+            "{:<10} {path:?} conns {connections}: {requests} requests, {} errors, server CPU {:.2} µs/request",
+            kind.name(),
+            point.errors,
+            cpu_ns as f64 / 1000.0 / requests.max(1) as f64
+        );
+    }
+    Ok(())
+}
