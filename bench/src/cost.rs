@@ -7,13 +7,21 @@
 //! its time budget instead of stalling the benchmark. The child prints one JSON
 //! line per step as soon as the step ends, so a killed child still reports the
 //! steps it finished.
+//!
+//! The `check` and `report` phases give the breakdown; the `pipeline` phase is
+//! what the targets judge: everything a run does after observing, in one step,
+//! with the peak of the whole process beside the step's own (the observation is
+//! part of what a run holds).
 
 use std::io::Write;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use lostreply_reports::model::{AdapterInfo, AdapterKind, Report, SCHEMA_VERSION};
+use lostreply_harness::check::{self, attribution::Attribution};
+use lostreply_harness::report_build;
+use lostreply_harness::run::observation::Observation;
+use lostreply_reports::model::{AdapterInfo, AdapterKind, Report, ScenarioReport, SCHEMA_VERSION};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -32,17 +40,23 @@ pub enum Phase {
     Check,
     /// The attribution plus `lostreply_harness::report_build::scenario_report`, then the JSON writer.
     Report,
+    /// All of it in one step, as a run does it after observing: the
+    /// attribution, the check, the scenario report, the observation freed,
+    /// the JSON. The targets judge this one; the two phases above give the
+    /// breakdown.
+    Pipeline,
 }
 
 impl Phase {
-    /// Both, in the order they run.
-    pub const ALL: [Phase; 2] = [Phase::Check, Phase::Report];
+    /// Every phase, in the order they run.
+    pub const ALL: [Phase; 3] = [Phase::Check, Phase::Report, Phase::Pipeline];
 
     /// The name on the child's command line and in JSON lines.
     pub fn name(self) -> &'static str {
         match self {
             Phase::Check => "check",
             Phase::Report => "report",
+            Phase::Pipeline => "pipeline",
         }
     }
 
@@ -56,6 +70,7 @@ impl Phase {
         match self {
             Phase::Check => &["build", "attribution", "check"],
             Phase::Report => &["build", "report", "json"],
+            Phase::Pipeline => &["build", "pipeline"],
         }
     }
 }
@@ -63,7 +78,7 @@ impl Phase {
 /// One step's figures, as a child printed them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepFigures {
-    /// `build`, `attribution`, `check`, `report` or `json`.
+    /// `build`, `attribution`, `check`, `report`, `json` or `pipeline`.
     pub step: String,
     /// Wall time.
     pub ms: f64,
@@ -147,142 +162,270 @@ impl CostRun {
 /// report phase also checks the observation (untimed), puts the violations in
 /// the report and writes the JSON to that file instead of a counting sink: a
 /// hash of that file shows a change left the report's bytes and the verdicts
-/// as they were.
+/// as they were. The pipeline phase writes its JSON (violations included) to
+/// that file too, and its time then includes the disk.
 pub fn run_child(
     phase: Phase,
     spec: SyntheticSpec,
     json_out: Option<&Path>,
     out: &mut dyn Write,
 ) -> Result<(), Error> {
-    let io = |e| Error::Io("writing a step line".to_owned(), e);
-    let mut emit = |step: &str,
-                    ms: f64,
-                    before: procfs::Memory,
-                    reset: bool,
-                    extra: Value|
-     -> Result<(), Error> {
-        let peak = procfs::memory(None).map_or(0, |m| m.hwm_kib);
-        let mut line = json!({"step": step, "ms": ms, "rss_before_kib": before.rss_kib, "peak_kib": peak, "peak_reset": reset});
-        if let (Some(line), Value::Object(extra)) = (line.as_object_mut(), extra) {
-            line.extend(extra);
-        }
-        writeln!(out, "{line}").map_err(io)?;
-        out.flush().map_err(io)
+    let mut lines = StepLines {
+        out,
+        lifetime: LifetimePeak::default(),
     };
-    let here = || {
-        procfs::memory(None).unwrap_or(procfs::Memory {
-            rss_kib: 0,
-            hwm_kib: 0,
-        })
-    };
+    let obs = build_step(spec, &mut lines)?;
+    match phase {
+        Phase::Check => check_steps(&obs, spec, &mut lines),
+        Phase::Report => report_steps(obs, json_out, &mut lines),
+        Phase::Pipeline => pipeline_step(obs, spec, json_out, &mut lines),
+    }
+}
 
-    let before = here();
-    let reset = procfs::reset_peak();
-    let started = Instant::now();
+/// The step `build`: the synthetic observation every phase starts from.
+fn build_step(spec: SyntheticSpec, lines: &mut StepLines<'_>) -> Result<Observation, Error> {
+    let start = lines.begin();
     let obs = observation(spec);
-    let ms = elapsed_ms(started);
-    emit(
+    let ms = start.elapsed_ms();
+    lines.emit(
         "build",
+        &start,
         ms,
-        before,
-        reset,
         json!({"journal": obs.journal.len(), "ledger": obs.ledger.len(), "calls": obs.calls.len()}),
     )?;
+    Ok(obs)
+}
 
-    match phase {
-        Phase::Check => {
-            let before = here();
-            let reset = procfs::reset_peak();
-            let started = Instant::now();
-            let attribution = lostreply_harness::check::attribution::Attribution::build(
-                &obs.scenario.operations,
-                &obs.journal,
-                &obs.ledger,
-                &obs.credential,
-            );
-            let ms = elapsed_ms(started);
-            let groups = attribution.group_count();
-            drop(attribution);
-            emit("attribution", ms, before, reset, json!({"groups": groups}))?;
+/// The steps `attribution` and `check` of the check phase.
+fn check_steps(
+    obs: &Observation,
+    spec: SyntheticSpec,
+    lines: &mut StepLines<'_>,
+) -> Result<(), Error> {
+    let start = lines.begin();
+    let attribution = Attribution::build(
+        &obs.scenario.operations,
+        &obs.journal,
+        &obs.ledger,
+        &obs.credential,
+    );
+    let ms = start.elapsed_ms();
+    let groups = attribution.group_count();
+    drop(attribution);
+    lines.emit("attribution", &start, ms, json!({"groups": groups}))?;
 
-            let before = here();
-            let reset = procfs::reset_peak();
-            let started = Instant::now();
-            let attribution = lostreply_harness::check::attribution::Attribution::of(&obs);
-            let violations = lostreply_harness::check::check(&obs, &attribution);
-            let ms = elapsed_ms(started);
-            let count = violations.len();
-            drop(violations);
-            emit(
-                "check",
-                ms,
-                before,
-                reset,
-                json!({"violations": count, "expected_violations": 2 * spec.duplicates()}),
-            )?;
-        }
-        Phase::Report => {
-            let violations = match json_out {
-                Some(_) => lostreply_harness::check::check(
-                    &obs,
-                    &lostreply_harness::check::attribution::Attribution::of(&obs),
-                ),
-                None => Vec::new(),
-            };
-            let before = here();
-            let reset = procfs::reset_peak();
-            let started = Instant::now();
-            let attribution = lostreply_harness::check::attribution::Attribution::of(&obs);
-            let scenario = lostreply_harness::report_build::scenario_report(
-                &obs,
-                &attribution,
-                violations,
-                format!("lostreply run --seed 1 {}", obs.scenario.path),
-            );
-            let ms = elapsed_ms(started);
-            emit(
-                "report",
-                ms,
-                before,
-                reset,
-                json!({"ledger_records": scenario.ledger.len(), "call_records": scenario.calls.len()}),
-            )?;
+    let start = lines.begin();
+    let attribution = Attribution::of(obs);
+    let violations = check::check(obs, &attribution);
+    let ms = start.elapsed_ms();
+    let count = violations.len();
+    drop(violations);
+    lines.emit(
+        "check",
+        &start,
+        ms,
+        json!({"violations": count, "expected_violations": expected_violations(spec)}),
+    )
+}
 
-            let report = Report {
-                schema_version: SCHEMA_VERSION,
-                tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-                adapter: AdapterInfo {
-                    name: "builtin:reference".to_owned(),
-                    kind: AdapterKind::InProcess,
-                },
-                seed: 1,
-                duration_ms: obs.duration_ms,
-                scenarios: vec![scenario],
-            };
-            let before = here();
-            let reset = procfs::reset_peak();
-            let started = Instant::now();
-            // Into a counting sink: the writer's own cost, not the disk's.
-            let mut sink = CountingSink::default();
-            let written = match json_out {
-                Some(path) => {
-                    let file = std::fs::File::create(path)
-                        .map_err(|e| Error::Io(format!("creating {}", path.display()), e))?;
-                    sink.inner = Some(std::io::BufWriter::new(file));
-                    lostreply_reports::write_json(&mut sink, &report).and_then(|()| sink.flush())
-                }
-                None => lostreply_reports::write_json(&mut sink, &report),
-            };
-            written.map_err(|e| Error::Io("writing the JSON report".to_owned(), e))?;
-            let ms = elapsed_ms(started);
-            emit("json", ms, before, reset, json!({"bytes": sink.bytes}))?;
-        }
+/// The steps `report` and `json` of the report phase. Without `json_out` the
+/// report has no violations: the phase measures the report, not the check.
+fn report_steps(
+    obs: Observation,
+    json_out: Option<&Path>,
+    lines: &mut StepLines<'_>,
+) -> Result<(), Error> {
+    let violations = match json_out {
+        Some(_) => check::check(&obs, &Attribution::of(&obs)),
+        None => Vec::new(),
+    };
+    let duration_ms = obs.duration_ms;
+    let reproduce = reproduce(&obs);
+    let start = lines.begin();
+    let prepared = {
+        let attribution = Attribution::of(&obs);
+        report_build::prepare(&obs, &attribution)
+    };
+    let scenario = report_build::scenario_report(obs, prepared, violations, reproduce);
+    let ms = start.elapsed_ms();
+    lines.emit(
+        "report",
+        &start,
+        ms,
+        json!({"ledger_records": scenario.ledger.len(), "call_records": scenario.calls.len()}),
+    )?;
+
+    let report = whole_report(duration_ms, scenario);
+    let start = lines.begin();
+    let bytes = write_report(&report, json_out)?;
+    let ms = start.elapsed_ms();
+    lines.emit("json", &start, ms, json!({"bytes": bytes}))
+}
+
+/// The step `pipeline`: what a run does once it has observed
+/// (`lostreply_harness::suite::check_and_report`: the attribution, the checks
+/// and the report, which takes the observation over; then the report wrapped
+/// and written as JSON), so its `ms` is the "checking and reporting" of the
+/// target. `peak_total_kib` is the process's peak since it started, the
+/// observation included: the "in all" of the memory target.
+fn pipeline_step(
+    obs: Observation,
+    spec: SyntheticSpec,
+    json_out: Option<&Path>,
+    lines: &mut StepLines<'_>,
+) -> Result<(), Error> {
+    let duration_ms = obs.duration_ms;
+    let reproduce = reproduce(&obs);
+    let start = lines.begin();
+    let (scenario, check_and_report_ms) =
+        timed(|| lostreply_harness::suite::check_and_report(obs, reproduce));
+    let count = scenario.violations.len();
+    let report = whole_report(duration_ms, scenario);
+    let (bytes, json_ms) = timed(|| write_report(&report, json_out));
+    let bytes = bytes?;
+    let ms = start.elapsed_ms();
+    lines.emit(
+        "pipeline",
+        &start,
+        ms,
+        json!({"violations": count,
+               "expected_violations": expected_violations(spec), "bytes": bytes,
+               "check_and_report_ms": check_and_report_ms, "json_ms": json_ms}),
+    )
+}
+
+/// Two per duplicated operation: invariant 1 and the `effects` expectation.
+fn expected_violations(spec: SyntheticSpec) -> usize {
+    2 * spec.duplicates()
+}
+
+/// A plausible reproduce command (nothing reads it here).
+fn reproduce(obs: &Observation) -> String {
+    format!("lostreply run --seed 1 {}", obs.scenario.path)
+}
+
+/// The run's report around one scenario, as `run_suite` wraps it.
+fn whole_report(duration_ms: u64, scenario: ScenarioReport) -> Report {
+    Report {
+        schema_version: SCHEMA_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+        adapter: AdapterInfo {
+            name: "builtin:reference".to_owned(),
+            kind: AdapterKind::InProcess,
+        },
+        seed: 1,
+        duration_ms,
+        scenarios: vec![scenario],
     }
-    Ok(())
+}
+
+/// Writes the JSON report into a counting sink (the writer's own cost, not
+/// the disk's), or through it into `json_out`; returns its size in bytes.
+fn write_report(report: &Report, json_out: Option<&Path>) -> Result<u64, Error> {
+    let mut sink = CountingSink::default();
+    let written = match json_out {
+        Some(path) => {
+            let file = std::fs::File::create(path)
+                .map_err(|e| Error::Io(format!("creating {}", path.display()), e))?;
+            sink.inner = Some(std::io::BufWriter::new(file));
+            lostreply_reports::write_json(&mut sink, report).and_then(|()| sink.flush())
+        }
+        None => lostreply_reports::write_json(&mut sink, report),
+    };
+    written.map_err(|e| Error::Io("writing the JSON report".to_owned(), e))?;
+    Ok(sink.bytes)
+}
+
+/// Runs `f`, returning what it gave and its wall time.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let started = Instant::now();
+    let value = f();
+    (value, elapsed_ms(started))
 }
 
 fn elapsed_ms(started: Instant) -> f64 {
     started.elapsed().as_secs_f64() * 1000.0
+}
+
+/// This process's `VmHWM` as if it had never been reset. Each step resets it
+/// to measure its own peak, which forgets the peak before; so the peak read
+/// just before each reset is kept, and the larger of it and the current one
+/// is the peak since the process started.
+#[derive(Debug, Default)]
+struct LifetimePeak {
+    before_resets_kib: u64,
+}
+
+impl LifetimePeak {
+    /// Resets `VmHWM` (see [`procfs::reset_peak`]), keeping the peak so far.
+    fn reset(&mut self) -> bool {
+        self.before_resets_kib = self.kib();
+        procfs::reset_peak()
+    }
+
+    /// The peak since the process started (0 where `/proc` cannot be read).
+    fn kib(&self) -> u64 {
+        self.before_resets_kib.max(memory_now().hwm_kib)
+    }
+}
+
+/// Where a step started: resident size, whether the peak was reset, the clock.
+#[derive(Debug)]
+struct StepStart {
+    before: procfs::Memory,
+    reset: bool,
+    started: Instant,
+}
+
+impl StepStart {
+    fn elapsed_ms(&self) -> f64 {
+        elapsed_ms(self.started)
+    }
+}
+
+/// The child's step lines, and the peak they must not lose.
+struct StepLines<'w> {
+    out: &'w mut dyn Write,
+    lifetime: LifetimePeak,
+}
+
+impl StepLines<'_> {
+    /// Starts a step: resident size read, then the peak reset, then the clock.
+    fn begin(&mut self) -> StepStart {
+        let before = memory_now();
+        let reset = self.lifetime.reset();
+        StepStart {
+            before,
+            reset,
+            started: Instant::now(),
+        }
+    }
+
+    /// Prints one step's line (`ms` measured by the step, so that what it
+    /// drops afterwards is not counted) and flushes it, so that a child killed
+    /// later still reported it.
+    fn emit(&mut self, step: &str, start: &StepStart, ms: f64, extra: Value) -> Result<(), Error> {
+        let peak = memory_now().hwm_kib;
+        // From the same reading as `peak_kib`, so that the one is never below the other.
+        let peak_total = self.lifetime.before_resets_kib.max(peak);
+        let mut line = json!({"step": step, "ms": ms, "rss_before_kib": start.before.rss_kib,
+                              "peak_kib": peak, "peak_reset": start.reset,
+                              "peak_total_kib": peak_total});
+        if let (Some(line), Value::Object(extra)) = (line.as_object_mut(), extra) {
+            line.extend(extra);
+        }
+        let io = |e| Error::Io("writing a step line".to_owned(), e);
+        writeln!(self.out, "{line}").map_err(io)?;
+        self.out.flush().map_err(io)
+    }
+}
+
+/// This process's memory now; zeros where `/proc` cannot be read.
+fn memory_now() -> procfs::Memory {
+    procfs::memory(None).unwrap_or(procfs::Memory {
+        rss_kib: 0,
+        hwm_kib: 0,
+    })
 }
 
 /// Counts what it is given, and passes it on to a file when there is one.
@@ -428,4 +571,58 @@ pub async fn measure_all(
         }
     }
     runs
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_pipeline_child_finds_the_planted_violations_and_writes_a_report() {
+        let spec = SyntheticSpec {
+            operations: 1000,
+            duplicate_every: 100,
+        };
+        let mut out = Vec::new();
+        run_child(Phase::Pipeline, spec, None, &mut out).unwrap();
+        let steps: Vec<StepFigures> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| StepFigures::from_line(l).unwrap())
+            .collect();
+        let names: Vec<&str> = steps.iter().map(|s| s.step.as_str()).collect();
+        assert_eq!(names, Phase::Pipeline.steps());
+        let pipeline = &steps[1].extra;
+        let count = |field: &str| pipeline.get(field).and_then(Value::as_u64).unwrap();
+        assert_eq!(count("violations"), 20);
+        assert_eq!(count("expected_violations"), 20);
+        assert!(count("bytes") > 0);
+        // The peak in all is at least every step's own peak, and never falls.
+        let total = |s: &StepFigures| {
+            s.extra
+                .get("peak_total_kib")
+                .and_then(Value::as_u64)
+                .unwrap()
+        };
+        for s in &steps {
+            assert!(total(s) >= s.peak_kib, "{s:?}");
+        }
+        assert!(total(&steps[1]) >= total(&steps[0]));
+        for split in ["check_and_report_ms", "json_ms"] {
+            assert!(
+                pipeline.get(split).and_then(Value::as_f64).is_some(),
+                "{split}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_phase_is_named_once() {
+        for phase in Phase::ALL {
+            assert_eq!(Phase::from_name(phase.name()), Some(phase));
+        }
+        assert_eq!(Phase::from_name("pipeline"), Some(Phase::Pipeline));
+        assert_eq!(Phase::from_name("nope"), None);
+    }
 }

@@ -11,6 +11,11 @@ use bench::suite::{self, Config, Part};
 use bench::synthetic::SyntheticSpec;
 use clap::{Parser, Subcommand};
 
+// The allocator of the `lostreply` binary, so that the cost figures are the
+// binary's (see the workspace Cargo.toml for why it is mimalloc).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Benchmarks the simulator against bare hyper and wiremock, and the harness's
 /// checking and reporting as observations grow. Prints a table per part and one
 /// JSON line per figure (lines starting with `{"bench":`).
@@ -78,13 +83,15 @@ enum Child {
     /// Internal: one (phase, size) of the cost growth, in its own process.
     #[command(name = "__cost", hide = true)]
     Cost {
+        /// check, report or pipeline.
         #[arg(long)]
         phase: String,
         #[arg(long)]
         ops: usize,
         #[arg(long)]
         duplicate_every: usize,
-        /// Report phase: check too, and write the JSON report (with the violations) to this file.
+        /// Report phase: check too, and write the JSON report (with the violations) to this file;
+        /// pipeline phase: write its JSON report there instead of only counting its bytes.
         #[arg(long)]
         json_out: Option<PathBuf>,
     },
@@ -99,8 +106,10 @@ fn main() -> anyhow::Result<()> {
         json_out,
     }) = &args.child
     {
-        let phase = Phase::from_name(phase)
-            .with_context(|| format!("--phase {phase}: expected check or report"))?;
+        let phase = Phase::from_name(phase).with_context(|| {
+            let names = Phase::ALL.map(Phase::name).join(", ");
+            format!("--phase {phase}: expected one of {names}")
+        })?;
         let mut stdout = std::io::stdout().lock();
         cost::run_child(
             phase,

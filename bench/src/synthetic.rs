@@ -432,7 +432,16 @@ mod tests {
 mod report_tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use lostreply_reports::model::ScenarioReport;
+    use lostreply_reports::model::{ScenarioReport, Violation};
+
+    /// The report of `obs` with `violations`, its checks done first.
+    fn report_of(obs: Observation, violations: Vec<Violation>) -> ScenarioReport {
+        let prepared = {
+            let attribution = lostreply_harness::check::attribution::Attribution::of(&obs);
+            lostreply_harness::report_build::prepare(&obs, &attribution)
+        };
+        lostreply_harness::report_build::scenario_report(obs, prepared, violations, "r".to_owned())
+    }
 
     /// Ten operations, two of them created twice, and their report.
     fn report_of_ten() -> (Observation, ScenarioReport) {
@@ -440,14 +449,27 @@ mod report_tests {
             operations: 10,
             duplicate_every: 5,
         });
-        let attribution = lostreply_harness::check::attribution::Attribution::of(&obs);
-        let report = lostreply_harness::report_build::scenario_report(
-            &obs,
-            &attribution,
-            Vec::new(),
-            String::new(),
-        );
+        let report = report_of(obs.clone(), Vec::new());
         (obs, report)
+    }
+
+    #[test]
+    fn checks_beside_the_report_give_the_report_of_checks_before_it() {
+        // Past the threshold the checks get a thread of their own; the report
+        // must be the one of checking first, violations and verdict included.
+        let obs = observation(SyntheticSpec {
+            operations: 20_000,
+            duplicate_every: 1_000,
+        });
+        let records = obs.calls.len() + obs.journal.len() + obs.ledger.len();
+        assert!(records >= lostreply_harness::suite::CHECK_THREAD_FROM_RECORDS);
+        let attribution = lostreply_harness::check::attribution::Attribution::of(&obs);
+        let violations = lostreply_harness::check::check(&obs, &attribution);
+        assert_eq!(violations.len(), 40);
+        let sequential = report_of(obs.clone(), violations);
+        let both = lostreply_harness::suite::check_and_report(obs, "r".to_owned());
+        assert_eq!(both.verdict, lostreply_reports::model::Verdict::Violated);
+        assert_eq!(both, sequential);
     }
 
     #[test]

@@ -119,6 +119,17 @@ async fn cost_children_report_every_step() {
         .and_then(|b| b.as_u64())
         .unwrap();
     assert!(bytes > 1000, "{bytes}");
+
+    let pipeline = cost::measure(&exe(), Phase::Pipeline, spec, Duration::from_secs(120)).await;
+    assert_eq!(pipeline.ending, Ending::Completed);
+    let names: Vec<&str> = pipeline.steps.iter().map(|s| s.step.as_str()).collect();
+    assert_eq!(names, ["build", "pipeline"]);
+    let step = pipeline.step("pipeline").unwrap();
+    let count = |field: &str| step.extra.get(field).and_then(|v| v.as_u64());
+    assert_eq!(count("violations"), Some(2 * spec.duplicates() as u64));
+    assert_eq!(count("violations"), count("expected_violations"));
+    assert!(count("bytes").unwrap() > 1000);
+    assert!(count("peak_total_kib").unwrap() >= step.peak_kib);
 }
 
 #[tokio::test]
@@ -147,13 +158,29 @@ async fn the_suite_writes_figures_and_targets() {
         out.lines().to_vec()
     };
     let count = |bench: &str| lines.iter().filter(|l| l["bench"] == bench).count();
-    // Two phases, two sizes, three steps each.
-    assert_eq!(count("cost"), 12);
+    // Two sizes; three steps of check, three of report, two of pipeline.
+    assert_eq!(count("cost"), 16);
     assert_eq!(count("target"), 7);
     assert_eq!(count("machine"), 1);
     // A missing binary is reported, not a panic.
     let serve = lines.iter().find(|l| l["bench"] == "serve_memory").unwrap();
     assert_eq!(serve["status"], "failed");
+    // The targets judge the pipeline: measured below 1M, so not judged.
+    let target = |name: &str| {
+        lines
+            .iter()
+            .find(|l| l["bench"] == "target" && l["target"] == name)
+            .unwrap()
+    };
+    assert_eq!(
+        target("check_report_1m_time")["met"],
+        serde_json::Value::Null
+    );
+    assert_eq!(
+        target("check_report_1m_memory")["met"],
+        serde_json::Value::Null
+    );
     let text = String::from_utf8(buffer).unwrap();
     assert!(text.contains("== targets"), "{text}");
+    assert!(text.contains("phase pipeline"), "{text}");
 }

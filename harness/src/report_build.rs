@@ -7,39 +7,145 @@ use lostreply_reports::model::{
 };
 use lostreply_reports::shared_str::Recent;
 use lostreply_simulator::{
-    Effect, FaultResponse, JournalEntry, ObjectStatus, Release, ResponseFate, StallThen,
+    FaultResponse, JournalEntry, JsonText, ObjectStatus, Release, ResponseFate, StallThen,
 };
 
 use crate::check::attribution::Attribution;
 use crate::run::observation::Observation;
 use crate::scenario::client_profiles::McpClient;
 
-/// The report of one scenario run.
+/// The report of one scenario run, from its observation (handed over: the
+/// report takes its records' text by moving it), the part of the report made
+/// while the observation was still borrowed ([`prepare`]), and the checks'
+/// violations.
 ///
+/// Why the observation is consumed: on a run of a million operations the
+/// report's calls, requests and effects are millions of records whose text
+/// the observation already holds. Moved, each record's text changes hands
+/// without touching it (a shared copy would touch every reference count, a
+/// cache miss each), and each list is rewritten in the allocation that held
+/// the observation's list, so the report adds almost no memory of its own.
 /// Records that say the same thing share one copy of the text
-/// ([`SharedStr`]): each operation's id is made once and shared by its calls
-/// and effects, each effect's id and key once and shared by the request that
-/// created it, and the handful of values a field repeats (tenant, method,
-/// fate, a call's name) once each through [`Recent`]. At a million
-/// operations that is four allocations an operation instead of twenty.
+/// ([`SharedStr`]): the handful of values a field repeats (a fate, a call's
+/// name, a request's kind) through [`Recent`], an effect's arguments with its
+/// operation's when they are the same text.
 pub fn scenario_report(
-    obs: &Observation,
-    attribution: &Attribution<'_>,
+    obs: Observation,
+    prepared: Prepared,
     violations: Vec<Violation>,
     reproduce: String,
 ) -> ScenarioReport {
-    let s = &obs.scenario;
-    let mut errors: Vec<ErrorRecord> = obs.errors.clone();
-    for call in &obs.calls {
-        if let Some(message) = call_error(&call.end) {
-            errors.push(ErrorRecord {
-                step: call.step,
-                call_index: Some(call.index),
-                message,
-            });
-        }
+    let Prepared {
+        operations,
+        op_of_effect,
+    } = prepared;
+    let Observation {
+        scenario,
+        seed,
+        calls,
+        steps,
+        deliveries,
+        ledger,
+        journal,
+        simulator_offset_ms,
+        sim_start_ms,
+        mut errors,
+        infra_failed,
+        duration_ms,
+        ..
+    } = obs;
+    let mut text = Texts::default();
+    let calls: Vec<CallRecord> = calls
+        .into_iter()
+        .map(|c| {
+            if let Some(message) = call_error(&c.end) {
+                errors.push(ErrorRecord {
+                    step: c.step,
+                    call_index: Some(c.index),
+                    message,
+                });
+            }
+            CallRecord {
+                index: c.index,
+                step: c.step,
+                call: text.call.get(c.name.as_str()),
+                operation_id: c.operation_id,
+                request: c.request,
+                reply: c.reply,
+                end: c.end,
+                stderr: c.stderr,
+                start_ms: c.start_ms,
+                end_ms: c.end_ms,
+            }
+        })
+        .collect();
+    let journal = journal
+        .into_iter()
+        .map(|e| request_record(e, simulator_offset_ms, &mut text))
+        .collect();
+    let ledger = ledger
+        .into_iter()
+        .enumerate()
+        .map(|(position, e)| {
+            let op = op_of_effect
+                .get(position)
+                .copied()
+                .flatten()
+                .and_then(|p| operations.get(p));
+            EffectRecord {
+                args: effect_args(op, &e.args),
+                id: e.id,
+                tenant: e.tenant,
+                resource: e.resource,
+                idempotency_key: e.idempotency_key,
+                sim_ms: e.created_at_ms,
+                status: text.status.get(status_name(e.status)),
+                request_seq: e.request_seq,
+                operation_id: op.map(|op| op.id.clone()),
+            }
+        })
+        .collect();
+    let verdict = verdict(&violations, infra_failed, !errors.is_empty());
+    ScenarioReport {
+        mcp_client: scenario.mcp.as_ref().map(|m| mcp_client_report(&m.client)),
+        id: scenario.id,
+        title: scenario.title,
+        path: scenario.path,
+        case: scenario.case,
+        tags: scenario.tags,
+        verdict,
+        seed,
+        reproduce,
+        duration_ms,
+        sim_start_ms,
+        operations,
+        steps,
+        calls,
+        journal,
+        ledger,
+        deliveries,
+        violations,
+        errors,
     }
-    let verdict = verdict(&violations, obs.infra_failed, !errors.is_empty());
+}
+
+/// The part of a report that needs the attribution: each operation's record
+/// (its arguments as text, its final outcome, its effects) and, by ledger
+/// position, the operation an effect is filed under. Made while the
+/// observation is borrowed (beside the checks, on a large run:
+/// [`crate::suite::check_and_report`]); [`scenario_report`] then takes the
+/// observation itself.
+#[derive(Debug)]
+pub struct Prepared {
+    operations: Vec<OperationReport>,
+    /// By ledger position: the position of the first operation of the
+    /// effect's group, if the effect has one.
+    op_of_effect: Vec<Option<usize>>,
+}
+
+/// See [`Prepared`].
+pub fn prepare(obs: &Observation, attribution: &Attribution<'_>) -> Prepared {
+    let s = &obs.scenario;
     // By operation position, walked once: a lookup per operation in the
     // `BTreeMap` of a million ids was some twenty string compares each.
     let mut final_status = vec![None; s.operations.len()];
@@ -58,39 +164,7 @@ pub fn scenario_report(
             .flatten()
             .and_then(|index| obs.calls.get(index)?.outcome.as_ref())
     };
-    // The observation's records hold their text shared: a record of the
-    // report takes it by a reference count. Only the scenario's operation ids
-    // are plain strings, made shared here once.
-    let op_ids: Vec<SharedStr> = s
-        .operations
-        .iter()
-        .map(|op| op.id.as_str().into())
-        .collect();
-    // Each operation's arguments as text, once; an effect whose arguments are
-    // its operation's, member for member, shares that text (its own would be
-    // the same bytes) instead of holding a copy of its own.
-    let op_args: Vec<SharedJson> = s
-        .operations
-        .iter()
-        .map(|op| SharedJson::from_map(&op.args))
-        .collect();
-    let effect_args = |position: usize, e: &Effect| {
-        attribution
-            .group_of_effect(position)
-            .and_then(|g| attribution.op_positions_of_group(g).first().copied())
-            .and_then(|p| op_args.get(p))
-            .filter(|text| text.as_str() == e.args.get())
-            .cloned()
-            // Both texts are serde_json's compact writing, so equal values in
-            // the same order are equal text; other arguments are read and
-            // written again, which is the same bytes.
-            .unwrap_or_else(|| {
-                serde_json::from_str::<serde_json::Value>(e.args.get())
-                    .map(SharedJson::from)
-                    .unwrap_or_else(|_| SharedJson::new(&serde_json::Value::Null))
-            })
-    };
-    let mut text = Texts::default();
+    let mut resources = Recent::default();
     let operations = s
         .operations
         .iter()
@@ -107,9 +181,9 @@ pub fn scenario_report(
                 })
                 .unwrap_or_default();
             OperationReport {
-                id: op_ids[position].clone(),
-                resource: text.resource.get(&op.resource),
-                args: op_args[position].clone(),
+                id: op.id.as_str().into(),
+                resource: resources.get(&op.resource),
+                args: SharedJson::from_map(&op.args),
                 final_outcome: final_outcome(position).map(|o| Outcome {
                     outcome: o.outcome,
                     provider_ref: o.provider_ref.clone(),
@@ -120,66 +194,29 @@ pub fn scenario_report(
             }
         })
         .collect();
-    let calls = obs
-        .calls
-        .iter()
-        .map(|c| CallRecord {
-            index: c.index,
-            step: c.step,
-            call: text.call.get(c.name.as_str()),
-            operation_id: c.operation_id.clone(),
-            request: c.request.clone(),
-            reply: c.reply.clone(),
-            end: c.end.clone(),
-            stderr: c.stderr.clone(),
-            start_ms: c.start_ms,
-            end_ms: c.end_ms,
-        })
-        .collect();
-    let journal = obs
-        .journal
-        .iter()
-        .map(|e| request_record(e, obs.simulator_offset_ms, &mut text))
-        .collect();
-    let ledger = obs
-        .ledger
-        .iter()
-        .enumerate()
-        .map(|(position, e)| EffectRecord {
-            id: e.id.clone(),
-            tenant: e.tenant.clone(),
-            resource: e.resource.clone(),
-            args: effect_args(position, e),
-            idempotency_key: e.idempotency_key.clone(),
-            sim_ms: e.created_at_ms,
-            status: text.status.get(status_name(e.status)),
-            request_seq: e.request_seq,
-            operation_id: attribution
+    let op_of_effect = (0..obs.ledger.len())
+        .map(|position| {
+            attribution
                 .group_of_effect(position)
-                .and_then(|g| attribution.op_positions_of_group(g).first())
-                .and_then(|&p| op_ids.get(p).cloned()),
+                .and_then(|g| attribution.op_positions_of_group(g).first().copied())
         })
         .collect();
-    ScenarioReport {
-        id: s.id.clone(),
-        title: s.title.clone(),
-        path: s.path.clone(),
-        case: s.case,
-        tags: s.tags.clone(),
-        verdict,
-        seed: obs.seed,
-        reproduce,
-        duration_ms: obs.duration_ms,
-        sim_start_ms: obs.sim_start_ms,
+    Prepared {
         operations,
-        steps: obs.steps.clone(),
-        calls,
-        journal,
-        ledger,
-        deliveries: obs.deliveries.clone(),
-        violations,
-        errors,
-        mcp_client: s.mcp.as_ref().map(|m| mcp_client_report(&m.client)),
+        op_of_effect,
+    }
+}
+
+/// An effect's arguments for the report: its operation's text when they are
+/// the same text (both are serde_json's compact writing, so equal values in
+/// the same order are equal text), otherwise its own, read and written again
+/// (the same bytes).
+fn effect_args(op: Option<&OperationReport>, args: &JsonText) -> SharedJson {
+    match op {
+        Some(op) if op.args.as_str() == args.get() => op.args.clone(),
+        _ => serde_json::from_str::<serde_json::Value>(args.get())
+            .map(SharedJson::from)
+            .unwrap_or_else(|_| SharedJson::new(&serde_json::Value::Null)),
     }
 }
 
@@ -193,7 +230,6 @@ struct Texts {
     fate: Recent,
     fault: Recent,
     status: Recent,
-    resource: Recent,
     call: Recent,
     scratch: String,
 }
@@ -365,27 +401,28 @@ fn request_fault(e: &JournalEntry) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
-fn request_record(e: &JournalEntry, offset_ms: u64, text: &mut Texts) -> RequestRecord {
+fn request_record(e: JournalEntry, offset_ms: u64, text: &mut Texts) -> RequestRecord {
     text.scratch.clear();
     let lost = fate_text(&e.fate, &mut text.scratch);
     let fate = text.fate.get(&text.scratch);
+    let fault = request_fault(&e).map(|f| text.fault.get(&f));
     let target = if e.query.is_none() && e.rpc.is_none() {
-        e.path.clone()
+        e.path
     } else {
-        text.target.get(&request_target(e))
+        text.target.get(&request_target(&e))
     };
     RequestRecord {
         seq: e.seq,
         sim_ms: e.at_ms,
         start_ms: e.real_start_ms + offset_ms,
         end_ms: e.real_end_ms.map(|t| t + offset_ms),
-        tenant: e.tenant.clone(),
-        method: e.method.clone(),
+        tenant: e.tenant,
+        method: e.method,
         target,
         kind: e.kind.map(|k| text.kind.get(k.name())),
-        idempotency_key: e.idempotency_key.clone(),
-        fault: request_fault(e).map(|f| text.fault.get(&f)),
-        effect: e.effect.clone(),
+        idempotency_key: e.idempotency_key,
+        fault,
+        effect: e.effect,
         replayed: e.replayed,
         fate,
         lost,

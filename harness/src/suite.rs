@@ -10,6 +10,7 @@ use lostreply_reports::model::{AdapterInfo, Report, ScenarioReport, SCHEMA_VERSI
 
 use crate::check::attribution::Attribution;
 use crate::driver::{shell_quote, AdapterUnderTest};
+use crate::run::observation::Observation;
 use crate::scenario::model::Scenario;
 use crate::seed::scenario_seed;
 
@@ -41,14 +42,45 @@ pub fn reproduce_command(options: &RunOptions, scenario: &Scenario) -> String {
 pub async fn run_scenario(scenario: &Scenario, options: &RunOptions) -> ScenarioReport {
     let seed = scenario_seed(options.seed, &scenario.id);
     let obs = crate::run::observe(scenario, &options.adapter, seed).await;
-    let attribution = Attribution::of(&obs);
-    let violations = crate::check::check(&obs, &attribution);
-    crate::report_build::scenario_report(
-        &obs,
-        &attribution,
-        violations,
-        reproduce_command(options, scenario),
-    )
+    check_and_report(obs, reproduce_command(options, scenario))
+}
+
+/// Records (calls, requests, effects) past which a run's checks get a thread
+/// of their own while the report's operations are prepared.
+///
+/// Why: both only read the observation, and on a run of a million operations
+/// each takes a second or more; on the small runs of a suite a thread would
+/// cost more than the checks themselves, and `--jobs` already keeps the cores busy.
+pub const CHECK_THREAD_FROM_RECORDS: usize = 50_000;
+
+/// What a run does with an observation: the attribution once, the checks,
+/// and the report with their verdict, which takes the observation over
+/// ([`crate::report_build::scenario_report`]). The checks run beside the
+/// report's preparation when the observation is large
+/// ([`CHECK_THREAD_FROM_RECORDS`]); the report is the same either way.
+pub fn check_and_report(obs: Observation, reproduce: String) -> ScenarioReport {
+    let records = obs.calls.len() + obs.journal.len() + obs.ledger.len();
+    let (violations, prepared) = {
+        let attribution = Attribution::of(&obs);
+        if records < CHECK_THREAD_FROM_RECORDS {
+            (
+                crate::check::check(&obs, &attribution),
+                crate::report_build::prepare(&obs, &attribution),
+            )
+        } else {
+            std::thread::scope(|scope| {
+                let checks = scope.spawn(|| crate::check::check(&obs, &attribution));
+                let prepared = crate::report_build::prepare(&obs, &attribution);
+                match checks.join() {
+                    Ok(violations) => (violations, prepared),
+                    // The checks panicked: the panic goes on as it would have
+                    // without the thread.
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            })
+        }
+    };
+    crate::report_build::scenario_report(obs, prepared, violations, reproduce)
 }
 
 /// Runs scenarios concurrently (up to `jobs`), calling `on_done` as each
