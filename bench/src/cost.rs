@@ -1,7 +1,7 @@
 //! Cost growth of checking and reporting over synthetic observations.
 //!
-//! Each (phase, size) runs in a child process (the bench binary re-executed
-//! with the hidden `__cost` subcommand), for two reasons: its peak resident
+//! Each (phase, size) runs in a child process (`lostreply-bench-cost`,
+//! src/cost_main.rs, with the `lostreply` binary's allocator), for two reasons: its peak resident
 //! memory is its own (read from `VmHWM`, reset before each step through
 //! `/proc/self/clear_refs`), and a size that takes too long can be killed at
 //! its time budget instead of stalling the benchmark. The child prints one JSON
@@ -29,8 +29,9 @@ use crate::procfs;
 use crate::synthetic::{observation, SyntheticSpec};
 use crate::Error;
 
-/// The hidden subcommand that runs one (phase, size) in a child.
-pub const CHILD_SUBCOMMAND: &str = "__cost";
+/// The binary that runs one (phase, size) in a child: `src/cost_main.rs`,
+/// built beside `lostreply-bench`.
+pub const CHILD_BINARY: &str = "lostreply-bench-cost";
 
 /// What a child measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -453,7 +454,7 @@ impl Write for CountingSink {
     }
 }
 
-/// In the parent: runs one (phase, size) in a child of `exe`, killing it at `budget`.
+/// In the parent: runs one (phase, size) in a child, `exe` (the cost binary), killing it at `budget`.
 pub async fn measure(exe: &Path, phase: Phase, spec: SyntheticSpec, budget: Duration) -> CostRun {
     let mut run = CostRun {
         phase,
@@ -462,7 +463,6 @@ pub async fn measure(exe: &Path, phase: Phase, spec: SyntheticSpec, budget: Dura
         ending: Ending::Completed,
     };
     let spawned = tokio::process::Command::new(exe)
-        .arg(CHILD_SUBCOMMAND)
         .args(["--phase", phase.name()])
         .args(["--ops", &spec.operations.to_string()])
         .args(["--duplicate-every", &spec.duplicate_every.to_string()])

@@ -5,16 +5,16 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use bench::cost::{self, Phase};
+use bench::cost;
 use bench::figures::Out;
 use bench::suite::{self, Config, Part};
-use bench::synthetic::SyntheticSpec;
-use clap::{Parser, Subcommand};
+use clap::Parser;
 
-// The allocator of the `lostreply` binary, so that the cost figures are the
-// binary's (see the workspace Cargo.toml for why it is mimalloc).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+// No `#[global_allocator]` here, on purpose: the simulator, bare hyper and
+// wiremock are compared under the allocator a user's own test binary has
+// (the system's). The cost children, which measure what `lostreply run`
+// does, are a binary of their own with that binary's allocator
+// (`lostreply-bench-cost`, src/cost_main.rs).
 
 /// Benchmarks the simulator against bare hyper and wiremock, and the harness's
 /// checking and reporting as observations grow. Prints a table per part and one
@@ -74,54 +74,10 @@ struct Args {
     /// measurement, memory read at each (default 100000,300000,1000000; --quick 1000).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     serve_creates: Vec<u64>,
-    #[command(subcommand)]
-    child: Option<Child>,
-}
-
-#[derive(Debug, Subcommand)]
-enum Child {
-    /// Internal: one (phase, size) of the cost growth, in its own process.
-    #[command(name = "__cost", hide = true)]
-    Cost {
-        /// check, report or pipeline.
-        #[arg(long)]
-        phase: String,
-        #[arg(long)]
-        ops: usize,
-        #[arg(long)]
-        duplicate_every: usize,
-        /// Report phase: check too, and write the JSON report (with the violations) to this file;
-        /// pipeline phase: write its JSON report there instead of only counting its bytes.
-        #[arg(long)]
-        json_out: Option<PathBuf>,
-    },
 }
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    if let Some(Child::Cost {
-        phase,
-        ops,
-        duplicate_every,
-        json_out,
-    }) = &args.child
-    {
-        let phase = Phase::from_name(phase).with_context(|| {
-            let names = Phase::ALL.map(Phase::name).join(", ");
-            format!("--phase {phase}: expected one of {names}")
-        })?;
-        let mut stdout = std::io::stdout().lock();
-        cost::run_child(
-            phase,
-            SyntheticSpec {
-                operations: *ops,
-                duplicate_every: *duplicate_every,
-            },
-            json_out.as_deref(),
-            &mut stdout,
-        )?;
-        return Ok(());
-    }
     let config = config(&args)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -188,7 +144,8 @@ fn config(args: &Args) -> anyhow::Result<Config> {
     if jobs == 0 {
         bail!("--jobs must be at least 1");
     }
-    let exe = std::env::current_exe().context("cannot find this binary to re-execute it")?;
+    let exe = std::env::current_exe().context("cannot find this binary")?;
+    let cost_bin = exe.with_file_name(cost::CHILD_BINARY);
     let lostreply_bin = match &args.lostreply {
         Some(p) => p.clone(),
         None => exe.with_file_name("lostreply"),
@@ -210,7 +167,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         sizes,
         duplicate_every: args.duplicate_every,
         cost_budget: Duration::from_secs(pick(args.cost_budget_s, 25, 5).max(1)),
-        exe,
+        cost_bin,
         case_runs: runs,
         python_runs,
         jobs,

@@ -82,8 +82,8 @@ pub struct Config {
     pub duplicate_every: usize,
     /// Longest one (phase, size) child may run.
     pub cost_budget: Duration,
-    /// This binary, re-executed for the cost children.
-    pub exe: PathBuf,
+    /// The cost children's binary (`lostreply-bench-cost`, beside the benchmark's).
+    pub cost_bin: PathBuf,
     /// Timed runs of the cases with the in-process reference adapter.
     pub case_runs: usize,
     /// Timed runs of the cases with the Python adapter.
@@ -305,7 +305,7 @@ async fn lost_path(config: &Config, out: &mut Out<'_>, behaviour: Behaviour) {
 }
 
 async fn cost_growth(config: &Config, out: &mut Out<'_>) -> Vec<CostRun> {
-    let runs = cost::measure_all(&config.exe, &config.sizes, config.duplicate_every, config.cost_budget, |run| {
+    let runs = cost::measure_all(&config.cost_bin, &config.sizes, config.duplicate_every, config.cost_budget, |run| {
         // Printed as each child ends: a long run shows progress.
         let base = json!({"phase": run.phase.name(), "operations": run.operations});
         match &run.ending {

@@ -88,7 +88,7 @@ async fn lost_responses_are_seen_by_the_client_and_committed_in_the_ledger() {
 }
 
 fn exe() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_lostreply-bench"))
+    PathBuf::from(env!("CARGO_BIN_EXE_lostreply-bench-cost"))
 }
 
 #[tokio::test]
@@ -142,7 +142,7 @@ async fn the_suite_writes_figures_and_targets() {
         sizes: vec![30, 60],
         duplicate_every: 10,
         cost_budget: Duration::from_secs(120),
-        exe: exe(),
+        cost_bin: exe(),
         case_runs: 1,
         python_runs: 1,
         jobs: 1,

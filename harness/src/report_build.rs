@@ -13,6 +13,7 @@ use lostreply_simulator::{
 use crate::check::attribution::Attribution;
 use crate::run::observation::Observation;
 use crate::scenario::client_profiles::McpClient;
+use crate::scenario::model::OperationSpec;
 
 /// The report of one scenario run, from its observation (handed over: the
 /// report takes its records' text by moving it), the part of the report made
@@ -143,8 +144,45 @@ pub struct Prepared {
     op_of_effect: Vec<Option<usize>>,
 }
 
+/// Each operation's text for its report record: its id and resource shared,
+/// its arguments written as JSON text. It needs neither the attribution nor
+/// the checks, so a large run makes it while the attribution is being built
+/// ([`crate::suite::check_and_report`]).
+#[derive(Debug)]
+pub struct OperationTexts {
+    ids: Vec<SharedStr>,
+    resources: Vec<SharedStr>,
+    args: Vec<SharedJson>,
+}
+
+/// See [`OperationTexts`].
+pub fn operation_texts(operations: &[OperationSpec]) -> OperationTexts {
+    let mut recent = Recent::default();
+    OperationTexts {
+        ids: operations.iter().map(|op| op.id.as_str().into()).collect(),
+        resources: operations
+            .iter()
+            .map(|op| recent.get(&op.resource))
+            .collect(),
+        args: operations
+            .iter()
+            .map(|op| SharedJson::from_map(&op.args))
+            .collect(),
+    }
+}
+
 /// See [`Prepared`].
 pub fn prepare(obs: &Observation, attribution: &Attribution<'_>) -> Prepared {
+    prepare_with(obs, attribution, operation_texts(&obs.scenario.operations))
+}
+
+/// [`prepare`] with the operations' texts already made (by
+/// [`operation_texts`] over the same observation's operations).
+pub fn prepare_with(
+    obs: &Observation,
+    attribution: &Attribution<'_>,
+    texts: OperationTexts,
+) -> Prepared {
     let s = &obs.scenario;
     // By operation position, walked once: a lookup per operation in the
     // `BTreeMap` of a million ids was some twenty string compares each.
@@ -164,12 +202,17 @@ pub fn prepare(obs: &Observation, attribution: &Attribution<'_>) -> Prepared {
             .flatten()
             .and_then(|index| obs.calls.get(index)?.outcome.as_ref())
     };
-    let mut resources = Recent::default();
-    let operations = s
-        .operations
-        .iter()
+    let OperationTexts {
+        ids,
+        resources,
+        args,
+    } = texts;
+    let operations = ids
+        .into_iter()
+        .zip(resources)
+        .zip(args)
         .enumerate()
-        .map(|(position, op)| {
+        .map(|(position, ((id, resource), args))| {
             let effects: Vec<SharedStr> = attribution
                 .group_at(position)
                 .map(|g| {
@@ -181,9 +224,9 @@ pub fn prepare(obs: &Observation, attribution: &Attribution<'_>) -> Prepared {
                 })
                 .unwrap_or_default();
             OperationReport {
-                id: op.id.as_str().into(),
-                resource: resources.get(&op.resource),
-                args: SharedJson::from_map(&op.args),
+                id,
+                resource,
+                args,
                 final_outcome: final_outcome(position).map(|o| Outcome {
                     outcome: o.outcome,
                     provider_ref: o.provider_ref.clone(),

@@ -60,27 +60,33 @@ pub const CHECK_THREAD_FROM_RECORDS: usize = 50_000;
 /// ([`CHECK_THREAD_FROM_RECORDS`]); the report is the same either way.
 pub fn check_and_report(obs: Observation, reproduce: String) -> ScenarioReport {
     let records = obs.calls.len() + obs.journal.len() + obs.ledger.len();
-    let (violations, prepared) = {
+    let (violations, prepared) = if records < CHECK_THREAD_FROM_RECORDS {
         let attribution = Attribution::of(&obs);
-        if records < CHECK_THREAD_FROM_RECORDS {
-            (
-                crate::check::check(&obs, &attribution),
-                crate::report_build::prepare(&obs, &attribution),
-            )
-        } else {
-            std::thread::scope(|scope| {
-                let checks = scope.spawn(|| crate::check::check(&obs, &attribution));
-                let prepared = crate::report_build::prepare(&obs, &attribution);
-                match checks.join() {
-                    Ok(violations) => (violations, prepared),
-                    // The checks panicked: the panic goes on as it would have
-                    // without the thread.
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            })
-        }
+        (
+            crate::check::check(&obs, &attribution),
+            crate::report_build::prepare(&obs, &attribution),
+        )
+    } else {
+        // Two threads, each kept busy: the operations' texts while the
+        // attribution is built, then the checks while the report is prepared.
+        let (texts, attribution) = std::thread::scope(|scope| {
+            let texts =
+                scope.spawn(|| crate::report_build::operation_texts(&obs.scenario.operations));
+            let attribution = Attribution::of(&obs);
+            (joined(texts.join()), attribution)
+        });
+        std::thread::scope(|scope| {
+            let checks = scope.spawn(|| crate::check::check(&obs, &attribution));
+            let prepared = crate::report_build::prepare_with(&obs, &attribution, texts);
+            (joined(checks.join()), prepared)
+        })
     };
     crate::report_build::scenario_report(obs, prepared, violations, reproduce)
+}
+
+/// A scoped thread's result; a panic in it goes on as it would have without the thread.
+fn joined<T>(result: std::thread::Result<T>) -> T {
+    result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// Runs scenarios concurrently (up to `jobs`), calling `on_done` as each
