@@ -8,7 +8,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use bench::cost::{self, Phase};
 use bench::synthetic::SyntheticSpec;
 use clap::Parser;
@@ -38,14 +37,16 @@ struct Args {
     json_out: Option<PathBuf>,
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
     let args = Args::parse();
-    let phase = Phase::from_name(&args.phase).with_context(|| {
+    // A phase that does not exist is bad usage, as clap's own errors are (exit 2).
+    let Some(phase) = Phase::from_name(&args.phase) else {
         let names = Phase::ALL.map(Phase::name).join(", ");
-        format!("--phase {}: expected one of {names}", args.phase)
-    })?;
+        eprintln!("error: --phase {}: expected one of {names}", args.phase);
+        return std::process::ExitCode::from(2);
+    };
     let mut stdout = std::io::stdout().lock();
-    cost::run_child(
+    let ran = cost::run_child(
         phase,
         SyntheticSpec {
             operations: args.ops,
@@ -53,6 +54,12 @@ fn main() -> anyhow::Result<()> {
         },
         args.json_out.as_deref(),
         &mut stdout,
-    )?;
-    Ok(())
+    );
+    match ran {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }
