@@ -41,10 +41,10 @@ pub enum Phase {
     Check,
     /// The attribution plus `lostreply_harness::report_build::scenario_report`, then the JSON writer.
     Report,
-    /// All of it in one step, as a run does it after observing: the
-    /// attribution, the check, the scenario report, the observation freed,
-    /// the JSON. The targets judge this one; the two phases above give the
-    /// breakdown.
+    /// All of it in one step, as a run does it after observing
+    /// (`suite::check_and_report`: the attribution, the checks, the report,
+    /// which takes the observation over), then the JSON. The targets judge
+    /// this one; the two phases above give the breakdown.
     Pipeline,
 }
 
@@ -360,13 +360,14 @@ struct LifetimePeak {
 impl LifetimePeak {
     /// Resets `VmHWM` (see [`procfs::reset_peak`]), keeping the peak so far.
     fn reset(&mut self) -> bool {
-        self.before_resets_kib = self.kib();
+        self.before_resets_kib = self.kib(memory_now().hwm_kib);
         procfs::reset_peak()
     }
 
-    /// The peak since the process started (0 where `/proc` cannot be read).
-    fn kib(&self) -> u64 {
-        self.before_resets_kib.max(memory_now().hwm_kib)
+    /// The peak since the process started, given `VmHWM` now (0 where
+    /// `/proc` cannot be read).
+    fn kib(&self, hwm_kib: u64) -> u64 {
+        self.before_resets_kib.max(hwm_kib)
     }
 }
 
@@ -408,7 +409,7 @@ impl StepLines<'_> {
     fn emit(&mut self, step: &str, start: &StepStart, ms: f64, extra: Value) -> Result<(), Error> {
         let peak = memory_now().hwm_kib;
         // From the same reading as `peak_kib`, so that the one is never below the other.
-        let peak_total = self.lifetime.before_resets_kib.max(peak);
+        let peak_total = self.lifetime.kib(peak);
         let mut line = json!({"step": step, "ms": ms, "rss_before_kib": start.before.rss_kib,
                               "peak_kib": peak, "peak_reset": start.reset,
                               "peak_total_kib": peak_total});

@@ -473,6 +473,23 @@ mod report_tests {
     }
 
     #[test]
+    fn the_report_rewrites_the_observations_lists_where_they_lie() {
+        // What `scenario_report` promises: calls, requests and effects become
+        // report records in the allocations that held them, not in new ones.
+        let obs = observation(SyntheticSpec {
+            operations: 100,
+            duplicate_every: 10,
+        });
+        let calls = obs.calls.as_ptr() as usize;
+        let journal = obs.journal.as_ptr() as usize;
+        let ledger = obs.ledger.as_ptr() as usize;
+        let report = report_of(obs, Vec::new());
+        assert_eq!(report.calls.as_ptr() as usize, calls);
+        assert_eq!(report.journal.as_ptr() as usize, journal);
+        assert_eq!(report.ledger.as_ptr() as usize, ledger);
+    }
+
+    #[test]
     fn effects_share_their_operations_argument_text() {
         let (_, report) = report_of_ten();
         assert_eq!(report.ledger.len(), 12);

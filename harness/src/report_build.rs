@@ -257,9 +257,7 @@ pub fn prepare_with(
 fn effect_args(op: Option<&OperationReport>, args: &JsonText) -> SharedJson {
     match op {
         Some(op) if op.args.as_str() == args.get() => op.args.clone(),
-        _ => serde_json::from_str::<serde_json::Value>(args.get())
-            .map(SharedJson::from)
-            .unwrap_or_else(|_| SharedJson::new(&serde_json::Value::Null)),
+        _ => SharedJson::from_map(&args.to_map()),
     }
 }
 

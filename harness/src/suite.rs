@@ -45,8 +45,9 @@ pub async fn run_scenario(scenario: &Scenario, options: &RunOptions) -> Scenario
     check_and_report(obs, reproduce_command(options, scenario))
 }
 
-/// Records (calls, requests, effects) past which a run's checks get a thread
-/// of their own while the report's operations are prepared.
+/// Records (calls, requests, effects) past which a run uses a second thread:
+/// for the operations' texts while the attribution is built, then for the
+/// checks while the report's operations are prepared.
 ///
 /// Why: both only read the observation, and on a run of a million operations
 /// each takes a second or more; on the small runs of a suite a thread would

@@ -435,6 +435,10 @@ mod tests {
         assert!(store.get("sk_test", "tickets", &effect.id).is_some());
         assert!(store.get("sk_other", "tickets", &effect.id).is_none());
         assert!(store.get("sk_test", "tickets", "tkt_missing").is_none());
-        assert_eq!(store.effects(), vec![effect]);
+        let ledger = store.effects();
+        assert_eq!(ledger, vec![effect.clone()]);
+        // The committed effect and every later look share the store's one copy.
+        assert!(JsonText::ptr_eq(&ledger[0].args, &effect.args));
+        assert!(JsonText::ptr_eq(&store.effects()[0].args, &effect.args));
     }
 }
