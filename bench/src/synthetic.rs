@@ -12,7 +12,7 @@ use std::time::Duration;
 use lostreply_harness::protocol::{CallName, OutcomeKind, OutcomeReply};
 use lostreply_harness::run::observation::{Call, Observation};
 use lostreply_harness::scenario::model::{Expectations, OperationSpec, Scenario, Step};
-use lostreply_reports::model::{CallEnd, SharedStr, StepReport};
+use lostreply_reports::model::{CallEnd, SharedJson, SharedStr, StepReport};
 use lostreply_simulator::{
     canonical_json, Effect, JournalEntry, JsonText, ObjectStatus, Plan, RequestKind, ResponseFate,
 };
@@ -175,7 +175,7 @@ fn operation(i: usize) -> OperationSpec {
         id: format!("op-{i}"),
         resource: RESOURCE.to_owned(),
         tool: None,
-        args,
+        args: SharedJson::from_map(&args),
     }
 }
 
@@ -213,7 +213,7 @@ fn create(
     attempt: u32,
     t_ms: u64,
 ) -> (JournalEntry, Effect) {
-    let mut body = op.args.clone();
+    let mut body = op.args.to_map();
     body.insert("client_reference".to_owned(), Value::String(op.id.clone()));
     let fingerprint = SharedStr::from(canonical_json(&Value::Object(body)));
     let key = format!("lostreply-{}", op.id);
@@ -243,7 +243,8 @@ fn create(
         id,
         tenant: repeated.tenant.clone(),
         resource: repeated.resource.clone(),
-        args: JsonText::of(&op.args),
+        // The simulator's store writes the text anew from the request body.
+        args: JsonText::of(&op.args.to_map()),
         client_reference: Some(SharedStr::from(&op.id)),
         metadata: None,
         idempotency_key: Some(SharedStr::from(key)),

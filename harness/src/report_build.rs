@@ -164,10 +164,7 @@ pub fn operation_texts(operations: &[OperationSpec]) -> OperationTexts {
             .iter()
             .map(|op| recent.get(&op.resource))
             .collect(),
-        args: operations
-            .iter()
-            .map(|op| SharedJson::from_map(&op.args))
-            .collect(),
+        args: operations.iter().map(|op| op.args.clone()).collect(),
     }
 }
 

@@ -183,7 +183,10 @@ fn the_full_fixture_becomes_the_plan_the_server_reads() {
             ("op-3", "tickets", None),
         ]
     );
-    assert!(!s.operations[0].args.contains_key("idempotency_key"));
+    assert!(!s.operations[0]
+        .args
+        .to_map()
+        .contains_key("idempotency_key"));
 
     let setup = s.mcp.as_ref().unwrap();
     assert_eq!(setup.revision, Revision::V2025_11_25);

@@ -59,6 +59,14 @@ impl SharedJson {
         serde_json::from_str(&self.0).unwrap_or(Value::Null)
     }
 
+    /// The value read as an object (built on each call, as [`SharedJson::to_value`]); empty when it is not one.
+    pub fn to_map(&self) -> Map<String, Value> {
+        match self.to_value() {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        }
+    }
+
     /// The member `key` of an object, if it is one and has it.
     pub fn get(&self, key: &str) -> Option<Value> {
         match self.to_value() {

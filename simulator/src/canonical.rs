@@ -2,6 +2,11 @@
 //! depth so that two bodies that differ only in key order are the same action
 //! (serde_json keeps insertion order in this workspace, so sorting is explicit).
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// The canonical JSON text of `value`: no whitespace, object keys sorted bytewise.
@@ -28,6 +33,84 @@ pub fn write_canonical_object(map: &Map<String, Value>, out: &mut Vec<u8>) {
         write_canonical(item, out);
     }
     out.push(b'}');
+}
+
+/// Appends the canonical JSON text of the value the JSON text `json` holds:
+/// the bytes of [`canonical_json`] of it parsed, read borrowed instead (each
+/// object's members split into name and text, no tree built: the checks key a
+/// million operations by their arguments, kept as text). Returns false, and
+/// leaves `out` as it was, when `json` is not JSON.
+pub fn write_canonical_text(json: &str, out: &mut Vec<u8>) -> bool {
+    let start = out.len();
+    let written = serde_json::from_str::<&RawValue>(json).and_then(|raw| write_raw(raw, out));
+    if written.is_err() {
+        out.truncate(start);
+    }
+    written.is_ok()
+}
+
+// Recursion depth is bounded by serde_json's parser (128 levels): every text
+// recursed into was first read whole.
+fn write_raw(raw: &RawValue, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+    let text = raw.get();
+    match text.as_bytes().first() {
+        Some(b'{') => {
+            // Sorted by name, bytewise as `String`'s order; a repeated name keeps
+            // its last value, as parsing into a `Map` does.
+            let members: BTreeMap<Name<'_>, &RawValue> = serde_json::from_str(text)?;
+            out.push(b'{');
+            for (index, (name, item)) in members.into_iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                write_plain(&name.0, out);
+                out.push(b':');
+                write_raw(item, out)?;
+            }
+            out.push(b'}');
+        }
+        Some(b'[') => {
+            let items: Vec<&RawValue> = serde_json::from_str(text)?;
+            out.push(b'[');
+            for (index, item) in items.into_iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                write_raw(item, out)?;
+            }
+            out.push(b']');
+        }
+        // A scalar is written as serde_json writes it parsed (the same text
+        // when serde_json wrote it; escapes and number forms made plain if not).
+        _ => write_plain(&serde_json::from_str::<Value>(text)?, out),
+    }
+    Ok(())
+}
+
+/// A member's name, borrowed from the text unless it holds an escape.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Name<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Name<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Name<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Name<'de>, E> {
+                Ok(Name(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Name<'de>, E> {
+                Ok(Name(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Name<'de>, E> {
+                Ok(Name(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(Visit)
+    }
 }
 
 /// Strings and scalars as serde_json writes them, straight into `out`
@@ -76,5 +159,37 @@ mod tests {
         let mut out = b"x ".to_vec();
         write_canonical_object(a.as_object().unwrap_or(&Map::new()), &mut out);
         assert_eq!(out, [b"x ", canonical_json(&a).as_bytes()].concat());
+    }
+
+    #[test]
+    fn text_gives_the_canonical_json_of_its_value() {
+        let texts = [
+            r#"{"b":1,"a":{"z":[{"y":1,"x":2}],"c":"é"}}"#,
+            r#"{ "a": {"c":"é", "z":[{"x":2,"y":1}]}, "b": 1 }"#,
+            r#"{"\u0062":"\u00e9\n","a\"":[1.5,-0,1e3,true,null,{}],"":[]}"#,
+            r#"{"dup":1,"x":0,"dup":2}"#,
+            r#"[{"b":[],"a":{}},"s",12345678901234567890,0.1]"#,
+            r#""only a string""#,
+            "7",
+        ];
+        for text in texts {
+            let value: Value = serde_json::from_str(text).unwrap_or_default();
+            let mut out = b"x ".to_vec();
+            assert!(write_canonical_text(text, &mut out), "{text}");
+            assert_eq!(
+                String::from_utf8_lossy(&out),
+                format!("x {}", canonical_json(&value)),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn text_that_is_not_json_writes_nothing() {
+        for text in ["", "{", r#"{"a":}"#, "[1,]", "nope"] {
+            let mut out = b"x ".to_vec();
+            assert!(!write_canonical_text(text, &mut out), "{text}");
+            assert_eq!(out, b"x ");
+        }
     }
 }

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeSet;
 
-use lostreply_simulator::{write_canonical_object, Effect, JournalEntry, RequestKind};
+use lostreply_simulator::{write_canonical_text, Effect, JournalEntry, RequestKind};
 use serde_json::{Map, Value};
 
 use super::grouped::{Grouped, NONE};
@@ -87,7 +87,7 @@ impl<'o> Attribution<'o> {
             keys.extend_from_slice(op.resource.as_bytes());
             // A resource name never holds a space ([a-z][a-z0-9_]*), so this cannot collide.
             keys.push(b' ');
-            write_canonical_object(&op.args, &mut keys);
+            write_canonical_text(op.args.as_str(), &mut keys);
             key_ends.push(keys.len());
         }
         // serde_json writes UTF-8 only, and resource names are text.
@@ -346,6 +346,8 @@ mod tests {
     use lostreply_simulator::{canonical_json, ObjectStatus, ResponseFate};
     use serde_json::json;
 
+    use lostreply_reports::model::SharedJson;
+
     use super::*;
 
     fn op(id: &str, args: Value) -> OperationSpec {
@@ -353,7 +355,7 @@ mod tests {
             id: id.to_owned(),
             resource: "tickets".to_owned(),
             tool: None,
-            args: args.as_object().cloned().unwrap(),
+            args: SharedJson::from_map(args.as_object().unwrap()),
         }
     }
 

@@ -87,7 +87,7 @@ pub fn operation(spec: &OperationSpec) -> Operation {
         .to_owned(),
         resource: spec.resource.clone(),
         tool: spec.tool.clone(),
-        args: spec.args.clone(),
+        args: spec.args.to_map(),
     }
 }
 

@@ -322,6 +322,7 @@ impl<'a> StepRunner<'a> {
         let Some(spec) = self.operation(op) else {
             return Vec::new();
         };
+        let args = spec.args.to_map();
         self.sim
             .ledger()
             .into_iter()
@@ -329,7 +330,7 @@ impl<'a> StepRunner<'a> {
                 e.request_seq.is_some()
                     && e.tenant == self.credential
                     && e.resource == spec.resource
-                    && e.args.to_map() == spec.args
+                    && e.args.to_map() == args
             })
             .collect()
     }
@@ -677,7 +678,7 @@ impl CrashGate {
         let fired = fired_by.clone();
         let credential = credential.to_owned();
         let resource = op.resource.clone();
-        let args = op.args.clone();
+        let args = op.args.to_map();
         let hook: lostreply_simulator::CommitHook = Arc::new(move |effect: Effect| {
             let mine = effect.tenant == credential
                 && effect.resource == resource

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use lostreply_reports::model::SharedJson;
 use lostreply_simulator::mcp::Revision;
 use lostreply_simulator::{EventKind, Plan};
 
@@ -53,8 +54,11 @@ pub struct OperationSpec {
     pub tool: Option<String>,
     /// Its arguments (the create body before reserved fields; for a tool, the
     /// tool's arguments without its idempotency key argument, which only the
-    /// adapter adds, and which the server strips before it records the effect).
-    pub args: serde_json::Map<String, serde_json::Value>,
+    /// adapter adds, and which the server strips before it records the effect),
+    /// an object in file order, kept as its compact text: a million-operation
+    /// run holds a million, and the report shares this copy (as a parsed map
+    /// each was some 550 bytes).
+    pub args: SharedJson,
 }
 
 /// The retrieval tool that answers one operation by id.

@@ -16,6 +16,8 @@ pub use steps::DEFAULT_EVIDENCE;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use lostreply_reports::model::SharedJson;
+
 use crate::scenario::error::Diagnostics;
 use crate::scenario::model::{OperationSpec, Scenario};
 use crate::scenario::raw::{Args, DurationText, RawOperation, RawScenario};
@@ -206,7 +208,7 @@ fn operations(
             id,
             resource,
             tool,
-            args,
+            args: SharedJson::from_map(&args),
         });
     }
     specs
