@@ -10,9 +10,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use lostreply_harness::protocol::{CallName, OutcomeKind, OutcomeReply};
+use lostreply_harness::run::call_log::CallLog;
 use lostreply_harness::run::observation::{Call, Observation};
 use lostreply_harness::scenario::model::{Expectations, OperationSpec, Scenario, Step};
-use lostreply_reports::model::{CallEnd, SharedJson, SharedStr, StepReport};
+use lostreply_reports::model::{CallEnd, SharedJson, SharedStr, SharedTail, StepReport};
 use lostreply_simulator::{
     canonical_json, Effect, JournalEntry, JsonText, ObjectStatus, Plan, RequestKind, ResponseFate,
 };
@@ -47,7 +48,9 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
     let operations: Vec<OperationSpec> = (0..n).map(operation).collect();
     let mut journal: Vec<JournalEntry> = Vec::with_capacity(n + spec.duplicates());
     let mut ledger: Vec<Effect> = Vec::with_capacity(n + spec.duplicates());
-    let mut calls: Vec<Call> = Vec::with_capacity(2 * n);
+    // Recorded as a run records them: a status reply repeating the execute's
+    // shares its copy.
+    let mut calls = CallLog::with_capacity(2 * n, n);
     let mut steps: Vec<StepReport> = Vec::with_capacity(n);
     let repeated = Repeated::new();
     for (i, op) in operations.iter().enumerate() {
@@ -77,7 +80,7 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
         }
         let provider_ref = first_id.unwrap_or_default();
         calls.push(call(
-            calls.len(),
+            &repeated,
             i + 1,
             CallName::Execute,
             op,
@@ -98,14 +101,13 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
     let mut final_status = BTreeMap::new();
     let sweep_ms = 2 * n as u64;
     for (i, op) in operations.iter().enumerate() {
-        let provider_ref = calls[i]
-            .outcome
-            .as_ref()
+        let provider_ref = calls
+            .get(i)
+            .and_then(|c| c.outcome.as_ref())
             .and_then(|o| o.provider_ref.clone())
             .unwrap_or_default();
-        let index = calls.len();
-        calls.push(call(
-            index,
+        let index = calls.push(call(
+            &repeated,
             0,
             CallName::Status,
             op,
@@ -152,7 +154,7 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
         scenario,
         seed: 1,
         credential: CREDENTIAL.to_owned(),
-        calls,
+        calls: calls.into_calls(),
         steps,
         deliveries: Vec::new(),
         forged: Vec::new(),
@@ -186,6 +188,8 @@ struct Repeated {
     method: SharedStr,
     path: SharedStr,
     resource: SharedStr,
+    /// The fields every adapter request ends with.
+    common: Option<SharedTail>,
 }
 
 impl Repeated {
@@ -195,6 +199,14 @@ impl Repeated {
             method: "POST".into(),
             path: format!("/v1/{RESOURCE}").into(),
             resource: RESOURCE.into(),
+            common: json!({
+                "protocol": 1,
+                "now": "2026-01-01T00:00:00Z",
+                "provider": {"base_url": "http://127.0.0.1:40000", "credential": CREDENTIAL},
+                "client_timeout_ms": 250,
+            })
+            .as_object()
+            .and_then(SharedTail::of_members),
         }
     }
 }
@@ -258,7 +270,7 @@ fn create(
 }
 
 fn call(
-    index: usize,
+    repeated: &Repeated,
     step: usize,
     name: CallName,
     op: &OperationSpec,
@@ -266,21 +278,18 @@ fn call(
     window: Option<(usize, usize)>,
     provider_ref: &str,
 ) -> Call {
-    let request = match name {
+    let own = match name {
         CallName::Execute => json!({
             "operation": {"id": op.id, "action": "create", "resource": op.resource, "args": op.args},
-            "protocol": 1,
-            "now": "2026-01-01T00:00:00Z",
-            "provider": {"base_url": "http://127.0.0.1:40000", "credential": CREDENTIAL},
-            "client_timeout_ms": 250,
         }),
-        CallName::Reconcile | CallName::Webhook | CallName::Resolve | CallName::Status => json!({
-            "operation_id": op.id,
-            "protocol": 1,
-            "now": "2026-01-01T00:00:00Z",
-            "provider": {"base_url": "http://127.0.0.1:40000", "credential": CREDENTIAL},
-            "client_timeout_ms": 250,
-        }),
+        CallName::Reconcile | CallName::Webhook | CallName::Resolve | CallName::Status => {
+            json!({ "operation_id": op.id })
+        }
+    };
+    // As the harness records it: its own fields, then the common ones shared.
+    let request = match (own, &repeated.common) {
+        (Value::Object(own), Some(common)) => SharedJson::with_tail(&own, common),
+        (own, _) => SharedJson::new(&own),
     };
     let outcome = OutcomeReply {
         operation_id: op.id.as_str().into(),
@@ -290,11 +299,12 @@ fn call(
         evidence: format!("created {provider_ref}").into(),
     };
     Call {
-        index,
+        // Set by the log.
+        index: 0,
         step,
         name,
         operation_id: Some(op.id.as_str().into()),
-        request: request.into(),
+        request,
         reply: serde_json::to_value(&outcome).ok().map(Into::into),
         outcome: Some(outcome),
         webhook: None,
@@ -501,7 +511,7 @@ mod report_tests {
                 .find(|o| Some(&o.id) == record.operation_id.as_ref())
                 .unwrap();
             assert_eq!(record.args, op.args);
-            assert_eq!(record.args.as_str().as_ptr(), op.args.as_str().as_ptr());
+            assert_eq!(record.args.text().as_ptr(), op.args.text().as_ptr());
         }
     }
 

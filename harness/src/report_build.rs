@@ -253,7 +253,7 @@ pub fn prepare_with(
 /// (the same bytes).
 fn effect_args(op: Option<&OperationReport>, args: &JsonText) -> SharedJson {
     match op {
-        Some(op) if op.args.as_str() == args.get() => op.args.clone(),
+        Some(op) if op.args.text() == args.get() => op.args.clone(),
         _ => SharedJson::from_map(&args.to_map()),
     }
 }

@@ -105,8 +105,8 @@ fn full_scenario_operations_keep_yaml_types() {
         args.keys().collect::<Vec<_>>(),
         vec!["title", "amount", "flag"]
     );
-    assert!(op.args.as_str().starts_with(r#"{"title":"#));
-    assert_eq!(s.operations[1].args.as_str(), "{}");
+    assert!(op.args.text().starts_with(r#"{"title":"#));
+    assert_eq!(s.operations[1].args.text(), "{}");
 }
 
 #[test]

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::shared_str::SharedStr;
 
 pub use crate::invariant::Invariant;
-pub use crate::shared_json::SharedJson;
+pub use crate::shared_json::{SharedJson, SharedTail};
 
 /// Version of the JSON report's shape. Bump on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;

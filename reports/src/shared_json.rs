@@ -15,6 +15,11 @@
 //! (every constructor goes through one), so what is read back is what was
 //! written (member order as written, floats exact by `float_roundtrip`) and
 //! the output bytes are those of the `Value` itself.
+//!
+//! An object may end in members that many values share ([`SharedTail`]: the
+//! fields every adapter request repeats, the provider block with its contract
+//! among them). Such a value keeps its own members' text and a share of the
+//! tail's; it reads, compares, hashes and is written as the whole text.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -30,33 +35,99 @@ use crate::inline_list::InlineList;
 use crate::pretty;
 
 /// A JSON value as shared compact text. Cloning it shares the text.
-#[derive(Clone, PartialEq, Eq, Hash)]
-pub struct SharedJson(Arc<str>);
+#[derive(Clone)]
+pub struct SharedJson {
+    /// The text, or its start when `tail` holds the rest.
+    head: Arc<str>,
+    /// The end of an object's text shared with other values: `,`, members, `}`.
+    tail: Option<Arc<str>>,
+}
+
+/// The last members of objects that many values end with, as compact text
+/// (`,"a":1,"b":2}`), made once and shared by each [`SharedJson::with_tail`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedTail {
+    text: Arc<str>,
+    names: Arc<[String]>,
+}
+
+impl SharedTail {
+    /// The members of `map`, in order, as the end of other objects; `None`
+    /// for an empty map (no members to share).
+    pub fn of_members(map: &Map<String, Value>) -> Option<SharedTail> {
+        let text = serde_json::to_string(map).ok()?;
+        // `{` then at least one member: the tail is the text with `,` for `{`.
+        let members = text.strip_prefix('{').filter(|rest| *rest != "}")?;
+        Some(SharedTail {
+            text: Arc::from(format!(",{members}")),
+            names: map.keys().cloned().collect(),
+        })
+    }
+
+    /// The tail's text (`,` then members then `}`).
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+}
 
 impl SharedJson {
     /// The compact text of `value`.
     pub fn new(value: &Value) -> SharedJson {
         // `Value`'s `Display` is serde_json's compact writer, and it cannot fail.
-        SharedJson(Arc::from(value.to_string()))
+        SharedJson::whole(value.to_string())
     }
 
     /// The compact text of an object's members, as [`SharedJson::new`] of the object.
     pub fn from_map(map: &Map<String, Value>) -> SharedJson {
         // A map with string keys always serializes; `{}` only guards the type.
-        SharedJson(Arc::from(
-            serde_json::to_string(map).unwrap_or_else(|_| "{}".to_owned()),
-        ))
+        SharedJson::whole(serde_json::to_string(map).unwrap_or_else(|_| "{}".to_owned()))
     }
 
-    /// The compact JSON text.
-    pub fn as_str(&self) -> &str {
-        &self.0
+    /// The object with `own`'s members, then `tail`'s: the value of
+    /// [`SharedJson::new`] of them merged in that order, keeping only `own`'s
+    /// text and a share of the tail's. When they have a name in common (the
+    /// merged object would not hold both), or `own` is empty, the merged
+    /// object's text is made whole instead, with the tail's members read back.
+    pub fn with_tail(own: &Map<String, Value>, tail: &SharedTail) -> SharedJson {
+        let disjoint = !tail.names.iter().any(|name| own.contains_key(name));
+        if disjoint && !own.is_empty() {
+            if let Ok(text) = serde_json::to_string(own) {
+                // `own`'s text without its closing `}`: the tail's `,` follows
+                // its last member, outside any string, at the object's depth.
+                if let Some(head) = text.strip_suffix('}') {
+                    return SharedJson {
+                        head: Arc::from(head),
+                        tail: Some(tail.text.clone()),
+                    };
+                }
+            }
+        }
+        let mut merged = own.clone();
+        let members: Map<String, Value> =
+            serde_json::from_str(&format!("{{{}", &tail.text[1..])).unwrap_or_default();
+        merged.extend(members);
+        SharedJson::from_map(&merged)
+    }
+
+    fn whole(text: String) -> SharedJson {
+        SharedJson {
+            head: Arc::from(text),
+            tail: None,
+        }
+    }
+
+    /// The compact JSON text (borrowed when it is kept whole).
+    pub fn text(&self) -> Cow<'_, str> {
+        match &self.tail {
+            None => Cow::Borrowed(&self.head),
+            Some(tail) => Cow::Owned(format!("{}{tail}", self.head)),
+        }
     }
 
     /// The value as a tree (built on each call: for readers of one call, not loops over a run).
     pub fn to_value(&self) -> Value {
         // The text was written from a `Value`, so it always reads back; `Null` only guards the type.
-        serde_json::from_str(&self.0).unwrap_or(Value::Null)
+        serde_json::from_str(&self.text()).unwrap_or(Value::Null)
     }
 
     /// The value read as an object (built on each call, as [`SharedJson::to_value`]); empty when it is not one.
@@ -88,26 +159,47 @@ impl From<&Value> for SharedJson {
     }
 }
 
+/// Equal when the texts are (however each is kept).
+impl PartialEq for SharedJson {
+    fn eq(&self, other: &SharedJson) -> bool {
+        match (&self.tail, &other.tail) {
+            (None, None) => self.head == other.head,
+            (Some(a), Some(b)) if Arc::ptr_eq(a, b) => self.head == other.head,
+            _ => self.text() == other.text(),
+        }
+    }
+}
+
+impl Eq for SharedJson {}
+
+/// The hash of the text, as `str`'s (so equal values hash alike however kept).
+impl std::hash::Hash for SharedJson {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.text().hash(state);
+    }
+}
+
 impl fmt::Debug for SharedJson {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        fmt::Display::fmt(self, f)
     }
 }
 
 /// The compact text, as `Value`'s own `Display` writes it.
 impl fmt::Display for SharedJson {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.head)?;
+        f.write_str(self.tail.as_deref().unwrap_or_default())
     }
 }
 
 impl Serialize for SharedJson {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         if pretty::is_report_serializer::<S>() {
-            // The report's writer re-indents the text itself.
-            return pretty::write_shared(&self.0, serializer);
+            // The report's writer re-indents the text itself, the tail after the head.
+            return pretty::write_shared(&self.head, self.tail.as_ref(), serializer);
         }
-        Raw(&self.0).serialize(serializer)
+        Raw(&self.text()).serialize(serializer)
     }
 }
 
@@ -304,7 +396,7 @@ mod tests {
         );
         assert_eq!(
             serde_json::to_string(&shared).ok(),
-            Some(shared.as_str().to_owned())
+            Some(shared.text().into_owned())
         );
         let back: SharedJson =
             serde_json::from_str(&serde_json::to_string_pretty(&shared).unwrap_or_default())
@@ -322,5 +414,64 @@ mod tests {
             );
         }
         assert_eq!(shared.get("q"), None);
+    }
+
+    #[test]
+    fn a_value_with_a_shared_tail_is_the_merged_object_in_every_way() {
+        use std::hash::BuildHasher;
+        let common = serde_json::json!({"protocol": 1, "provider": {"base_url": "http://127.0.0.1:1",
+            "contract": {"modes": ["a", "b"], "empty": {}, "none": []}}, "t\"q": "x,\"y\":}"});
+        let common = common.as_object().cloned().unwrap_or_default();
+        let tail = SharedTail::of_members(&common).expect("members");
+        for own in [
+            serde_json::json!({"operation_id": "op-1"}),
+            serde_json::json!({"operation": {"id": "op-1", "args": {"a": [1, {}], "b": "}"}}}),
+            // A name in common, and no own member: both kept whole.
+            serde_json::json!({"protocol": 2}),
+            serde_json::json!({}),
+        ] {
+            let own = own.as_object().cloned().unwrap_or_default();
+            let mut merged = own.clone();
+            merged.extend(common.clone());
+            let merged = Value::Object(merged);
+            let split = SharedJson::with_tail(&own, &tail);
+            let whole = SharedJson::new(&merged);
+            assert_eq!(
+                split.tail.is_some(),
+                own.len() == 1 && !own.contains_key("protocol")
+            );
+            assert_eq!(split.text(), whole.text());
+            assert_eq!(split.to_string(), whole.to_string());
+            assert_eq!(split, whole);
+            assert_eq!(whole, split);
+            let hasher = std::hash::RandomState::new();
+            assert_eq!(hasher.hash_one(&split), hasher.hash_one(&whole));
+            assert_eq!(split.to_value(), merged);
+            // Through the report's writer and through any other serializer.
+            let mut ours = Vec::new();
+            pretty::write_pretty(&mut ours, &vec![split.clone(), split.clone()]).expect("written");
+            let theirs = serde_json::to_string_pretty(&vec![&merged, &merged]).unwrap_or_default();
+            assert_eq!(String::from_utf8_lossy(&ours), format!("{theirs}\n"));
+            assert_eq!(
+                serde_json::to_string_pretty(&split).ok(),
+                serde_json::to_string_pretty(&merged).ok()
+            );
+        }
+        assert_eq!(SharedTail::of_members(&Map::new()), None);
+        let a = SharedJson::with_tail(
+            &serde_json::json!({"a": 1})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            &tail,
+        );
+        let b = SharedJson::with_tail(
+            &serde_json::json!({"a": 2})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            &tail,
+        );
+        assert_ne!(a, b);
     }
 }

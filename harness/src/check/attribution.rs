@@ -87,7 +87,7 @@ impl<'o> Attribution<'o> {
             keys.extend_from_slice(op.resource.as_bytes());
             // A resource name never holds a space ([a-z][a-z0-9_]*), so this cannot collide.
             keys.push(b' ');
-            write_canonical_text(op.args.as_str(), &mut keys);
+            write_canonical_text(&op.args.text(), &mut keys);
             key_ends.push(keys.len());
         }
         // serde_json writes UTF-8 only, and resource names are text.

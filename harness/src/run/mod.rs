@@ -3,6 +3,7 @@
 //! [`Observation`], and that is all this module produces: the checks and the
 //! report read it, and the suite puts the stages together, above this one.
 
+pub mod call_log;
 mod contract;
 pub mod observation;
 mod steps;
@@ -13,6 +14,7 @@ use std::time::Instant;
 use lostreply_reports::model::ErrorRecord;
 use lostreply_simulator::{ServeOptions, Simulator};
 
+use call_log::CallLog;
 pub use contract::{
     common, contract, contract_for_plan, contract_mcp, documented_mode, mcp_url, operation,
 };
@@ -94,7 +96,8 @@ pub async fn observe(scenario: &Scenario, adapter: &AdapterUnderTest, seed: u64)
         started,
         credential,
         forged_secret,
-        calls: Mutex::new(Vec::new()),
+        calls: Mutex::new(CallLog::new()),
+        common_tail: Mutex::new(None),
         steps: Vec::new(),
         deliveries: Vec::new(),
         forged: Vec::new(),

@@ -6,12 +6,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use lostreply_reports::model::{
-    CallEnd, DeliveryRecord, ErrorRecord, SharedJson, SharedStr, StepReport,
+    CallEnd, DeliveryRecord, ErrorRecord, SharedJson, SharedStr, SharedTail, StepReport,
 };
 use lostreply_simulator::{Effect, Simulator};
 use serde_json::{json, Value};
 use tokio::sync::{oneshot, watch};
 
+use super::call_log::CallLog;
 use super::contract::common_fields;
 use super::observation::{Call, ForgedProbe};
 use crate::driver::Session;
@@ -58,7 +59,9 @@ pub(super) struct StepRunner<'a> {
     pub started: Instant,
     pub credential: String,
     pub forged_secret: String,
-    pub calls: Mutex<Vec<Call>>,
+    pub calls: Mutex<CallLog>,
+    /// The common fields of the latest request, shared by the next ones.
+    pub common_tail: Mutex<Option<SharedTail>>,
     pub steps: Vec<StepReport>,
     pub deliveries: Vec<DeliveryRecord>,
     pub forged: Vec<ForgedProbe>,
@@ -87,7 +90,10 @@ struct PreparedDelivery {
 struct CallSpec {
     name: CallName,
     op: Option<String>,
+    /// What is sent.
     request: Value,
+    /// The request as the observation keeps it.
+    recorded: SharedJson,
     crash: Option<CrashPoint>,
     probe: bool,
 }
@@ -234,7 +240,8 @@ impl<'a> StepRunner<'a> {
             | Step::Resolve { .. } => match self.call_spec(step) {
                 Some(spec) => {
                     let index = self.call_one(number, spec, true).await;
-                    let crashed = self.with_calls(|c| c[index].end == CallEnd::Crashed);
+                    let crashed = self
+                        .with_calls(|c| c.get(index).is_some_and(|c| c.end == CallEnd::Crashed));
                     let mut label = step_label(step);
                     if matches!(
                         step,
@@ -251,32 +258,55 @@ impl<'a> StepRunner<'a> {
         }
     }
 
-    fn with_calls<R>(&self, f: impl FnOnce(&mut Vec<Call>) -> R) -> R {
+    fn with_calls<R>(&self, f: impl FnOnce(&mut CallLog) -> R) -> R {
         f(&mut lock(&self.calls))
     }
 
     fn status_spec(&self, op: &str, probe: bool) -> CallSpec {
-        let mut request = json!({ "operation_id": op });
-        self.add_common(&mut request);
+        let (request, recorded) = self.with_common(json!({ "operation_id": op }));
         CallSpec {
             name: CallName::Status,
             op: Some(op.to_owned()),
             request,
+            recorded,
             crash: None,
             probe,
         }
     }
 
-    fn add_common(&self, request: &mut Value) {
-        let common = common_fields(self.scenario, self.sim, &self.credential);
-        if let (Some(obj), Value::Object(common)) = (request.as_object_mut(), common) {
-            obj.extend(common);
+    /// A call's own fields with the common ones after them: the request to
+    /// send, and as the observation keeps it (the common fields' text shared
+    /// with the calls before, while they stay the same).
+    fn with_common(&self, own: Value) -> (Value, SharedJson) {
+        let (Value::Object(mut request), Value::Object(common)) = (
+            own,
+            common_fields(self.scenario, self.sim, &self.credential),
+        ) else {
+            // Never: both are objects by construction; the request is kept whole.
+            return (Value::Null, SharedJson::new(&Value::Null));
+        };
+        let recorded = match self.common_tail(&common) {
+            Some(tail) => SharedJson::with_tail(&request, &tail),
+            None => SharedJson::from_map(&request),
+        };
+        request.extend(common);
+        (Value::Object(request), recorded)
+    }
+
+    /// The common fields as a shared tail: the one made for an earlier call
+    /// while they are the same (they change only with the clock's `now`).
+    fn common_tail(&self, common: &serde_json::Map<String, Value>) -> Option<SharedTail> {
+        let fresh = SharedTail::of_members(common)?;
+        let mut cached = lock(&self.common_tail);
+        match cached.as_ref() {
+            Some(tail) if *tail == fresh => Some(tail.clone()),
+            _ => Some(cached.insert(fresh).clone()),
         }
     }
 
     /// The call a step makes; `None` for steps that are not a single call.
     fn call_spec(&self, step: &Step) -> Option<CallSpec> {
-        let (name, op, mut request, crash) = match step {
+        let (name, op, request, crash) = match step {
             Step::Execute { op, crash } => {
                 let spec = self.operation(op)?;
                 let request = json!({ "operation": super::contract::operation(spec) });
@@ -307,11 +337,12 @@ impl<'a> StepRunner<'a> {
             }
             Step::Advance { .. } | Step::Parallel(_) | Step::Webhook { .. } => return None,
         };
-        self.add_common(&mut request);
+        let (request, recorded) = self.with_common(request);
         Some(CallSpec {
             name,
             op: Some(op.clone()),
             request,
+            recorded,
             crash,
             probe: false,
         })
@@ -407,13 +438,13 @@ impl<'a> StepRunner<'a> {
             _ => out.end.clone(),
         };
         self.with_calls(|calls| {
-            let index = calls.len();
             calls.push(Call {
-                index,
+                // Set by the log.
+                index: 0,
                 step,
                 name: spec.name,
                 operation_id: spec.op.as_deref().map(SharedStr::from),
-                request: SharedJson::new(&spec.request),
+                request: spec.recorded,
                 reply: out.reply.as_ref().map(SharedJson::new),
                 outcome,
                 webhook,
@@ -424,8 +455,7 @@ impl<'a> StepRunner<'a> {
                 journal_window: sequential.then_some((journal_before, journal_after)),
                 sim_ms,
                 probe: spec.probe,
-            });
-            index
+            })
         })
     }
 
@@ -493,13 +523,14 @@ impl<'a> StepRunner<'a> {
                     }
                 }
             }
-            let mut request = json!({ "headers": delivery.headers, "body": delivery.body });
-            self.add_common(&mut request);
+            let (request, recorded) =
+                self.with_common(json!({ "headers": delivery.headers, "body": delivery.body }));
             prepared.push(PreparedDelivery {
                 spec: CallSpec {
                     name: CallName::Webhook,
                     op: Some(op.to_owned()),
                     request,
+                    recorded,
                     crash: None,
                     probe: false,
                 },
@@ -575,7 +606,7 @@ impl<'a> StepRunner<'a> {
     /// Moves what the steps recorded out.
     pub fn into_parts(self) -> Recorded {
         Recorded {
-            calls: into_inner(self.calls),
+            calls: into_inner(self.calls).into_calls(),
             steps: self.steps,
             deliveries: self.deliveries,
             forged: self.forged,

@@ -44,8 +44,9 @@ mod serializer;
 #[cfg(test)]
 mod tests;
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::io::{self, Write};
+use std::sync::Arc;
 
 use serde::ser::Error as _;
 use serde::{Serialize, Serializer};
@@ -80,14 +81,24 @@ thread_local! {
     /// Set by [`write_shared`] around its call, cleared by the serializer when
     /// it takes the text: proof that the text reached it.
     static PENDING: Cell<bool> = const { Cell::new(false) };
+    /// The tail of the shared value being handed over, if it has one: the
+    /// serializer re-indents it after the head, where the head left off.
+    static TAIL: RefCell<Option<Arc<str>>> = const { RefCell::new(None) };
 }
 
-/// Writes `json`, compact JSON text, through the report's serializer, which
-/// re-indents it. Call only when [`is_report_serializer::<S>`] holds; if the
+/// Writes `json`, compact JSON text, then `tail` (the rest of the same value's
+/// text), through the report's serializer, which re-indents them. Call only when [`is_report_serializer::<S>`] holds; if the
 /// serializer was not the report's after all, this fails.
-pub(crate) fn write_shared<S: Serializer>(json: &str, serializer: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn write_shared<S: Serializer>(
+    json: &str,
+    tail: Option<&Arc<str>>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
     PENDING.set(true);
+    TAIL.set(tail.cloned());
     let written = serializer.serialize_newtype_struct(SHARED_TOKEN, &SharedText(json));
+    // Taken by the serializer; cleared in any case, so no tail outlives its value.
+    TAIL.set(None);
     if PENDING.replace(false) {
         return Err(S::Error::custom(
             "a shared JSON value was not written by the report's serializer",

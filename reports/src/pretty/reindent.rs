@@ -45,9 +45,13 @@ static CLASS: [Class; 256] = {
 /// around them: a newline and the indent after `{`, `[` and `,`, `": "` after
 /// a name, an empty object or array kept as `{}` or `[]`.
 ///
+/// Returns the depth where the text ends: a value's text split between two
+/// members (after a member's value, before the `,` that follows it) is laid
+/// out whole by a second call from there.
+///
 /// Text that is not JSON never reaches here (see the module docs); it would
 /// not make this panic either, only come out in some layout.
-pub(super) fn reindent(out: &mut Out, json: &[u8], mut depth: usize) {
+pub(super) fn reindent(out: &mut Out, json: &[u8], mut depth: usize) -> usize {
     // A first guess: the text plus a few indents.
     out.reserve(json.len() + 64);
     // Bytes from `copied` to `i` are still to be appended, as they are.
@@ -111,6 +115,7 @@ pub(super) fn reindent(out: &mut Out, json: &[u8], mut depth: usize) {
         }
     }
     out.extend(json.get(copied..).unwrap_or_default());
+    depth
 }
 
 /// The position after the string whose contents start at `start`: after its

@@ -12,7 +12,7 @@ use serde_json::Error;
 
 use super::out::Out;
 use super::reindent::{needs_escape, reindent};
-use super::{PENDING, SHARED_TOKEN};
+use super::{PENDING, SHARED_TOKEN, TAIL};
 
 /// Buffered bytes written through to the caller's writer once past this.
 const FLUSH_AT: usize = 1 << 16;
@@ -243,7 +243,10 @@ impl<'a, 'w> ser::Serializer for &'a mut PrettySerializer<'w> {
         match mem::replace(&mut self.next_str, NextStr::Value) {
             NextStr::Value => self.string(v),
             NextStr::Shared => {
-                reindent(&mut self.out, v.as_bytes(), self.depth);
+                let depth = reindent(&mut self.out, v.as_bytes(), self.depth);
+                if let Some(tail) = TAIL.take() {
+                    reindent(&mut self.out, tail.as_bytes(), depth);
+                }
                 Ok(())
             }
             NextStr::Raw => {

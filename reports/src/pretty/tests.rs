@@ -133,7 +133,7 @@ fn only_this_writer_takes_the_raw_path() {
 fn shared_text_that_misses_this_serializer_is_an_error() {
     let mut out = Vec::new();
     let mut other = serde_json::Serializer::pretty(&mut out);
-    assert!(write_shared(r#"{"a":1}"#, &mut other).is_err());
+    assert!(write_shared(r#"{"a":1}"#, None, &mut other).is_err());
     // And nothing is left pending for the next value.
     assert!(!PENDING.get());
 }

@@ -1,0 +1,222 @@
+//! The calls of a run, as they are recorded: what a call says that the
+//! previous call about the same operation said already is kept once.
+//!
+//! Why: a run ends with a `status` call for every operation, and its reply
+//! usually repeats the operation's last answer word for word. A
+//! million-operation run holds two million calls; each reply's text with its
+//! parsed outcome was some 300 bytes, half of them saying again what the
+//! execute call's reply had said. Only equal values are replaced (a reply by
+//! an equal reply, an outcome by an equal outcome), so what the observation
+//! says is unchanged; only where it is kept.
+
+use lostreply_reports::model::SharedStr;
+
+use super::observation::Call;
+use crate::fixed_hash::{map_with_capacity, FixedMap};
+
+/// The calls so far, and each operation's latest one. Public so that
+/// synthetic observations (the bench's) record their calls as a run does.
+#[derive(Debug)]
+pub struct CallLog {
+    calls: Vec<Call>,
+    /// Position in `calls` of each operation's latest call (dropped with the
+    /// log when the run ends: only recording needs it).
+    latest: FixedMap<SharedStr, usize>,
+}
+
+impl Default for CallLog {
+    fn default() -> CallLog {
+        CallLog::new()
+    }
+}
+
+impl CallLog {
+    /// An empty log.
+    pub fn new() -> CallLog {
+        CallLog::with_capacity(0, 0)
+    }
+
+    /// An empty log with room for `calls` calls about `operations` operations.
+    pub fn with_capacity(calls: usize, operations: usize) -> CallLog {
+        CallLog {
+            calls: Vec::with_capacity(calls),
+            latest: map_with_capacity(operations),
+        }
+    }
+
+    /// How many calls were recorded.
+    pub fn len(&self) -> usize {
+        self.calls.len()
+    }
+
+    /// True when none was.
+    pub fn is_empty(&self) -> bool {
+        self.calls.is_empty()
+    }
+
+    /// The call at `index`, if it was recorded.
+    pub fn get(&self, index: usize) -> Option<&Call> {
+        self.calls.get(index)
+    }
+
+    /// Records `call` as the next one (its `index` set to its position),
+    /// sharing with the same operation's previous call whatever the two have
+    /// equal. Returns its index.
+    pub fn push(&mut self, mut call: Call) -> usize {
+        let index = self.calls.len();
+        call.index = index;
+        if let Some(op) = call.operation_id.clone() {
+            if let Some(previous) = self.latest.get(&op).and_then(|&at| self.calls.get(at)) {
+                share_equal_parts(&mut call, previous);
+            }
+            share_operation_id(&mut call);
+            self.latest.insert(op, index);
+        }
+        self.calls.push(call);
+        index
+    }
+
+    /// Every call, in order.
+    pub fn into_calls(self) -> Vec<Call> {
+        self.calls
+    }
+}
+
+/// Replaces each part of `call` equal to `previous`'s by `previous`'s copy.
+fn share_equal_parts(call: &mut Call, previous: &Call) {
+    if call.operation_id == previous.operation_id {
+        call.operation_id.clone_from(&previous.operation_id);
+    }
+    if call.reply.is_some() && call.reply == previous.reply {
+        call.reply.clone_from(&previous.reply);
+    }
+    if call.outcome.is_some() && call.outcome == previous.outcome {
+        call.outcome.clone_from(&previous.outcome);
+    }
+    if call.stderr == previous.stderr {
+        call.stderr = previous.stderr.clone();
+    }
+}
+
+/// An outcome naming the call's own operation shares the call's copy of its id.
+fn share_operation_id(call: &mut Call) {
+    if let (Some(op), Some(outcome)) = (&call.operation_id, call.outcome.as_mut()) {
+        if outcome.operation_id == *op {
+            outcome.operation_id = op.clone();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use lostreply_reports::model::{CallEnd, SharedJson};
+    use serde_json::json;
+
+    use super::*;
+    use crate::protocol::{CallName, OutcomeKind, OutcomeReply};
+
+    fn call(name: CallName, op: &str, reply: serde_json::Value) -> Call {
+        let outcome: Option<OutcomeReply> = serde_json::from_value(reply.clone()).ok();
+        Call {
+            index: 99,
+            step: 1,
+            name,
+            operation_id: Some(op.into()),
+            request: SharedJson::new(&json!({"operation_id": op})),
+            reply: Some(SharedJson::new(&reply)),
+            outcome,
+            webhook: None,
+            end: CallEnd::Replied,
+            stderr: SharedStr::default(),
+            start_ms: 0,
+            end_ms: 1,
+            journal_window: None,
+            sim_ms: 0,
+            probe: false,
+        }
+    }
+
+    fn succeeded(op: &str, id: &str) -> serde_json::Value {
+        json!({"operation_id": op, "outcome": "succeeded", "provider_ref": id,
+               "needs_review": false, "evidence": format!("created {id}")})
+    }
+
+    /// The same copy, not merely equal text.
+    fn same(a: &str, b: &str) -> bool {
+        std::ptr::eq(a.as_ptr(), b.as_ptr())
+    }
+
+    #[test]
+    fn a_repeated_answer_is_kept_once_and_says_the_same() {
+        let mut log = CallLog::new();
+        let first = call(CallName::Execute, "op-1", succeeded("op-1", "tkt_1"));
+        let other = call(CallName::Execute, "op-2", succeeded("op-2", "tkt_2"));
+        let again = call(CallName::Status, "op-1", succeeded("op-1", "tkt_1"));
+        let expected = again.clone();
+        assert_eq!(log.push(first), 0);
+        assert_eq!(log.push(other), 1);
+        assert_eq!(log.push(again), 2);
+        let calls = log.into_calls();
+        let (first, again) = (&calls[0], &calls[2]);
+        assert_eq!(
+            *again,
+            Call {
+                index: 2,
+                ..expected
+            }
+        );
+        let (a, b) = (first.reply.as_ref().unwrap(), again.reply.as_ref().unwrap());
+        assert!(same(&a.text(), &b.text()));
+        let (a, b) = (
+            first.outcome.as_ref().unwrap(),
+            again.outcome.as_ref().unwrap(),
+        );
+        assert!(same(&a.evidence, &b.evidence));
+        // The outcome names its call's operation with the call's own copy.
+        assert!(same(
+            &a.operation_id,
+            first.operation_id.as_deref().unwrap()
+        ));
+        assert!(same(
+            again.operation_id.as_deref().unwrap(),
+            first.operation_id.as_deref().unwrap()
+        ));
+    }
+
+    #[test]
+    fn a_different_answer_keeps_its_own_and_becomes_the_latest() {
+        let mut log = CallLog::new();
+        log.push(call(
+            CallName::Execute,
+            "op-1",
+            json!({"operation_id": "op-1", "outcome": "unknown"}),
+        ));
+        log.push(call(
+            CallName::Reconcile,
+            "op-1",
+            succeeded("op-1", "tkt_1"),
+        ));
+        log.push(call(CallName::Status, "op-1", succeeded("op-1", "tkt_1")));
+        let calls = log.into_calls();
+        assert_eq!(
+            calls[0].outcome.as_ref().unwrap().outcome,
+            OutcomeKind::Unknown
+        );
+        assert_eq!(
+            calls[1].outcome.as_ref().unwrap().outcome,
+            OutcomeKind::Succeeded
+        );
+        // The status call shares the reconcile's answer, not the execute's.
+        let (a, b) = (
+            calls[1].reply.as_ref().unwrap(),
+            calls[2].reply.as_ref().unwrap(),
+        );
+        assert!(same(&a.text(), &b.text()));
+        let (a, b) = (
+            calls[0].reply.as_ref().unwrap(),
+            calls[1].reply.as_ref().unwrap(),
+        );
+        assert_ne!(a, b);
+    }
+}
