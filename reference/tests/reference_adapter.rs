@@ -189,8 +189,8 @@ async fn the_ok_path_creates_once_with_key_and_reference() {
     let effect = &run.effects()[0];
     assert_eq!(effect.idempotency_key.as_deref(), Some("lr-op-1"));
     assert_eq!(
-        effect.metadata,
-        Some(serde_json::json!({"operation_id": "op-1"}))
+        effect.metadata.as_ref().map(|m| m.get()),
+        Some(r#"{"operation_id":"op-1"}"#)
     );
     assert_eq!(
         serde_json::Value::Object(effect.args.to_map()),

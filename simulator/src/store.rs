@@ -26,7 +26,7 @@ use crate::plan::{Plan, SettleResult};
 use crate::record::{Effect, Event, EventKind, ObjectStatus};
 use crate::time::rfc3339;
 
-use crate::json_text::{raw, JsonText};
+use crate::json_text::JsonText;
 pub(crate) use stored::Stored;
 
 // Child streams of the one seed: adding events never shifts object ids.
@@ -142,7 +142,7 @@ pub(crate) fn object_body(object: &Stored) -> Bytes {
         client_reference: object.client_reference.as_deref(),
         created_at_ms: object.created_at_ms,
     };
-    write_body(head, &object.args, object.metadata.as_deref())
+    write_body(head, &object.args, object.metadata.as_ref())
 }
 
 /// [`object_body`] of a just-committed object, from its ledger form (the
@@ -250,7 +250,7 @@ impl Store {
             resource: self.strings.intern(&new.resource),
             args: JsonText::of(&new.args),
             client_reference: new.client_reference.as_deref().map(Box::from),
-            metadata: new.metadata.as_ref().map(raw),
+            metadata: new.metadata.as_ref().map(JsonText::of),
             idempotency_key: new.idempotency_key.as_deref().map(Box::from),
             fingerprint: new.fingerprint.clone(),
             attempt: new.attempt,
@@ -266,7 +266,7 @@ impl Store {
             resource: SharedStr::from(stored.resource.clone()),
             args: stored.args.clone(),
             client_reference: new.client_reference.map(SharedStr::from),
-            metadata: new.metadata,
+            metadata: stored.metadata.clone(),
             idempotency_key: new.idempotency_key.map(SharedStr::from),
             fingerprint: SharedStr::from(new.fingerprint),
             attempt: new.attempt,

@@ -6,7 +6,6 @@
 use std::sync::Arc;
 
 use lostreply_text::SharedStr;
-use serde_json::value::RawValue;
 
 use crate::json_text::JsonText;
 use crate::record::{Effect, ObjectStatus};
@@ -21,7 +20,7 @@ pub(crate) struct Stored {
     /// with every effect handed out for it).
     pub(crate) args: JsonText,
     pub(crate) client_reference: Option<Box<str>>,
-    pub(crate) metadata: Option<Box<RawValue>>,
+    pub(crate) metadata: Option<JsonText>,
     pub(crate) idempotency_key: Option<Box<str>>,
     pub(crate) fingerprint: Arc<str>,
     pub(crate) attempt: u32,
@@ -40,10 +39,7 @@ impl Stored {
             resource: SharedStr::from(self.resource.clone()),
             args: self.args.clone(),
             client_reference: self.client_reference.as_deref().map(SharedStr::from),
-            metadata: self
-                .metadata
-                .as_deref()
-                .and_then(|m| serde_json::from_str(m.get()).ok()),
+            metadata: self.metadata.clone(),
             idempotency_key: self.idempotency_key.as_deref().map(SharedStr::from),
             fingerprint: SharedStr::from(self.fingerprint.clone()),
             attempt: self.attempt,
