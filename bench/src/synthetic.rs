@@ -174,7 +174,7 @@ fn operation(i: usize) -> OperationSpec {
     args.insert("title".to_owned(), Value::String(format!("ticket {i}")));
     args.insert("n".to_owned(), json!(i));
     OperationSpec {
-        id: format!("op-{i}"),
+        id: format!("op-{i}").into(),
         resource: RESOURCE.to_owned(),
         tool: None,
         args: SharedJson::from_map(&args),
@@ -226,7 +226,10 @@ fn create(
     t_ms: u64,
 ) -> (JournalEntry, Effect) {
     let mut body = op.args.to_map();
-    body.insert("client_reference".to_owned(), Value::String(op.id.clone()));
+    body.insert(
+        "client_reference".to_owned(),
+        Value::String(op.id.to_string()),
+    );
     let fingerprint = SharedStr::from(canonical_json(&Value::Object(body)));
     let key = format!("lostreply-{}", op.id);
     let id = SharedStr::from(id);
@@ -257,7 +260,8 @@ fn create(
         resource: repeated.resource.clone(),
         // The simulator's store writes the text anew from the request body.
         args: JsonText::of(&op.args.to_map()),
-        client_reference: Some(SharedStr::from(&op.id)),
+        // The simulator hands out its own copy (read from the request body).
+        client_reference: Some(SharedStr::from(op.id.as_str())),
         metadata: None,
         idempotency_key: Some(SharedStr::from(key)),
         fingerprint,
@@ -303,7 +307,8 @@ fn call(
         index: 0,
         step,
         name,
-        operation_id: Some(op.id.as_str().into()),
+        // The step's copy of the scenario's id, as the harness records it.
+        operation_id: Some(op.id.clone()),
         request,
         reply: serde_json::to_value(&outcome).ok().map(Into::into),
         outcome: Some(outcome),
@@ -384,7 +389,7 @@ mod tests {
         obs.scenario
             .expect
             .final_outcomes
-            .insert("op-5x".to_owned(), vec![OutcomeKind::Succeeded]);
+            .insert("op-5x".into(), vec![OutcomeKind::Succeeded]);
         let ops: Vec<Option<String>> = check(&obs).into_iter().map(|v| v.operation_id).collect();
         assert_eq!(
             ops,

@@ -159,7 +159,7 @@ pub struct OperationTexts {
 pub fn operation_texts(operations: &[OperationSpec]) -> OperationTexts {
     let mut recent = Recent::default();
     OperationTexts {
-        ids: operations.iter().map(|op| op.id.as_str().into()).collect(),
+        ids: operations.iter().map(|op| op.id.clone()).collect(),
         resources: operations
             .iter()
             .map(|op| recent.get(&op.resource))

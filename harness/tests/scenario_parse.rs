@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use lostreply_harness::protocol::OutcomeKind;
-use lostreply_harness::scenario::model::{CrashPoint, ResolveRef, Step};
+use lostreply_harness::scenario::model::{CrashPoint, OpId, ResolveRef, Step};
 use lostreply_harness::scenario::{self, ScenarioError};
 use lostreply_simulator::{
     EventKind, FaultResponse, FaultRule, IdempotencyMode, Match, Plan, Position, Release,
@@ -219,7 +219,15 @@ fn full_scenario_faults() {
 #[test]
 fn full_scenario_steps() {
     let s = parse_ok(FULL);
-    let op = |id: &str| id.to_owned();
+    let op = |id: &str| -> OpId { id.into() };
+    // Every step names its operation with the declared id's one copy.
+    let declared = s.operations[0].id.as_str().as_ptr();
+    let Step::Execute { op: first, .. } = &s.steps[0] else {
+        panic!("step 1 is an execute")
+    };
+    assert_eq!(first.as_str().as_ptr(), declared);
+    let (final_key, _) = s.expect.final_outcomes.get_key_value("op-1").unwrap();
+    assert_eq!(final_key.as_str().as_ptr(), declared);
     let expected = vec![
         Step::Execute {
             op: op("op-1"),

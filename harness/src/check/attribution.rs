@@ -352,7 +352,7 @@ mod tests {
 
     fn op(id: &str, args: Value) -> OperationSpec {
         OperationSpec {
-            id: id.to_owned(),
+            id: id.into(),
             resource: "tickets".to_owned(),
             tool: None,
             args: SharedJson::from_map(args.as_object().unwrap()),

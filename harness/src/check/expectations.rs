@@ -40,7 +40,7 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
             Some((call, reply)) if acceptable(op, call, reply, allowed) => {}
             Some((_, reply)) => v.push(Violation {
                 check: expectation("final"),
-                operation_id: Some(op.clone()),
+                operation_id: Some(op.to_string()),
                 message: format!(
                     "{op}: final status is {}, expected one of {}",
                     reply.outcome.as_str(),
@@ -50,7 +50,7 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
             }),
             None => v.push(Violation {
                 check: expectation("final"),
-                operation_id: Some(op.clone()),
+                operation_id: Some(op.to_string()),
                 message: format!(
                     "{op}: the final status call gave no outcome, expected one of {}",
                     outcome_list(allowed)
@@ -69,7 +69,7 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
             if reported.is_empty() {
                 v.push(Violation {
                     check: expectation("after_step"),
-                    operation_id: Some(op.clone()),
+                    operation_id: Some(op.to_string()),
                     message: format!(
                         "{op}: step {step} reported no outcome, expected one of {}",
                         outcome_list(allowed)
@@ -84,7 +84,7 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
                 if !acceptable(op, call, reply, allowed) {
                     v.push(Violation {
                         check: expectation("after_step"),
-                        operation_id: Some(op.clone()),
+                        operation_id: Some(op.to_string()),
                         message: format!(
                             "{op}: step {step} ({}) reported {}, expected one of {}",
                             call.name.as_str(),
@@ -118,7 +118,7 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
             let who = a.group_label(g);
             v.push(Violation {
                 check: expectation("effects"),
-                operation_id: Some(op.clone()),
+                operation_id: Some(op.to_string()),
                 message: format!(
                     "{who}: {} effect(s) in the ledger, expected exactly {expected_total}",
                     effects.len()
@@ -159,7 +159,7 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
             };
             v.push(Violation {
                 check: expectation("needs_review_from_step"),
-                operation_id: Some(op.clone()),
+                operation_id: Some(op.to_string()),
                 message: format!(
                     "{op}: {when} reported {outcome} without needs_review; from step {from} on \
                      nothing the contract offers can give evidence, so a person must be asked"
@@ -174,7 +174,7 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
         if actual != Some(*expected) {
             v.push(Violation {
                 check: expectation("needs_review"),
-                operation_id: Some(op.clone()),
+                operation_id: Some(op.to_string()),
                 message: format!(
                     "{op}: needs_review is {}, expected {expected}",
                     actual

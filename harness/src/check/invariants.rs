@@ -110,7 +110,7 @@ fn success_has_effect(
                     evidence.extend(effect_evidence(&a.effects_of_group(g, &obs.ledger)));
                     v.push(Violation {
                         check: Check::Invariant(Invariant::NoSuccessWithoutEffect),
-                        operation_id: Some(op.id.clone()),
+                        operation_id: Some(op.id.to_string()),
                         message: format!("{}: {} {problem}", op.id, call.name.as_str()),
                         evidence,
                     });
@@ -126,7 +126,7 @@ fn success_has_effect(
                     Some((other, other_call)) if other != op.id => {
                         v.push(Violation {
                             check: Check::Invariant(Invariant::NoSuccessWithoutEffect),
-                            operation_id: Some(op.id.clone()),
+                            operation_id: Some(op.id.to_string()),
                             message: format!("{} and {other} both claim the one effect {r}", op.id),
                             evidence: vec![
                                 Evidence::Call { index: other_call },
@@ -217,7 +217,7 @@ fn failure_has_no_effect(
                 evidence.extend(effect_evidence(&shown));
                 v.push(Violation {
                     check: Check::Invariant(Invariant::NoFailureWithEffect),
-                    operation_id: Some(op.id.clone()),
+                    operation_id: Some(op.id.to_string()),
                     message,
                     evidence,
                 });
@@ -251,7 +251,7 @@ fn terminal_is_final(obs: &Observation, ix: &Index<'_>, v: &mut Vec<Violation>) 
                     if first.outcome != reply.outcome || first.provider_ref != reply.provider_ref {
                         v.push(Violation {
                             check: Check::Invariant(Invariant::TerminalIsFinal),
-                            operation_id: Some(op.id.clone()),
+                            operation_id: Some(op.id.to_string()),
                             message: format!(
                                 "{}: reported {} ({}) in call {}, then {} ({}) in call {}",
                                 op.id,
@@ -300,7 +300,7 @@ fn same_key_same_args(obs: &Observation, a: &Attribution<'_>, v: &mut Vec<Violat
             if a.changed_arguments.contains(&r.seq) {
                 v.push(Violation {
                     check: Check::Invariant(Invariant::SameKeySameArgs),
-                    operation_id: Some(op.id.clone()),
+                    operation_id: Some(op.id.to_string()),
                     message: format!(
                         "{}: create request #{} carries other arguments than the operation's",
                         op.id, r.seq
@@ -315,7 +315,7 @@ fn same_key_same_args(obs: &Observation, a: &Attribution<'_>, v: &mut Vec<Violat
             if keyed && single && r.idempotency_key != first.idempotency_key {
                 v.push(Violation {
                     check: Check::Invariant(Invariant::SameKeySameArgs),
-                    operation_id: Some(op.id.clone()),
+                    operation_id: Some(op.id.to_string()),
                     message: format!(
                         "{}: create request #{} carries key {}, but #{} carried {}",
                         op.id,

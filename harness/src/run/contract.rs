@@ -79,7 +79,7 @@ pub fn contract_mcp(scenario: &Scenario, base_url: &str) -> Option<ContractMcp> 
 /// never hold a tool's idempotency key argument: the adapter adds the key.
 pub fn operation(spec: &OperationSpec) -> Operation {
     Operation {
-        id: spec.id.clone(),
+        id: spec.id.to_string(),
         action: match spec.tool {
             None => "create",
             Some(_) => "call_tool",

@@ -10,7 +10,7 @@ use lostreply_reports::model::{
 use lostreply_simulator::{Effect, JournalEntry};
 
 use crate::protocol::{CallName, OutcomeReply, WebhookReply};
-use crate::scenario::model::Scenario;
+use crate::scenario::model::{OpId, Scenario};
 
 /// One adapter call as the harness made it.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,8 +30,9 @@ pub struct Call {
     pub reply: Option<SharedJson>,
     /// The reply read as an outcome (execute, reconcile, resolve, status), if it is one.
     pub outcome: Option<OutcomeReply>,
-    /// The reply read as a webhook answer, if it is one.
-    pub webhook: Option<WebhookReply>,
+    /// The reply read as a webhook answer, if it is one (boxed: few calls are
+    /// webhook deliveries, and inline it took 24 bytes more in every call).
+    pub webhook: Option<Box<WebhookReply>>,
     /// How the call ended.
     pub end: CallEnd,
     /// The adapter's stderr tail.
@@ -92,7 +93,7 @@ pub struct Observation {
     /// Simulator clock at start.
     pub sim_start_ms: i64,
     /// The final `status` call per operation.
-    pub final_status: BTreeMap<String, usize>,
+    pub final_status: BTreeMap<OpId, usize>,
     /// Adapter and infrastructure errors.
     pub errors: Vec<ErrorRecord>,
     /// True when an error came from the harness or simulator rather than the adapter.

@@ -17,7 +17,7 @@ use super::contract::common_fields;
 use super::observation::{Call, ForgedProbe};
 use crate::driver::Session;
 use crate::protocol::{CallName, OutcomeReply, WebhookReply};
-use crate::scenario::model::{CrashPoint, OperationSpec, ResolveRef, Scenario, Step};
+use crate::scenario::model::{CrashPoint, OpId, OperationSpec, ResolveRef, Scenario, Step};
 use crate::sync::{into_inner, lock};
 
 /// How long a commit may wait for the harness to kill the adapter: bounded, so a
@@ -89,7 +89,7 @@ struct PreparedDelivery {
 /// One adapter call to make.
 struct CallSpec {
     name: CallName,
-    op: Option<String>,
+    op: Option<OpId>,
     /// What is sent.
     request: Value,
     /// The request as the observation keeps it.
@@ -153,7 +153,7 @@ impl<'a> StepRunner<'a> {
     }
 
     /// Asks `status` of every operation, once, after the last step.
-    pub async fn final_sweep(&mut self) -> BTreeMap<String, usize> {
+    pub async fn final_sweep(&mut self) -> BTreeMap<OpId, usize> {
         let mut finals = BTreeMap::new();
         for op in &self.scenario.operations {
             let spec = self.status_spec(&op.id, false);
@@ -214,7 +214,7 @@ impl<'a> StepRunner<'a> {
                         // No before/after probes inside a race: the reply and the
                         // ledger still show whether the forgery was taken.
                         self.forged.push(ForgedProbe {
-                            operation_id: op,
+                            operation_id: op.to_string(),
                             before: None,
                             delivery: index,
                             after: None,
@@ -262,11 +262,11 @@ impl<'a> StepRunner<'a> {
         f(&mut lock(&self.calls))
     }
 
-    fn status_spec(&self, op: &str, probe: bool) -> CallSpec {
+    fn status_spec(&self, op: &OpId, probe: bool) -> CallSpec {
         let (request, recorded) = self.with_common(json!({ "operation_id": op }));
         CallSpec {
             name: CallName::Status,
-            op: Some(op.to_owned()),
+            op: Some(op.clone()),
             request,
             recorded,
             crash: None,
@@ -443,7 +443,7 @@ impl<'a> StepRunner<'a> {
                 index: 0,
                 step,
                 name: spec.name,
-                operation_id: spec.op.as_deref().map(SharedStr::from),
+                operation_id: spec.op.clone(),
                 request: spec.recorded,
                 reply: out.reply.as_ref().map(SharedJson::new),
                 outcome,
@@ -464,7 +464,7 @@ impl<'a> StepRunner<'a> {
     fn prepare_deliveries(
         &self,
         step: usize,
-        op: &str,
+        op: &OpId,
         kind: lostreply_simulator::EventKind,
         deliveries: u32,
         forged: bool,
@@ -528,7 +528,7 @@ impl<'a> StepRunner<'a> {
             prepared.push(PreparedDelivery {
                 spec: CallSpec {
                     name: CallName::Webhook,
-                    op: Some(op.to_owned()),
+                    op: Some(op.clone()),
                     request,
                     recorded,
                     crash: None,
@@ -547,7 +547,7 @@ impl<'a> StepRunner<'a> {
     async fn deliver(
         &mut self,
         step: usize,
-        op: &str,
+        op: &OpId,
         kind: lostreply_simulator::EventKind,
         deliveries: u32,
         forged: bool,
@@ -559,7 +559,7 @@ impl<'a> StepRunner<'a> {
                 let delivery_index = self.call_one(step, d.spec, true).await;
                 let after = self.call_one(step, self.status_spec(op, true), true).await;
                 self.forged.push(ForgedProbe {
-                    operation_id: op.to_owned(),
+                    operation_id: op.to_string(),
                     before: Some(before),
                     delivery: delivery_index,
                     after: Some(after),
@@ -618,12 +618,15 @@ impl<'a> StepRunner<'a> {
 fn read_reply(
     name: CallName,
     reply: Option<&Value>,
-) -> (Option<OutcomeReply>, Option<WebhookReply>) {
+) -> (Option<OutcomeReply>, Option<Box<WebhookReply>>) {
     let Some(reply) = reply else {
         return (None, None);
     };
     match name {
-        CallName::Webhook => (None, serde_json::from_value(reply.clone()).ok()),
+        CallName::Webhook => (
+            None,
+            serde_json::from_value(reply.clone()).ok().map(Box::new),
+        ),
         CallName::Execute | CallName::Reconcile | CallName::Resolve | CallName::Status => {
             (serde_json::from_value(reply.clone()).ok(), None)
         }

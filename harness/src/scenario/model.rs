@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use lostreply_reports::model::SharedJson;
+use lostreply_reports::model::{SharedJson, SharedStr};
 use lostreply_simulator::mcp::Revision;
 use lostreply_simulator::{EventKind, Plan};
 
@@ -42,11 +42,16 @@ pub struct Scenario {
     pub call_deadline: Duration,
 }
 
+/// An operation's id: one copy, made when the scenario is read and shared
+/// by every step, expectation and record that names the operation (a
+/// million-operation run named each some eight times, a string each).
+pub type OpId = SharedStr;
+
 /// A logical operation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OperationSpec {
     /// `op-1`.
-    pub id: String,
+    pub id: OpId,
     /// Collection it creates in (for a tool operation: the tool's collection).
     pub resource: String,
     /// `Some`: an MCP operation, the paid tool it calls (`action: call_tool`);
@@ -81,21 +86,21 @@ pub enum Step {
     /// Call `execute` for an operation.
     Execute {
         /// Operation id.
-        op: String,
+        op: OpId,
         /// Kill the adapter at this point.
         crash: Option<CrashPoint>,
     },
     /// Call `reconcile` for an operation.
     Reconcile {
         /// Operation id.
-        op: String,
+        op: OpId,
         /// Kill the adapter at this point.
         crash: Option<CrashPoint>,
     },
     /// Call `status` for an operation.
     Status {
         /// Operation id.
-        op: String,
+        op: OpId,
     },
     /// Move the simulator clock.
     Advance {
@@ -107,7 +112,7 @@ pub enum Step {
     /// Deliver a provider event about an operation's object to the adapter.
     Webhook {
         /// Operation whose object the event is about.
-        op: String,
+        op: OpId,
         /// Which event.
         event: EventKind,
         /// How many times to deliver it (a duplicate is the same event id, signed afresh).
@@ -118,7 +123,7 @@ pub enum Step {
     /// An operator's decision.
     Resolve {
         /// Operation id.
-        op: String,
+        op: OpId,
         /// `succeeded` or `failed`.
         outcome: OutcomeKind,
         /// Which provider object the operator names.
@@ -150,14 +155,14 @@ pub enum ResolveRef {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Expectations {
     /// `final:` allowed final outcomes (asked with `status` after the last step).
-    pub final_outcomes: BTreeMap<String, Vec<OutcomeKind>>,
+    pub final_outcomes: BTreeMap<OpId, Vec<OutcomeKind>>,
     /// `after_step:` allowed outcomes reported by step N (1-based).
-    pub after_step: BTreeMap<usize, BTreeMap<String, Vec<OutcomeKind>>>,
+    pub after_step: BTreeMap<usize, BTreeMap<OpId, Vec<OutcomeKind>>>,
     /// `effects:` exact effect counts.
-    pub effects: BTreeMap<String, u32>,
+    pub effects: BTreeMap<OpId, u32>,
     /// `needs_review:` the final `needs_review` flag.
-    pub needs_review: BTreeMap<String, bool>,
+    pub needs_review: BTreeMap<OpId, bool>,
     /// `needs_review_from_step:` from this step on, every reply about the
     /// operation that is not terminal must say `needs_review: true`.
-    pub needs_review_from_step: BTreeMap<String, usize>,
+    pub needs_review_from_step: BTreeMap<OpId, usize>,
 }

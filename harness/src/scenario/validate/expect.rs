@@ -6,7 +6,7 @@ use super::steps::undeclared;
 use super::Declared;
 use crate::protocol::OutcomeKind;
 use crate::scenario::error::Diagnostics;
-use crate::scenario::model::{Expectations, Step};
+use crate::scenario::model::{Expectations, OpId, Step};
 use crate::scenario::raw::{RawExpect, RawOutcome, RawOutcomes};
 use crate::scenario::span::{OneOrMany, Sp, SpMap};
 
@@ -72,14 +72,18 @@ pub(super) fn expectations(
                     ),
                 );
             }
-            expect.effects.insert(op.value.clone(), count.value);
+            expect
+                .effects
+                .insert(declared.op_id(&op.value), count.value);
         }
     }
 
     if let Some(review) = &raw.needs_review {
         for (op, flag) in &review.0 {
             known(d, op, declared);
-            expect.needs_review.insert(op.value.clone(), flag.value);
+            expect
+                .needs_review
+                .insert(declared.op_id(&op.value), flag.value);
         }
     }
 
@@ -91,7 +95,7 @@ pub(super) fn expectations(
                 .filter(|n| (1..=steps.len()).contains(n))
             {
                 Some(n) => {
-                    expect.needs_review_from_step.insert(op.value.clone(), n);
+                    expect.needs_review_from_step.insert(declared.op_id(&op.value), n);
                 }
                 None => d.error(
                     number.pos,
@@ -111,7 +115,7 @@ fn outcome_map(
     d: &mut Diagnostics,
     map: &SpMap<String, RawOutcomes>,
     declared: &Declared,
-) -> BTreeMap<String, Vec<OutcomeKind>> {
+) -> BTreeMap<OpId, Vec<OutcomeKind>> {
     let mut result = BTreeMap::new();
     for (op, outcomes) in &map.0 {
         known(d, op, declared);
@@ -135,7 +139,7 @@ fn outcome_map(
                 allowed.push(outcome);
             }
         }
-        result.insert(op.value.clone(), allowed);
+        result.insert(declared.op_id(&op.value), allowed);
     }
     result
 }
@@ -150,7 +154,7 @@ fn outcome_kind(raw: RawOutcome) -> OutcomeKind {
 }
 
 fn known(d: &mut Diagnostics, op: &Sp<String>, declared: &Declared) {
-    if !declared.operations.contains_key(&op.value) {
+    if !declared.operations.contains_key(op.value.as_str()) {
         d.error(op.pos, undeclared(&op.value, declared));
     }
 }

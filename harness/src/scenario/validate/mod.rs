@@ -19,7 +19,7 @@ use std::time::Duration;
 use lostreply_reports::model::SharedJson;
 
 use crate::scenario::error::Diagnostics;
-use crate::scenario::model::{OperationSpec, Scenario};
+use crate::scenario::model::{OpId, OperationSpec, Scenario};
 use crate::scenario::raw::{Args, DurationText, RawOperation, RawScenario};
 use crate::scenario::span::{Pos, Sp};
 
@@ -49,8 +49,8 @@ const NONZERO: Duration = Duration::from_millis(1);
 /// What later checks need to know about what the file declared.
 #[derive(Debug)]
 pub(super) struct Declared {
-    /// Operation ids and where each was declared.
-    pub operations: BTreeMap<String, Pos>,
+    /// Operation ids (the copy every reference shares) and where each was declared.
+    pub operations: BTreeMap<OpId, Pos>,
     /// Tenant credentials.
     pub tenants: Vec<String>,
     /// `provider.resources`, if given.
@@ -69,6 +69,16 @@ pub(super) struct Declared {
     pub step_count: usize,
     /// The MCP server, when the file has an `mcp:` section.
     pub mcp: Option<mcp::McpDeclared>,
+}
+
+impl Declared {
+    /// The declared copy of the operation id `name`; a copy of its own for an
+    /// id not declared (an error reported where it is named).
+    pub fn op_id(&self, name: &str) -> OpId {
+        self.operations
+            .get_key_value(name)
+            .map_or_else(|| OpId::from(name), |(id, _)| id.clone())
+    }
 }
 
 /// Checks everything and builds the scenario (meaningful only if `d` stays empty).
@@ -190,7 +200,7 @@ fn operations(
     }
     let mut specs = Vec::with_capacity(raw.value.len());
     for op in &raw.value {
-        let id = identifier(d, &op.value.id, "operation id", 64);
+        let id = OpId::from(identifier(d, &op.value.id, "operation id", 64));
         if let Some(first) = declared.operations.get(&id) {
             d.error(
                 op.value.id.pos,

@@ -6,7 +6,7 @@ use lostreply_simulator::{EventKind, SettleResult};
 use super::{duration_in, Declared, MAX_DELIVERIES, MAX_ITEMS, MAX_PARALLEL, MAX_VIRTUAL, NONZERO};
 use crate::protocol::OutcomeKind;
 use crate::scenario::error::Diagnostics;
-use crate::scenario::model::{CrashPoint, ResolveRef, Step};
+use crate::scenario::model::{CrashPoint, OpId, ResolveRef, Step};
 use crate::scenario::raw::{RawCrash, RawEvent, RawResolveOutcome, RawStep};
 use crate::scenario::span::{Pos, Sp};
 
@@ -332,16 +332,16 @@ fn resolve(
 }
 
 /// Checks that a step names a declared operation.
-fn operation(d: &mut Diagnostics, raw: &Sp<String>, declared: &Declared) -> String {
-    if !declared.operations.contains_key(&raw.value) {
+fn operation(d: &mut Diagnostics, raw: &Sp<String>, declared: &Declared) -> OpId {
+    if !declared.operations.contains_key(raw.value.as_str()) {
         d.error(raw.pos, undeclared(&raw.value, declared));
     }
-    raw.value.clone()
+    declared.op_id(&raw.value)
 }
 
 /// The message for a reference to an operation that `operations:` does not declare.
 pub(super) fn undeclared(op: &str, declared: &Declared) -> String {
-    let known: Vec<&str> = declared.operations.keys().map(String::as_str).collect();
+    let known: Vec<&str> = declared.operations.keys().map(OpId::as_str).collect();
     if known.is_empty() {
         format!("operation `{op}` is not declared (operations: is empty)")
     } else {
