@@ -1,0 +1,116 @@
+//! Where a synthetic observation's memory goes, in bytes requested from the
+//! allocator (exact and the same on every run, unlike resident size): each
+//! part of the observation per operation, then the peak above the
+//! observation of each step that checks and reports it, as
+//! `suite::check_and_report` does them.
+//!
+//! `cargo run --release -p lostreply-bench --example observation_bytes -- [OPS]`
+//! (default 20 000 operations, about 9 s; the figures per operation move by a
+//! few bytes from 20 000 to 100 000). The allocator is dhat's, which keeps a backtrace per allocation:
+//! slow, and for accounting only; time and resident size are the
+//! `lostreply-bench-cost` child's (docs/benchmarks.md).
+
+use bench::synthetic::{observation, SyntheticSpec};
+use lostreply_harness::check::attribution::Attribution;
+use lostreply_harness::report_build;
+use lostreply_reports::model::SharedJson;
+
+#[global_allocator]
+static ALLOC: dhat::Alloc = dhat::Alloc;
+
+fn main() {
+    let ops: usize = match std::env::args().nth(1).map(|a| a.parse()) {
+        None => 20_000,
+        Some(Ok(n)) if n > 0 => n,
+        Some(_) => {
+            eprintln!("usage: observation_bytes [OPS] (a number of operations, at least 1)");
+            std::process::exit(2);
+        }
+    };
+    let _profiler = dhat::Profiler::builder().testing().build();
+    let live = || dhat::HeapStats::get().curr_bytes;
+    let per_op = |bytes: usize| bytes / ops;
+
+    println!("{ops} operations, bytes per operation");
+    let spec = SyntheticSpec {
+        operations: ops,
+        duplicate_every: 1000,
+    };
+    let before = live();
+    let mut parts = observation(spec);
+    let whole = live() - before;
+    println!("observation {:>6}", per_op(whole));
+
+    // Each part, by dropping it and counting what was freed (text shared
+    // with a part dropped later counts there).
+    let mut last = live();
+    let mut part = |name: &str, drop_it: &mut dyn FnMut()| {
+        drop_it();
+        let now = live();
+        println!("  {name:<22} {:>6}", per_op(last - now));
+        last = now;
+    };
+    part("calls' replies", &mut || {
+        parts.calls.iter_mut().for_each(|c| c.reply = None)
+    });
+    part("calls' requests", &mut || {
+        let none = SharedJson::new(&serde_json::Value::Null);
+        parts
+            .calls
+            .iter_mut()
+            .for_each(|c| c.request = none.clone());
+    });
+    part("calls' outcomes", &mut || {
+        parts.calls.iter_mut().for_each(|c| c.outcome = None)
+    });
+    part("calls, the rest", &mut || parts.calls = Vec::new());
+    part("journal", &mut || parts.journal = Vec::new());
+    part("ledger", &mut || parts.ledger = Vec::new());
+    part("step reports", &mut || parts.steps = Vec::new());
+    part("final status", &mut || parts.final_status.clear());
+    part("scenario steps", &mut || parts.scenario.steps = Vec::new());
+    part("expectations", &mut || {
+        parts.scenario.expect = Default::default()
+    });
+    part("operations", &mut || parts.scenario.operations = Vec::new());
+    drop(parts);
+
+    let obs = observation(spec);
+
+    // The steps of checking and reporting, one after another (a large run
+    // makes the operations' texts and the checks on a second thread beside
+    // the others; the live sets are the same).
+    let base = live();
+    let step = |name: &str| {
+        let stats = dhat::HeapStats::get();
+        println!(
+            "  {name:<22} live {:>+6}",
+            per_op(stats.curr_bytes.saturating_sub(base))
+        );
+    };
+    println!("checking and reporting, above the observation");
+    let texts = report_build::operation_texts(&obs.scenario.operations);
+    step("operation texts");
+    let attribution = Attribution::of(&obs);
+    step("attribution");
+    let violations = lostreply_harness::check::check(&obs, &attribution);
+    step("checks");
+    let prepared = report_build::prepare_with(&obs, &attribution, texts);
+    step("report prepared");
+    drop(attribution);
+    let report = report_build::scenario_report(obs, prepared, violations, String::new());
+    let after = live();
+    println!(
+        "report {:>6} (the observation taken over)",
+        per_op(after.saturating_sub(before))
+    );
+    println!(
+        "peak above the observation {:>6}",
+        per_op(
+            dhat::HeapStats::get()
+                .max_bytes
+                .saturating_sub(before + whole)
+        )
+    );
+    drop(report);
+}
