@@ -1,6 +1,7 @@
 //! The process form of the adapter protocol at its edges: a crash kills the
-//! adapter's whole process group (a wrapper's children die too), and reply
-//! fields the protocol does not define are ignored and named, not an error.
+//! adapter's whole process group (a wrapper's children die too), reply
+//! fields the protocol does not define are ignored and named, not an error,
+//! and the report holds each request exactly as the adapter read it.
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod support;
@@ -115,4 +116,92 @@ fn a_crash_kills_the_adapters_whole_process_group_and_extra_reply_fields_are_nam
         "{}",
         status_step.label
     );
+}
+
+/// An adapter that appends each request it reads, as it read it, to a file,
+/// creates on `execute` and answers `unknown` to everything else.
+fn recording_adapter(dir: &Path) -> (String, std::path::PathBuf) {
+    let log = dir.join("requests.jsonl");
+    let script = format!(
+        r#"
+import json, sys, urllib.request
+raw = sys.stdin.read()
+with open({log:?}, "a") as f:
+    f.write(json.dumps(json.loads(raw)) + "\n")
+request = json.loads(raw)
+op_id = request.get("operation_id") or request["operation"]["id"]
+if sys.argv[1] == "execute":
+    op, provider = request["operation"], request["provider"]
+    create = urllib.request.Request(
+        provider["base_url"] + "/v1/" + op["resource"],
+        data=json.dumps(op["args"]).encode(),
+        headers={{"Authorization": "Bearer " + provider["credential"],
+                 "Content-Type": "application/json"}})
+    urllib.request.urlopen(create, timeout=5).read()
+print(json.dumps({{"operation_id": op_id, "outcome": "unknown", "evidence": "nothing known"}}))
+"#,
+        log = log.display().to_string()
+    );
+    let path = dir.join("recording_adapter.py");
+    std::fs::write(&path, script).unwrap();
+    (path.display().to_string(), log)
+}
+
+#[test]
+fn the_report_holds_each_request_exactly_as_the_adapter_read_it() {
+    // The clock moves between calls, so the fields every request repeats
+    // change on the way (the observation shares them while they stay the same).
+    let scenario = lostreply_harness::scenario::parse(
+        "\
+version: 1
+id: requests-as-read
+title: Every request is recorded as sent
+client_timeout: 2s
+operations:
+  - {id: op-1, resource: tickets, args: {title: t, n: 1, nested: {b: [1, 2], a: null}}}
+  - {id: op-2, resource: tickets, args: {}}
+steps:
+  - execute: op-1
+  - status: op-1
+  - advance: 1h
+  - reconcile: op-1
+  - execute: op-2
+  - {resolve: op-2, outcome: failed, provider_ref: null, evidence: \"checked by hand\"}
+",
+        "requests-as-read.yaml",
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (script, log) = recording_adapter(dir.path());
+    let options = RunOptions {
+        adapter: AdapterUnderTest::Process(
+            ProcessCommand::from_argv(vec![python(), script]).unwrap(),
+        ),
+        seed: 1,
+        jobs: 1,
+        command_prefix: "lostreply run".to_owned(),
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let report = rt.block_on(run_scenario(&scenario, &options));
+
+    let read: Vec<serde_json::Value> = std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    // Five steps' calls and the final sweep's two, one process each, in order.
+    assert_eq!(read.len(), 7, "{read:#?}");
+    assert_eq!(report.calls.len(), read.len(), "{:#?}", report.calls);
+    for (call, read) in report.calls.iter().zip(&read) {
+        assert_eq!(&call.request.to_value(), read, "call {}", call.index);
+        // And the JSON report writes it as that value.
+        let written: serde_json::Value =
+            serde_json::from_str(&serde_json::to_string(&call.request).unwrap()).unwrap();
+        assert_eq!(&written, read, "call {}", call.index);
+    }
+    assert_ne!(read[1]["now"], read[3]["now"], "the clock moved");
 }
