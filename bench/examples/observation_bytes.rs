@@ -15,6 +15,16 @@ use lostreply_harness::check::attribution::Attribution;
 use lostreply_harness::report_build;
 use lostreply_reports::model::SharedJson;
 
+/// `println!` that stops quietly when stdout is gone (`| head`) instead of panicking.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if writeln!(std::io::stdout(), $($arg)*).is_err() {
+            std::process::exit(0);
+        }
+    }};
+}
+
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
 
@@ -31,7 +41,7 @@ fn main() {
     let live = || dhat::HeapStats::get().curr_bytes;
     let per_op = |bytes: usize| bytes / ops;
 
-    println!("{ops} operations, bytes per operation");
+    say!("{ops} operations, bytes per operation");
     let spec = SyntheticSpec {
         operations: ops,
         duplicate_every: 1000,
@@ -39,7 +49,7 @@ fn main() {
     let before = live();
     let mut parts = observation(spec);
     let whole = live() - before;
-    println!("observation {:>6}", per_op(whole));
+    say!("observation {:>6}", per_op(whole));
 
     // Each part, by dropping it and counting what was freed (text shared
     // with a part dropped later counts there).
@@ -47,7 +57,7 @@ fn main() {
     let mut part = |name: &str, drop_it: &mut dyn FnMut()| {
         drop_it();
         let now = live();
-        println!("  {name:<22} {:>6}", per_op(last - now));
+        say!("  {name:<22} {:>6}", per_op(last - now));
         last = now;
     };
     part("calls' replies", &mut || {
@@ -83,12 +93,12 @@ fn main() {
     let base = live();
     let step = |name: &str| {
         let stats = dhat::HeapStats::get();
-        println!(
+        say!(
             "  {name:<22} live {:>+6}",
             per_op(stats.curr_bytes.saturating_sub(base))
         );
     };
-    println!("checking and reporting, above the observation");
+    say!("checking and reporting, above the observation");
     let texts = report_build::operation_texts(&obs.scenario.operations);
     step("operation texts");
     let attribution = Attribution::of(&obs);
@@ -100,11 +110,11 @@ fn main() {
     drop(attribution);
     let report = report_build::scenario_report(obs, prepared, violations, String::new());
     let after = live();
-    println!(
+    say!(
         "report {:>6} (the observation taken over)",
         per_op(after.saturating_sub(before))
     );
-    println!(
+    say!(
         "peak above the observation {:>6}",
         per_op(
             dhat::HeapStats::get()

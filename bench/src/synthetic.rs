@@ -85,7 +85,7 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
             CallName::Execute,
             op,
             t_ms,
-            Some((journal_before, journal.len())),
+            Some((position(journal_before), position(journal.len()))),
             &provider_ref,
         ));
         steps.push(StepReport {
@@ -112,7 +112,7 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
             CallName::Status,
             op,
             sweep_ms,
-            Some((journal.len(), journal.len())),
+            Some((position(journal.len()), position(journal.len()))),
             &provider_ref,
         ));
         final_status.insert(op.id.clone(), index);
@@ -167,6 +167,11 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
         infra_failed: false,
         duration_ms: 2 * n as u64 + 1,
     }
+}
+
+/// A journal length as a call's window keeps it.
+fn position(len: usize) -> u32 {
+    u32::try_from(len).unwrap_or(u32::MAX)
 }
 
 fn operation(i: usize) -> OperationSpec {
@@ -279,7 +284,7 @@ fn call(
     name: CallName,
     op: &OperationSpec,
     t_ms: u64,
-    window: Option<(usize, usize)>,
+    window: Option<(u32, u32)>,
     provider_ref: &str,
 ) -> Call {
     let own = match name {

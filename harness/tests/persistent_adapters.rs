@@ -13,7 +13,6 @@ use std::path::Path;
 use support::{alive, python};
 
 use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
-use lostreply_harness::suite::{run_scenario, RunOptions};
 use lostreply_reports::model::{CallEnd, ScenarioReport};
 
 /// Speaks both forms. Per (call, operation): `status op-2` prints garbage,
@@ -79,18 +78,7 @@ steps:
 
 fn run(adapter: AdapterUnderTest) -> ScenarioReport {
     let scenario = lostreply_harness::scenario::parse(SCENARIO, "persistent-edges.yaml").unwrap();
-    let options = RunOptions {
-        adapter,
-        seed: 1,
-        jobs: 1,
-        command_prefix: "lostreply run".to_owned(),
-    };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(run_scenario(&scenario, &options))
+    support::run_with(adapter, &scenario)
 }
 
 fn pid(report: &ScenarioReport, index: usize) -> String {

@@ -8,10 +8,9 @@ mod support;
 
 use std::path::Path;
 use std::time::Duration;
-use support::{alive, python};
+use support::{alive, python, run_with};
 
 use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
-use lostreply_harness::suite::{run_scenario, RunOptions};
 use lostreply_reports::model::{CallEnd, Verdict};
 
 /// An adapter that behaves like a wrapper script: `execute` starts a helper
@@ -73,20 +72,9 @@ fn a_crash_kills_the_adapters_whole_process_group_and_extra_reply_fields_are_nam
     let script = wrapper_adapter(dir.path());
     let scenario =
         lostreply_harness::scenario::parse(SCENARIO, "crash-behind-a-wrapper.yaml").unwrap();
-    let options = RunOptions {
-        adapter: AdapterUnderTest::Process(
-            ProcessCommand::from_argv(vec![python(), script]).unwrap(),
-        ),
-        seed: 1,
-        jobs: 1,
-        command_prefix: "lostreply run".to_owned(),
-    };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let report = rt.block_on(run_scenario(&scenario, &options));
+    let adapter =
+        AdapterUnderTest::Process(ProcessCommand::from_argv(vec![python(), script]).unwrap());
+    let report = run_with(adapter, &scenario);
 
     // The crash happened, and the helper the adapter started died with it.
     assert_eq!(report.calls[0].end, CallEnd::Crashed, "{:#?}", report.calls);
@@ -173,20 +161,9 @@ steps:
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (script, log) = recording_adapter(dir.path());
-    let options = RunOptions {
-        adapter: AdapterUnderTest::Process(
-            ProcessCommand::from_argv(vec![python(), script]).unwrap(),
-        ),
-        seed: 1,
-        jobs: 1,
-        command_prefix: "lostreply run".to_owned(),
-    };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let report = rt.block_on(run_scenario(&scenario, &options));
+    let adapter =
+        AdapterUnderTest::Process(ProcessCommand::from_argv(vec![python(), script]).unwrap());
+    let report = run_with(adapter, &scenario);
 
     let read: Vec<serde_json::Value> = std::fs::read_to_string(log)
         .unwrap()

@@ -40,14 +40,15 @@ pub struct SharedJson {
     /// The text, or its start when `tail` holds the rest.
     head: Arc<str>,
     /// The end of an object's text shared with other values: `,`, members, `}`.
-    tail: Option<Arc<str>>,
+    /// (A thin pointer: 8 bytes less in every value, a call's reply included.)
+    tail: Option<Arc<String>>,
 }
 
 /// The last members of objects that many values end with, as compact text
 /// (`,"a":1,"b":2}`), made once and shared by each [`SharedJson::with_tail`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SharedTail {
-    text: Arc<str>,
+    text: Arc<String>,
     names: Arc<[String]>,
 }
 
@@ -59,7 +60,7 @@ impl SharedTail {
         // `{` then at least one member: the tail is the text with `,` for `{`.
         let members = text.strip_prefix('{').filter(|rest| *rest != "}")?;
         Some(SharedTail {
-            text: Arc::from(format!(",{members}")),
+            text: Arc::new(format!(",{members}")),
             names: map.keys().cloned().collect(),
         })
     }
@@ -189,7 +190,7 @@ impl fmt::Debug for SharedJson {
 impl fmt::Display for SharedJson {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.head)?;
-        f.write_str(self.tail.as_deref().unwrap_or_default())
+        f.write_str(self.tail.as_deref().map_or("", String::as_str))
     }
 }
 

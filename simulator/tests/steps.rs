@@ -194,6 +194,45 @@ async fn two_searches_meet_and_both_see_the_state_before_either_acts() {
 }
 
 #[tokio::test]
+async fn a_gathered_search_answers_what_it_saw_on_arrival_whatever_commits_while_it_waits() {
+    // Why: read after the meeting, a search whose handler runs late (a loaded
+    // machine) could see the other reconciler's create, and an unlocked pair
+    // would escape case 7. Read on arrival, what it answers is decided then.
+    let sim = start(gather_plan(Lookup::default())).await;
+    sim.begin_step(1, Some(3));
+    let search = || async {
+        let (status, page) = json(get(&sim, A, "/v1/tickets?client_reference=op-1").await).await;
+        (status, page["data"].as_array().map(Vec::len))
+    };
+    let (first, second) = tokio::join!(search(), async {
+        wait_until("the first search is held", || sim.journal_len() == 1).await;
+        // Not a search: the gather lets it through, and it commits.
+        let created = post(
+            &sim,
+            A,
+            "tickets",
+            &json!({"client_reference": "op-1"}),
+            None,
+        )
+        .await;
+        assert_eq!(created.status().as_u16(), 201);
+        assert_eq!(sim.ledger().len(), 1);
+        search().await
+    });
+    assert_eq!(
+        first,
+        (200, Some(0)),
+        "read when it arrived, before the create"
+    );
+    assert_eq!(
+        second,
+        (200, Some(1)),
+        "read when it arrived, after the create"
+    );
+    sim.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_lone_search_goes_on_once_the_other_call_has_returned() {
     let sim = start(gather_plan(Lookup::default())).await;
     sim.begin_step(1, Some(2));

@@ -353,6 +353,7 @@ fn status_is_read_only(obs: &Observation, v: &mut Vec<Violation>) {
         let Some((before, after)) = call.journal_window else {
             continue;
         };
+        let (before, after) = (before as usize, after as usize);
         if after > before {
             let seqs: Vec<u64> = obs.journal
                 [before.min(obs.journal.len())..after.min(obs.journal.len())]

@@ -379,7 +379,7 @@ impl<'a> StepRunner<'a> {
             }
             _ => (None, None),
         };
-        let journal_before = self.sim.journal_len();
+        let journal_before = journal_position(self.sim.journal_len());
         let sim_ms = self.sim.now_ms();
         let start_ms = self.now_ms();
         let out = self
@@ -409,7 +409,7 @@ impl<'a> StepRunner<'a> {
                 }
             }
         }
-        let journal_after = self.sim.journal_len();
+        let journal_after = journal_position(self.sim.journal_len());
         let (outcome, webhook) = read_reply(spec.name, out.reply.as_ref());
         if let Some(reply) = out.reply.as_ref() {
             let extra = crate::protocol::unknown_reply_fields(spec.name, reply);
@@ -613,6 +613,11 @@ impl<'a> StepRunner<'a> {
             errors: into_inner(self.errors),
         }
     }
+}
+
+/// A journal length as a call's window keeps it (saturating: never reached).
+fn journal_position(len: usize) -> u32 {
+    u32::try_from(len).unwrap_or(u32::MAX)
 }
 
 fn read_reply(

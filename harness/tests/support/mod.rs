@@ -1,6 +1,27 @@
-//! Shared by the tests that drive process adapters: the real interpreter, and
-//! whether a process is still alive.
+//! Shared by the tests that drive process adapters: the real interpreter,
+//! whether a process is still alive, and one scenario run.
 #![allow(dead_code, clippy::unwrap_used)]
+
+use lostreply_harness::driver::AdapterUnderTest;
+use lostreply_harness::scenario::model::Scenario;
+use lostreply_harness::suite::{run_scenario, RunOptions};
+use lostreply_reports::model::ScenarioReport;
+
+/// Runs `scenario` with `adapter` (seed 1) on a runtime of its own.
+pub fn run_with(adapter: AdapterUnderTest, scenario: &Scenario) -> ScenarioReport {
+    let options = RunOptions {
+        adapter,
+        seed: 1,
+        jobs: 1,
+        command_prefix: "lostreply run".to_owned(),
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(run_scenario(scenario, &options))
+}
 
 /// The real interpreter behind `python3`: a version-manager shim (pyenv)
 /// would add a shell start to every call.

@@ -194,6 +194,13 @@ fn respond(
 ) -> impl std::future::Future<Output = Outcome> + Send {
     async move {
         let seq = ctx.seq;
+        // A gathered lookup is read when it arrives and waits with its answer
+        // made: requests that meet then answer what each saw on arrival, so
+        // two searches both see "nothing yet" however the machine schedules
+        // them after the meeting (read after it, one could be read only after
+        // the other's client had already created). A create is held unread,
+        // so it commits only after the meeting.
+        let mut gather_with_answer = None;
         if let Some(rule) = ctx.rule_at(Position::BeforeRead) {
             match rule.response {
                 FaultResponse::Ok => {}
@@ -206,6 +213,11 @@ fn respond(
                     return Outcome::End(Ending::Close);
                 }
                 FaultResponse::Delay { delay } => ctx.delay(delay).await,
+                FaultResponse::Gather { requests, at_most }
+                    if kind != Some(RequestKind::Create) =>
+                {
+                    gather_with_answer = Some((requests, at_most));
+                }
                 FaultResponse::Gather { requests, at_most } => ctx.gather(requests, at_most).await,
                 FaultResponse::Status { code } => {
                     drain(body).await;
@@ -244,6 +256,9 @@ fn respond(
                 lookup(&ctx, tenant, kind, &route, raw_query.as_deref())
             }
         };
+        if let Some((requests, at_most)) = gather_with_answer {
+            ctx.gather(requests, at_most).await;
+        }
         // Requests that never read their body still drain it, so that the client
         // reads the answer rather than a reset caused by unread data.
         drain(body).await;
