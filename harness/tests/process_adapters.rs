@@ -13,6 +13,18 @@ use support::{alive, python, run_with};
 use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
 use lostreply_reports::model::{CallEnd, Verdict};
 
+/// The create an adapter's `execute` sends (Python, for the scripts below).
+const PY_CREATE: &str = r#"
+def create(request):
+    op, provider = request["operation"], request["provider"]
+    sent = urllib.request.Request(
+        provider["base_url"] + "/v1/" + op["resource"],
+        data=json.dumps(op["args"]).encode(),
+        headers={"Authorization": "Bearer " + provider["credential"],
+                 "Content-Type": "application/json"})
+    urllib.request.urlopen(sent, timeout=5).read()
+"#;
+
 /// An adapter that behaves like a wrapper script: `execute` starts a helper
 /// process (which records its pid and then idles), then sends the create.
 /// Every other call answers `unknown`; `status` adds a field of its own.
@@ -21,6 +33,7 @@ fn wrapper_adapter(dir: &Path) -> String {
     let script = format!(
         r#"
 import json, os, subprocess, sys, time, urllib.request
+{create}
 PID_FILE = {pid:?}
 HELPER = ("import os, sys, time; p = sys.argv[1]; "
           "open(p + '.tmp', 'w').write(str(os.getpid())); "
@@ -31,15 +44,8 @@ if call == "execute":
     helper = subprocess.Popen([sys.executable, "-c", HELPER, PID_FILE])
     while not os.path.exists(PID_FILE):
         time.sleep(0.01)
-    op = request["operation"]
-    provider = request["provider"]
-    create = urllib.request.Request(
-        provider["base_url"] + "/v1/" + op["resource"],
-        data=json.dumps(op["args"]).encode(),
-        headers={{"Authorization": "Bearer " + provider["credential"],
-                 "Content-Type": "application/json"}})
-    urllib.request.urlopen(create, timeout=5).read()
-    reply = {{"operation_id": op["id"], "outcome": "unknown", "evidence": "sent"}}
+    create(request)
+    reply = {{"operation_id": request["operation"]["id"], "outcome": "unknown", "evidence": "sent"}}
 else:
     reply = {{"operation_id": request["operation_id"], "outcome": "unknown",
              "evidence": "nothing known"}}
@@ -47,7 +53,8 @@ else:
         reply["debug_trace"] = "an adapter's own note"
 print(json.dumps(reply))
 "#,
-        pid = pid_file.display().to_string()
+        pid = pid_file.display().to_string(),
+        create = PY_CREATE,
     );
     let path = dir.join("wrapper_adapter.py");
     std::fs::write(&path, script).unwrap();
@@ -113,22 +120,18 @@ fn recording_adapter(dir: &Path) -> (String, std::path::PathBuf) {
     let script = format!(
         r#"
 import json, sys, urllib.request
+{create}
 raw = sys.stdin.read()
 with open({log:?}, "a") as f:
     f.write(json.dumps(json.loads(raw)) + "\n")
 request = json.loads(raw)
 op_id = request.get("operation_id") or request["operation"]["id"]
 if sys.argv[1] == "execute":
-    op, provider = request["operation"], request["provider"]
-    create = urllib.request.Request(
-        provider["base_url"] + "/v1/" + op["resource"],
-        data=json.dumps(op["args"]).encode(),
-        headers={{"Authorization": "Bearer " + provider["credential"],
-                 "Content-Type": "application/json"}})
-    urllib.request.urlopen(create, timeout=5).read()
+    create(request)
 print(json.dumps({{"operation_id": op_id, "outcome": "unknown", "evidence": "nothing known"}}))
 "#,
-        log = log.display().to_string()
+        log = log.display().to_string(),
+        create = PY_CREATE,
     );
     let path = dir.join("recording_adapter.py");
     std::fs::write(&path, script).unwrap();

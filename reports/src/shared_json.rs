@@ -25,7 +25,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
-use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::ser::{self, SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
@@ -46,10 +46,11 @@ pub struct SharedJson {
 
 /// The last members of objects that many values end with, as compact text
 /// (`,"a":1,"b":2}`), made once and shared by each [`SharedJson::with_tail`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct SharedTail {
     text: Arc<String>,
-    names: Arc<[String]>,
+    /// The members the text was written from.
+    members: Arc<Map<String, Value>>,
 }
 
 impl SharedTail {
@@ -61,15 +62,19 @@ impl SharedTail {
         let members = text.strip_prefix('{').filter(|rest| *rest != "}")?;
         Some(SharedTail {
             text: Arc::new(format!(",{members}")),
-            names: map.keys().cloned().collect(),
+            members: Arc::new(map.clone()),
         })
     }
+}
 
-    /// The tail's text (`,` then members then `}`).
-    pub fn as_str(&self) -> &str {
-        &self.text
+/// Equal when the texts are (the members are what the text was written from).
+impl PartialEq for SharedTail {
+    fn eq(&self, other: &SharedTail) -> bool {
+        self.text == other.text
     }
 }
+
+impl Eq for SharedTail {}
 
 impl SharedJson {
     /// The compact text of `value`.
@@ -88,9 +93,9 @@ impl SharedJson {
     /// [`SharedJson::new`] of them merged in that order, keeping only `own`'s
     /// text and a share of the tail's. When they have a name in common (the
     /// merged object would not hold both), or `own` is empty, the merged
-    /// object's text is made whole instead, with the tail's members read back.
+    /// object's text is made whole instead.
     pub fn with_tail(own: &Map<String, Value>, tail: &SharedTail) -> SharedJson {
-        let disjoint = !tail.names.iter().any(|name| own.contains_key(name));
+        let disjoint = !tail.members.keys().any(|name| own.contains_key(name));
         if disjoint && !own.is_empty() {
             if let Ok(text) = serde_json::to_string(own) {
                 // `own`'s text without its closing `}`: the tail's `,` follows
@@ -104,9 +109,7 @@ impl SharedJson {
             }
         }
         let mut merged = own.clone();
-        let members: Map<String, Value> =
-            serde_json::from_str(&format!("{{{}", &tail.text[1..])).unwrap_or_default();
-        merged.extend(members);
+        merged.extend(tail.members.iter().map(|(k, v)| (k.clone(), v.clone())));
         SharedJson::from_map(&merged)
     }
 
@@ -325,32 +328,9 @@ impl<'de, F: FnMut(Cow<'de, str>, &'de RawValue)> Visitor<'de> for EachMember<F>
     }
 }
 
-/// A JSON string (a member name or a string value), borrowed from the text
-/// unless it holds an escape.
-#[derive(Debug)]
-pub struct JsonStr<'a>(pub Cow<'a, str>);
-
-impl<'de> Deserialize<'de> for JsonStr<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<JsonStr<'de>, D::Error> {
-        struct Text;
-        impl<'de> Visitor<'de> for Text {
-            type Value = JsonStr<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<JsonStr<'de>, E> {
-                Ok(JsonStr(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<JsonStr<'de>, E> {
-                Ok(JsonStr(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<JsonStr<'de>, E> {
-                Ok(JsonStr(Cow::Owned(v)))
-            }
-        }
-        deserializer.deserialize_str(Text)
-    }
-}
+/// A JSON string borrowed unless escaped (kept in `lostreply-text`, where the
+/// simulator's canonical writer reads member names with it too).
+pub use lostreply_text::JsonStr;
 
 impl<'de> Deserialize<'de> for SharedJson {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<SharedJson, D::Error> {
@@ -459,20 +439,11 @@ mod tests {
             );
         }
         assert_eq!(SharedTail::of_members(&Map::new()), None);
-        let a = SharedJson::with_tail(
-            &serde_json::json!({"a": 1})
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-            &tail,
-        );
-        let b = SharedJson::with_tail(
-            &serde_json::json!({"a": 2})
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-            &tail,
-        );
+        let own = |n: u32| {
+            let value = serde_json::json!({ "a": n });
+            SharedJson::with_tail(value.as_object().unwrap_or(&Map::new()), &tail)
+        };
+        let (a, b) = (own(1), own(2));
         assert_ne!(a, b);
     }
 }

@@ -2,10 +2,9 @@
 //! depth so that two bodies that differ only in key order are the same action
 //! (serde_json keeps insertion order in this workspace, so sorting is explicit).
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Deserializer};
+use lostreply_text::JsonStr;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -19,8 +18,8 @@ pub fn canonical_json(value: &Value) -> String {
 
 /// Appends the canonical JSON text of an object to `out`: the bytes of
 /// [`canonical_json`] of `Value::Object(map)`, without cloning the map into a
-/// `Value` first (the checks key a million operations by their arguments).
-pub fn write_canonical_object(map: &Map<String, Value>, out: &mut Vec<u8>) {
+/// `Value` first.
+fn write_canonical_object(map: &Map<String, Value>, out: &mut Vec<u8>) {
     let mut entries: Vec<(&String, &Value)> = map.iter().collect();
     entries.sort_by(|a, b| a.0.cmp(b.0));
     out.push(b'{');
@@ -57,7 +56,7 @@ fn write_raw(raw: &RawValue, out: &mut Vec<u8>) -> Result<(), serde_json::Error>
         Some(b'{') => {
             // Sorted by name, bytewise as `String`'s order; a repeated name keeps
             // its last value, as parsing into a `Map` does.
-            let members: BTreeMap<Name<'_>, &RawValue> = serde_json::from_str(text)?;
+            let members: BTreeMap<JsonStr<'_>, &RawValue> = serde_json::from_str(text)?;
             out.push(b'{');
             for (index, (name, item)) in members.into_iter().enumerate() {
                 if index > 0 {
@@ -85,32 +84,6 @@ fn write_raw(raw: &RawValue, out: &mut Vec<u8>) -> Result<(), serde_json::Error>
         _ => write_plain(&serde_json::from_str::<Value>(text)?, out),
     }
     Ok(())
-}
-
-/// A member's name, borrowed from the text unless it holds an escape.
-#[derive(PartialEq, Eq, PartialOrd, Ord)]
-struct Name<'a>(Cow<'a, str>);
-
-impl<'de> Deserialize<'de> for Name<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visit;
-        impl<'de> serde::de::Visitor<'de> for Visit {
-            type Value = Name<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a member name")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Name<'de>, E> {
-                Ok(Name(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Name<'de>, E> {
-                Ok(Name(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Name<'de>, E> {
-                Ok(Name(Cow::Owned(v)))
-            }
-        }
-        deserializer.deserialize_str(Visit)
-    }
 }
 
 /// Strings and scalars as serde_json writes them, straight into `out`

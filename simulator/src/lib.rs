@@ -66,7 +66,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-pub use canonical::{canonical_json, write_canonical_object, write_canonical_text};
+pub use canonical::{canonical_json, write_canonical_text};
 pub use control::MAX_CONTROL_BODY_BYTES;
 pub use idempotency::MAX_KEY_BYTES;
 pub use journal::{DroppedSummary, MAX_JOURNAL_ENTRIES};

@@ -146,6 +146,12 @@ async fn a_hold_keeps_the_key_in_flight_until_its_step_ends_then_commits() {
     sim.shutdown().await;
 }
 
+/// A search for op-1's objects: its status and how many it found.
+async fn search_op_1(sim: &lostreply_simulator::Simulator) -> (u16, Option<usize>) {
+    let (status, page) = json(get(sim, A, "/v1/tickets?client_reference=op-1").await).await;
+    (status, page["data"].as_array().map(Vec::len))
+}
+
 fn gather_plan(lookup: Lookup) -> lostreply_simulator::Plan {
     let mut plan = plan();
     plan.lookup = lookup;
@@ -166,10 +172,7 @@ fn gather_plan(lookup: Lookup) -> lostreply_simulator::Plan {
 async fn two_searches_meet_and_both_see_the_state_before_either_acts() {
     let sim = start(gather_plan(Lookup::default())).await;
     sim.begin_step(1, Some(2));
-    let search = || async {
-        let (status, page) = json(get(&sim, A, "/v1/tickets?client_reference=op-1").await).await;
-        (status, page["data"].as_array().map(Vec::len))
-    };
+    let search = || search_op_1(&sim);
     // The first search arrives alone and is held: it has not been answered
     // when the second one arrives (a state, observed, not a duration).
     let (first, second) = {
@@ -200,10 +203,7 @@ async fn a_gathered_search_answers_what_it_saw_on_arrival_whatever_commits_while
     // would escape case 7. Read on arrival, what it answers is decided then.
     let sim = start(gather_plan(Lookup::default())).await;
     sim.begin_step(1, Some(3));
-    let search = || async {
-        let (status, page) = json(get(&sim, A, "/v1/tickets?client_reference=op-1").await).await;
-        (status, page["data"].as_array().map(Vec::len))
-    };
+    let search = || search_op_1(&sim);
     let (first, second) = tokio::join!(search(), async {
         wait_until("the first search is held", || sim.journal_len() == 1).await;
         // Not a search: the gather lets it through, and it commits.

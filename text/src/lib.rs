@@ -12,12 +12,17 @@
 //!
 //! It serializes and deserializes as a plain JSON string, so the report's JSON
 //! is byte for byte what a `String` wrote.
+//!
+//! [`JsonStr`] is a JSON string read without a copy unless it holds an
+//! escape: how the report's writer and the simulator's canonical writer read
+//! member names out of JSON text.
 
-use std::borrow::Borrow;
+use std::borrow::{Borrow, Cow};
 use std::fmt;
 use std::ops::Deref;
 use std::sync::{Arc, LazyLock};
 
+use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A shared, immutable string. Cloning it shares the text.
@@ -194,6 +199,33 @@ impl Recent {
             self.next = (self.next + 1) % RECENT_SLOTS;
         }
         made
+    }
+}
+
+/// A JSON string (a member name or a string value), borrowed from the text
+/// unless it holds an escape. Ordered as its text (bytewise, as `str`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct JsonStr<'a>(pub Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for JsonStr<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<JsonStr<'de>, D::Error> {
+        struct Text;
+        impl<'de> Visitor<'de> for Text {
+            type Value = JsonStr<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<JsonStr<'de>, E> {
+                Ok(JsonStr(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<JsonStr<'de>, E> {
+                Ok(JsonStr(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<JsonStr<'de>, E> {
+                Ok(JsonStr(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(Text)
     }
 }
 

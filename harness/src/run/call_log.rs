@@ -44,16 +44,6 @@ impl CallLog {
         }
     }
 
-    /// How many calls were recorded.
-    pub fn len(&self) -> usize {
-        self.calls.len()
-    }
-
-    /// True when none was.
-    pub fn is_empty(&self) -> bool {
-        self.calls.is_empty()
-    }
-
     /// The call at `index`, if it was recorded.
     pub fn get(&self, index: usize) -> Option<&Call> {
         self.calls.get(index)

@@ -278,19 +278,24 @@ impl<'a> StepRunner<'a> {
     /// send, and as the observation keeps it (the common fields' text shared
     /// with the calls before, while they stay the same).
     fn with_common(&self, own: Value) -> (Value, SharedJson) {
-        let (Value::Object(mut request), Value::Object(common)) = (
+        match (
             own,
             common_fields(self.scenario, self.sim, &self.credential),
-        ) else {
-            // Never: both are objects by construction; the request is kept whole.
-            return (Value::Null, SharedJson::new(&Value::Null));
-        };
-        let recorded = match self.common_tail(&common) {
-            Some(tail) => SharedJson::with_tail(&request, &tail),
-            None => SharedJson::from_map(&request),
-        };
-        request.extend(common);
-        (Value::Object(request), recorded)
+        ) {
+            (Value::Object(mut request), Value::Object(common)) => {
+                let recorded = match self.common_tail(&common) {
+                    Some(tail) => SharedJson::with_tail(&request, &tail),
+                    None => SharedJson::from_map(&request),
+                };
+                request.extend(common);
+                (Value::Object(request), recorded)
+            }
+            // Never (both are objects by construction): sent and kept as built.
+            (own, _) => {
+                let recorded = SharedJson::new(&own);
+                (own, recorded)
+            }
+        }
     }
 
     /// The common fields as a shared tail: the one made for an earlier call
