@@ -236,7 +236,7 @@ fn create(
         Value::String(op.id.to_string()),
     );
     let fingerprint = SharedStr::from(canonical_json(&Value::Object(body)));
-    let key = format!("lostreply-{}", op.id);
+    let key = SharedStr::from(format!("lostreply-{}", op.id));
     let id = SharedStr::from(id);
     let entry = JournalEntry {
         seq,
@@ -249,7 +249,7 @@ fn create(
         query: None,
         kind: Some(RequestKind::Create),
         resource: Some(repeated.resource.clone()),
-        idempotency_key: Some(SharedStr::from(&key)),
+        idempotency_key: Some(key.clone()),
         fingerprint: Some(fingerprint.clone()),
         fault: None,
         effect: Some(id.clone()),
@@ -268,7 +268,8 @@ fn create(
         // The simulator hands out its own copy (read from the request body).
         client_reference: Some(SharedStr::from(op.id.as_str())),
         metadata: None,
-        idempotency_key: Some(SharedStr::from(key)),
+        // The simulator's object shares its request's journaled key.
+        idempotency_key: Some(key),
         fingerprint,
         attempt,
         created_at_ms: CLOCK_START_MS,

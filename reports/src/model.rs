@@ -250,7 +250,8 @@ pub struct CallRecord {
     pub end_ms: u64,
 }
 
-/// How an adapter call ended.
+/// How an adapter call ended. (Messages are shared text: 16 bytes in all,
+/// where a `String` made it 32 in every one of a run's two million calls.)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum CallEnd {
@@ -266,7 +267,7 @@ pub enum CallEnd {
     /// Its stdout was not the JSON object the protocol asks for.
     BadReply {
         /// What was wrong.
-        message: String,
+        message: SharedStr,
     },
     /// It outlived its deadline and was killed.
     Deadline {
@@ -276,7 +277,7 @@ pub enum CallEnd {
     /// An in-process adapter panicked or returned an error.
     Failed {
         /// The message.
-        message: String,
+        message: SharedStr,
     },
 }
 

@@ -25,6 +25,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
+use lostreply_text::SharedStr;
 use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::ser::{self, SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -37,8 +38,9 @@ use crate::pretty;
 /// A JSON value as shared compact text. Cloning it shares the text.
 #[derive(Clone)]
 pub struct SharedJson {
-    /// The text, or its start when `tail` holds the rest.
-    head: Arc<str>,
+    /// The text, or its start when `tail` holds the rest (a thin pointer, as
+    /// the tail: a value is 16 bytes, and a run holds four million of them).
+    head: SharedStr,
     /// The end of an object's text shared with other values: `,`, members, `}`.
     /// (A thin pointer: 8 bytes less in every value, a call's reply included.)
     tail: Option<Arc<String>>,
@@ -102,7 +104,7 @@ impl SharedJson {
                 // its last member, outside any string, at the object's depth.
                 if let Some(head) = text.strip_suffix('}') {
                     return SharedJson {
-                        head: Arc::from(head),
+                        head: SharedStr::from(head),
                         tail: Some(tail.text.clone()),
                     };
                 }
@@ -115,7 +117,7 @@ impl SharedJson {
 
     fn whole(text: String) -> SharedJson {
         SharedJson {
-            head: Arc::from(text),
+            head: SharedStr::from(text),
             tail: None,
         }
     }

@@ -14,8 +14,8 @@
 mod compact;
 mod interner;
 
+use lostreply_text::SharedStr;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -189,14 +189,22 @@ impl Journal {
     }
 
     /// A create's canonical body, shared with the store's effect.
-    pub(crate) fn set_fingerprint(&mut self, seq: u64, fingerprint: Arc<str>) {
+    pub(crate) fn set_fingerprint(&mut self, seq: u64, fingerprint: SharedStr) {
         if let Some(entry) = self.get_mut(seq) {
             entry.fingerprint = Some(fingerprint);
         }
     }
 
+    /// The `Idempotency-Key` request `seq` was journaled with, shared.
+    pub(crate) fn idempotency_key(&self, seq: u64) -> Option<SharedStr> {
+        self.entries
+            .get(self.index_of(seq)?)?
+            .idempotency_key
+            .clone()
+    }
+
     /// The effect this request committed, shared with the store's id.
-    pub(crate) fn set_effect(&mut self, seq: u64, id: Arc<str>) {
+    pub(crate) fn set_effect(&mut self, seq: u64, id: SharedStr) {
         if let Some(entry) = self.get_mut(seq) {
             entry.effect = Some(id);
         }
@@ -297,8 +305,8 @@ mod tests {
     fn an_entry_comes_out_as_it_went_in() {
         let mut journal = Journal::default();
         let seq = journal.push(entry("/v1/tickets"));
-        journal.set_fingerprint(seq, Arc::from("{\"a\":1}"));
-        journal.set_effect(seq, Arc::from("tkt_1"));
+        journal.set_fingerprint(seq, SharedStr::from("{\"a\":1}"));
+        journal.set_effect(seq, SharedStr::from("tkt_1"));
         journal.set_replayed(seq);
         journal.finish(seq, ResponseFate::Sent { status: 201 }, 9);
         let mut expected = entry("/v1/tickets");

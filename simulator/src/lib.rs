@@ -174,7 +174,9 @@ impl Simulator {
                 client_reference: seed.client_reference.clone(),
                 metadata: None,
                 idempotency_key: None,
-                fingerprint: Arc::from(canonical_json(&serde_json::Value::Object(body))),
+                fingerprint: lostreply_text::SharedStr::from(canonical_json(
+                    &serde_json::Value::Object(body),
+                )),
                 attempt: 0,
                 request_seq: None,
             };

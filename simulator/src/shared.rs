@@ -1,8 +1,9 @@
 //! The state every task of one simulator shares.
 
+use lostreply_text::SharedStr;
 use std::future::Future;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
@@ -21,7 +22,7 @@ use crate::CommitHook;
 
 /// (tenant, resource, fingerprint), each shared: the tenant and resource
 /// interned, the fingerprint the journal's and the object's own copy.
-pub(crate) type AttemptKey = (Arc<str>, Arc<str>, Arc<str>);
+pub(crate) type AttemptKey = (SharedStr, SharedStr, SharedStr);
 
 /// Everything that changes, behind one lock: requests are few and short, and one
 /// lock makes "check the key, then commit" orderings easy to reason about.

@@ -10,7 +10,6 @@
 mod stored;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use bytes::Bytes;
 use lostreply_text::SharedStr;
@@ -41,9 +40,10 @@ pub(crate) struct NewObject {
     pub args: Map<String, Value>,
     pub client_reference: Option<String>,
     pub metadata: Option<Value>,
-    pub idempotency_key: Option<String>,
+    /// Shared with the request's journal entry.
+    pub idempotency_key: Option<SharedStr>,
     /// Shared with the journal entry and the attempt count.
-    pub fingerprint: Arc<str>,
+    pub fingerprint: SharedStr,
     pub attempt: u32,
     pub request_seq: Option<u64>,
 }
@@ -205,7 +205,7 @@ impl Store {
         plan: &Plan,
         new: NewObject,
         now_ms: i64,
-    ) -> Result<(Effect, Arc<str>), StoreFull> {
+    ) -> Result<(Effect, SharedStr), StoreFull> {
         self.insert(plan, new, now_ms, true)
     }
 
@@ -225,7 +225,7 @@ impl Store {
         new: NewObject,
         created_at_ms: i64,
         live: bool,
-    ) -> Result<(Effect, Arc<str>), StoreFull> {
+    ) -> Result<(Effect, SharedStr), StoreFull> {
         let held = self.per_tenant.get(&new.tenant).copied().unwrap_or(0);
         if held >= plan.limits.max_objects {
             return Err(StoreFull {
@@ -243,15 +243,14 @@ impl Store {
             (true, Some(_)) => ObjectStatus::Processing,
             (true, None) | (false, _) => ObjectStatus::Succeeded,
         };
-        let shared_id: Arc<str> = Arc::from(id);
         let stored = Stored {
-            id: shared_id.clone(),
+            id: SharedStr::from(id),
             tenant: self.strings.intern(&new.tenant),
             resource: self.strings.intern(&new.resource),
             args: JsonText::of(&new.args),
-            client_reference: new.client_reference.as_deref().map(Box::from),
+            client_reference: new.client_reference.as_deref().map(SharedStr::from),
             metadata: new.metadata.as_ref().map(JsonText::of),
-            idempotency_key: new.idempotency_key.as_deref().map(Box::from),
+            idempotency_key: new.idempotency_key.clone(),
             fingerprint: new.fingerprint.clone(),
             attempt: new.attempt,
             created_at_ms,
@@ -259,21 +258,7 @@ impl Store {
             request_seq: new.request_seq,
         };
         // The effect handed out shares the stored object's text.
-        let effect = Effect {
-            seq: self.effects.len() as u64 + 1,
-            id: SharedStr::from(shared_id.clone()),
-            tenant: SharedStr::from(stored.tenant.clone()),
-            resource: SharedStr::from(stored.resource.clone()),
-            args: stored.args.clone(),
-            client_reference: new.client_reference.map(SharedStr::from),
-            metadata: stored.metadata.clone(),
-            idempotency_key: new.idempotency_key.map(SharedStr::from),
-            fingerprint: SharedStr::from(new.fingerprint),
-            attempt: new.attempt,
-            created_at_ms,
-            status,
-            request_seq: new.request_seq,
-        };
+        let effect = stored.to_effect(self.effects.len() as u64 + 1);
         let index = u32::try_from(self.effects.len()).unwrap_or(u32::MAX);
         self.by_id.insert(hash, index);
         match self.per_tenant.get_mut(&new.tenant) {
@@ -291,7 +276,8 @@ impl Store {
                 created_at_ms,
             );
         }
-        Ok((effect, shared_id))
+        let id = effect.id.clone();
+        Ok((effect, id))
     }
 
     /// Settles every asynchronous object whose time has come (`created_at + settle_after <= now`).
@@ -388,7 +374,7 @@ mod tests {
             client_reference: client_reference.map(str::to_owned),
             metadata,
             idempotency_key: None,
-            fingerprint: Arc::from(""),
+            fingerprint: SharedStr::from(""),
             attempt: 1,
             request_seq: Some(1),
         };
@@ -426,7 +412,7 @@ mod tests {
             client_reference: None,
             metadata: None,
             idempotency_key: None,
-            fingerprint: Arc::from("{}"),
+            fingerprint: SharedStr::from("{}"),
             attempt: 1,
             request_seq: None,
         };

@@ -412,3 +412,34 @@ async fn a_replay_after_a_lost_response_returns_the_committed_object() {
     assert_eq!(headers["idempotent-replayed"], "true");
     assert_eq!(sim.ledger().len(), 1);
 }
+
+/// A committed create's text is one copy, however many records hold it: the
+/// effect shares its request's journaled key, fingerprint and id (a
+/// million-operation observation holds each of them twice).
+#[tokio::test]
+async fn an_effect_shares_its_requests_journaled_key_fingerprint_and_id() {
+    use lostreply_text::SharedStr;
+    let sim = start(keyed(IdempotencyMode::Stripe)).await;
+    assert_eq!(
+        post_raw(&sim, A, &json!({"a": 1}), Some("k-shared"))
+            .await
+            .0,
+        201
+    );
+    let (ledger, journal) = (sim.ledger(), sim.journal());
+    let (effect, entry) = (&ledger[0], &journal[0]);
+    let shared = |a: Option<&SharedStr>, b: Option<&SharedStr>| match (a, b) {
+        (Some(a), Some(b)) => SharedStr::ptr_eq(a, b),
+        _ => false,
+    };
+    assert_eq!(effect.idempotency_key.as_deref(), Some("k-shared"));
+    assert!(shared(
+        effect.idempotency_key.as_ref(),
+        entry.idempotency_key.as_ref()
+    ));
+    assert!(shared(
+        Some(&effect.fingerprint),
+        entry.fingerprint.as_ref()
+    ));
+    assert!(shared(Some(&effect.id), entry.effect.as_ref()));
+}

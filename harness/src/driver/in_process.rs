@@ -63,9 +63,9 @@ impl Instance {
         let end = tokio::select! {
             joined = &mut task => match joined {
                 Ok(Ok(reply)) => return CallOutput { reply: Some(reply), end: CallEnd::Replied, stderr: String::new() },
-                Ok(Err(message)) => CallEnd::Failed { message },
-                Err(join) if join.is_panic() => CallEnd::Failed { message: format!("the adapter panicked: {}", panic_message(join.into_panic())) },
-                Err(join) => CallEnd::Failed { message: format!("the adapter task ended: {join}") },
+                Ok(Err(message)) => CallEnd::Failed { message: message.into() },
+                Err(join) if join.is_panic() => CallEnd::Failed { message: format!("the adapter panicked: {}", panic_message(join.into_panic())).into() },
+                Err(join) => CallEnd::Failed { message: format!("the adapter task ended: {join}").into() },
             },
             _ = tokio::time::sleep(deadline) => {
                 task.abort();

@@ -76,7 +76,8 @@ impl Pool {
                             message: format!(
                                 "cannot start `{} {SERVE_ARG}`: {e}",
                                 self.command.display()
-                            ),
+                            )
+                            .into(),
                         },
                         stderr: String::new(),
                     }
@@ -97,17 +98,29 @@ impl Pool {
             Exchanged::Line(out) => match parse_reply(&out) {
                 Ok(reply) => (CallEnd::Replied, Some(reply), true),
                 // The stream can no longer be trusted to be in step: retire it.
-                Err(message) => (CallEnd::BadReply { message }, None, false),
+                Err(message) => (
+                    CallEnd::BadReply {
+                        message: message.into(),
+                    },
+                    None,
+                    false,
+                ),
             },
             Exchanged::Exited { status, out } => match status {
                 Ok(s) if s.success() => match parse_reply(&out) {
                     Ok(reply) => (CallEnd::Replied, Some(reply), false),
-                    Err(message) => (CallEnd::BadReply { message }, None, false),
+                    Err(message) => (
+                        CallEnd::BadReply {
+                            message: message.into(),
+                        },
+                        None,
+                        false,
+                    ),
                 },
                 Ok(s) => (CallEnd::Exited { code: s.code() }, None, false),
                 Err(e) => (
                     CallEnd::Failed {
-                        message: format!("waiting for the adapter: {e}"),
+                        message: format!("waiting for the adapter: {e}").into(),
                     },
                     None,
                     false,

@@ -80,7 +80,7 @@ impl ProcessCommand {
                 return CallOutput {
                     reply: None,
                     end: CallEnd::Failed {
-                        message: format!("cannot start `{}`: {e}", self.display()),
+                        message: format!("cannot start `{}`: {e}", self.display()).into(),
                     },
                     stderr: String::new(),
                 }
@@ -94,7 +94,7 @@ impl ProcessCommand {
             return CallOutput {
                 reply: None,
                 end: CallEnd::Failed {
-                    message: "child pipes missing".to_owned(),
+                    message: "child pipes missing".into(),
                 },
                 stderr: String::new(),
             };
@@ -150,7 +150,9 @@ impl ProcessCommand {
                         },
                         Err(message) => CallOutput {
                             reply: None,
-                            end: CallEnd::BadReply { message },
+                            end: CallEnd::BadReply {
+                                message: message.into(),
+                            },
                             stderr,
                         },
                     },
@@ -162,7 +164,7 @@ impl ProcessCommand {
                     Err(e) => CallOutput {
                         reply: None,
                         end: CallEnd::Failed {
-                            message: format!("waiting for the adapter: {e}"),
+                            message: format!("waiting for the adapter: {e}").into(),
                         },
                         stderr,
                     },

@@ -438,7 +438,7 @@ impl<'a> StepRunner<'a> {
                 None,
                 _,
             ) => CallEnd::BadReply {
-                message: bad_shape_message(spec.name, out.reply.as_ref()),
+                message: bad_shape_message(spec.name, out.reply.as_ref()).into(),
             },
             _ => out.end.clone(),
         };

@@ -1,8 +1,6 @@
 //! A journal entry as kept: shared strings instead of copies, the fault boxed
 //! (most requests have none), the sequence number implied by the position.
 
-use std::sync::Arc;
-
 use lostreply_text::SharedStr;
 
 use crate::plan::RequestKind;
@@ -19,16 +17,16 @@ pub(super) struct Compact {
     pub(super) at_ms: i64,
     pub(super) real_start_ms: u64,
     pub(super) real_end_ms: Option<u64>,
-    pub(super) tenant: Option<Arc<str>>,
-    pub(super) method: Arc<str>,
-    pub(super) path: Arc<str>,
-    pub(super) query: Option<Box<str>>,
+    pub(super) tenant: Option<SharedStr>,
+    pub(super) method: SharedStr,
+    pub(super) path: SharedStr,
+    pub(super) query: Option<SharedStr>,
     pub(super) kind: Option<RequestKind>,
-    pub(super) resource: Option<Arc<str>>,
-    pub(super) idempotency_key: Option<Box<str>>,
-    pub(super) fingerprint: Option<Arc<str>>,
+    pub(super) resource: Option<SharedStr>,
+    pub(super) idempotency_key: Option<SharedStr>,
+    pub(super) fingerprint: Option<SharedStr>,
     pub(super) fault: Option<Box<AppliedFault>>,
-    pub(super) effect: Option<Arc<str>>,
+    pub(super) effect: Option<SharedStr>,
     pub(super) replayed: bool,
     pub(super) step: Option<u32>,
     pub(super) fate: ResponseFate,
@@ -44,17 +42,21 @@ impl Compact {
             tenant: entry.tenant.as_deref(),
             method: &entry.method,
             path: &entry.path,
-            query: entry.query.as_deref(),
+            // Set below from the entry's own shared copies.
+            query: None,
             kind: entry.kind,
             resource: entry.resource.as_deref(),
-            idempotency_key: entry.idempotency_key.as_deref(),
+            idempotency_key: None,
             fault: entry.fault.map(|fault| *fault),
             step: entry.step,
         };
         let mut compact = Compact::from_arrival(&arrival, strings);
+        // Text that is not interned stays the entry's copy (shared, not copied).
+        compact.query = entry.query;
+        compact.idempotency_key = entry.idempotency_key;
         compact.real_end_ms = entry.real_end_ms;
-        compact.fingerprint = entry.fingerprint.map(Arc::from);
-        compact.effect = entry.effect.map(Arc::from);
+        compact.fingerprint = entry.fingerprint;
+        compact.effect = entry.effect;
         compact.replayed = entry.replayed;
         compact.fate = entry.fate;
         compact.rpc = entry.rpc;
@@ -70,7 +72,7 @@ impl Compact {
         let path = if repeats {
             strings.intern(arrival.path)
         } else {
-            Arc::from(arrival.path)
+            SharedStr::from(arrival.path)
         };
         Compact {
             at_ms: arrival.at_ms,
@@ -79,10 +81,10 @@ impl Compact {
             tenant: arrival.tenant.map(|t| strings.intern(t)),
             method: strings.intern(arrival.method),
             path,
-            query: arrival.query.map(Box::from),
+            query: arrival.query.map(SharedStr::from),
             kind: arrival.kind,
             resource: arrival.resource.map(|r| strings.intern(r)),
-            idempotency_key: arrival.idempotency_key.map(Box::from),
+            idempotency_key: arrival.idempotency_key.map(SharedStr::from),
             fingerprint: None,
             fault: arrival.fault.map(Box::new),
             effect: None,
@@ -100,16 +102,16 @@ impl Compact {
             real_start_ms: self.real_start_ms,
             real_end_ms: self.real_end_ms,
             // Shared text: a reference count per field, not a copy.
-            tenant: self.tenant.clone().map(SharedStr::from),
-            method: SharedStr::from(self.method.clone()),
-            path: SharedStr::from(self.path.clone()),
-            query: self.query.as_deref().map(SharedStr::from),
+            tenant: self.tenant.clone(),
+            method: self.method.clone(),
+            path: self.path.clone(),
+            query: self.query.clone(),
             kind: self.kind,
-            resource: self.resource.clone().map(SharedStr::from),
-            idempotency_key: self.idempotency_key.as_deref().map(SharedStr::from),
-            fingerprint: self.fingerprint.clone().map(SharedStr::from),
+            resource: self.resource.clone(),
+            idempotency_key: self.idempotency_key.clone(),
+            fingerprint: self.fingerprint.clone(),
             fault: self.fault.clone(),
-            effect: self.effect.clone().map(SharedStr::from),
+            effect: self.effect.clone(),
             replayed: self.replayed,
             step: self.step,
             fate: self.fate.clone(),

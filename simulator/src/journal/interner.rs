@@ -1,8 +1,8 @@
 //! One shared copy of each repeated string (tenants, methods, collection
 //! paths, resources), bounded: client-chosen strings must not grow it forever.
 
+use lostreply_text::SharedStr;
 use std::collections::HashSet;
-use std::sync::Arc;
 
 /// Most distinct strings interned; past it a string gets a copy of its own,
 /// as it would without interning (a client inventing resource names must not
@@ -12,16 +12,16 @@ pub(crate) const MAX_INTERNED: usize = 4096;
 /// The table.
 #[derive(Debug, Default)]
 pub(crate) struct Interner {
-    strings: HashSet<Arc<str>>,
+    strings: HashSet<SharedStr>,
 }
 
 impl Interner {
     /// The shared copy of `s`, made on first sight while there is room.
-    pub(crate) fn intern(&mut self, s: &str) -> Arc<str> {
+    pub(crate) fn intern(&mut self, s: &str) -> SharedStr {
         if let Some(shared) = self.strings.get(s) {
             return shared.clone();
         }
-        let shared: Arc<str> = Arc::from(s);
+        let shared: SharedStr = SharedStr::from(s);
         if self.strings.len() < MAX_INTERNED {
             self.strings.insert(shared.clone());
         }
@@ -38,13 +38,13 @@ mod tests {
         let mut strings = Interner::default();
         let a = strings.intern("sk_test_a");
         let b = strings.intern("sk_test_a");
-        assert!(Arc::ptr_eq(&a, &b));
+        assert!(SharedStr::ptr_eq(&a, &b));
         for i in 0..MAX_INTERNED {
             strings.intern(&format!("r{i}"));
         }
         let c = strings.intern("late");
         let d = strings.intern("late");
         assert_eq!(c, d);
-        assert!(!Arc::ptr_eq(&c, &d));
+        assert!(!SharedStr::ptr_eq(&c, &d));
     }
 }

@@ -199,15 +199,16 @@ fn intake_paid(
         )));
     }
     // One copy, shared by the journal entry, the attempt count and the object.
-    let fingerprint: std::sync::Arc<str> =
-        std::sync::Arc::from(canonical_json(&Value::Object(args.clone())));
+    let fingerprint: SharedStr = SharedStr::from(canonical_json(&Value::Object(args.clone())));
     let retention_ms = i64::try_from(mcp.retrieval.retention.as_millis()).unwrap_or(i64::MAX);
     let mut state = ctx.shared.state();
     let now_ms = state.now_ms;
+    // One copy of the key, shared by the journal entry and the object.
+    let shared_key = key.as_deref().map(SharedStr::from);
     state.journal.update(ctx.seq, |entry| {
         entry.kind = Some(RequestKind::Create);
         entry.resource = Some(SharedStr::from(&tool.resource));
-        entry.idempotency_key = key.as_deref().map(SharedStr::from);
+        entry.idempotency_key = shared_key.clone();
     });
     state.journal.set_fingerprint(ctx.seq, fingerprint.clone());
     let attempt = {
@@ -258,7 +259,7 @@ fn intake_paid(
             args,
             client_reference: None,
             metadata: None,
-            idempotency_key: key,
+            idempotency_key: shared_key,
             fingerprint,
             attempt,
             request_seq: Some(ctx.seq),

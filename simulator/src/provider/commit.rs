@@ -3,7 +3,7 @@
 //! nothing commits, the key table hears why (`fail_key`) and the mode decides
 //! what the key remembers.
 
-use std::sync::Arc;
+use lostreply_text::SharedStr;
 
 use super::ctx::{Ctx, Outcome, Shape};
 use super::idempotency_replies::saved_of;
@@ -124,7 +124,7 @@ struct Committed {
     effect: Effect,
     reply: Prepared,
     ticket: Option<Scope>,
-    fingerprint: Arc<str>,
+    fingerprint: SharedStr,
 }
 
 impl Committed {

@@ -3,6 +3,7 @@
 
 use axum::body::Body;
 use http::{HeaderMap, HeaderValue};
+use lostreply_text::SharedStr;
 use serde_json::Value;
 
 use super::commit::{commit_stage, Intake};
@@ -85,7 +86,7 @@ fn intake(
             .retain(|name, v| !(v.is_null() && (name == "client_reference" || name == "metadata")));
     }
     // One copy, shared by the journal entry, the attempt count and the object.
-    let fingerprint: std::sync::Arc<str> = std::sync::Arc::from(canonical_json(&value));
+    let fingerprint: SharedStr = SharedStr::from(canonical_json(&value));
     // Everything below up to the key check reads only the request, so it runs
     // before the lock; the attempt count and the key check then share one
     // lock (one fewer per create: the lock was contended at 64 connections).
@@ -106,6 +107,12 @@ fn intake(
             *count
         };
         let (fields, client_reference, metadata, key, key_header) = checked?;
+        // The key as sent is the request's journal entry's (the same first
+        // header, read the same way): the object shares that copy.
+        let key_header = match (key_header, state.journal.idempotency_key(ctx.seq)) {
+            (Some(sent), Some(journaled)) if journaled == sent => Some(journaled),
+            (sent, _) => sent.map(SharedStr::from),
+        };
         let decision = {
             let now_ms = state.now_ms;
             state.keys.check(

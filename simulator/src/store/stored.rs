@@ -3,8 +3,6 @@
 //! JSON text they are answered with. [`Effect`] is the boundary form the
 //! ledger hands out, converted on the way out.
 
-use std::sync::Arc;
-
 use lostreply_text::SharedStr;
 
 use crate::json_text::JsonText;
@@ -13,16 +11,16 @@ use crate::record::{Effect, ObjectStatus};
 /// One object.
 #[derive(Debug)]
 pub(crate) struct Stored {
-    pub(crate) id: Arc<str>,
-    pub(crate) tenant: Arc<str>,
-    pub(crate) resource: Arc<str>,
+    pub(crate) id: SharedStr,
+    pub(crate) tenant: SharedStr,
+    pub(crate) resource: SharedStr,
     /// The arguments as JSON text, in the order the client sent them (shared
     /// with every effect handed out for it).
     pub(crate) args: JsonText,
-    pub(crate) client_reference: Option<Box<str>>,
+    pub(crate) client_reference: Option<SharedStr>,
     pub(crate) metadata: Option<JsonText>,
-    pub(crate) idempotency_key: Option<Box<str>>,
-    pub(crate) fingerprint: Arc<str>,
+    pub(crate) idempotency_key: Option<SharedStr>,
+    pub(crate) fingerprint: SharedStr,
     pub(crate) attempt: u32,
     pub(crate) created_at_ms: i64,
     pub(crate) status: ObjectStatus,
@@ -34,14 +32,15 @@ impl Stored {
     pub(crate) fn to_effect(&self, seq: u64) -> Effect {
         Effect {
             seq,
-            id: SharedStr::from(self.id.clone()),
-            tenant: SharedStr::from(self.tenant.clone()),
-            resource: SharedStr::from(self.resource.clone()),
+            // Shared text: a reference count per field, not a copy.
+            id: self.id.clone(),
+            tenant: self.tenant.clone(),
+            resource: self.resource.clone(),
             args: self.args.clone(),
-            client_reference: self.client_reference.as_deref().map(SharedStr::from),
+            client_reference: self.client_reference.clone(),
             metadata: self.metadata.clone(),
-            idempotency_key: self.idempotency_key.as_deref().map(SharedStr::from),
-            fingerprint: SharedStr::from(self.fingerprint.clone()),
+            idempotency_key: self.idempotency_key.clone(),
+            fingerprint: self.fingerprint.clone(),
             attempt: self.attempt,
             created_at_ms: self.created_at_ms,
             status: self.status,
