@@ -45,7 +45,9 @@ const CLOCK_START_MS: i64 = 1_767_225_600_000;
 /// Builds the observation.
 pub fn observation(spec: SyntheticSpec) -> Observation {
     let n = spec.operations;
-    let operations: Vec<OperationSpec> = (0..n).map(operation).collect();
+    // The scenario's operations share one copy of their collection's name, as the validator's do.
+    let resource = SharedStr::from(RESOURCE);
+    let operations: Vec<OperationSpec> = (0..n).map(|i| operation(i, &resource)).collect();
     let mut journal: Vec<JournalEntry> = Vec::with_capacity(n + spec.duplicates());
     let mut ledger: Vec<Effect> = Vec::with_capacity(n + spec.duplicates());
     // Recorded as a run records them: a status reply repeating the execute's
@@ -174,13 +176,13 @@ fn position(len: usize) -> u32 {
     u32::try_from(len).unwrap_or(u32::MAX)
 }
 
-fn operation(i: usize) -> OperationSpec {
+fn operation(i: usize, resource: &SharedStr) -> OperationSpec {
     let mut args = Map::new();
     args.insert("title".to_owned(), Value::String(format!("ticket {i}")));
     args.insert("n".to_owned(), json!(i));
     OperationSpec {
         id: format!("op-{i}").into(),
-        resource: RESOURCE.to_owned(),
+        resource: resource.clone(),
         tool: None,
         args: SharedJson::from_map(&args),
     }

@@ -277,19 +277,19 @@ fn full_scenario_steps() {
             op: op("op-2"),
             outcome: OutcomeKind::Failed,
             provider_ref: ResolveRef::None,
-            evidence: scenario::DEFAULT_EVIDENCE.to_owned(),
+            evidence: scenario::DEFAULT_EVIDENCE.into(),
         },
         Step::Resolve {
             op: op("op-1"),
             outcome: OutcomeKind::Succeeded,
             provider_ref: ResolveRef::Ledger,
-            evidence: "found it in the dashboard".to_owned(),
+            evidence: "found it in the dashboard".into(),
         },
         Step::Resolve {
             op: op("op-1"),
             outcome: OutcomeKind::Succeeded,
-            provider_ref: ResolveRef::Literal("tkt_x".to_owned()),
-            evidence: "operator decision".to_owned(),
+            provider_ref: ResolveRef::Literal("tkt_x".into()),
+            evidence: "operator decision".into(),
         },
         Step::Status { op: op("op-1") },
         Step::Reconcile {

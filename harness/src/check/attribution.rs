@@ -353,7 +353,7 @@ mod tests {
     fn op(id: &str, args: Value) -> OperationSpec {
         OperationSpec {
             id: id.into(),
-            resource: "tickets".to_owned(),
+            resource: "tickets".into(),
             tool: None,
             args: SharedJson::from_map(args.as_object().unwrap()),
         }

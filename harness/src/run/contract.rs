@@ -1,6 +1,7 @@
 //! The request fields every call carries: the simulator clock and the provider
 //! contract, as adapter-protocol.md defines them.
 
+use lostreply_reports::model::SharedStr;
 use lostreply_simulator::mcp::Revision;
 use lostreply_simulator::{IdempotencyMode, Plan, Simulator};
 use serde_json::Value;
@@ -85,8 +86,8 @@ pub fn operation(spec: &OperationSpec) -> Operation {
             Some(_) => "call_tool",
         }
         .to_owned(),
-        resource: spec.resource.clone(),
-        tool: spec.tool.clone(),
+        resource: spec.resource.to_string(),
+        tool: spec.tool.as_ref().map(SharedStr::to_string),
         args: spec.args.to_map(),
     }
 }

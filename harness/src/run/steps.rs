@@ -333,7 +333,7 @@ impl<'a> StepRunner<'a> {
                 let provider_ref = match provider_ref {
                     ResolveRef::None => None,
                     ResolveRef::Literal(id) => Some(id.clone()),
-                    ResolveRef::Ledger => self.effects_of(op).first().map(|e| e.id.to_string()),
+                    ResolveRef::Ledger => self.effects_of(op).first().map(|e| e.id.clone()),
                 };
                 let request = json!({ "operation_id": op, "resolution": {
                     "outcome": outcome, "provider_ref": provider_ref, "evidence": evidence, "by": "operator",

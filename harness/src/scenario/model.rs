@@ -53,10 +53,10 @@ pub struct OperationSpec {
     /// `op-1`.
     pub id: OpId,
     /// Collection it creates in (for a tool operation: the tool's collection).
-    pub resource: String,
+    pub resource: SharedStr,
     /// `Some`: an MCP operation, the paid tool it calls (`action: call_tool`);
     /// `None`: an HTTP create.
-    pub tool: Option<String>,
+    pub tool: Option<SharedStr>,
     /// Its arguments (the create body before reserved fields; for a tool, the
     /// tool's arguments without its idempotency key argument, which only the
     /// adapter adds, and which the server strips before it records the effect),
@@ -128,8 +128,9 @@ pub enum Step {
         outcome: OutcomeKind,
         /// Which provider object the operator names.
         provider_ref: ResolveRef,
-        /// The operator's evidence text.
-        evidence: String,
+        /// The operator's evidence text (shared text: a `String` made every
+        /// step of a million-step scenario 64 bytes, not 32).
+        evidence: SharedStr,
     },
 }
 
@@ -148,7 +149,7 @@ pub enum ResolveRef {
     /// The id of the operation's effect in the ledger at that moment (`ledger`).
     Ledger,
     /// A literal id.
-    Literal(String),
+    Literal(SharedStr),
 }
 
 /// What must hold at the end, beyond the invariants.

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use lostreply_reports::model::SharedJson;
+use lostreply_reports::shared_str::Recent;
 
 use crate::scenario::error::Diagnostics;
 use crate::scenario::model::{OpId, OperationSpec, Scenario};
@@ -199,6 +200,8 @@ fn operations(
         );
     }
     let mut specs = Vec::with_capacity(raw.value.len());
+    // Operations name a few collections and tools: one copy of each.
+    let mut names = Recent::default();
     for op in &raw.value {
         let id = OpId::from(identifier(d, &op.value.id, "operation id", 64));
         if let Some(first) = declared.operations.get(&id) {
@@ -216,8 +219,8 @@ fn operations(
         let (resource, tool) = operation_target(d, op, &args, declared);
         specs.push(OperationSpec {
             id,
-            resource,
-            tool,
+            resource: names.get(&resource),
+            tool: tool.map(|tool| names.get(&tool)),
             args: SharedJson::from_map(&args),
         });
     }

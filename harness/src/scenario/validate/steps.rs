@@ -1,6 +1,7 @@
 //! `steps:` -> steps. A raw step is a bag of optional keys; here it must turn
 //! out to be exactly one action with only the keys that action takes.
 
+use lostreply_reports::model::SharedStr;
 use lostreply_simulator::{EventKind, SettleResult};
 
 use super::{duration_in, Declared, MAX_DELIVERIES, MAX_ITEMS, MAX_PARALLEL, MAX_VIRTUAL, NONZERO};
@@ -311,7 +312,7 @@ fn resolve(
             if text.is_empty() || text.len() > 255 || text.chars().any(char::is_control) {
                 d.error(*pos, "provider_ref must be 1 to 255 characters");
             }
-            ResolveRef::Literal(text.clone())
+            ResolveRef::Literal(SharedStr::from(text))
         }
     };
     let evidence = step.evidence.as_ref().map_or_else(
@@ -327,7 +328,7 @@ fn resolve(
         op: op_id,
         outcome,
         provider_ref,
-        evidence,
+        evidence: evidence.into(),
     }
 }
 
