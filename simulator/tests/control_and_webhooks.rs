@@ -138,6 +138,11 @@ async fn control_api_reports_ledger_journal_events_and_clock() {
     let (_, ledger) = json(http.get(format!("{control}/ledger")).send().await.unwrap()).await;
     assert_eq!(ledger["data"][0]["id"], json!(sim.ledger()[0].id));
     assert_eq!(ledger["data"][0]["status"], "succeeded");
+    // Shared text is written as what it holds: the arguments as the object
+    // sent (not a string of its JSON), the key as the string sent.
+    assert_eq!(ledger["data"][0]["args"], json!({"a": 1}));
+    assert_eq!(ledger["data"][0]["idempotency_key"], "k");
+    assert_eq!(ledger["data"][0]["fingerprint"], r#"{"a":1}"#);
     let (_, journal) = json(http.get(format!("{control}/journal")).send().await.unwrap()).await;
     let entry = &journal["data"][0];
     assert_eq!(
