@@ -14,9 +14,9 @@
 mod compact;
 mod interner;
 
-use lostreply_text::SharedStr;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
+use lostreply_text::SharedStr;
 use serde::Serialize;
 
 use crate::plan::RequestKind;

@@ -1,11 +1,11 @@
 //! The state every task of one simulator shares.
 
-use lostreply_text::SharedStr;
 use std::future::Future;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
+use lostreply_text::SharedStr;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 

@@ -1,8 +1,9 @@
 //! One shared copy of each repeated string (tenants, methods, collection
 //! paths, resources), bounded: client-chosen strings must not grow it forever.
 
-use lostreply_text::SharedStr;
 use std::collections::HashSet;
+
+use lostreply_text::SharedStr;
 
 /// Most distinct strings interned; past it a string gets a copy of its own,
 /// as it would without interning (a client inventing resource names must not
