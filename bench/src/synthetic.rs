@@ -313,7 +313,7 @@ fn call(
     Call {
         // Set by the log.
         index: 0,
-        step,
+        step: u32::try_from(step).unwrap_or(u32::MAX),
         name,
         // The step's copy of the scenario's id, as the harness records it.
         operation_id: Some(op.id.clone()),
@@ -323,8 +323,8 @@ fn call(
         webhook: None,
         end: CallEnd::Replied,
         stderr: SharedStr::default(),
-        start_ms: t_ms,
-        end_ms: t_ms + 1,
+        start_ms: u32::try_from(t_ms).unwrap_or(u32::MAX),
+        end_ms: u32::try_from(t_ms + 1).unwrap_or(u32::MAX),
         journal_window: window,
         sim_ms: CLOCK_START_MS,
         probe: false,

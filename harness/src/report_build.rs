@@ -61,22 +61,22 @@ pub fn scenario_report(
         .map(|c| {
             if let Some(message) = call_error(&c.end) {
                 errors.push(ErrorRecord {
-                    step: c.step,
-                    call_index: Some(c.index),
+                    step: c.step_number(),
+                    call_index: Some(c.position()),
                     message,
                 });
             }
             CallRecord {
-                index: c.index,
-                step: c.step,
+                index: c.position(),
+                step: c.step_number(),
                 call: text.call.get(c.name.as_str()),
                 operation_id: c.operation_id,
                 request: c.request,
                 reply: c.reply,
                 end: c.end,
                 stderr: c.stderr,
-                start_ms: c.start_ms,
-                end_ms: c.end_ms,
+                start_ms: u64::from(c.start_ms),
+                end_ms: u64::from(c.end_ms),
             }
         })
         .collect();

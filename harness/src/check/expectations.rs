@@ -74,10 +74,7 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
                         "{op}: step {step} reported no outcome, expected one of {}",
                         outcome_list(allowed)
                     ),
-                    evidence: calls
-                        .iter()
-                        .map(|c| Evidence::Call { index: c.index })
-                        .collect(),
+                    evidence: calls.iter().map(|c| c.evidence()).collect(),
                 });
             }
             for (call, reply) in reported {
@@ -91,7 +88,7 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
                             reply.outcome.as_str(),
                             outcome_list(allowed)
                         ),
-                        evidence: vec![Evidence::Call { index: call.index }],
+                        evidence: vec![call.evidence()],
                     });
                 }
             }
@@ -141,7 +138,7 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
         // From that step on (the final sweep included), every reply that is not
         // terminal must ask for a person: no rung of the ladder is left.
         let late = ix.outcome_calls(op).iter().find(|call| {
-            (call.step >= from || call.step == 0)
+            (call.step_number() >= from || call.step == 0)
                 && call.outcome.as_ref().is_some_and(|r| {
                     matches!(r.outcome, OutcomeKind::Unknown | OutcomeKind::Pending)
                         && !r.needs_review
@@ -164,7 +161,7 @@ pub(super) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
                     "{op}: {when} reported {outcome} without needs_review; from step {from} on \
                      nothing the contract offers can give evidence, so a person must be asked"
                 ),
-                evidence: vec![Evidence::Call { index: call.index }],
+                evidence: vec![call.evidence()],
             });
         }
     }

@@ -57,9 +57,9 @@ impl<'o> Index<'o> {
             if call.outcome.is_some() {
                 outcome_slot[position] = slot(op);
             }
-            if !call.probe && asked.contains(&call.step) {
+            if !call.probe && asked.contains(&call.step_number()) {
                 step_calls
-                    .entry(call.step)
+                    .entry(call.step_number())
                     .or_insert_with(|| map_with_capacity(0))
                     .entry(op)
                     .or_default()

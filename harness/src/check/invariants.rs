@@ -101,7 +101,7 @@ fn success_has_effect(
             };
             if let Some(problem) = problem {
                 if !reported {
-                    let mut evidence = vec![Evidence::Call { index: call.index }];
+                    let mut evidence = vec![call.evidence()];
                     if let Some((_, e)) = effect {
                         evidence.push(Evidence::Effect {
                             id: e.id.to_string(),
@@ -130,13 +130,13 @@ fn success_has_effect(
                             message: format!("{} and {other} both claim the one effect {r}", op.id),
                             evidence: vec![
                                 Evidence::Call { index: other_call },
-                                Evidence::Call { index: call.index },
+                                call.evidence(),
                                 Evidence::Effect { id: r.to_string() },
                             ],
                         });
                     }
                     Some(_) => {}
-                    None => *slot = Some((op.id.as_str(), call.index)),
+                    None => *slot = Some((op.id.as_str(), call.position())),
                 }
             }
         }
@@ -213,7 +213,7 @@ fn failure_has_no_effect(
                 OutcomeKind::Pending | OutcomeKind::Unknown => None,
             };
             if let Some((message, shown)) = problem {
-                let mut evidence = vec![Evidence::Call { index: call.index }];
+                let mut evidence = vec![call.evidence()];
                 evidence.extend(effect_evidence(&shown));
                 v.push(Violation {
                     check: Check::Invariant(Invariant::NoFailureWithEffect),
@@ -262,12 +262,7 @@ fn terminal_is_final(obs: &Observation, ix: &Index<'_>, v: &mut Vec<Violation>) 
                                 reply.provider_ref.as_deref().unwrap_or("no ref"),
                                 call.index
                             ),
-                            evidence: vec![
-                                Evidence::Call {
-                                    index: first_call.index,
-                                },
-                                Evidence::Call { index: call.index },
-                            ],
+                            evidence: vec![first_call.evidence(), call.evidence()],
                         });
                         break;
                     }
@@ -360,7 +355,7 @@ fn status_is_read_only(obs: &Observation, v: &mut Vec<Violation>) {
                 .iter()
                 .map(|e| e.seq)
                 .collect();
-            let mut evidence = vec![Evidence::Call { index: call.index }];
+            let mut evidence = vec![call.evidence()];
             evidence.extend(seqs.iter().map(|&seq| Evidence::Request { seq }));
             v.push(Violation {
                 check: Check::Invariant(Invariant::StatusIsReadOnly),

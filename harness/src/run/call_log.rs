@@ -54,7 +54,7 @@ impl CallLog {
     /// equal. Returns its index.
     pub fn push(&mut self, mut call: Call) -> usize {
         let index = self.calls.len();
-        call.index = index;
+        call.index = u32::try_from(index).unwrap_or(u32::MAX);
         if let Some(op) = call.operation_id.clone() {
             if let Some(previous) = self.latest.get(&op).and_then(|&at| self.calls.get(at)) {
                 share_equal_parts(&mut call, previous);

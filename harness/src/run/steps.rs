@@ -446,7 +446,7 @@ impl<'a> StepRunner<'a> {
             calls.push(Call {
                 // Set by the log.
                 index: 0,
-                step,
+                step: saturating_u32(step as u64),
                 name: spec.name,
                 operation_id: spec.op.clone(),
                 request: spec.recorded,
@@ -455,8 +455,8 @@ impl<'a> StepRunner<'a> {
                 webhook,
                 end,
                 stderr: SharedStr::from(out.stderr),
-                start_ms,
-                end_ms,
+                start_ms: saturating_u32(start_ms),
+                end_ms: saturating_u32(end_ms),
                 journal_window: sequential.then_some((journal_before, journal_after)),
                 sim_ms,
                 probe: spec.probe,
@@ -623,6 +623,11 @@ impl<'a> StepRunner<'a> {
 /// A journal length as a call's window keeps it (saturating: never reached).
 fn journal_position(len: usize) -> u32 {
     u32::try_from(len).unwrap_or(u32::MAX)
+}
+
+/// A step number or a real time in ms as a call keeps it (saturating: never reached).
+fn saturating_u32(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 fn read_reply(
