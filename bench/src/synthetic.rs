@@ -87,7 +87,10 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
             CallName::Execute,
             op,
             t_ms,
-            Some((position(journal_before), position(journal.len()))),
+            Some((
+                saturating_u32(journal_before),
+                saturating_u32(journal.len()),
+            )),
             &provider_ref,
         ));
         steps.push(StepReport {
@@ -114,7 +117,7 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
             CallName::Status,
             op,
             sweep_ms,
-            Some((position(journal.len()), position(journal.len()))),
+            Some((saturating_u32(journal.len()), saturating_u32(journal.len()))),
             &provider_ref,
         ));
         final_status.insert(op.id.clone(), index);
@@ -171,9 +174,9 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
     }
 }
 
-/// A journal length as a call's window keeps it.
-fn position(len: usize) -> u32 {
-    u32::try_from(len).unwrap_or(u32::MAX)
+/// A journal length, step number or time in ms as a call keeps it (saturating).
+fn saturating_u32(n: impl TryInto<u32>) -> u32 {
+    n.try_into().unwrap_or(u32::MAX)
 }
 
 fn operation(i: usize, resource: &SharedStr) -> OperationSpec {
@@ -313,7 +316,7 @@ fn call(
     Call {
         // Set by the log.
         index: 0,
-        step: u32::try_from(step).unwrap_or(u32::MAX),
+        step: saturating_u32(step),
         name,
         // The step's copy of the scenario's id, as the harness records it.
         operation_id: Some(op.id.clone()),
@@ -323,8 +326,8 @@ fn call(
         webhook: None,
         end: CallEnd::Replied,
         stderr: SharedStr::default(),
-        start_ms: u32::try_from(t_ms).unwrap_or(u32::MAX),
-        end_ms: u32::try_from(t_ms + 1).unwrap_or(u32::MAX),
+        start_ms: saturating_u32(t_ms),
+        end_ms: saturating_u32(t_ms + 1),
         journal_window: window,
         sim_ms: CLOCK_START_MS,
         probe: false,

@@ -1,4 +1,4 @@
-//! A JSON value kept as its compact text behind an `Arc`, for the requests
+//! A JSON value kept as its compact shared text (`SharedStr`), for the requests
 //! and replies of adapter calls.
 //!
 //! Why: a run of a million operations holds two million calls; as
@@ -38,19 +38,18 @@ use crate::pretty;
 /// A JSON value as shared compact text. Cloning it shares the text.
 #[derive(Clone)]
 pub struct SharedJson {
-    /// The text, or its start when `tail` holds the rest (a thin pointer, as
-    /// the tail: a value is 16 bytes, and a run holds four million of them).
+    /// The text, or its start when `tail` holds the rest (thin pointers both:
+    /// a value is 16 bytes, and a run holds four million of them).
     head: SharedStr,
     /// The end of an object's text shared with other values: `,`, members, `}`.
-    /// (A thin pointer: 8 bytes less in every value, a call's reply included.)
-    tail: Option<Arc<String>>,
+    tail: Option<SharedStr>,
 }
 
 /// The last members of objects that many values end with, as compact text
 /// (`,"a":1,"b":2}`), made once and shared by each [`SharedJson::with_tail`].
 #[derive(Clone, Debug)]
 pub struct SharedTail {
-    text: Arc<String>,
+    text: SharedStr,
     /// The members the text was written from.
     members: Arc<Map<String, Value>>,
 }
@@ -63,7 +62,7 @@ impl SharedTail {
         // `{` then at least one member: the tail is the text with `,` for `{`.
         let members = text.strip_prefix('{').filter(|rest| *rest != "}")?;
         Some(SharedTail {
-            text: Arc::new(format!(",{members}")),
+            text: SharedStr::from(format!(",{members}")),
             members: Arc::new(map.clone()),
         })
     }
@@ -170,7 +169,7 @@ impl PartialEq for SharedJson {
     fn eq(&self, other: &SharedJson) -> bool {
         match (&self.tail, &other.tail) {
             (None, None) => self.head == other.head,
-            (Some(a), Some(b)) if Arc::ptr_eq(a, b) => self.head == other.head,
+            (Some(a), Some(b)) if SharedStr::ptr_eq(a, b) => self.head == other.head,
             _ => self.text() == other.text(),
         }
     }
@@ -195,7 +194,7 @@ impl fmt::Debug for SharedJson {
 impl fmt::Display for SharedJson {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.head)?;
-        f.write_str(self.tail.as_deref().map_or("", String::as_str))
+        f.write_str(self.tail.as_deref().unwrap_or_default())
     }
 }
 

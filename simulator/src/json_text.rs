@@ -8,30 +8,30 @@
 //! it is.
 
 use std::fmt;
+use std::sync::Arc;
 
-use lostreply_text::SharedStr;
-
-use serde::ser::Error as _;
 use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-/// Compact JSON text of a value, shared. Cloning it shares the text. Always
-/// valid JSON: only [`JsonText::of`] makes one. (A [`SharedStr`], not an
-/// `Arc<RawValue>`: a thin pointer, half the size in every effect.)
+/// Compact JSON text of a value, shared. Cloning it shares the text. (An
+/// `Arc<RawValue>`, a fat pointer, rather than a thin `SharedStr`: every
+/// create and lookup writes its answer from this text, and serde_json pastes
+/// a `RawValue` as it is, where a plain string would be checked as JSON again
+/// on each answer.)
 #[derive(Clone)]
-pub struct JsonText(SharedStr);
+pub struct JsonText(Arc<RawValue>);
 
 impl JsonText {
     /// The compact text of `value` (`null` if it cannot be written; a map of
     /// JSON values always can).
     pub fn of(value: &(impl Serialize + ?Sized)) -> JsonText {
-        JsonText(SharedStr::from(raw(value).get()))
+        JsonText(Arc::from(raw(value)))
     }
 
     /// The text.
     pub fn get(&self) -> &str {
-        self.0.as_str()
+        self.0.get()
     }
 
     /// The text read as an object; empty when it is not one.
@@ -41,7 +41,7 @@ impl JsonText {
 
     /// True when both are the same allocation (not merely equal text).
     pub fn ptr_eq(a: &JsonText, b: &JsonText) -> bool {
-        SharedStr::ptr_eq(&a.0, &b.0)
+        Arc::ptr_eq(&a.0, &b.0)
     }
 }
 
@@ -68,13 +68,10 @@ impl fmt::Debug for JsonText {
     }
 }
 
-/// Written as the value itself (the text pasted). Borrowing the text as a
-/// `RawValue` checks it again; only the control API's ledger and tests write
-/// effects this way (the report shares the text instead).
+/// Written as the value itself (the text pasted).
 impl Serialize for JsonText {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let raw: &RawValue = serde_json::from_str(self.get()).map_err(S::Error::custom)?;
-        raw.serialize(serializer)
+        self.0.serialize(serializer)
     }
 }
 

@@ -384,7 +384,7 @@ impl<'a> StepRunner<'a> {
             }
             _ => (None, None),
         };
-        let journal_before = journal_position(self.sim.journal_len());
+        let journal_before = saturating_u32(self.sim.journal_len());
         let sim_ms = self.sim.now_ms();
         let start_ms = self.now_ms();
         let out = self
@@ -414,7 +414,7 @@ impl<'a> StepRunner<'a> {
                 }
             }
         }
-        let journal_after = journal_position(self.sim.journal_len());
+        let journal_after = saturating_u32(self.sim.journal_len());
         let (outcome, webhook) = read_reply(spec.name, out.reply.as_ref());
         if let Some(reply) = out.reply.as_ref() {
             let extra = crate::protocol::unknown_reply_fields(spec.name, reply);
@@ -446,7 +446,7 @@ impl<'a> StepRunner<'a> {
             calls.push(Call {
                 // Set by the log.
                 index: 0,
-                step: saturating_u32(step as u64),
+                step: saturating_u32(step),
                 name: spec.name,
                 operation_id: spec.op.clone(),
                 request: spec.recorded,
@@ -620,14 +620,10 @@ impl<'a> StepRunner<'a> {
     }
 }
 
-/// A journal length as a call's window keeps it (saturating: never reached).
-fn journal_position(len: usize) -> u32 {
-    u32::try_from(len).unwrap_or(u32::MAX)
-}
-
-/// A step number or a real time in ms as a call keeps it (saturating: never reached).
-fn saturating_u32(n: u64) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
+/// A journal length, step number or real time in ms as a call keeps it
+/// (saturating: never reached).
+fn saturating_u32(n: impl TryInto<u32>) -> u32 {
+    n.try_into().unwrap_or(u32::MAX)
 }
 
 fn read_reply(

@@ -46,8 +46,8 @@ mod tests;
 
 use std::cell::{Cell, RefCell};
 use std::io::{self, Write};
-use std::sync::Arc;
 
+use lostreply_text::SharedStr;
 use serde::ser::Error as _;
 use serde::{Serialize, Serializer};
 
@@ -83,7 +83,7 @@ thread_local! {
     static PENDING: Cell<bool> = const { Cell::new(false) };
     /// The tail of the shared value being handed over, if it has one: the
     /// serializer re-indents it after the head, where the head left off.
-    static TAIL: RefCell<Option<Arc<String>>> = const { RefCell::new(None) };
+    static TAIL: RefCell<Option<SharedStr>> = const { RefCell::new(None) };
 }
 
 /// Writes `json`, compact JSON text, then `tail` (the rest of the same value's
@@ -91,7 +91,7 @@ thread_local! {
 /// serializer was not the report's after all, this fails.
 pub(crate) fn write_shared<S: Serializer>(
     json: &str,
-    tail: Option<&Arc<String>>,
+    tail: Option<&SharedStr>,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
     PENDING.set(true);
