@@ -69,18 +69,32 @@ pub fn check_and_report(obs: Observation, reproduce: String) -> ScenarioReport {
         )
     } else {
         // Two threads, each kept busy: the operations' texts while the
-        // attribution is built, then the checks while the report is prepared.
+        // attribution is built (itself on two threads), then the checks'
+        // index while the report is prepared, then the invariants beside
+        // the expectations.
         let (texts, attribution) = std::thread::scope(|scope| {
             let texts =
                 scope.spawn(|| crate::report_build::operation_texts(&obs.scenario.operations));
             let attribution = Attribution::of(&obs);
             (joined(texts.join()), attribution)
         });
-        std::thread::scope(|scope| {
-            let checks = scope.spawn(|| crate::check::check(&obs, &attribution));
+        // The checks' index beside the report's preparation, then the
+        // invariants beside the expectations (both read the index); the
+        // violations in `check::check`'s order.
+        let (index, prepared) = std::thread::scope(|scope| {
+            let index = scope.spawn(|| crate::check::index(&obs, &attribution));
             let prepared = crate::report_build::prepare_with(&obs, &attribution, texts);
-            (joined(checks.join()), prepared)
-        })
+            (joined(index.join()), prepared)
+        });
+        let violations = std::thread::scope(|scope| {
+            let invariants =
+                scope.spawn(|| crate::check::invariant_violations(&obs, &attribution, &index));
+            let expectations = crate::check::expectation_violations(&obs, &attribution, &index);
+            let mut violations = joined(invariants.join());
+            violations.extend(expectations);
+            violations
+        });
+        (violations, prepared)
     };
     crate::report_build::scenario_report(obs, prepared, violations, reproduce)
 }

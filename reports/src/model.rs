@@ -103,15 +103,21 @@ pub struct ScenarioReport {
     pub duration_ms: u64,
     /// Simulator clock at the start, ms since the Unix epoch.
     pub sim_start_ms: i64,
-    /// The logical operations and what became of them.
+    /// The logical operations and what became of them. (This and the
+    /// other long arrays are written on two threads by the JSON writer.)
+    #[serde(serialize_with = "crate::pretty::serialize_chunked")]
     pub operations: Vec<OperationReport>,
     /// The steps as run.
+    #[serde(serialize_with = "crate::pretty::serialize_chunked")]
     pub steps: Vec<StepReport>,
     /// Every call made to the adapter.
+    #[serde(serialize_with = "crate::pretty::serialize_chunked")]
     pub calls: Vec<CallRecord>,
     /// Every request the provider saw.
+    #[serde(serialize_with = "crate::pretty::serialize_chunked")]
     pub journal: Vec<RequestRecord>,
     /// Every effect in the provider's ledger.
+    #[serde(serialize_with = "crate::pretty::serialize_chunked")]
     pub ledger: Vec<EffectRecord>,
     /// Webhook deliveries the harness made.
     pub deliveries: Vec<DeliveryRecord>,

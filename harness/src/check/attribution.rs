@@ -73,92 +73,90 @@ impl<'o> Attribution<'o> {
     }
 
     /// Attributes requests and effects of `credential`'s tenant to `operations`.
+    /// A large run is attributed on two threads (see [`TWO_THREADS_FROM`]);
+    /// the attribution is the same either way.
     pub fn build(
         operations: &'o [OperationSpec],
         journal: &[JournalEntry],
         ledger: &[Effect],
         credential: &str,
     ) -> Attribution<'o> {
-        // Every operation's group key (resource, a space, canonical arguments),
-        // written one after another into one text and borrowed from it.
-        let mut keys = Vec::with_capacity(operations.len() * 48);
-        let mut key_ends = Vec::with_capacity(operations.len());
-        for op in operations {
-            keys.extend_from_slice(op.resource.as_bytes());
-            // A resource name never holds a space ([a-z][a-z0-9_]*), so this cannot collide.
-            keys.push(b' ');
-            write_canonical_text(&op.args.text(), &mut keys);
-            key_ends.push(keys.len());
-        }
-        // serde_json writes UTF-8 only, and resource names are text.
-        let keys = String::from_utf8(keys).unwrap_or_default();
-        // Sized up front: at a million entries, growing by doubling rehashed
-        // every map several times over.
-        let mut by_args: FixedMap<&str, usize> = map_with_capacity(operations.len());
-        let mut op_position: FixedMap<&'o str, usize> = map_with_capacity(operations.len());
-        let mut op_group = Vec::with_capacity(operations.len());
-        let mut from = 0;
-        for (position, (op, &to)) in operations.iter().zip(&key_ends).enumerate() {
-            let next = by_args.len();
-            let group = *by_args
-                .entry(keys.get(from..to).unwrap_or_default())
-                .or_insert(next);
-            from = to;
-            op_group.push(group);
-            op_position.insert(op.id.as_str(), position);
-        }
+        let two_threads = operations.len() + journal.len() >= TWO_THREADS_FROM;
+        Attribution::build_with(operations, journal, ledger, credential, two_threads)
+    }
+
+    /// [`Attribution::build`] on one thread or two, as asked.
+    fn build_with(
+        operations: &'o [OperationSpec],
+        journal: &[JournalEntry],
+        ledger: &[Effect],
+        credential: &str,
+        two_threads: bool,
+    ) -> Attribution<'o> {
+        // Every operation's group key, in two texts (the halves of the
+        // operations, one per thread) that the keys are borrowed from.
+        let half = if two_threads {
+            operations.len() / 2
+        } else {
+            operations.len()
+        };
+        let (first, second) = operations.split_at(half);
+        let ((first_keys, first_ends), (second_keys, second_ends)) =
+            both(two_threads, || group_keys(first), || group_keys(second));
+        let keys =
+            split_keys(&first_keys, &first_ends).chain(split_keys(&second_keys, &second_ends));
+        // The groups by arguments on this thread, the positions by id on the
+        // other: two maps of a million entries each, independent.
+        let ((by_args, op_group), op_position) = both(
+            two_threads,
+            || {
+                // Sized up front: at a million entries, growing by doubling
+                // rehashed every map several times over.
+                let mut by_args: FixedMap<&str, usize> = map_with_capacity(operations.len());
+                let mut op_group = Vec::with_capacity(operations.len());
+                for key in keys {
+                    let next = by_args.len();
+                    op_group.push(*by_args.entry(key).or_insert(next));
+                }
+                (by_args, op_group)
+            },
+            || {
+                let mut op_position: FixedMap<&'o str, usize> = map_with_capacity(operations.len());
+                for (position, op) in operations.iter().enumerate() {
+                    op_position.insert(op.id.as_str(), position);
+                }
+                op_position
+            },
+        );
         let groups = by_args.len();
 
-        let mut request_group = vec![NONE; journal.len()];
-        let mut changed_arguments = BTreeSet::new();
-        let mut unattributed_requests = Vec::new();
-        let group_of_op = |id: &str| op_position.get(id).map(|&p| op_group[p]);
-        let mut key = Vec::new();
-        for (position, entry) in journal.iter().enumerate() {
-            if entry.kind != Some(RequestKind::Create)
-                || entry.tenant.as_deref() != Some(credential)
-            {
-                continue;
-            }
-            let resource = entry.resource.as_deref().unwrap_or_default();
-            let Some(references) = entry
-                .fingerprint
-                .as_deref()
-                .and_then(|f| split_body(resource, f, &mut key))
-            else {
-                // No parsed body: the request never reached the point of being an attempt.
-                continue;
-            };
-            let by_arguments = std::str::from_utf8(&key)
-                .ok()
-                .and_then(|k| by_args.get(k).copied());
-            // The reference only matters when the arguments match nothing: not
-            // looked up otherwise (a million lookups of cold ids saved).
-            let by_reference = || {
-                [
-                    references.client_reference.as_deref(),
-                    references.metadata_operation.as_deref(),
-                ]
-                .into_iter()
-                .flatten()
-                .find_map(group_of_op)
-            };
-            let group = match by_arguments {
-                Some(g) => g,
-                None => match by_reference() {
-                    // Traced by its reference only: the adapter changed the arguments.
-                    Some(g) => {
-                        changed_arguments.insert(entry.seq);
-                        g
-                    }
-                    None => {
-                        unattributed_requests.push(entry.seq);
-                        continue;
-                    }
-                },
-            };
-            request_group[position] = group;
-        }
+        // The create requests, in two halves of the journal when on two
+        // threads, each attributed against the maps above (only read now).
+        let maps = GroupMaps {
+            by_args: &by_args,
+            op_position: &op_position,
+            op_group: &op_group,
+            credential,
+        };
+        let half = if two_threads {
+            journal.len() / 2
+        } else {
+            journal.len()
+        };
+        let (first, second) = journal.split_at(half);
+        let (mut requests, rest) = both(
+            two_threads,
+            || maps.requests(first),
+            || maps.requests(second),
+        );
+        requests.group.extend(rest.group);
+        requests.changed_arguments.extend(rest.changed_arguments);
+        requests.unattributed.extend(rest.unattributed);
+        let RequestGroups {
+            group: request_group,
+            changed_arguments,
+            unattributed: unattributed_requests,
+        } = requests;
         let seqs = SeqPositions::new(journal);
         let effect_group: Vec<usize> = ledger
             .iter()
@@ -272,6 +270,136 @@ impl<'o> Attribution<'o> {
             .iter()
             .filter_map(|&i| journal.get(i))
             .collect()
+    }
+}
+
+/// Runs at or above this many operations and journal entries together are
+/// attributed on two threads. Why: on a million operations the attribution
+/// was two seconds on one thread with the second core idle (the operations'
+/// texts beside it take tens of milliseconds); on the small runs of a suite a
+/// thread costs more than it saves, and `--jobs` keeps the cores busy.
+pub const TWO_THREADS_FROM: usize = 50_000;
+
+/// `a` and `b`, on two threads (`b` on the second) or one after the other.
+fn both<A: Send, B: Send>(
+    two_threads: bool,
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    if !two_threads {
+        return (a(), b());
+    }
+    std::thread::scope(|scope| {
+        let b = scope.spawn(b);
+        let a = a();
+        let b = b
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (a, b)
+    })
+}
+
+/// The group keys of `operations` (resource, a space, canonical arguments),
+/// written one after another into one text, with the end of each.
+fn group_keys(operations: &[OperationSpec]) -> (String, Vec<usize>) {
+    let mut keys = Vec::with_capacity(operations.len() * 48);
+    let mut ends = Vec::with_capacity(operations.len());
+    for op in operations {
+        keys.extend_from_slice(op.resource.as_bytes());
+        // A resource name never holds a space ([a-z][a-z0-9_]*), so this cannot collide.
+        keys.push(b' ');
+        write_canonical_text(&op.args.text(), &mut keys);
+        ends.push(keys.len());
+    }
+    // serde_json writes UTF-8 only, and resource names are text.
+    (String::from_utf8(keys).unwrap_or_default(), ends)
+}
+
+/// The keys of a text written by [`group_keys`], in order.
+fn split_keys<'k>(keys: &'k str, ends: &'k [usize]) -> impl Iterator<Item = &'k str> + 'k {
+    let starts = std::iter::once(0).chain(ends.iter().copied());
+    starts
+        .zip(ends)
+        .map(|(from, &to)| keys.get(from..to).unwrap_or_default())
+}
+
+/// What create requests are attributed against, once built.
+struct GroupMaps<'m, 'o> {
+    by_args: &'m FixedMap<&'m str, usize>,
+    op_position: &'m FixedMap<&'o str, usize>,
+    op_group: &'m [usize],
+    credential: &'m str,
+}
+
+/// The create requests of part of a journal, attributed.
+struct RequestGroups {
+    /// By position in that part: the request's group, or [`NONE`].
+    group: Vec<usize>,
+    /// Seqs of those traced by their reference only (changed arguments).
+    changed_arguments: BTreeSet<u64>,
+    /// Seqs of the adapter's creates that match no operation, in order.
+    unattributed: Vec<u64>,
+}
+
+impl GroupMaps<'_, '_> {
+    fn group_of_op(&self, id: &str) -> Option<usize> {
+        self.op_position.get(id).map(|&p| self.op_group[p])
+    }
+
+    /// Attributes the create requests of `journal` (a part of the run's).
+    fn requests(&self, journal: &[JournalEntry]) -> RequestGroups {
+        let mut found = RequestGroups {
+            group: vec![NONE; journal.len()],
+            changed_arguments: BTreeSet::new(),
+            unattributed: Vec::new(),
+        };
+        let mut key = Vec::new();
+        for (position, entry) in journal.iter().enumerate() {
+            if entry.kind != Some(RequestKind::Create)
+                || entry.tenant.as_deref() != Some(self.credential)
+            {
+                continue;
+            }
+            let resource = entry.resource.as_deref().unwrap_or_default();
+            let Some(references) = entry
+                .fingerprint
+                .as_deref()
+                .and_then(|f| split_body(resource, f, &mut key))
+            else {
+                // No parsed body: the request never reached the point of being an attempt.
+                continue;
+            };
+            let by_arguments = std::str::from_utf8(&key)
+                .ok()
+                .and_then(|k| self.by_args.get(k).copied());
+            // The reference only matters when the arguments match nothing: not
+            // looked up otherwise (a million lookups of cold ids saved).
+            let by_reference = || {
+                [
+                    references.client_reference.as_deref(),
+                    references.metadata_operation.as_deref(),
+                ]
+                .into_iter()
+                .flatten()
+                .find_map(|id| self.group_of_op(id))
+            };
+            let group = match by_arguments {
+                Some(g) => g,
+                None => match by_reference() {
+                    // Traced by its reference only: the adapter changed the arguments.
+                    Some(g) => {
+                        found.changed_arguments.insert(entry.seq);
+                        g
+                    }
+                    None => {
+                        found.unattributed.push(entry.seq);
+                        continue;
+                    }
+                },
+            };
+            found.group[position] = group;
+        }
+        found
     }
 }
 
@@ -476,6 +604,81 @@ mod tests {
             b.changed_arguments.iter().copied().collect::<Vec<_>>(),
             [20]
         );
+    }
+
+    /// Everything an attribution answers, for comparing two of them.
+    fn answers(a: &Attribution<'_>, ops: &[OperationSpec], ledger_len: usize) -> String {
+        let mut out = format!(
+            "groups {} changed {:?} unattributed {:?}\n",
+            a.group_count(),
+            a.changed_arguments,
+            a.unattributed_requests
+        );
+        for op in ops {
+            out += &format!(
+                "{} {:?} {:?}\n",
+                op.id,
+                a.group(&op.id),
+                a.op_position(&op.id)
+            );
+        }
+        for g in 0..a.group_count() {
+            out += &format!(
+                "{g}: ops {:?} requests {:?} effects {:?}\n",
+                a.op_positions_of_group(g),
+                a.request_positions(g),
+                a.effect_positions(g)
+            );
+        }
+        for p in 0..ledger_len {
+            out += &format!("effect {p} {:?}\n", a.group_of_effect(p));
+        }
+        out
+    }
+
+    #[test]
+    fn one_thread_and_two_attribute_alike() {
+        // Operations whose groups span both halves (op i shares its
+        // arguments with op i + 7), and requests of every kind in both
+        // halves of the journal: by arguments, by reference with changed
+        // arguments, matching nothing, another tenant's, a duplicate.
+        let operations: Vec<OperationSpec> = (0..20)
+            .map(|i| op(&format!("op-{i}"), json!({"n": i % 7})))
+            .collect();
+        let mut journal = Vec::new();
+        let mut ledger = Vec::new();
+        for i in 0..30u64 {
+            let body = match i % 5 {
+                0 => json!({"n": i % 7}),
+                1 => json!({"n": 100 + i, "client_reference": format!("op-{}", i % 20)}),
+                2 => json!({"n": 200 + i}),
+                3 => json!({"n": i % 7, "client_reference": "op-3"}),
+                _ => json!({"n": 300 + i, "metadata": {"operation_id": format!("op-{}", i % 20)}}),
+            };
+            let tenant = if i % 11 == 10 { "other" } else { "me" };
+            journal.push(create(i + 1, tenant, body));
+            ledger.push(effect(&format!("e{i}"), tenant, Some(i + 1)));
+        }
+        ledger.push(effect("seed", "me", None));
+        for journal_len in [0, 1, 2, 15, 30] {
+            for ops_len in [0, 1, 7, 20] {
+                let ops = &operations[..ops_len];
+                let one =
+                    Attribution::build_with(ops, &journal[..journal_len], &ledger, "me", false);
+                let two =
+                    Attribution::build_with(ops, &journal[..journal_len], &ledger, "me", true);
+                assert_eq!(
+                    answers(&one, ops, ledger.len()),
+                    answers(&two, ops, ledger.len()),
+                    "{ops_len} operations, {journal_len} requests"
+                );
+            }
+        }
+        // And the case mix is really there.
+        let full = Attribution::build_with(&operations, &journal, &ledger, "me", true);
+        assert!(!full.changed_arguments.is_empty());
+        assert!(!full.unattributed_requests.is_empty());
+        assert!(full.group_count() == 7);
     }
 
     #[test]

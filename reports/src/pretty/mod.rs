@@ -38,6 +38,7 @@
 //! outside strings is skipped anyway, so other valid JSON text is laid out
 //! correctly too.
 
+mod chunked;
 mod out;
 mod reindent;
 mod serializer;
@@ -53,10 +54,13 @@ use serde::{Serialize, Serializer};
 
 use serializer::PrettySerializer;
 
+pub(crate) use chunked::serialize_chunked;
+
 /// Writes `value` as `serde_json::to_writer_pretty` would, followed by a newline.
 pub(crate) fn write_pretty<T: ?Sized + Serialize>(w: &mut dyn Write, value: &T) -> io::Result<()> {
     // A value left pending by a failed write must not be taken now.
     PENDING.set(false);
+    chunked::PENDING_CHUNKED.set(false);
     let mut serializer = PrettySerializer::new(w);
     let written = value.serialize(&mut serializer);
     PENDING.set(false);

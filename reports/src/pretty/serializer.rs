@@ -10,6 +10,7 @@ use serde::ser::{self, Error as _, Serialize};
 use serde_json::ser::{CompactFormatter, Formatter};
 use serde_json::Error;
 
+use super::chunked::{CHUNKED_TOKEN, DEPTH, PASTED_TOKEN, PENDING_CHUNKED};
 use super::out::Out;
 use super::reindent::{needs_escape, reindent};
 use super::{PENDING, SHARED_TOKEN, TAIL};
@@ -33,6 +34,8 @@ pub(crate) struct PrettySerializer<'w> {
     depth: usize,
     /// What the next string is, when it is not a string value.
     next_str: NextStr,
+    /// True between taking a chunked array and opening its pasted sequence.
+    pasting: bool,
 }
 
 /// How the serializer's `serialize_str` takes the next string.
@@ -44,6 +47,8 @@ enum NextStr {
     Shared,
     /// The text of a `RawValue`, pasted as it is.
     Raw,
+    /// A chunk of a chunked array, as bytes, written through as they are.
+    Pasted,
 }
 
 impl<'w> PrettySerializer<'w> {
@@ -53,7 +58,31 @@ impl<'w> PrettySerializer<'w> {
             sink,
             depth: 0,
             next_str: NextStr::Value,
+            pasting: false,
         }
+    }
+
+    /// A serializer for part of a document: items of an array at `depth`,
+    /// written into `sink` by [`PrettySerializer::separator`] and the items'
+    /// own serialization, ended by [`PrettySerializer::finish_nested`].
+    pub(crate) fn nested(sink: &'w mut dyn Write, depth: usize) -> PrettySerializer<'w> {
+        PrettySerializer {
+            depth,
+            ..PrettySerializer::new(sink)
+        }
+    }
+
+    /// Before an item of the array the serializer is nested in: the comma
+    /// (unless it is the array's first) and the line break and indent.
+    pub(crate) fn separator(&mut self, first: bool) {
+        self.out.separator(first, self.depth);
+    }
+
+    /// Writes everything buffered (no final newline: the text goes on).
+    pub(crate) fn finish_nested(mut self) -> io::Result<()> {
+        self.sink.write_all(self.out.as_bytes())?;
+        self.out.clear();
+        Ok(())
     }
 
     /// Writes the final newline and everything buffered, and flushes the writer.
@@ -253,10 +282,21 @@ impl<'a, 'w> ser::Serializer for &'a mut PrettySerializer<'w> {
                 self.out.extend(v.as_bytes());
                 Ok(())
             }
+            NextStr::Pasted => Err(Error::custom("a pasted chunk given as a string")),
         }
     }
 
     fn serialize_bytes(self, v: &[u8]) -> Result<()> {
+        if self.next_str == NextStr::Pasted {
+            self.next_str = NextStr::Value;
+            // A chunk of a chunked array, written by this serializer: what
+            // is buffered goes first, then the chunk straight to the sink.
+            self.sink
+                .write_all(self.out.as_bytes())
+                .map_err(Error::io)?;
+            self.out.clear();
+            return self.sink.write_all(v).map_err(Error::io);
+        }
         let mut seq = ser::Serializer::serialize_seq(self, Some(v.len()))?;
         for byte in v {
             ser::SerializeSeq::serialize_element(&mut seq, byte)?;
@@ -308,6 +348,17 @@ impl<'a, 'w> ser::Serializer for &'a mut PrettySerializer<'w> {
             }
             return Ok(());
         }
+        // A long array's items, when `serialize_chunked` hands them over.
+        if name == CHUNKED_TOKEN && PENDING_CHUNKED.replace(false) {
+            DEPTH.set(Some(self.depth));
+            self.pasting = true;
+            let written = value.serialize(&mut *self);
+            DEPTH.set(None);
+            if mem::replace(&mut self.pasting, false) {
+                return Err(Error::custom("a chunked array without its chunks"));
+            }
+            return written;
+        }
         value.serialize(self)
     }
 
@@ -333,7 +384,16 @@ impl<'a, 'w> ser::Serializer for &'a mut PrettySerializer<'w> {
         self.serialize_seq(Some(len))
     }
 
-    fn serialize_tuple_struct(self, _name: &'static str, len: usize) -> Result<Compound<'a, 'w>> {
+    fn serialize_tuple_struct(self, name: &'static str, len: usize) -> Result<Compound<'a, 'w>> {
+        if name == PASTED_TOKEN && mem::replace(&mut self.pasting, false) {
+            self.open(b'[');
+            return Ok(Compound {
+                ser: self,
+                state: State::Pasting,
+                close: b']',
+                variant: false,
+            });
+        }
         self.serialize_seq(Some(len))
     }
 
@@ -389,6 +449,10 @@ enum State {
     Rest,
     /// A `RawValue`: its one field is its text.
     Raw,
+    /// A chunked array's sequence of pasted chunks, none yet.
+    Pasting,
+    /// A chunked array's sequence of pasted chunks, at least one.
+    Pasted,
 }
 
 /// An object or array being written.
@@ -418,8 +482,8 @@ impl Compound<'_, '_> {
     fn end(self) -> Result<()> {
         match self.state {
             State::Empty | State::Raw => {}
-            State::First => self.ser.close(self.close, false),
-            State::Rest => self.ser.close(self.close, true),
+            State::First | State::Pasting => self.ser.close(self.close, false),
+            State::Rest | State::Pasted => self.ser.close(self.close, true),
         }
         if self.variant {
             self.ser.close(b'}', true);
@@ -461,6 +525,15 @@ impl ser::SerializeTupleStruct for Compound<'_, '_> {
     type Error = Error;
 
     fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
+        if matches!(self.state, State::Pasting | State::Pasted) {
+            self.ser.next_str = NextStr::Pasted;
+            let written = value.serialize(&mut *self.ser);
+            if mem::replace(&mut self.ser.next_str, NextStr::Value) != NextStr::Value {
+                return Err(Error::custom("expected a pasted chunk"));
+            }
+            self.state = State::Pasted;
+            return written;
+        }
         self.element(value)
     }
 

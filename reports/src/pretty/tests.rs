@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used)]
 
 use std::cell::Cell;
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -551,4 +552,165 @@ fn a_string_ends_at_its_first_unescaped_quote() {
         let open = format!("\"{}", "y".repeat(prefix));
         assert_eq!(string_end(open.as_bytes(), 1), open.len());
     }
+}
+
+/// Items written by [`chunked::serialize_in_chunks`] with small sizes, so
+/// that short arrays take the two-thread path.
+struct Chunks<T> {
+    items: Vec<T>,
+    chunk: usize,
+    from: usize,
+}
+
+impl<T: Serialize + Sync> Serialize for Chunks<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        chunked::serialize_in_chunks(&self.items, self.chunk, self.from, serializer)
+    }
+}
+
+#[test]
+fn a_chunked_array_is_written_as_one_array_at_every_size_and_depth() {
+    let item =
+        |n: usize| SharedJson::new(&json!({"n": n, "s": "text", "a": [n, {"b": null}], "e": {}}));
+    for len in 0..12 {
+        for chunk in [1, 2, 3, 5] {
+            let items: Vec<SharedJson> = (0..len).map(item).collect();
+            let tree: Vec<Value> = (0..len)
+                .map(|n| serde_json::to_value(item(n)).unwrap())
+                .collect();
+            let chunks = Chunks {
+                items: items.clone(),
+                chunk,
+                from: 1,
+            };
+            assert_eq!(fast(&chunks), reference(&tree), "len {len} chunk {chunk}");
+            // Nested: a member of an object inside an array inside an object.
+            let nested = json!({"x": [{"items": tree, "after": 1}], "last": []});
+            #[derive(Serialize)]
+            struct Holder<'a> {
+                items: &'a Chunks<SharedJson>,
+                after: u8,
+            }
+            #[derive(Serialize)]
+            struct Outer<'a> {
+                x: [Holder<'a>; 1],
+                last: [u8; 0],
+            }
+            let outer = Outer {
+                x: [Holder {
+                    items: &chunks,
+                    after: 1,
+                }],
+                last: [],
+            };
+            assert_eq!(
+                fast(&outer),
+                reference(&nested),
+                "nested, len {len} chunk {chunk}"
+            );
+            // Any other serializer sees a plain sequence.
+            assert_eq!(
+                reference(&outer),
+                reference(&nested),
+                "serde_json, len {len}"
+            );
+            assert_eq!(serde_json::to_value(&outer).unwrap(), nested);
+        }
+    }
+}
+
+#[test]
+fn a_long_array_is_chunked_through_the_report_writer_only_from_its_threshold() {
+    let items: Vec<u32> = (0..5000).collect();
+    let via_default = Chunks {
+        items: items.clone(),
+        chunk: 1024,
+        from: 4096,
+    };
+    assert_eq!(fast(&via_default), reference(&items));
+    // Below the threshold, the plain path: the same bytes.
+    let short = Chunks {
+        items: items[..100].to_vec(),
+        chunk: 1024,
+        from: 4096,
+    };
+    assert_eq!(fast(&short), reference(&items[..100]));
+    // A sink that takes large chunks straight gets the same bytes too.
+    let mut out = Vec::new();
+    write_pretty(&mut out, &via_default).unwrap();
+    assert_eq!(String::from_utf8(out).unwrap(), reference(&items));
+}
+
+#[test]
+fn an_item_that_cannot_be_written_fails_the_write_on_either_thread() {
+    // A map with a key that is not a string cannot be written as JSON.
+    let bad: BTreeMap<Vec<u8>, u8> = [(vec![1], 1)].into();
+    let good: BTreeMap<Vec<u8>, u8> = BTreeMap::new();
+    for bad_at in [0, 1, 2, 5] {
+        let items: Vec<BTreeMap<Vec<u8>, u8>> = (0..6)
+            .map(|i| {
+                if i == bad_at {
+                    bad.clone()
+                } else {
+                    good.clone()
+                }
+            })
+            .collect();
+        let chunks = Chunks {
+            items,
+            chunk: 1,
+            from: 1,
+        };
+        assert!(
+            write_error(&chunks).contains("key must be a string"),
+            "bad at {bad_at}: {}",
+            write_error(&chunks)
+        );
+        // Nothing is left pending for the next value.
+        assert!(!chunked::PENDING_CHUNKED.get());
+        assert_eq!(fast(&json!([1])), "[\n  1\n]\n");
+    }
+}
+
+#[test]
+fn a_chunked_array_that_misses_this_serializer_is_a_plain_array() {
+    let chunks = Chunks {
+        items: vec![1, 2, 3],
+        chunk: 1,
+        from: 1,
+    };
+    assert_eq!(serde_json::to_string(&chunks).unwrap(), "[1,2,3]");
+    assert!(!chunked::PENDING_CHUNKED.get());
+}
+
+#[test]
+fn every_other_chunk_is_written_on_a_second_thread() {
+    /// Records the thread that writes it.
+    struct Where(std::sync::Mutex<Option<std::thread::ThreadId>>);
+    impl Serialize for Where {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            *self.0.lock().unwrap() = Some(std::thread::current().id());
+            serializer.serialize_u8(1)
+        }
+    }
+    let chunks = Chunks {
+        items: (0..6).map(|_| Where(std::sync::Mutex::new(None))).collect(),
+        chunk: 2,
+        from: 1,
+    };
+    assert_eq!(fast(&chunks), reference(&[1; 6]));
+    let here = std::thread::current().id();
+    let threads: Vec<bool> = chunks
+        .items
+        .iter()
+        .map(|w| w.0.lock().unwrap().unwrap() == here)
+        .collect();
+    // Chunks 0 and 2 here, chunk 1 (items 2 and 3) on the second thread.
+    assert_eq!(threads, [true, true, false, false, true, true]);
+    // Under another serializer, everything here.
+    serde_json::to_string(&chunks).unwrap();
+    assert!(chunks
+        .items
+        .iter()
+        .all(|w| w.0.lock().unwrap().unwrap() == here));
 }

@@ -1,0 +1,164 @@
+//! A long array of the report laid out on two threads: the report's largest
+//! arrays (a million-operation run has two million calls, a million journal
+//! entries and effects) are written in chunks, every other chunk by a second
+//! thread into a buffer of its own, and pasted in order. The bytes are those
+//! of writing the array on one thread: each chunk is written by this module's
+//! serializer at the depth the array's items have, with the same separators.
+//!
+//! Why: writing the JSON was the largest step left on one thread after the
+//! checks (2.5 to 2.9 s of the 7 s of checking and reporting a million
+//! operations on a two-core machine), and its items are independent.
+//!
+//! How the array reaches the writer: [`serialize_chunked`] is the array's
+//! `serialize_with`. Under any other serializer it is the plain sequence.
+//! Under the report's writer (and long enough) it hands a [`Chunked`] over
+//! through a newtype of a private name with [`PENDING_CHUNKED`] set, as
+//! `write_shared` hands over shared text; the writer records its depth in
+//! [`DEPTH`] and writes the `Chunked`, which opens a sequence of pasted
+//! chunks ([`PASTED_TOKEN`], accepted only right after), each written
+//! straight through to the sink. A wrong guess about the serializer is an
+//! error, never a wrong report.
+
+use std::cell::Cell;
+use std::sync::mpsc;
+
+use serde::ser::{Error as _, SerializeTupleStruct};
+use serde::{Serialize, Serializer};
+
+use super::is_report_serializer;
+use super::serializer::PrettySerializer;
+
+/// Arrays shorter than this are written on the caller's thread: a thread
+/// and a channel cost more than they save below a few chunks.
+const CHUNKED_FROM: usize = 4 * CHUNK;
+
+/// Items per chunk: about a megabyte of JSON for calls, so the buffers
+/// in flight stay a few megabytes whatever the report's size.
+const CHUNK: usize = 1024;
+
+/// Chunks the second thread may have written ahead of the pasting.
+const AHEAD: usize = 2;
+
+/// The newtype name under which [`serialize_chunked`] hands its items over.
+pub(super) const CHUNKED_TOKEN: &str = "$lostreply_reports::pretty::Chunked";
+
+/// The tuple-struct name of the sequence whose fields are pasted chunks.
+pub(super) const PASTED_TOKEN: &str = "$lostreply_reports::pretty::Pasted";
+
+thread_local! {
+    /// Set by [`serialize_chunked`] around its call, cleared by the writer
+    /// when it takes the items.
+    pub(super) static PENDING_CHUNKED: Cell<bool> = const { Cell::new(false) };
+    /// The writer's depth where the array starts, recorded for the `Chunked`
+    /// it is about to write (`None` when none is pending).
+    pub(super) static DEPTH: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// Serializes `items` as a sequence; through the report's writer, a long one
+/// is written in chunks on two threads (same bytes). For `serialize_with`.
+pub(crate) fn serialize_chunked<T, S>(items: &[T], serializer: S) -> Result<S::Ok, S::Error>
+where
+    T: Serialize + Sync,
+    S: Serializer,
+{
+    serialize_in_chunks(items, CHUNK, CHUNKED_FROM, serializer)
+}
+
+/// [`serialize_chunked`] with its sizes given (the tests use small ones).
+pub(super) fn serialize_in_chunks<T, S>(
+    items: &[T],
+    chunk: usize,
+    from: usize,
+    serializer: S,
+) -> Result<S::Ok, S::Error>
+where
+    T: Serialize + Sync,
+    S: Serializer,
+{
+    if items.len() < from.max(1) || !is_report_serializer::<S>() {
+        return serializer.collect_seq(items);
+    }
+    PENDING_CHUNKED.set(true);
+    let chunked = Chunked {
+        items,
+        chunk: chunk.max(1),
+    };
+    let written = serializer.serialize_newtype_struct(CHUNKED_TOKEN, &chunked);
+    DEPTH.set(None);
+    if PENDING_CHUNKED.replace(false) {
+        return Err(S::Error::custom(
+            "a chunked array was not written by the report's serializer",
+        ));
+    }
+    written
+}
+
+/// The items of a long array, for the report's writer.
+struct Chunked<'a, T> {
+    items: &'a [T],
+    chunk: usize,
+}
+
+impl<T: Serialize + Sync> Serialize for Chunked<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Some(depth) = DEPTH.take() else {
+            return Err(S::Error::custom("a chunked array without its depth"));
+        };
+        // The items sit one level inside the array.
+        let depth = depth + 1;
+        let chunks: Vec<&[T]> = self.items.chunks(self.chunk).collect();
+        let mut pasted = serializer.serialize_tuple_struct(PASTED_TOKEN, chunks.len())?;
+        std::thread::scope(|scope| {
+            let (tx, rx) = mpsc::sync_channel::<Result<Vec<u8>, String>>(AHEAD);
+            // The odd chunks, in order, on the second thread; it stops when
+            // the receiver is gone (the write failed).
+            let chunks = &chunks;
+            scope.spawn(move || {
+                for (index, chunk) in chunks.iter().enumerate().skip(1).step_by(2) {
+                    if tx.send(write_chunk(chunk, depth, index == 0)).is_err() {
+                        return;
+                    }
+                }
+            });
+            for (index, chunk) in chunks.iter().enumerate() {
+                let text = if index % 2 == 0 {
+                    write_chunk(chunk, depth, index == 0)
+                } else {
+                    rx.recv()
+                        .unwrap_or_else(|_| Err("the chunk writer stopped".to_owned()))
+                };
+                pasted.serialize_field(&PastedText(&text.map_err(S::Error::custom)?))?;
+            }
+            Ok(())
+        })?;
+        pasted.end()
+    }
+}
+
+/// One chunk's items as the writer lays them out at `depth`, each after its
+/// separator (the array's first item has no comma).
+fn write_chunk<T: Serialize>(
+    items: &[T],
+    depth: usize,
+    first_chunk: bool,
+) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    let mut ser = PrettySerializer::nested(&mut bytes, depth);
+    for (i, item) in items.iter().enumerate() {
+        ser.separator(first_chunk && i == 0);
+        item.serialize(&mut ser).map_err(|e| e.to_string())?;
+    }
+    ser.finish_nested().map_err(|e| e.to_string())?;
+    Ok(bytes)
+}
+
+/// A chunk's text (written by this module's serializer, so UTF-8), for the
+/// writer to paste as it is: handed over as bytes, which the pasted
+/// sequence's fields take whole instead of as an array of numbers.
+struct PastedText<'a>(&'a [u8]);
+
+impl Serialize for PastedText<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bytes(self.0)
+    }
+}
