@@ -500,6 +500,68 @@ mod report_tests {
     }
 
     #[test]
+    fn one_thread_and_two_make_the_same_report_in_place() {
+        // Past the threshold the calls' records are made on a second thread;
+        // the report must be the one-thread report, and each list still
+        // rewritten where it lay.
+        let obs = observation(SyntheticSpec {
+            operations: 20_000,
+            duplicate_every: 1_000,
+        });
+        let records = obs.calls.len() + obs.journal.len() + obs.ledger.len();
+        assert!(records >= lostreply_harness::two_threads::FROM_RECORDS);
+        let mut obs_with_errors = obs.clone();
+        // Two calls that ended in adapter errors, and an error of the run's
+        // own: the run's first, then the calls' in call order.
+        obs_with_errors.calls[3].end = CallEnd::Exited { code: Some(3) };
+        obs_with_errors.calls[30_001].end = CallEnd::Deadline {
+            deadline_ms: 30_000,
+        };
+        obs_with_errors
+            .errors
+            .push(lostreply_reports::model::ErrorRecord {
+                step: 0,
+                call_index: None,
+                message: "the run's own".to_owned(),
+            });
+        for obs in [obs, obs_with_errors] {
+            let report_on = |obs: Observation, two_threads: bool| {
+                let (calls, journal, ledger) = (
+                    obs.calls.as_ptr() as usize,
+                    obs.journal.as_ptr() as usize,
+                    obs.ledger.as_ptr() as usize,
+                );
+                let prepared = {
+                    let attribution = lostreply_harness::check::attribution::Attribution::of(&obs);
+                    lostreply_harness::report_build::prepare(&obs, &attribution)
+                };
+                let report = lostreply_harness::report_build::scenario_report_on(
+                    obs,
+                    prepared,
+                    Vec::new(),
+                    "r".to_owned(),
+                    two_threads,
+                );
+                assert_eq!(report.calls.as_ptr() as usize, calls);
+                assert_eq!(report.journal.as_ptr() as usize, journal);
+                assert_eq!(report.ledger.as_ptr() as usize, ledger);
+                report
+            };
+            let had_errors = !obs.errors.is_empty();
+            let one = report_on(obs.clone(), false);
+            let two = report_on(obs, true);
+            assert_eq!(one, two);
+            let calls_in_error: Vec<Option<usize>> =
+                two.errors.iter().map(|e| e.call_index).collect();
+            if had_errors {
+                assert_eq!(calls_in_error, [None, Some(3), Some(30_001)]);
+            } else {
+                assert!(calls_in_error.is_empty());
+            }
+        }
+    }
+
+    #[test]
     fn the_report_rewrites_the_observations_lists_where_they_lie() {
         // What `scenario_report` promises: calls, requests and effects become
         // report records in the allocations that held them, not in new ones.

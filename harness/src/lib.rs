@@ -26,3 +26,4 @@ pub mod serve_call;
 pub mod suite;
 mod sync;
 pub mod testing;
+pub mod two_threads;

@@ -11,9 +11,10 @@ use lostreply_simulator::{
 };
 
 use crate::check::attribution::Attribution;
-use crate::run::observation::Observation;
+use crate::run::observation::{Call, Observation};
 use crate::scenario::client_profiles::McpClient;
 use crate::scenario::model::OperationSpec;
+use crate::two_threads::{self, both};
 
 /// The report of one scenario run, from its observation (handed over: the
 /// report takes its records' text by moving it), the part of the report made
@@ -30,11 +31,30 @@ use crate::scenario::model::OperationSpec;
 /// ([`SharedStr`]): the handful of values a field repeats (a fate, a call's
 /// name, a request's kind) through [`Recent`], an effect's arguments with its
 /// operation's when they are the same text.
+///
+/// A large run (from [`two_threads::FROM_RECORDS`] calls, requests and
+/// effects) makes the calls' records on one thread and the journal's and
+/// the ledger's on another; the report is the same either way.
 pub fn scenario_report(
     obs: Observation,
     prepared: Prepared,
     violations: Vec<Violation>,
     reproduce: String,
+) -> ScenarioReport {
+    let two_threads =
+        obs.calls.len() + obs.journal.len() + obs.ledger.len() >= two_threads::FROM_RECORDS;
+    scenario_report_on(obs, prepared, violations, reproduce, two_threads)
+}
+
+/// [`scenario_report`] on one thread or two, as asked (public for the tests
+/// that compare the two).
+#[doc(hidden)]
+pub fn scenario_report_on(
+    obs: Observation,
+    prepared: Prepared,
+    violations: Vec<Violation>,
+    reproduce: String,
+    two_threads: bool,
 ) -> ScenarioReport {
     let Prepared {
         operations,
@@ -55,57 +75,44 @@ pub fn scenario_report(
         duration_ms,
         ..
     } = obs;
-    let mut text = Texts::default();
-    let calls: Vec<CallRecord> = calls
-        .into_iter()
-        .map(|c| {
-            if let Some(message) = call_error(&c.end) {
-                errors.push(ErrorRecord {
-                    step: c.step_number(),
-                    call_index: Some(c.position()),
-                    message,
-                });
-            }
-            CallRecord {
-                index: c.position(),
-                step: c.step_number(),
-                call: text.call.get(c.name.as_str()),
-                operation_id: c.operation_id,
-                request: c.request,
-                reply: c.reply,
-                end: c.end,
-                stderr: c.stderr,
-                start_ms: u64::from(c.start_ms),
-                end_ms: u64::from(c.end_ms),
-            }
-        })
-        .collect();
-    let journal = journal
-        .into_iter()
-        .map(|e| request_record(e, simulator_offset_ms, &mut text))
-        .collect();
-    let ledger = ledger
-        .into_iter()
-        .enumerate()
-        .map(|(position, e)| {
-            let op = op_of_effect
-                .get(position)
-                .copied()
-                .flatten()
-                .and_then(|p| operations.get(p));
-            EffectRecord {
-                args: effect_args(op, &e.args),
-                id: e.id,
-                tenant: e.tenant,
-                resource: e.resource,
-                idempotency_key: e.idempotency_key,
-                sim_ms: e.created_at_ms,
-                status: text.status.get(status_name(e.status)),
-                request_seq: e.request_seq,
-                operation_id: op.map(|op| op.id.clone()),
-            }
-        })
-        .collect();
+    // The calls on one thread, the journal and the ledger on another when
+    // the run is large: independent records, each list rewritten in place.
+    let ((journal, ledger), (calls, call_errors)) = both(
+        two_threads,
+        || {
+            let mut text = Texts::default();
+            let journal: Vec<RequestRecord> = journal
+                .into_iter()
+                .map(|e| request_record(e, simulator_offset_ms, &mut text))
+                .collect();
+            let ledger: Vec<EffectRecord> = ledger
+                .into_iter()
+                .enumerate()
+                .map(|(position, e)| {
+                    let op = op_of_effect
+                        .get(position)
+                        .copied()
+                        .flatten()
+                        .and_then(|p| operations.get(p));
+                    EffectRecord {
+                        args: effect_args(op, &e.args),
+                        id: e.id,
+                        tenant: e.tenant,
+                        resource: e.resource,
+                        idempotency_key: e.idempotency_key,
+                        sim_ms: e.created_at_ms,
+                        status: text.status.get(status_name(e.status)),
+                        request_seq: e.request_seq,
+                        operation_id: op.map(|op| op.id.clone()),
+                    }
+                })
+                .collect();
+            (journal, ledger)
+        },
+        || call_records(calls),
+    );
+    // The observation's errors first, then the calls' in call order.
+    errors.extend(call_errors);
     let verdict = verdict(&violations, infra_failed, !errors.is_empty());
     ScenarioReport {
         mcp_client: scenario.mcp.as_ref().map(|m| mcp_client_report(&m.client)),
@@ -128,6 +135,38 @@ pub fn scenario_report(
         violations,
         errors,
     }
+}
+
+/// The calls' records, and an error record for each call that ended in an
+/// adapter error, in call order.
+fn call_records(calls: Vec<Call>) -> (Vec<CallRecord>, Vec<ErrorRecord>) {
+    let mut names = Recent::default();
+    let mut errors = Vec::new();
+    let records = calls
+        .into_iter()
+        .map(|c| {
+            if let Some(message) = call_error(&c.end) {
+                errors.push(ErrorRecord {
+                    step: c.step_number(),
+                    call_index: Some(c.position()),
+                    message,
+                });
+            }
+            CallRecord {
+                index: c.position(),
+                step: c.step_number(),
+                call: names.get(c.name.as_str()),
+                operation_id: c.operation_id,
+                request: c.request,
+                reply: c.reply,
+                end: c.end,
+                stderr: c.stderr,
+                start_ms: u64::from(c.start_ms),
+                end_ms: u64::from(c.end_ms),
+            }
+        })
+        .collect();
+    (records, errors)
 }
 
 /// The part of a report that needs the attribution: each operation's record
@@ -268,7 +307,6 @@ struct Texts {
     fate: Recent,
     fault: Recent,
     status: Recent,
-    call: Recent,
     scratch: String,
 }
 

@@ -13,6 +13,7 @@ use crate::driver::{shell_quote, AdapterUnderTest};
 use crate::run::observation::Observation;
 use crate::scenario::model::Scenario;
 use crate::seed::scenario_seed;
+use crate::two_threads::{self, joined};
 
 /// How a suite runs.
 #[derive(Debug, Clone)]
@@ -45,14 +46,9 @@ pub async fn run_scenario(scenario: &Scenario, options: &RunOptions) -> Scenario
     check_and_report(obs, reproduce_command(options, scenario))
 }
 
-/// Records (calls, requests, effects) past which a run uses a second thread:
-/// for the operations' texts while the attribution is built, then for the
-/// checks while the report's operations are prepared.
-///
-/// Why: both only read the observation, and on a run of a million operations
-/// each takes a second or more; on the small runs of a suite a thread would
-/// cost more than the checks themselves, and `--jobs` already keeps the cores busy.
-pub const CHECK_THREAD_FROM_RECORDS: usize = 50_000;
+/// Records (calls, requests, effects) past which a run checks and reports
+/// on two threads ([`crate::two_threads`], where the why is).
+pub const CHECK_THREAD_FROM_RECORDS: usize = two_threads::FROM_RECORDS;
 
 /// What a run does with an observation: the attribution once, the checks,
 /// and the report with their verdict, which takes the observation over
@@ -97,11 +93,6 @@ pub fn check_and_report(obs: Observation, reproduce: String) -> ScenarioReport {
         (violations, prepared)
     };
     crate::report_build::scenario_report(obs, prepared, violations, reproduce)
-}
-
-/// A scoped thread's result; a panic in it goes on as it would have without the thread.
-fn joined<T>(result: std::thread::Result<T>) -> T {
-    result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// Runs scenarios concurrently (up to `jobs`), calling `on_done` as each

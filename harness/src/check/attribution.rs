@@ -19,6 +19,7 @@ use super::grouped::{Grouped, NONE};
 use super::split_body::split_body;
 use crate::fixed_hash::{map_with_capacity, FixedMap};
 use crate::scenario::model::OperationSpec;
+use crate::two_threads::{self, both};
 
 /// A create request's body, taken apart.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,15 +74,17 @@ impl<'o> Attribution<'o> {
     }
 
     /// Attributes requests and effects of `credential`'s tenant to `operations`.
-    /// A large run is attributed on two threads (see [`TWO_THREADS_FROM`]);
-    /// the attribution is the same either way.
+    /// A large run (operations and requests together, from
+    /// [`two_threads::FROM_RECORDS`]) is attributed on two threads: on a
+    /// million operations it took two seconds on one, the second core idle.
+    /// The attribution is the same either way.
     pub fn build(
         operations: &'o [OperationSpec],
         journal: &[JournalEntry],
         ledger: &[Effect],
         credential: &str,
     ) -> Attribution<'o> {
-        let two_threads = operations.len() + journal.len() >= TWO_THREADS_FROM;
+        let two_threads = operations.len() + journal.len() >= two_threads::FROM_RECORDS;
         Attribution::build_with(operations, journal, ledger, credential, two_threads)
     }
 
@@ -271,32 +274,6 @@ impl<'o> Attribution<'o> {
             .filter_map(|&i| journal.get(i))
             .collect()
     }
-}
-
-/// Runs at or above this many operations and journal entries together are
-/// attributed on two threads. Why: on a million operations the attribution
-/// was two seconds on one thread with the second core idle (the operations'
-/// texts beside it take tens of milliseconds); on the small runs of a suite a
-/// thread costs more than it saves, and `--jobs` keeps the cores busy.
-pub const TWO_THREADS_FROM: usize = 50_000;
-
-/// `a` and `b`, on two threads (`b` on the second) or one after the other.
-fn both<A: Send, B: Send>(
-    two_threads: bool,
-    a: impl FnOnce() -> A + Send,
-    b: impl FnOnce() -> B + Send,
-) -> (A, B) {
-    if !two_threads {
-        return (a(), b());
-    }
-    std::thread::scope(|scope| {
-        let b = scope.spawn(b);
-        let a = a();
-        let b = b
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (a, b)
-    })
 }
 
 /// The group keys of `operations` (resource, a space, canonical arguments),

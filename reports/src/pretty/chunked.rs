@@ -28,13 +28,17 @@ use serde::{Serialize, Serializer};
 use super::is_report_serializer;
 use super::serializer::PrettySerializer;
 
-/// Arrays shorter than this are written on the caller's thread: a thread
-/// and a channel cost more than they save below a few chunks.
-const CHUNKED_FROM: usize = 4 * CHUNK;
+/// Arrays shorter than this are written on the caller's thread. Why: a
+/// second thread's buffers and allocator pages cost some 10 MiB of peak
+/// memory, a lot beside a report of 10 000 operations (under 40 MiB) that
+/// takes tens of milliseconds to write anyway; from about 30 000 items the
+/// time saved is worth it.
+const CHUNKED_FROM: usize = 32_768;
 
-/// Items per chunk: about a megabyte of JSON for calls, so the buffers
-/// in flight stay a few megabytes whatever the report's size.
-const CHUNK: usize = 1024;
+/// Items per chunk: about 400 KB of JSON for calls, so the few buffers in
+/// flight stay small whatever the report's size (1 024 items per chunk
+/// added 18 MiB to the peak of writing a report of 10 000 operations).
+const CHUNK: usize = 256;
 
 /// Chunks the second thread may have written ahead of the pasting.
 const AHEAD: usize = 2;
@@ -110,24 +114,35 @@ impl<T: Serialize + Sync> Serialize for Chunked<'_, T> {
         let mut pasted = serializer.serialize_tuple_struct(PASTED_TOKEN, chunks.len())?;
         std::thread::scope(|scope| {
             let (tx, rx) = mpsc::sync_channel::<Result<Vec<u8>, String>>(AHEAD);
+            // Buffers pasted, handed back to be written again: the same few
+            // serve the whole array, freed where they were made.
+            let (back, returned) = mpsc::channel::<Vec<u8>>();
             // The odd chunks, in order, on the second thread; it stops when
             // the receiver is gone (the write failed).
             let chunks = &chunks;
             scope.spawn(move || {
                 for (index, chunk) in chunks.iter().enumerate().skip(1).step_by(2) {
-                    if tx.send(write_chunk(chunk, depth, index == 0)).is_err() {
+                    let mut bytes = returned.try_recv().unwrap_or_default();
+                    let written = write_chunk(chunk, depth, index == 0, &mut bytes);
+                    if tx.send(written.map(|()| bytes)).is_err() {
                         return;
                     }
                 }
             });
+            let mut own = Vec::new();
             for (index, chunk) in chunks.iter().enumerate() {
-                let text = if index % 2 == 0 {
-                    write_chunk(chunk, depth, index == 0)
+                if index % 2 == 0 {
+                    write_chunk(chunk, depth, index == 0, &mut own).map_err(S::Error::custom)?;
+                    pasted.serialize_field(&PastedText(&own))?;
                 } else {
-                    rx.recv()
+                    let bytes = rx
+                        .recv()
                         .unwrap_or_else(|_| Err("the chunk writer stopped".to_owned()))
-                };
-                pasted.serialize_field(&PastedText(&text.map_err(S::Error::custom)?))?;
+                        .map_err(S::Error::custom)?;
+                    pasted.serialize_field(&PastedText(&bytes))?;
+                    // The writer may have ended: the buffer is then dropped here.
+                    let _ = back.send(bytes);
+                }
             }
             Ok(())
         })?;
@@ -136,20 +151,20 @@ impl<T: Serialize + Sync> Serialize for Chunked<'_, T> {
 }
 
 /// One chunk's items as the writer lays them out at `depth`, each after its
-/// separator (the array's first item has no comma).
+/// separator (the array's first item has no comma), into `bytes` (emptied first).
 fn write_chunk<T: Serialize>(
     items: &[T],
     depth: usize,
     first_chunk: bool,
-) -> Result<Vec<u8>, String> {
-    let mut bytes = Vec::new();
-    let mut ser = PrettySerializer::nested(&mut bytes, depth);
+    bytes: &mut Vec<u8>,
+) -> Result<(), String> {
+    bytes.clear();
+    let mut ser = PrettySerializer::nested(bytes, depth);
     for (i, item) in items.iter().enumerate() {
         ser.separator(first_chunk && i == 0);
         item.serialize(&mut ser).map_err(|e| e.to_string())?;
     }
-    ser.finish_nested().map_err(|e| e.to_string())?;
-    Ok(bytes)
+    ser.finish_nested().map_err(|e| e.to_string())
 }
 
 /// A chunk's text (written by this module's serializer, so UTF-8), for the
