@@ -461,13 +461,32 @@ mod report_tests {
     use super::*;
     use lostreply_reports::model::{ScenarioReport, Violation};
 
+    /// The report's part made while `obs` is borrowed.
+    fn prepared(obs: &Observation) -> lostreply_harness::report_build::Prepared {
+        let attribution = lostreply_harness::check::attribution::Attribution::of(obs);
+        lostreply_harness::report_build::prepare(obs, &attribution)
+    }
+
     /// The report of `obs` with `violations`, its checks done first.
     fn report_of(obs: Observation, violations: Vec<Violation>) -> ScenarioReport {
-        let prepared = {
-            let attribution = lostreply_harness::check::attribution::Attribution::of(&obs);
-            lostreply_harness::report_build::prepare(&obs, &attribution)
-        };
+        let prepared = prepared(&obs);
         lostreply_harness::report_build::scenario_report(obs, prepared, violations, "r".to_owned())
+    }
+
+    /// [`report_of`], its records made on one thread or two as asked.
+    fn report_on(
+        obs: Observation,
+        violations: Vec<Violation>,
+        two_threads: bool,
+    ) -> ScenarioReport {
+        let prepared = prepared(&obs);
+        lostreply_harness::report_build::scenario_report_on(
+            obs,
+            prepared,
+            violations,
+            "r".to_owned(),
+            two_threads,
+        )
     }
 
     /// Ten operations, two of them created twice, and their report.
@@ -480,16 +499,23 @@ mod report_tests {
         (obs, report)
     }
 
-    #[test]
-    fn checks_beside_the_report_give_the_report_of_checks_before_it() {
-        // Past the threshold the checks get a thread of their own; the report
-        // must be the one of checking first, violations and verdict included.
+    /// 20 000 operations, 40 created twice: past the records from which a
+    /// run is checked and reported on two threads.
+    fn past_the_threshold() -> Observation {
         let obs = observation(SyntheticSpec {
             operations: 20_000,
             duplicate_every: 1_000,
         });
         let records = obs.calls.len() + obs.journal.len() + obs.ledger.len();
-        assert!(records >= lostreply_harness::suite::CHECK_THREAD_FROM_RECORDS);
+        assert!(records >= lostreply_harness::two_threads::FROM_RECORDS);
+        obs
+    }
+
+    #[test]
+    fn checks_beside_the_report_give_the_report_of_checks_before_it() {
+        // Past the threshold the checks get a thread of their own; the report
+        // must be the one of checking first, violations and verdict included.
+        let obs = past_the_threshold();
         let attribution = lostreply_harness::check::attribution::Attribution::of(&obs);
         let violations = lostreply_harness::check::check(&obs, &attribution);
         assert_eq!(violations.len(), 40);
@@ -504,12 +530,7 @@ mod report_tests {
         // Past the threshold the calls' records are made on a second thread;
         // the report must be the one-thread report, and each list still
         // rewritten where it lay.
-        let obs = observation(SyntheticSpec {
-            operations: 20_000,
-            duplicate_every: 1_000,
-        });
-        let records = obs.calls.len() + obs.journal.len() + obs.ledger.len();
-        assert!(records >= lostreply_harness::two_threads::FROM_RECORDS);
+        let obs = past_the_threshold();
         let mut obs_with_errors = obs.clone();
         // Two calls that ended in adapter errors, and an error of the run's
         // own: the run's first, then the calls' in call order.
@@ -525,31 +546,24 @@ mod report_tests {
                 message: "the run's own".to_owned(),
             });
         for obs in [obs, obs_with_errors] {
-            let report_on = |obs: Observation, two_threads: bool| {
-                let (calls, journal, ledger) = (
+            let in_place = |obs: Observation, two_threads: bool| {
+                let lists = (
                     obs.calls.as_ptr() as usize,
                     obs.journal.as_ptr() as usize,
                     obs.ledger.as_ptr() as usize,
                 );
-                let prepared = {
-                    let attribution = lostreply_harness::check::attribution::Attribution::of(&obs);
-                    lostreply_harness::report_build::prepare(&obs, &attribution)
-                };
-                let report = lostreply_harness::report_build::scenario_report_on(
-                    obs,
-                    prepared,
-                    Vec::new(),
-                    "r".to_owned(),
-                    two_threads,
+                let report = report_on(obs, Vec::new(), two_threads);
+                let rewritten = (
+                    report.calls.as_ptr() as usize,
+                    report.journal.as_ptr() as usize,
+                    report.ledger.as_ptr() as usize,
                 );
-                assert_eq!(report.calls.as_ptr() as usize, calls);
-                assert_eq!(report.journal.as_ptr() as usize, journal);
-                assert_eq!(report.ledger.as_ptr() as usize, ledger);
+                assert_eq!(rewritten, lists);
                 report
             };
             let had_errors = !obs.errors.is_empty();
-            let one = report_on(obs.clone(), false);
-            let two = report_on(obs, true);
+            let one = in_place(obs.clone(), false);
+            let two = in_place(obs, true);
             assert_eq!(one, two);
             let calls_in_error: Vec<Option<usize>> =
                 two.errors.iter().map(|e| e.call_index).collect();

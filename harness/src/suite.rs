@@ -9,11 +9,13 @@ use futures::StreamExt;
 use lostreply_reports::model::{AdapterInfo, Report, ScenarioReport, SCHEMA_VERSION};
 
 use crate::check::attribution::Attribution;
+use crate::check::index::Index;
+use crate::check::{expectations, invariants};
 use crate::driver::{shell_quote, AdapterUnderTest};
 use crate::run::observation::Observation;
 use crate::scenario::model::Scenario;
 use crate::seed::scenario_seed;
-use crate::two_threads::{self, joined};
+use crate::two_threads::{self, both};
 
 /// How a suite runs.
 #[derive(Debug, Clone)]
@@ -52,46 +54,35 @@ pub const CHECK_THREAD_FROM_RECORDS: usize = two_threads::FROM_RECORDS;
 
 /// What a run does with an observation: the attribution once, the checks,
 /// and the report with their verdict, which takes the observation over
-/// ([`crate::report_build::scenario_report`]). The checks run beside the
-/// report's preparation when the observation is large
-/// ([`CHECK_THREAD_FROM_RECORDS`]); the report is the same either way.
+/// ([`crate::report_build::scenario_report`]). A large observation
+/// ([`CHECK_THREAD_FROM_RECORDS`]) keeps two threads busy: the operations'
+/// texts while the attribution is built (itself on two threads), the
+/// checks' index while the report is prepared, then the invariants beside
+/// the expectations. The report is the same either way.
 pub fn check_and_report(obs: Observation, reproduce: String) -> ScenarioReport {
     let records = obs.calls.len() + obs.journal.len() + obs.ledger.len();
-    let (violations, prepared) = if records < CHECK_THREAD_FROM_RECORDS {
-        let attribution = Attribution::of(&obs);
-        (
-            crate::check::check(&obs, &attribution),
-            crate::report_build::prepare(&obs, &attribution),
-        )
-    } else {
-        // Two threads, each kept busy: the operations' texts while the
-        // attribution is built (itself on two threads), then the checks'
-        // index while the report is prepared, then the invariants beside
-        // the expectations.
-        let (texts, attribution) = std::thread::scope(|scope| {
-            let texts =
-                scope.spawn(|| crate::report_build::operation_texts(&obs.scenario.operations));
-            let attribution = Attribution::of(&obs);
-            (joined(texts.join()), attribution)
-        });
-        // The checks' index beside the report's preparation, then the
-        // invariants beside the expectations (both read the index); the
-        // violations in `check::check`'s order.
-        let (index, prepared) = std::thread::scope(|scope| {
-            let index = scope.spawn(|| crate::check::index(&obs, &attribution));
-            let prepared = crate::report_build::prepare_with(&obs, &attribution, texts);
-            (joined(index.join()), prepared)
-        });
-        let violations = std::thread::scope(|scope| {
-            let invariants =
-                scope.spawn(|| crate::check::invariant_violations(&obs, &attribution, &index));
-            let expectations = crate::check::expectation_violations(&obs, &attribution, &index);
-            let mut violations = joined(invariants.join());
-            violations.extend(expectations);
-            violations
-        });
-        (violations, prepared)
-    };
+    let two = records >= CHECK_THREAD_FROM_RECORDS;
+    let (attribution, texts) = both(
+        two,
+        || Attribution::of(&obs),
+        || crate::report_build::operation_texts(&obs.scenario.operations),
+    );
+    let (prepared, index) = both(
+        two,
+        || crate::report_build::prepare_with(&obs, &attribution, texts),
+        || Index::new(&obs, &attribution),
+    );
+    // The violations in `check::check`'s order: the invariants', then the
+    // expectations'.
+    let (mut violations, expectations) = both(
+        two,
+        || invariants::check_all(&obs, &attribution, &index),
+        || expectations::check_all(&obs, &attribution, &index),
+    );
+    violations.extend(expectations);
+    // Freed before the report takes the observation over (they borrow it).
+    drop(index);
+    drop(attribution);
     crate::report_build::scenario_report(obs, prepared, violations, reproduce)
 }
 

@@ -30,6 +30,6 @@ pub(crate) fn both<A: Send, B: Send>(
 }
 
 /// A scoped thread's result; a panic in it goes on as it would have without the thread.
-pub(crate) fn joined<T>(result: std::thread::Result<T>) -> T {
+fn joined<T>(result: std::thread::Result<T>) -> T {
     result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }

@@ -15,7 +15,7 @@ fn expectation(key: &str) -> Check {
     }
 }
 
-pub(super) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) -> Vec<Violation> {
+pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) -> Vec<Violation> {
     let mut v = Vec::new();
     let expect = &obs.scenario.expect;
     // An outcome listed, or one the ledger proves true at that moment: knowing

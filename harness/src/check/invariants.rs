@@ -9,7 +9,7 @@ use super::truth::status_at;
 use crate::protocol::{CallName, OutcomeKind};
 use crate::run::observation::{Call, Observation};
 
-pub(super) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) -> Vec<Violation> {
+pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) -> Vec<Violation> {
     let mut v = Vec::new();
     at_most_once(obs, a, &mut v);
     success_has_effect(obs, a, ix, &mut v);

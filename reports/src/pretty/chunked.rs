@@ -33,7 +33,7 @@ use super::serializer::PrettySerializer;
 /// memory, a lot beside a report of 10 000 operations (under 40 MiB) that
 /// takes tens of milliseconds to write anyway; from about 30 000 items the
 /// time saved is worth it.
-const CHUNKED_FROM: usize = 32_768;
+pub(super) const CHUNKED_FROM: usize = 32_768;
 
 /// Items per chunk: about 400 KB of JSON for calls, so the few buffers in
 /// flight stay small whatever the report's size (chunks of 1 024 items from
@@ -111,7 +111,7 @@ impl<T: Serialize + Sync> Serialize for Chunked<'_, T> {
         };
         // The items sit one level inside the array.
         let depth = depth + 1;
-        let chunks: Vec<&[T]> = self.items.chunks(self.chunk).collect();
+        let chunks = self.items.chunks(self.chunk);
         let mut pasted = serializer.serialize_tuple_struct(PASTED_TOKEN, chunks.len())?;
         std::thread::scope(|scope| {
             let (tx, rx) = mpsc::sync_channel::<Result<Vec<u8>, String>>(AHEAD);
@@ -120,9 +120,9 @@ impl<T: Serialize + Sync> Serialize for Chunked<'_, T> {
             let (back, returned) = mpsc::channel::<Vec<u8>>();
             // The odd chunks, in order, on the second thread; it stops when
             // the receiver is gone (the write failed).
-            let chunks = &chunks;
+            let odd = chunks.clone();
             scope.spawn(move || {
-                for (index, chunk) in chunks.iter().enumerate().skip(1).step_by(2) {
+                for (index, chunk) in odd.enumerate().skip(1).step_by(2) {
                     let mut bytes = returned.try_recv().unwrap_or_default();
                     let written = write_chunk(chunk, depth, index == 0, &mut bytes);
                     if tx.send(written.map(|()| bytes)).is_err() {
@@ -131,7 +131,7 @@ impl<T: Serialize + Sync> Serialize for Chunked<'_, T> {
                 }
             });
             let mut own = Vec::new();
-            for (index, chunk) in chunks.iter().enumerate() {
+            for (index, chunk) in chunks.enumerate() {
                 if index % 2 == 0 {
                     write_chunk(chunk, depth, index == 0, &mut own).map_err(S::Error::custom)?;
                     pasted.serialize_field(&PastedText(&own))?;

@@ -80,6 +80,11 @@ impl<'w> PrettySerializer<'w> {
 
     /// Writes everything buffered (no final newline: the text goes on).
     pub(crate) fn finish_nested(mut self) -> io::Result<()> {
+        self.flush_out()
+    }
+
+    /// Writes the buffered bytes through to the sink and empties the buffer.
+    fn flush_out(&mut self) -> io::Result<()> {
         self.sink.write_all(self.out.as_bytes())?;
         self.out.clear();
         Ok(())
@@ -99,11 +104,7 @@ impl<'w> PrettySerializer<'w> {
         if self.out.len() < FLUSH_AT {
             return Ok(());
         }
-        self.sink
-            .write_all(self.out.as_bytes())
-            .map_err(Error::io)?;
-        self.out.clear();
-        Ok(())
+        self.flush_out().map_err(Error::io)
     }
 
     /// A string quoted and escaped as serde_json does.
@@ -291,10 +292,7 @@ impl<'a, 'w> ser::Serializer for &'a mut PrettySerializer<'w> {
             self.next_str = NextStr::Value;
             // A chunk of a chunked array, written by this serializer: what
             // is buffered goes first, then the chunk straight to the sink.
-            self.sink
-                .write_all(self.out.as_bytes())
-                .map_err(Error::io)?;
-            self.out.clear();
+            self.flush_out().map_err(Error::io)?;
             return self.sink.write_all(v).map_err(Error::io);
         }
         let mut seq = ser::Serializer::serialize_seq(self, Some(v.len()))?;

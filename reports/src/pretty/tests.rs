@@ -619,26 +619,50 @@ fn a_chunked_array_is_written_as_one_array_at_every_size_and_depth() {
     }
 }
 
+/// Records the thread that writes it.
+struct Where(std::sync::Mutex<Option<std::thread::ThreadId>>);
+
+impl Serialize for Where {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        *self.0.lock().unwrap() = Some(std::thread::current().id());
+        serializer.serialize_u8(1)
+    }
+}
+
+fn wheres(n: usize) -> Vec<Where> {
+    (0..n).map(|_| Where(std::sync::Mutex::new(None))).collect()
+}
+
+/// How many of `items` were written on another thread than this one.
+fn written_elsewhere(items: &[Where]) -> usize {
+    let here = std::thread::current().id();
+    items
+        .iter()
+        .filter(|w| w.0.lock().unwrap().unwrap() != here)
+        .count()
+}
+
 #[test]
 fn a_long_array_is_chunked_through_the_report_writer_only_from_its_threshold() {
-    let items: Vec<u32> = (0..5000).collect();
-    let via_default = Chunks {
-        items: items.clone(),
-        chunk: 1024,
-        from: 4096,
+    /// An array as the report's model declares its long ones.
+    #[derive(Serialize)]
+    struct Model {
+        #[serde(serialize_with = "serialize_chunked")]
+        items: Vec<Where>,
+    }
+    let expected = |n: usize| reference(&json!({ "items": vec![1; n] }));
+    // One item short of the threshold: all on this thread.
+    let short = Model {
+        items: wheres(chunked::CHUNKED_FROM - 1),
     };
-    assert_eq!(fast(&via_default), reference(&items));
-    // Below the threshold, the plain path: the same bytes.
-    let short = Chunks {
-        items: items[..100].to_vec(),
-        chunk: 1024,
-        from: 4096,
+    assert_eq!(fast(&short), expected(chunked::CHUNKED_FROM - 1));
+    assert_eq!(written_elsewhere(&short.items), 0);
+    // At the threshold: every other chunk on the second thread.
+    let long = Model {
+        items: wheres(chunked::CHUNKED_FROM),
     };
-    assert_eq!(fast(&short), reference(&items[..100]));
-    // A sink that takes large chunks straight gets the same bytes too.
-    let mut out = Vec::new();
-    write_pretty(&mut out, &via_default).unwrap();
-    assert_eq!(String::from_utf8(out).unwrap(), reference(&items));
+    assert_eq!(fast(&long), expected(chunked::CHUNKED_FROM));
+    assert_eq!(written_elsewhere(&long.items), chunked::CHUNKED_FROM / 2);
 }
 
 #[test]
@@ -685,16 +709,8 @@ fn a_chunked_array_that_misses_this_serializer_is_a_plain_array() {
 
 #[test]
 fn every_other_chunk_is_written_on_a_second_thread() {
-    /// Records the thread that writes it.
-    struct Where(std::sync::Mutex<Option<std::thread::ThreadId>>);
-    impl Serialize for Where {
-        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            *self.0.lock().unwrap() = Some(std::thread::current().id());
-            serializer.serialize_u8(1)
-        }
-    }
     let chunks = Chunks {
-        items: (0..6).map(|_| Where(std::sync::Mutex::new(None))).collect(),
+        items: wheres(6),
         chunk: 2,
         from: 1,
     };
@@ -709,8 +725,5 @@ fn every_other_chunk_is_written_on_a_second_thread() {
     assert_eq!(threads, [true, true, false, false, true, true]);
     // Under another serializer, everything here.
     serde_json::to_string(&chunks).unwrap();
-    assert!(chunks
-        .items
-        .iter()
-        .all(|w| w.0.lock().unwrap().unwrap() == here));
+    assert_eq!(written_elsewhere(&chunks.items), 0);
 }
