@@ -60,7 +60,9 @@ fn main() {
         say!("  {name:<22} {:>6}", per_op(last - now));
         last = now;
     };
-    part("calls' replies", &mut || {
+    // Only replies kept as text: one that was exactly its outcome's fields
+    // is kept as them (`call_log`), and counts with the outcomes.
+    part("calls' replies as text", &mut || {
         parts.calls.iter_mut().for_each(|c| c.reply = None)
     });
     part("calls' requests", &mut || {

@@ -322,6 +322,8 @@ fn call(
         operation_id: Some(op.id.clone()),
         request,
         reply: serde_json::to_value(&outcome).ok().map(Into::into),
+        // Decided by the log.
+        reply_is_outcome: false,
         outcome: Some(outcome),
         webhook: None,
         end: CallEnd::Replied,

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 pub use lostreply_reports::model::SharedStr;
 use serde::{Deserialize, Serialize};
 
+use lostreply_reports::model::OutcomeFields;
 pub use lostreply_reports::model::OutcomeKind;
 
 /// The protocol version this harness speaks.
@@ -244,6 +245,26 @@ pub struct OutcomeReply {
     /// What the claim rests on.
     #[serde(default)]
     pub evidence: SharedStr,
+}
+
+impl OutcomeReply {
+    /// Its fields as the report keeps a reply that was exactly them (shared).
+    pub fn fields(&self) -> OutcomeFields {
+        self.clone().into()
+    }
+}
+
+/// The same fields, in the same order, moved.
+impl From<OutcomeReply> for OutcomeFields {
+    fn from(o: OutcomeReply) -> OutcomeFields {
+        OutcomeFields {
+            operation_id: o.operation_id,
+            outcome: o.outcome,
+            provider_ref: o.provider_ref,
+            needs_review: o.needs_review,
+            evidence: o.evidence,
+        }
+    }
 }
 
 /// The reply to `webhook`. Fields beyond these are ignored, as for [`OutcomeReply`].

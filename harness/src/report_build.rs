@@ -144,7 +144,7 @@ fn call_records(calls: Vec<Call>) -> (Vec<CallRecord>, Vec<ErrorRecord>) {
     let mut errors = Vec::new();
     let records = calls
         .into_iter()
-        .map(|c| {
+        .map(|mut c| {
             if let Some(message) = call_error(&c.end) {
                 errors.push(ErrorRecord {
                     step: c.step_number(),
@@ -152,13 +152,14 @@ fn call_records(calls: Vec<Call>) -> (Vec<CallRecord>, Vec<ErrorRecord>) {
                     message,
                 });
             }
+            let reply = c.take_reply();
             CallRecord {
                 index: c.position(),
                 step: c.step_number(),
                 call: names.get(c.name.as_str()),
                 operation_id: c.operation_id,
                 request: c.request,
-                reply: c.reply,
+                reply,
                 end: c.end,
                 stderr: c.stderr,
                 start_ms: u64::from(c.start_ms),

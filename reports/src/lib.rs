@@ -33,6 +33,7 @@
 //!   for the terminal, escaped for Markdown, XML and HTML.
 #![deny(missing_docs)]
 
+pub mod call_reply;
 pub mod html;
 mod inline_list;
 pub mod invariant;

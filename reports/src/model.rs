@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::shared_str::SharedStr;
 
+pub use crate::call_reply::{CallReply, OutcomeFields};
 pub use crate::invariant::Invariant;
 pub use crate::shared_json::{SharedJson, SharedTail};
 
@@ -244,8 +245,9 @@ pub struct CallRecord {
     pub operation_id: Option<SharedStr>,
     /// The request sent (JSON), shared with the observation.
     pub request: SharedJson,
-    /// The reply, when a well-formed one came back, shared with the observation.
-    pub reply: Option<SharedJson>,
+    /// The reply, when a well-formed one came back, shared with the
+    /// observation (an outcome reply that was exactly its fields, as them).
+    pub reply: Option<CallReply>,
     /// How the call ended.
     pub end: CallEnd,
     /// The adapter's stderr (truncated by the harness).

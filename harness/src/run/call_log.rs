@@ -55,6 +55,7 @@ impl CallLog {
     pub fn push(&mut self, mut call: Call) -> usize {
         let index = self.calls.len();
         call.index = u32::try_from(index).unwrap_or(u32::MAX);
+        keep_reply_as_outcome(&mut call);
         if let Some(op) = call.operation_id.clone() {
             if let Some(previous) = self.latest.get(&op).and_then(|&at| self.calls.get(at)) {
                 share_equal_parts(&mut call, previous);
@@ -69,6 +70,18 @@ impl CallLog {
     /// Every call, in order.
     pub fn into_calls(self) -> Vec<Call> {
         self.calls
+    }
+}
+
+/// A reply that is exactly its outcome's fields written out in order (as
+/// most adapters write it) is kept as those fields, not as text again: the
+/// report writes the same bytes from them (`lostreply_reports::call_reply`).
+fn keep_reply_as_outcome(call: &mut Call) {
+    if let (Some(reply), Some(outcome)) = (&call.reply, &call.outcome) {
+        if outcome.fields().writes_as(&reply.text()) {
+            call.reply = None;
+            call.reply_is_outcome = true;
+        }
     }
 }
 
@@ -115,6 +128,8 @@ mod tests {
             operation_id: Some(op.into()),
             request: SharedJson::new(&json!({"operation_id": op})),
             reply: Some(SharedJson::new(&reply)),
+            // Decided by the log.
+            reply_is_outcome: false,
             outcome,
             webhook: None,
             end: CallEnd::Replied,
@@ -127,8 +142,15 @@ mod tests {
         }
     }
 
+    /// An answer in the protocol's order (kept as its outcome's fields).
     fn succeeded(op: &str, id: &str) -> serde_json::Value {
         json!({"operation_id": op, "outcome": "succeeded", "provider_ref": id,
+               "needs_review": false, "evidence": format!("created {id}")})
+    }
+
+    /// The same answer in another order (kept as text).
+    fn reordered(op: &str, id: &str) -> serde_json::Value {
+        json!({"outcome": "succeeded", "operation_id": op, "provider_ref": id,
                "needs_review": false, "evidence": format!("created {id}")})
     }
 
@@ -139,39 +161,88 @@ mod tests {
 
     #[test]
     fn a_repeated_answer_is_kept_once_and_says_the_same() {
-        let mut log = CallLog::new();
-        let first = call(CallName::Execute, "op-1", succeeded("op-1", "tkt_1"));
-        let other = call(CallName::Execute, "op-2", succeeded("op-2", "tkt_2"));
-        let again = call(CallName::Status, "op-1", succeeded("op-1", "tkt_1"));
-        let expected = again.clone();
-        assert_eq!(log.push(first), 0);
-        assert_eq!(log.push(other), 1);
-        assert_eq!(log.push(again), 2);
-        let calls = log.into_calls();
-        let (first, again) = (&calls[0], &calls[2]);
-        assert_eq!(
-            *again,
-            Call {
-                index: 2,
-                ..expected
+        for (answer, in_order) in [
+            (succeeded as fn(&str, &str) -> serde_json::Value, true),
+            (reordered, false),
+        ] {
+            let mut log = CallLog::new();
+            let first = call(CallName::Execute, "op-1", answer("op-1", "tkt_1"));
+            let other = call(CallName::Execute, "op-2", answer("op-2", "tkt_2"));
+            let again = call(CallName::Status, "op-1", answer("op-1", "tkt_1"));
+            let expected = again.clone();
+            assert_eq!(log.push(first), 0);
+            assert_eq!(log.push(other), 1);
+            assert_eq!(log.push(again), 2);
+            let calls = log.into_calls();
+            let (first, again) = (&calls[0], &calls[2]);
+            // It says what it said, however its reply is kept.
+            assert_eq!(again.reply(), expected.reply());
+            assert_eq!(
+                *again,
+                Call {
+                    index: 2,
+                    reply: again.reply.clone(),
+                    reply_is_outcome: again.reply_is_outcome,
+                    ..expected
+                }
+            );
+            if in_order {
+                assert!(again.reply.is_none() && again.reply_is_outcome);
+            } else {
+                let (a, b) = (first.reply.as_ref().unwrap(), again.reply.as_ref().unwrap());
+                assert!(same(&a.text(), &b.text()));
             }
-        );
-        let (a, b) = (first.reply.as_ref().unwrap(), again.reply.as_ref().unwrap());
-        assert!(same(&a.text(), &b.text()));
-        let (a, b) = (
-            first.outcome.as_ref().unwrap(),
-            again.outcome.as_ref().unwrap(),
-        );
-        assert!(same(&a.evidence, &b.evidence));
-        // The outcome names its call's operation with the call's own copy.
-        assert!(same(
-            &a.operation_id,
-            first.operation_id.as_deref().unwrap()
-        ));
-        assert!(same(
-            again.operation_id.as_deref().unwrap(),
-            first.operation_id.as_deref().unwrap()
-        ));
+            let (a, b) = (
+                first.outcome.as_ref().unwrap(),
+                again.outcome.as_ref().unwrap(),
+            );
+            assert!(same(&a.evidence, &b.evidence));
+            // The outcome names its call's operation with the call's own copy.
+            assert!(same(
+                &a.operation_id,
+                first.operation_id.as_deref().unwrap()
+            ));
+            assert!(same(
+                again.operation_id.as_deref().unwrap(),
+                first.operation_id.as_deref().unwrap()
+            ));
+        }
+    }
+
+    #[test]
+    fn a_reply_is_kept_as_its_outcome_only_when_it_is_exactly_its_fields() {
+        let cases = [
+            (succeeded("op-1", "tkt_1"), true),
+            (reordered("op-1", "tkt_1"), false),
+            // `provider_ref` left out reads as `None`, but the text lacks it.
+            (
+                json!({"operation_id": "op-1", "outcome": "unknown", "needs_review": false, "evidence": ""}),
+                false,
+            ),
+            // A field outside the protocol is kept (the report shows it).
+            (
+                json!({"operation_id": "op-1", "outcome": "unknown", "provider_ref": null,
+                       "needs_review": false, "evidence": "", "note": "x"}),
+                false,
+            ),
+            (
+                json!({"operation_id": "op-1", "outcome": "unknown", "provider_ref": null,
+                       "needs_review": false, "evidence": "caf\u{e9} \"q\"\n"}),
+                true,
+            ),
+            // Not an outcome at all.
+            (json!({"accepted": true, "operation_id": "op-1"}), false),
+        ];
+        for (reply, as_outcome) in cases {
+            let mut log = CallLog::new();
+            log.push(call(CallName::Execute, "op-1", reply.clone()));
+            let kept = &log.into_calls()[0];
+            assert_eq!(kept.reply_is_outcome, as_outcome, "{reply}");
+            assert_eq!(kept.reply.is_none(), as_outcome, "{reply}");
+            let written = kept.reply().unwrap();
+            assert_eq!(written.text(), SharedJson::new(&reply).text(), "{reply}");
+            assert_eq!(written.to_value(), reply);
+        }
     }
 
     #[test]
@@ -199,14 +270,13 @@ mod tests {
         );
         // The status call shares the reconcile's answer, not the execute's.
         let (a, b) = (
-            calls[1].reply.as_ref().unwrap(),
-            calls[2].reply.as_ref().unwrap(),
+            calls[1].outcome.as_ref().unwrap(),
+            calls[2].outcome.as_ref().unwrap(),
         );
-        assert!(same(&a.text(), &b.text()));
-        let (a, b) = (
-            calls[0].reply.as_ref().unwrap(),
-            calls[1].reply.as_ref().unwrap(),
-        );
-        assert_ne!(a, b);
+        assert!(same(&a.evidence, &b.evidence));
+        assert_eq!(calls[2].reply(), calls[1].reply());
+        assert_ne!(calls[0].reply(), calls[1].reply());
+        // The execute's short reply is its own text.
+        assert!(calls[0].reply.is_some());
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use lostreply_reports::model::{
-    CallEnd, DeliveryRecord, ErrorRecord, Evidence, SharedJson, SharedStr, StepReport,
+    CallEnd, CallReply, DeliveryRecord, ErrorRecord, Evidence, SharedJson, SharedStr, StepReport,
 };
 use lostreply_simulator::{Effect, JournalEntry};
 
@@ -28,8 +28,14 @@ pub struct Call {
     /// What the harness sent, as shared text: a million-operation run holds
     /// two million of these, and the report shares them instead of copying.
     pub request: SharedJson,
-    /// The raw reply, if one came back (shared text, as `request`).
+    /// The raw reply's text, if one came back (shared, as `request`) and it
+    /// was not simply `outcome` written out: see `reply_is_outcome`, and
+    /// [`Call::reply`] for the reply either way.
     pub reply: Option<SharedJson>,
+    /// True when the reply was exactly `outcome`'s fields in the protocol's
+    /// order, and is kept as them rather than as text again (decided as the
+    /// call is recorded, [`crate::run::call_log`]; in padding, so free).
+    pub reply_is_outcome: bool,
     /// The reply read as an outcome (execute, reconcile, resolve, status), if it is one.
     pub outcome: Option<OutcomeReply>,
     /// The reply read as a webhook answer, if it is one (boxed: few calls are
@@ -72,6 +78,27 @@ impl Call {
     /// The step that made it (0: the final `status` sweep), as steps are numbered.
     pub fn step_number(&self) -> usize {
         self.step as usize
+    }
+
+    /// The reply, if one came back, however it is kept.
+    pub fn reply(&self) -> Option<CallReply> {
+        if self.reply_is_outcome {
+            self.outcome
+                .as_ref()
+                .map(|o| CallReply::Outcome(o.fields()))
+        } else {
+            self.reply.clone().map(CallReply::Text)
+        }
+    }
+
+    /// The reply, taken over: the outcome's fields are moved, not shared (the
+    /// report's records take each call's parts where they lie).
+    pub fn take_reply(&mut self) -> Option<CallReply> {
+        if self.reply_is_outcome {
+            self.outcome.take().map(|o| CallReply::Outcome(o.into()))
+        } else {
+            self.reply.take().map(CallReply::Text)
+        }
     }
 }
 

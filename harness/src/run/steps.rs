@@ -451,6 +451,8 @@ impl<'a> StepRunner<'a> {
                 operation_id: spec.op.clone(),
                 request: spec.recorded,
                 reply: out.reply.as_ref().map(SharedJson::new),
+                // Decided by the log.
+                reply_is_outcome: false,
                 outcome,
                 webhook,
                 end,

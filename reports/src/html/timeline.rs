@@ -19,7 +19,7 @@ use std::io::{self, Write};
 use serde_json::Value;
 
 use super::{escape, EvidenceMarks};
-use crate::model::{CallEnd, CallRecord, Check, Evidence, OutcomeKind, ScenarioReport, SharedJson};
+use crate::model::{CallEnd, CallRecord, CallReply, Check, Evidence, OutcomeKind, ScenarioReport};
 use crate::text;
 
 /// Width of the lane labels on the left.
@@ -428,7 +428,7 @@ fn call_label(call: &CallRecord) -> String {
         CallEnd::Replied => call
             .reply
             .as_ref()
-            .map(SharedJson::to_value)
+            .map(CallReply::to_value)
             .and_then(|r| {
                 r.get("outcome")
                     .and_then(Value::as_str)
