@@ -114,6 +114,13 @@ impl std::fmt::Debug for CallReply {
     }
 }
 
+/// The compact text, as [`SharedJson`]'s `Display` writes it.
+impl std::fmt::Display for CallReply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text())
+    }
+}
+
 impl Serialize for CallReply {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
