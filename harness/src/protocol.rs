@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 pub use lostreply_reports::model::SharedStr;
 use serde::{Deserialize, Serialize};
 
-use lostreply_reports::model::OutcomeFields;
 pub use lostreply_reports::model::OutcomeKind;
 
 /// The protocol version this harness speaks.
@@ -224,48 +223,10 @@ pub struct Resolution {
     pub by: String,
 }
 
-/// The reply to `execute`, `reconcile`, `resolve` and `status`. Fields beyond
-/// these are ignored (a later protocol version, or an adapter's own notes); the
-/// harness names them in the report rather than failing the call.
-///
-/// Its text is shared ([`SharedStr`]): the report's records take it by a
-/// reference count, and a large run holds two replies per operation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OutcomeReply {
-    /// The operation's id.
-    pub operation_id: SharedStr,
-    /// What the adapter claims.
-    pub outcome: OutcomeKind,
-    /// Provider object id, if known.
-    #[serde(default)]
-    pub provider_ref: Option<SharedStr>,
-    /// True when automation stopped and a person must decide.
-    #[serde(default)]
-    pub needs_review: bool,
-    /// What the claim rests on.
-    #[serde(default)]
-    pub evidence: SharedStr,
-}
-
-impl OutcomeReply {
-    /// Its fields as the report keeps a reply that was exactly them (shared).
-    pub fn fields(&self) -> OutcomeFields {
-        self.clone().into()
-    }
-}
-
-/// The same fields, in the same order, moved.
-impl From<OutcomeReply> for OutcomeFields {
-    fn from(o: OutcomeReply) -> OutcomeFields {
-        OutcomeFields {
-            operation_id: o.operation_id,
-            outcome: o.outcome,
-            provider_ref: o.provider_ref,
-            needs_review: o.needs_review,
-            evidence: o.evidence,
-        }
-    }
-}
+/// The reply to `execute`, `reconcile`, `resolve` and `status` (defined
+/// with the report's model, whose records keep a reply that was exactly it
+/// as it: `lostreply_reports::call_reply`).
+pub use lostreply_reports::model::OutcomeReply;
 
 /// The reply to `webhook`. Fields beyond these are ignored, as for [`OutcomeReply`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,12 +1,12 @@
 //! A call's reply as the report keeps it: its own text, or, for the common
-//! reply that is exactly an outcome's five fields in the protocol's order,
-//! those fields.
+//! reply that is exactly its parsed [`OutcomeReply`] written out (the five
+//! fields in the protocol's order), that parsed reply.
 //!
 //! Why: a million-operation run holds a million such replies (the final
 //! `status` call shares the execute's), each some 160 bytes of text saying
 //! again what the parsed outcome beside it says. A reply is kept as its
 //! fields only when their compact writing is its text byte for byte
-//! ([`OutcomeFields::writes_as`]), and the fields are written through the
+//! ([`OutcomeReply::writes_as`]), and the fields are written through the
 //! same serializer calls, so every writer shows the same reply either way.
 
 use std::borrow::Cow;
@@ -23,30 +23,40 @@ use crate::shared_str::SharedStr;
 pub enum CallReply {
     /// The reply's text.
     Text(SharedJson),
-    /// A reply that was its outcome's fields written in order, kept as them.
-    Outcome(OutcomeFields),
+    /// A reply that was exactly its parsed outcome written out, kept as it.
+    Outcome(OutcomeReply),
 }
 
-/// An outcome reply's fields, in the order the adapter protocol lists them
-/// and serde writes them (`operation_id`, `outcome`, `provider_ref`,
-/// `needs_review`, `evidence`; `provider_ref` written as `null` when absent).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct OutcomeFields {
+/// The reply to `execute`, `reconcile`, `resolve` and `status`: the adapter
+/// protocol's type, which the harness reads replies into and re-exports
+/// (`lostreply_harness::protocol::OutcomeReply`). Fields beyond these are
+/// ignored (a later protocol version, or an adapter's own notes); the
+/// harness names them in the report rather than failing the call.
+///
+/// Its text is shared ([`SharedStr`]): the report's records take it by a
+/// reference count, and a large run holds two replies per operation. Serde
+/// writes its fields in the protocol's order, `provider_ref` as `null` when
+/// absent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutcomeReply {
     /// The operation's id.
     pub operation_id: SharedStr,
-    /// What the adapter claimed.
+    /// What the adapter claims.
     pub outcome: OutcomeKind,
-    /// Provider object id, if claimed.
+    /// Provider object id, if known.
+    #[serde(default)]
     pub provider_ref: Option<SharedStr>,
     /// True when automation stopped and a person must decide.
+    #[serde(default)]
     pub needs_review: bool,
     /// What the claim rests on.
+    #[serde(default)]
     pub evidence: SharedStr,
 }
 
-impl OutcomeFields {
-    /// True when `text` is exactly these fields' compact JSON (so the
-    /// fields may stand for it).
+impl OutcomeReply {
+    /// True when `text` is exactly this reply's compact JSON (so the parsed
+    /// reply may stand for its text).
     pub fn writes_as(&self, text: &str) -> bool {
         serde_json::to_string(self).is_ok_and(|written| written == text)
     }
@@ -143,8 +153,8 @@ mod tests {
 
     use super::*;
 
-    fn fields(op: &str, provider_ref: Option<&str>, evidence: &str) -> OutcomeFields {
-        OutcomeFields {
+    fn reply(op: &str, provider_ref: Option<&str>, evidence: &str) -> OutcomeReply {
+        OutcomeReply {
             operation_id: op.into(),
             outcome: OutcomeKind::Succeeded,
             provider_ref: provider_ref.map(Into::into),
@@ -167,7 +177,7 @@ mod tests {
     fn fields_stand_for_exactly_their_own_compact_text() {
         for evidence in AWKWARD {
             for provider_ref in [None, Some("tkt_1"), Some(evidence)] {
-                let f = fields("op-1", provider_ref, evidence);
+                let f = reply("op-1", provider_ref, evidence);
                 let value = json!({"operation_id": "op-1", "outcome": "succeeded",
                     "provider_ref": provider_ref, "needs_review": false, "evidence": evidence});
                 let text = SharedJson::new(&value);
@@ -178,7 +188,7 @@ mod tests {
         }
         // Not the same text: another order, a field left out, another value,
         // one more field, other spacing.
-        let f = fields("op-1", None, "e");
+        let f = reply("op-1", None, "e");
         for other in [
             r#"{"outcome":"succeeded","operation_id":"op-1","provider_ref":null,"needs_review":false,"evidence":"e"}"#,
             r#"{"operation_id":"op-1","outcome":"succeeded","needs_review":false,"evidence":"e"}"#,
@@ -220,7 +230,7 @@ mod tests {
     #[test]
     fn every_writer_writes_the_fields_as_the_text() {
         for evidence in AWKWARD {
-            let f = fields("op-\"1\"", Some("tkt_\u{e9}"), evidence);
+            let f = reply("op-\"1\"", Some("tkt_\u{e9}"), evidence);
             let text = CallReply::Text(SharedJson::new(&serde_json::to_value(&f).unwrap()));
             let kept = CallReply::Outcome(f);
             // Compact and pretty, by serde_json.

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::shared_str::SharedStr;
 
-pub use crate::call_reply::{CallReply, OutcomeFields};
+pub use crate::call_reply::{CallReply, OutcomeReply};
 pub use crate::invariant::Invariant;
 pub use crate::shared_json::{SharedJson, SharedTail};
 
@@ -246,7 +246,7 @@ pub struct CallRecord {
     /// The request sent (JSON), shared with the observation.
     pub request: SharedJson,
     /// The reply, when a well-formed one came back, shared with the
-    /// observation (an outcome reply that was exactly its fields, as them).
+    /// observation (an outcome reply that was exactly its parsed outcome, as it).
     pub reply: Option<CallReply>,
     /// How the call ended.
     pub end: CallEnd,

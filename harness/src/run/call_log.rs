@@ -73,12 +73,13 @@ impl CallLog {
     }
 }
 
-/// A reply that is exactly its outcome's fields written out in order (as
-/// most adapters write it) is kept as those fields, not as text again: the
-/// report writes the same bytes from them (`lostreply_reports::call_reply`).
+/// A reply that is exactly its parsed outcome written out (the fields in the
+/// protocol's order, as most adapters write them) is kept as that outcome,
+/// not as text again: the report writes the same bytes from it
+/// (`lostreply_reports::call_reply`).
 fn keep_reply_as_outcome(call: &mut Call) {
     if let (Some(reply), Some(outcome)) = (&call.reply, &call.outcome) {
-        if outcome.fields().writes_as(&reply.text()) {
+        if outcome.writes_as(&reply.text()) {
             call.reply = None;
             call.reply_is_outcome = true;
         }

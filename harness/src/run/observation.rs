@@ -32,8 +32,8 @@ pub struct Call {
     /// was not simply `outcome` written out: see `reply_is_outcome`, and
     /// [`Call::reply`] for the reply either way.
     pub reply: Option<SharedJson>,
-    /// True when the reply was exactly `outcome`'s fields in the protocol's
-    /// order, and is kept as them rather than as text again (decided as the
+    /// True when the reply was exactly `outcome` written out (its fields in
+    /// the protocol's order), and is kept as it rather than as text again (decided as the
     /// call is recorded, [`crate::run::call_log`]; in padding, so free).
     pub reply_is_outcome: bool,
     /// The reply read as an outcome (execute, reconcile, resolve, status), if it is one.
@@ -83,19 +83,17 @@ impl Call {
     /// The reply, if one came back, however it is kept.
     pub fn reply(&self) -> Option<CallReply> {
         if self.reply_is_outcome {
-            self.outcome
-                .as_ref()
-                .map(|o| CallReply::Outcome(o.fields()))
+            self.outcome.clone().map(CallReply::Outcome)
         } else {
             self.reply.clone().map(CallReply::Text)
         }
     }
 
-    /// The reply, taken over: the outcome's fields are moved, not shared (the
-    /// report's records take each call's parts where they lie).
+    /// The reply, taken over: the outcome is moved, not shared (the report's
+    /// records take each call's parts where they lie).
     pub fn take_reply(&mut self) -> Option<CallReply> {
         if self.reply_is_outcome {
-            self.outcome.take().map(|o| CallReply::Outcome(o.into()))
+            self.outcome.take().map(CallReply::Outcome)
         } else {
             self.reply.take().map(CallReply::Text)
         }
