@@ -18,7 +18,12 @@ const SEED: u64 = 0x6c6f_7374_7265_706c;
 
 /// An empty map with room for `capacity` entries.
 pub(crate) fn map_with_capacity<K, V>(capacity: usize) -> FixedMap<K, V> {
-    HashMap::with_capacity_and_hasher(capacity, FixedState::with_seed(SEED))
+    HashMap::with_capacity_and_hasher(capacity, fixed_state())
+}
+
+/// The hasher of every such map (for tables that hash their keys themselves).
+pub(crate) fn fixed_state() -> FixedState {
+    FixedState::with_seed(SEED)
 }
 
 #[cfg(test)]

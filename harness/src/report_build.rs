@@ -11,6 +11,7 @@ use lostreply_simulator::{
 };
 
 use crate::check::attribution::Attribution;
+use crate::check::grouped::{Pos, NONE};
 use crate::run::observation::{Call, Observation};
 use crate::scenario::client_profiles::McpClient;
 use crate::scenario::model::OperationSpec;
@@ -91,9 +92,7 @@ pub fn scenario_report_on(
                 .map(|(position, e)| {
                     let op = op_of_effect
                         .get(position)
-                        .copied()
-                        .flatten()
-                        .and_then(|p| operations.get(p));
+                        .and_then(|&p| operations.get(p as usize));
                     EffectRecord {
                         args: effect_args(op, &e.args),
                         id: e.id,
@@ -180,8 +179,9 @@ fn call_records(calls: Vec<Call>) -> (Vec<CallRecord>, Vec<ErrorRecord>) {
 pub struct Prepared {
     operations: Vec<OperationReport>,
     /// By ledger position: the position of the first operation of the
-    /// effect's group, if the effect has one.
-    op_of_effect: Vec<Option<usize>>,
+    /// effect's group, or [`NONE`] (which names no operation) if it has none.
+    /// (A `u32`: 4 bytes an effect where `Option<usize>` took 16.)
+    op_of_effect: Vec<Pos>,
 }
 
 /// Each operation's text for its report record: its id and resource shared,
@@ -256,7 +256,7 @@ pub fn prepare_with(
                     attribution
                         .effect_positions(g)
                         .iter()
-                        .filter_map(|&p| obs.ledger.get(p).map(|e| e.id.clone()))
+                        .filter_map(|&p| obs.ledger.get(p as usize).map(|e| e.id.clone()))
                         .collect()
                 })
                 .unwrap_or_default();
@@ -279,6 +279,7 @@ pub fn prepare_with(
             attribution
                 .group_of_effect(position)
                 .and_then(|g| attribution.op_positions_of_group(g).first().copied())
+                .unwrap_or(NONE)
         })
         .collect();
     Prepared {

@@ -15,7 +15,8 @@ use std::collections::BTreeSet;
 use lostreply_simulator::{write_canonical_text, Effect, JournalEntry, RequestKind};
 use serde_json::{Map, Value};
 
-use super::grouped::{Grouped, NONE};
+use super::by_key::ByKey;
+use super::grouped::{pos, Grouped, Pos, NONE};
 use super::split_body::split_body;
 use crate::fixed_hash::{map_with_capacity, FixedMap};
 use crate::scenario::model::OperationSpec;
@@ -44,9 +45,9 @@ pub struct CreateBody {
 pub struct Attribution<'o> {
     operations: &'o [OperationSpec],
     /// Operation id to its position in the scenario's operations.
-    op_position: FixedMap<&'o str, usize>,
+    op_position: ByKey<'o, OperationSpec>,
     /// By operation position: its group.
-    op_group: Vec<usize>,
+    op_group: Vec<Pos>,
     /// By group: its operations' positions, in scenario order.
     ops: Grouped,
     /// By group: the journal positions of the create requests attributed to it.
@@ -54,7 +55,7 @@ pub struct Attribution<'o> {
     /// By group: the ledger positions of the effects attributed to it.
     effects: Grouped,
     /// By ledger position: the effect's group, or [`NONE`].
-    effect_group: Vec<usize>,
+    effect_group: Vec<Pos>,
     /// Attributed create requests whose arguments are not their operation's
     /// (traced by the reference they carried): each is an invariant-5 breach.
     pub changed_arguments: BTreeSet<u64>,
@@ -115,21 +116,15 @@ impl<'o> Attribution<'o> {
             || {
                 // Sized up front: at a million entries, growing by doubling
                 // rehashed every map several times over.
-                let mut by_args: FixedMap<&str, usize> = map_with_capacity(operations.len());
+                let mut by_args: FixedMap<&str, Pos> = map_with_capacity(operations.len());
                 let mut op_group = Vec::with_capacity(operations.len());
                 for key in keys {
-                    let next = by_args.len();
+                    let next = pos(by_args.len());
                     op_group.push(*by_args.entry(key).or_insert(next));
                 }
                 (by_args, op_group)
             },
-            || {
-                let mut op_position: FixedMap<&'o str, usize> = map_with_capacity(operations.len());
-                for (position, op) in operations.iter().enumerate() {
-                    op_position.insert(op.id.as_str(), position);
-                }
-                op_position
-            },
+            || ByKey::new(operations, |op: &OperationSpec| op.id.as_str()),
         );
         let groups = by_args.len();
 
@@ -161,7 +156,7 @@ impl<'o> Attribution<'o> {
             unattributed: unattributed_requests,
         } = requests;
         let seqs = SeqPositions::new(journal);
-        let effect_group: Vec<usize> = ledger
+        let effect_group: Vec<Pos> = ledger
             .iter()
             .map(|effect| {
                 if effect.tenant != credential {
@@ -200,12 +195,12 @@ impl<'o> Attribution<'o> {
 
     /// The position of an operation in the scenario's operations.
     pub fn op_position(&self, op: &str) -> Option<usize> {
-        self.op_position.get(op).copied()
+        self.op_position.position(op)
     }
 
     /// The group of the operation at `position` in the scenario's operations.
     pub fn group_at(&self, position: usize) -> Option<usize> {
-        self.op_group.get(position).copied()
+        self.op_group.get(position).map(|&g| g as usize)
     }
 
     /// A group's operations, in scenario order.
@@ -214,11 +209,11 @@ impl<'o> Attribution<'o> {
         group: usize,
     ) -> impl ExactSizeIterator<Item = &'o OperationSpec> + '_ {
         let operations = self.operations;
-        self.ops.of(group).iter().map(move |&p| &operations[p])
+        self.ops.of(group).iter().map(move |&p| &operations[p as usize])
     }
 
     /// A group's operations' positions in the scenario's operations, in order.
-    pub fn op_positions_of_group(&self, group: usize) -> &[usize] {
+    pub fn op_positions_of_group(&self, group: usize) -> &[Pos] {
         self.ops.of(group)
     }
 
@@ -236,12 +231,12 @@ impl<'o> Attribution<'o> {
     }
 
     /// Positions in the ledger of the effects attributed to a group, in ledger order.
-    pub fn effect_positions(&self, group: usize) -> &[usize] {
+    pub fn effect_positions(&self, group: usize) -> &[Pos] {
         self.effects.of(group)
     }
 
     /// Positions in the journal of the create requests attributed to a group, in journal order.
-    pub fn request_positions(&self, group: usize) -> &[usize] {
+    pub fn request_positions(&self, group: usize) -> &[Pos] {
         self.requests.of(group)
     }
 
@@ -249,8 +244,8 @@ impl<'o> Attribution<'o> {
     pub fn group_of_effect(&self, position: usize) -> Option<usize> {
         self.effect_group
             .get(position)
-            .copied()
-            .filter(|&g| g != NONE)
+            .filter(|&&g| g != NONE)
+            .map(|&g| g as usize)
     }
 
     /// Effects attributed to a group, in ledger order. `ledger` must be the one
@@ -258,7 +253,7 @@ impl<'o> Attribution<'o> {
     pub fn effects_of_group<'l>(&self, group: usize, ledger: &'l [Effect]) -> Vec<&'l Effect> {
         self.effect_positions(group)
             .iter()
-            .filter_map(|&i| ledger.get(i))
+            .filter_map(|&i| ledger.get(i as usize))
             .collect()
     }
 
@@ -271,7 +266,7 @@ impl<'o> Attribution<'o> {
     ) -> Vec<&'j JournalEntry> {
         self.request_positions(group)
             .iter()
-            .filter_map(|&i| journal.get(i))
+            .filter_map(|&i| journal.get(i as usize))
             .collect()
     }
 }
@@ -302,16 +297,16 @@ fn split_keys<'k>(keys: &'k str, ends: &'k [usize]) -> impl Iterator<Item = &'k 
 
 /// What create requests are attributed against, once built.
 struct GroupMaps<'m, 'o> {
-    by_args: &'m FixedMap<&'m str, usize>,
-    op_position: &'m FixedMap<&'o str, usize>,
-    op_group: &'m [usize],
+    by_args: &'m FixedMap<&'m str, Pos>,
+    op_position: &'m ByKey<'o, OperationSpec>,
+    op_group: &'m [Pos],
     credential: &'m str,
 }
 
 /// The create requests of part of a journal, attributed.
 struct RequestGroups {
     /// By position in that part: the request's group, or [`NONE`].
-    group: Vec<usize>,
+    group: Vec<Pos>,
     /// Seqs of those traced by their reference only (changed arguments).
     changed_arguments: BTreeSet<u64>,
     /// Seqs of the adapter's creates that match no operation, in order.
@@ -319,8 +314,10 @@ struct RequestGroups {
 }
 
 impl GroupMaps<'_, '_> {
-    fn group_of_op(&self, id: &str) -> Option<usize> {
-        self.op_position.get(id).map(|&p| self.op_group[p])
+    fn group_of_op(&self, id: &str) -> Option<Pos> {
+        self.op_position
+            .position(id)
+            .and_then(|p| self.op_group.get(p).copied())
     }
 
     /// Attributes the create requests of `journal` (a part of the run's).
@@ -564,7 +561,7 @@ mod tests {
         assert_eq!(groups, [Some(1), Some(0), None, None, Some(1), None]);
         assert_eq!(a.changed_arguments.iter().copied().collect::<Vec<_>>(), [2]);
         assert_eq!(a.unattributed_requests, [4]);
-        assert_eq!(a.effect_positions(2), &[] as &[usize]);
+        assert_eq!(a.effect_positions(2), &[] as &[u32]);
         // The same with seqs that do not run on by one (a summarised journal).
         let mut gapped = journal.clone();
         for entry in &mut gapped {

@@ -12,7 +12,8 @@ use std::collections::BTreeSet;
 use lostreply_simulator::Effect;
 
 use super::attribution::Attribution;
-use super::grouped::{Grouped, NONE};
+use super::by_key::ByKey;
+use super::grouped::{pos, Grouped, Pos, NONE};
 use crate::fixed_hash::{map_with_capacity, FixedMap};
 use crate::run::observation::{Call, Observation};
 
@@ -23,10 +24,10 @@ pub(crate) struct Index<'o> {
     other_ops: FixedMap<&'o str, usize>,
     ledger: &'o [Effect],
     /// Effect id to its position in the ledger.
-    effects: FixedMap<&'o str, usize>,
+    effects: ByKey<'o, Effect>,
     /// By slot: calls that produced an outcome, in the order they ended.
     outcome_calls: Vec<&'o Call>,
-    outcome_start: Vec<usize>,
+    outcome_start: Vec<Pos>,
     /// Calls by (step, operation), probes left out: what a step reported.
     /// Only the steps the scenario's `after_step` asks about.
     step_calls: FixedMap<usize, FixedMap<&'o str, Vec<&'o Call>>>,
@@ -43,10 +44,7 @@ impl<'o> Index<'o> {
                 *other_ops.entry(id).or_insert(next)
             }
         };
-        let mut effects: FixedMap<&str, usize> = map_with_capacity(obs.ledger.len());
-        for (position, effect) in obs.ledger.iter().enumerate() {
-            effects.insert(effect.id.as_str(), position);
-        }
+        let effects = ByKey::new(&obs.ledger, |effect: &Effect| effect.id.as_str());
         let asked: BTreeSet<usize> = obs.scenario.expect.after_step.keys().copied().collect();
         let mut step_calls: FixedMap<usize, FixedMap<&str, Vec<&Call>>> = map_with_capacity(0);
         let mut outcome_slot = vec![NONE; obs.calls.len()];
@@ -55,7 +53,7 @@ impl<'o> Index<'o> {
                 continue;
             };
             if call.outcome.is_some() {
-                outcome_slot[position] = slot(op);
+                outcome_slot[position] = pos(slot(op));
             }
             if !call.probe && asked.contains(&call.step_number()) {
                 step_calls
@@ -73,9 +71,9 @@ impl<'o> Index<'o> {
         outcome_start.push(0);
         for slot in 0..slots {
             let from = outcome_calls.len();
-            outcome_calls.extend(grouped.of(slot).iter().map(|&p| &obs.calls[p]));
+            outcome_calls.extend(grouped.of(slot).iter().map(|&p| &obs.calls[p as usize]));
             outcome_calls[from..].sort_by_key(|c| (c.end_ms, c.index));
-            outcome_start.push(outcome_calls.len());
+            outcome_start.push(pos(outcome_calls.len()));
         }
         Index {
             attribution,
@@ -97,7 +95,7 @@ impl<'o> Index<'o> {
 
     /// The effect with this id and its position in the ledger.
     pub(crate) fn effect(&self, id: &str) -> Option<(usize, &'o Effect)> {
-        let position = *self.effects.get(id)?;
+        let position = self.effects.position(id)?;
         Some((position, self.ledger.get(position)?))
     }
 
@@ -114,7 +112,10 @@ impl<'o> Index<'o> {
             self.outcome_start.get(position),
             self.outcome_start.get(position.wrapping_add(1)),
         ) {
-            (Some(&from), Some(&to)) => &self.outcome_calls[from..to],
+            (Some(&from), Some(&to)) => self
+                .outcome_calls
+                .get(from as usize..to as usize)
+                .unwrap_or_default(),
             _ => &[],
         }
     }

@@ -159,7 +159,7 @@ fn failure_has_no_effect(
         let effects = || {
             a.effect_positions(g)
                 .iter()
-                .filter_map(|&p| obs.ledger.get(p))
+                .filter_map(|&p| obs.ledger.get(p as usize))
         };
         for &call in ix.outcome_calls_at(position) {
             let Some(reply) = &call.outcome else { continue };
@@ -282,7 +282,7 @@ fn same_key_same_args(obs: &Observation, a: &Attribution<'_>, v: &mut Vec<Violat
         let requests = || {
             a.request_positions(g)
                 .iter()
-                .filter_map(|&p| obs.journal.get(p))
+                .filter_map(|&p| obs.journal.get(p as usize))
         };
         let Some(first) = requests().next() else {
             continue;

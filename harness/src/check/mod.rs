@@ -5,8 +5,9 @@
 pub mod attribution;
 // The parts of `check`, for `suite::check_and_report`, which runs them
 // beside other work on a large run.
+pub(crate) mod by_key;
 pub(crate) mod expectations;
-mod grouped;
+pub(crate) mod grouped;
 pub(crate) mod index;
 pub(crate) mod invariants;
 mod split_body;
