@@ -12,11 +12,13 @@
 
 pub mod adapter;
 pub mod builtin;
+mod by_key;
 pub mod check;
 pub mod dispatch;
 pub mod driver;
 pub mod exit;
 mod fixed_hash;
+mod position;
 pub mod protocol;
 pub mod report_build;
 pub mod run;

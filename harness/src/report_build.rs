@@ -11,7 +11,7 @@ use lostreply_simulator::{
 };
 
 use crate::check::attribution::Attribution;
-use crate::check::grouped::{Pos, NONE};
+use crate::position::{Pos, NONE};
 use crate::run::observation::{Call, Observation};
 use crate::scenario::client_profiles::McpClient;
 use crate::scenario::model::OperationSpec;

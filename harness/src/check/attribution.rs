@@ -15,9 +15,9 @@ use std::collections::BTreeSet;
 use lostreply_simulator::{write_canonical_text, Effect, JournalEntry, RequestKind};
 use serde_json::{Map, Value};
 
-use super::by_key::ByKey;
 use super::grouped::{pos, Grouped, Pos, NONE};
 use super::split_body::split_body;
+use crate::by_key::ByKey;
 use crate::fixed_hash::{map_with_capacity, FixedMap};
 use crate::scenario::model::OperationSpec;
 use crate::two_threads::{self, both};
@@ -209,7 +209,10 @@ impl<'o> Attribution<'o> {
         group: usize,
     ) -> impl ExactSizeIterator<Item = &'o OperationSpec> + '_ {
         let operations = self.operations;
-        self.ops.of(group).iter().map(move |&p| &operations[p as usize])
+        self.ops
+            .of(group)
+            .iter()
+            .map(move |&p| &operations[p as usize])
     }
 
     /// A group's operations' positions in the scenario's operations, in order.

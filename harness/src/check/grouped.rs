@@ -2,23 +2,10 @@
 //!
 //! Why: a million-operation run has a million groups of one or two items each;
 //! a `Vec` per group was a million small allocations to make and to free
-//! (malloc and free were a sixth of checking it). Positions and groups are
-//! `u32` ([`Pos`]): half the memory of `usize`, and a run's lists (a journal
-//! bounded at a million entries, a ledger bounded by its objects, calls
-//! bounded by a scenario's steps) stay far below four billion.
+//! (malloc and free were a sixth of checking it). Positions and group
+//! numbers are [`Pos`] (`u32`), half the memory of `usize`.
 
-/// A position in one of a run's lists, or a group number.
-pub(crate) type Pos = u32;
-
-/// Marks an item that belongs to no group.
-pub(crate) const NONE: Pos = Pos::MAX;
-
-/// `n` as a [`Pos`]: a list of a run is never near `u32::MAX` long (see
-/// the module's note), and a position past it saturates to [`NONE`], which
-/// names nothing, rather than wrapping onto another item.
-pub(crate) fn pos(n: usize) -> Pos {
-    Pos::try_from(n).unwrap_or(NONE)
-}
+pub(crate) use crate::position::{pos, Pos, NONE};
 
 /// Items `0..n` grouped: group `g`'s items are `items[start[g]..start[g + 1]]`,
 /// ascending.
@@ -33,7 +20,10 @@ impl Grouped {
     pub(crate) fn new(group_of: &[Pos], groups: usize) -> Grouped {
         let mut start: Vec<Pos> = vec![0; groups + 1];
         for &g in group_of {
-            if let Some(count) = start.get_mut((g as usize).wrapping_add(1)).filter(|_| g != NONE) {
+            if let Some(count) = start
+                .get_mut((g as usize).wrapping_add(1))
+                .filter(|_| g != NONE)
+            {
                 *count += 1;
             }
         }
@@ -82,11 +72,5 @@ mod tests {
         let empty = Grouped::new(&[], 0);
         assert_eq!(empty.len(), 0);
         assert_eq!(empty.of(0), &[] as &[Pos]);
-    }
-
-    #[test]
-    fn a_position_past_u32_names_nothing() {
-        assert_eq!(pos(7), 7);
-        assert_eq!(pos(usize::MAX), NONE);
     }
 }

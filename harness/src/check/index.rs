@@ -12,8 +12,8 @@ use std::collections::BTreeSet;
 use lostreply_simulator::Effect;
 
 use super::attribution::Attribution;
-use super::by_key::ByKey;
 use super::grouped::{pos, Grouped, Pos, NONE};
+use crate::by_key::ByKey;
 use crate::fixed_hash::{map_with_capacity, FixedMap};
 use crate::run::observation::{Call, Observation};
 

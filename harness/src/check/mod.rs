@@ -5,9 +5,8 @@
 pub mod attribution;
 // The parts of `check`, for `suite::check_and_report`, which runs them
 // beside other work on a large run.
-pub(crate) mod by_key;
 pub(crate) mod expectations;
-pub(crate) mod grouped;
+mod grouped;
 pub(crate) mod index;
 pub(crate) mod invariants;
 mod split_body;

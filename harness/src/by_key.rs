@@ -13,8 +13,8 @@ use std::hash::BuildHasher;
 use foldhash::fast::FixedState;
 use hashbrown::hash_table::{Entry, HashTable};
 
-use super::grouped::{pos, Pos};
 use crate::fixed_hash::fixed_state;
+use crate::position::{pos, Pos};
 
 /// Positions in `items`, by `key(item)`. Where two items have the same key
 /// the later one is found, as inserting both into a map would leave it.
