@@ -13,7 +13,7 @@
 use bench::synthetic::{observation, SyntheticSpec};
 use lostreply_harness::check::attribution::Attribution;
 use lostreply_harness::report_build;
-use lostreply_reports::model::SharedJson;
+use lostreply_reports::model::{CallRequest, SharedJson};
 
 /// `println!` that stops quietly when stdout is gone (`| head`) instead of panicking.
 macro_rules! say {
@@ -66,7 +66,9 @@ fn main() {
         parts.calls.iter_mut().for_each(|c| c.reply = None)
     });
     part("calls' requests", &mut || {
-        let none = SharedJson::new(&serde_json::Value::Null);
+        // A request kept as its operation frees nothing here: the
+        // operation is the scenario's, counted with the operations.
+        let none = CallRequest::from(SharedJson::new(&serde_json::Value::Null));
         parts
             .calls
             .iter_mut()

@@ -12,8 +12,12 @@ use std::time::Duration;
 use lostreply_harness::protocol::{CallName, OutcomeKind, OutcomeReply};
 use lostreply_harness::run::call_log::CallLog;
 use lostreply_harness::run::observation::{Call, Observation};
-use lostreply_harness::scenario::model::{Expectations, OperationSpec, Scenario, Step};
-use lostreply_reports::model::{CallEnd, SharedJson, SharedStr, SharedTail, StepReport};
+use lostreply_harness::scenario::model::{
+    Expectations, OperationFields, OperationSpec, Scenario, Step,
+};
+use lostreply_reports::model::{
+    CallEnd, CallRequest, SharedJson, SharedStr, SharedTail, StepReport,
+};
 use lostreply_simulator::{
     canonical_json, Effect, JournalEntry, JsonText, ObjectStatus, Plan, RequestKind, ResponseFate,
 };
@@ -183,12 +187,12 @@ fn operation(i: usize, resource: &SharedStr) -> OperationSpec {
     let mut args = Map::new();
     args.insert("title".to_owned(), Value::String(format!("ticket {i}")));
     args.insert("n".to_owned(), json!(i));
-    OperationSpec {
+    OperationSpec::new(OperationFields {
         id: format!("op-{i}").into(),
         resource: resource.clone(),
         tool: None,
         args: SharedJson::from_map(&args),
-    }
+    })
 }
 
 /// The text every request and effect repeats, one copy each, as the
@@ -301,10 +305,14 @@ fn call(
             json!({ "operation_id": op.id })
         }
     };
-    // As the harness records it: its own fields, then the common ones shared.
+    // As the harness records it: its own fields as the operation (or its id)
+    // they were made from, then the common ones shared.
     let request = match (own, &repeated.common) {
-        (Value::Object(own), Some(common)) => SharedJson::with_tail(&own, common),
-        (own, _) => SharedJson::new(&own),
+        (Value::Object(own), Some(common)) => match name {
+            CallName::Execute => CallRequest::executing(&own, common, op),
+            _ => CallRequest::about(&own, common, &op.id),
+        },
+        (own, _) => SharedJson::new(&own).into(),
     };
     let outcome = OutcomeReply {
         operation_id: op.id.as_str().into(),
@@ -439,7 +447,7 @@ mod tests {
         );
         // Same arguments on purpose: op-1 and op-2 are one group, and both claim its one effect.
         let mut obs = observation(spec);
-        obs.scenario.operations[2].args = obs.scenario.operations[1].args.clone();
+        obs.scenario.operations[2].make_mut().args = obs.scenario.operations[1].args.clone();
         obs.scenario.expect.effects.clear();
         let shared = obs.ledger[1].id.clone();
         for call in &mut obs.calls {

@@ -34,6 +34,7 @@
 #![deny(missing_docs)]
 
 pub mod call_reply;
+pub mod call_request;
 pub mod html;
 mod inline_list;
 pub mod invariant;

@@ -69,6 +69,19 @@ impl SharedTail {
 }
 
 /// Equal when the texts are (the members are what the text was written from).
+impl SharedTail {
+    /// The text: `,`, the members, `}`.
+    pub(crate) fn text(&self) -> &SharedStr {
+        &self.text
+    }
+
+    /// True when `own` names none of the tail's members (an object made of
+    /// both holds each once).
+    pub(crate) fn is_disjoint(&self, own: &Map<String, Value>) -> bool {
+        !self.members.keys().any(|name| own.contains_key(name))
+    }
+}
+
 impl PartialEq for SharedTail {
     fn eq(&self, other: &SharedTail) -> bool {
         self.text == other.text
@@ -96,8 +109,7 @@ impl SharedJson {
     /// merged object would not hold both), or `own` is empty, the merged
     /// object's text is made whole instead.
     pub fn with_tail(own: &Map<String, Value>, tail: &SharedTail) -> SharedJson {
-        let disjoint = !tail.members.keys().any(|name| own.contains_key(name));
-        if disjoint && !own.is_empty() {
+        if tail.is_disjoint(own) && !own.is_empty() {
             if let Ok(text) = serde_json::to_string(own) {
                 // `own`'s text without its closing `}`: the tail's `,` follows
                 // its last member, outside any string, at the object's depth.
@@ -200,11 +212,25 @@ impl fmt::Display for SharedJson {
 
 impl Serialize for SharedJson {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        if pretty::is_report_serializer::<S>() {
-            // The report's writer re-indents the text itself, the tail after the head.
-            return pretty::write_shared(&self.head, self.tail.as_ref(), serializer);
-        }
-        Raw(&self.text()).serialize(serializer)
+        serialize_parts(&self.head, self.tail.as_ref(), serializer)
+    }
+}
+
+/// Writes the compact JSON text `head` then `tail` (an object's shared last
+/// members) as the one value they make: the report's writer re-indents the
+/// text itself, the tail after the head; any other serializer gets the calls
+/// the value's tree would make.
+pub(crate) fn serialize_parts<S: Serializer>(
+    head: &str,
+    tail: Option<&SharedStr>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    if pretty::is_report_serializer::<S>() {
+        return pretty::write_shared(head, tail, serializer);
+    }
+    match tail {
+        None => Raw(head).serialize(serializer),
+        Some(tail) => Raw(&format!("{head}{tail}")).serialize(serializer),
     }
 }
 

@@ -456,12 +456,12 @@ mod tests {
     use super::*;
 
     fn op(id: &str, args: Value) -> OperationSpec {
-        OperationSpec {
+        OperationSpec::new(crate::scenario::model::OperationFields {
             id: id.into(),
             resource: "tickets".into(),
             tool: None,
             args: SharedJson::from_map(args.as_object().unwrap()),
-        }
+        })
     }
 
     fn create(seq: u64, tenant: &str, body: Value) -> JournalEntry {

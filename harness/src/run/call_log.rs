@@ -127,7 +127,7 @@ mod tests {
             step: 1,
             name,
             operation_id: Some(op.into()),
-            request: SharedJson::new(&json!({"operation_id": op})),
+            request: json!({"operation_id": op}).into(),
             reply: Some(SharedJson::new(&reply)),
             // Decided by the log.
             reply_is_outcome: false,

@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 
 use lostreply_reports::model::{
-    CallEnd, CallReply, DeliveryRecord, ErrorRecord, Evidence, SharedJson, SharedStr, StepReport,
+    CallEnd, CallReply, CallRequest, DeliveryRecord, ErrorRecord, Evidence, SharedJson, SharedStr,
+    StepReport,
 };
 use lostreply_simulator::{Effect, JournalEntry};
 
@@ -25,9 +26,10 @@ pub struct Call {
     pub name: CallName,
     /// The operation concerned, if one.
     pub operation_id: Option<SharedStr>,
-    /// What the harness sent, as shared text: a million-operation run holds
-    /// two million of these, and the report shares them instead of copying.
-    pub request: SharedJson,
+    /// What the harness sent, as shared text, or as the scenario's operation
+    /// it was made from (`CallRequest`): a million-operation run holds two
+    /// million of these, and the report takes them over instead of copying.
+    pub request: CallRequest,
     /// The raw reply's text, if one came back (shared, as `request`) and it
     /// was not simply `outcome` written out: see `reply_is_outcome`, and
     /// [`Call::reply`] for the reply either way.

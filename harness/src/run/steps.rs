@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use lostreply_reports::model::{
-    CallEnd, DeliveryRecord, ErrorRecord, SharedJson, SharedStr, SharedTail, StepReport,
+    CallEnd, CallRequest, DeliveryRecord, ErrorRecord, SharedJson, SharedStr, SharedTail,
+    StepReport,
 };
 use lostreply_simulator::{Effect, Simulator};
 use serde_json::{json, Value};
@@ -87,13 +88,25 @@ struct PreparedDelivery {
 }
 
 /// One adapter call to make.
+/// What a call's own fields were made from, so the observation can keep the
+/// request as that (when the fields are exactly it written out).
+#[derive(Clone, Copy)]
+enum MadeFrom<'a> {
+    /// `{"operation_id": …}`: `status` and `reconcile`.
+    Id(&'a OpId),
+    /// `{"operation": …}`: `execute`.
+    Operation(&'a OperationSpec),
+    /// Anything else (`resolve`, `webhook`).
+    Nothing,
+}
+
 struct CallSpec {
     name: CallName,
     op: Option<OpId>,
     /// What is sent.
     request: Value,
     /// The request as the observation keeps it.
-    recorded: SharedJson,
+    recorded: CallRequest,
     crash: Option<CrashPoint>,
     probe: bool,
 }
@@ -263,7 +276,7 @@ impl<'a> StepRunner<'a> {
     }
 
     fn status_spec(&self, op: &OpId, probe: bool) -> CallSpec {
-        let (request, recorded) = self.with_common(json!({ "operation_id": op }));
+        let (request, recorded) = self.with_common(json!({ "operation_id": op }), MadeFrom::Id(op));
         CallSpec {
             name: CallName::Status,
             op: Some(op.clone()),
@@ -276,23 +289,28 @@ impl<'a> StepRunner<'a> {
 
     /// A call's own fields with the common ones after them: the request to
     /// send, and as the observation keeps it (the common fields' text shared
-    /// with the calls before, while they stay the same).
-    fn with_common(&self, own: Value) -> (Value, SharedJson) {
+    /// with the calls before, while they stay the same; the own fields as
+    /// what they were made from, when they are exactly that written out).
+    fn with_common(&self, own: Value, made_from: MadeFrom<'_>) -> (Value, CallRequest) {
         match (
             own,
             common_fields(self.scenario, self.sim, &self.credential),
         ) {
             (Value::Object(mut request), Value::Object(common)) => {
-                let recorded = match self.common_tail(&common) {
-                    Some(tail) => SharedJson::with_tail(&request, &tail),
-                    None => SharedJson::from_map(&request),
+                let recorded = match (self.common_tail(&common), made_from) {
+                    (Some(tail), MadeFrom::Id(id)) => CallRequest::about(&request, &tail, id),
+                    (Some(tail), MadeFrom::Operation(op)) => {
+                        CallRequest::executing(&request, &tail, op)
+                    }
+                    (Some(tail), MadeFrom::Nothing) => CallRequest::with_tail(&request, &tail),
+                    (None, _) => SharedJson::from_map(&request).into(),
                 };
                 request.extend(common);
                 (Value::Object(request), recorded)
             }
             // Never (both are objects by construction): sent and kept as built.
             (own, _) => {
-                let recorded = SharedJson::new(&own);
+                let recorded = SharedJson::new(&own).into();
                 (own, recorded)
             }
         }
@@ -311,19 +329,32 @@ impl<'a> StepRunner<'a> {
 
     /// The call a step makes; `None` for steps that are not a single call.
     fn call_spec(&self, step: &Step) -> Option<CallSpec> {
-        let (name, op, request, crash) = match step {
+        let (name, op, request, made_from, crash) = match step {
             Step::Execute { op, crash } => {
                 let spec = self.operation(op)?;
                 let request = json!({ "operation": super::contract::operation(spec) });
-                (CallName::Execute, op, request, *crash)
+                (
+                    CallName::Execute,
+                    op,
+                    request,
+                    MadeFrom::Operation(spec),
+                    *crash,
+                )
             }
             Step::Reconcile { op, crash } => (
                 CallName::Reconcile,
                 op,
                 json!({ "operation_id": op }),
+                MadeFrom::Id(op),
                 *crash,
             ),
-            Step::Status { op } => (CallName::Status, op, json!({ "operation_id": op }), None),
+            Step::Status { op } => (
+                CallName::Status,
+                op,
+                json!({ "operation_id": op }),
+                MadeFrom::Id(op),
+                None,
+            ),
             Step::Resolve {
                 op,
                 outcome,
@@ -338,11 +369,11 @@ impl<'a> StepRunner<'a> {
                 let request = json!({ "operation_id": op, "resolution": {
                     "outcome": outcome, "provider_ref": provider_ref, "evidence": evidence, "by": "operator",
                 }});
-                (CallName::Resolve, op, request, None)
+                (CallName::Resolve, op, request, MadeFrom::Nothing, None)
             }
             Step::Advance { .. } | Step::Parallel(_) | Step::Webhook { .. } => return None,
         };
-        let (request, recorded) = self.with_common(request);
+        let (request, recorded) = self.with_common(request, made_from);
         Some(CallSpec {
             name,
             op: Some(op.clone()),
@@ -530,8 +561,10 @@ impl<'a> StepRunner<'a> {
                     }
                 }
             }
-            let (request, recorded) =
-                self.with_common(json!({ "headers": delivery.headers, "body": delivery.body }));
+            let (request, recorded) = self.with_common(
+                json!({ "headers": delivery.headers, "body": delivery.body }),
+                MadeFrom::Nothing,
+            );
             prepared.push(PreparedDelivery {
                 spec: CallSpec {
                     name: CallName::Webhook,

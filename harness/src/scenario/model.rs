@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use lostreply_reports::model::{SharedJson, SharedStr};
+use lostreply_reports::model::SharedStr;
 use lostreply_simulator::mcp::Revision;
 use lostreply_simulator::{EventKind, Plan};
 
@@ -47,24 +47,10 @@ pub struct Scenario {
 /// million-operation run named each some eight times, a string each).
 pub type OpId = SharedStr;
 
-/// A logical operation.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OperationSpec {
-    /// `op-1`.
-    pub id: OpId,
-    /// Collection it creates in (for a tool operation: the tool's collection).
-    pub resource: SharedStr,
-    /// `Some`: an MCP operation, the paid tool it calls (`action: call_tool`);
-    /// `None`: an HTTP create.
-    pub tool: Option<SharedStr>,
-    /// Its arguments (the create body before reserved fields; for a tool, the
-    /// tool's arguments without its idempotency key argument, which only the
-    /// adapter adds, and which the server strips before it records the effect),
-    /// an object in file order, kept as its compact text: a million-operation
-    /// run holds a million, and the report shares this copy (as a parsed map
-    /// each was some 550 bytes).
-    pub args: SharedJson,
-}
+/// A logical operation, and its fields: the report's model defines them, so
+/// that an `execute` request in a record can be kept as the operation it was
+/// made from (`lostreply_reports::call_request`). Cloning an operation shares it.
+pub use lostreply_reports::model::{OperationFields, OperationSpec};
 
 /// The retrieval tool that answers one operation by id.
 pub const GET_OPERATION: &str = "get_operation";

@@ -20,7 +20,7 @@ use lostreply_reports::model::SharedJson;
 use lostreply_reports::shared_str::Recent;
 
 use crate::scenario::error::Diagnostics;
-use crate::scenario::model::{OpId, OperationSpec, Scenario};
+use crate::scenario::model::{OpId, OperationFields, OperationSpec, Scenario};
 use crate::scenario::raw::{Args, DurationText, RawOperation, RawScenario};
 use crate::scenario::span::{Pos, Sp};
 
@@ -217,12 +217,12 @@ fn operations(
         }
         let args = args(d, op.value.args.as_ref(), declared.max_body_bytes);
         let (resource, tool) = operation_target(d, op, &args, declared);
-        specs.push(OperationSpec {
+        specs.push(OperationSpec::new(OperationFields {
             id,
             resource: names.get(&resource),
             tool: tool.map(|tool| names.get(&tool)),
             args: SharedJson::from_map(&args),
-        });
+        }));
     }
     specs
 }

@@ -1,0 +1,78 @@
+//! A real run keeps the requests it made from the scenario's operations as
+//! those operations: the harness's own writing of an `execute`, `status` or
+//! `reconcile` request must be what `CallRequest` writes from the operation,
+//! byte for byte, or each would silently be kept as text again (correct, but
+//! the memory a million-operation run saves would be lost). Runs built-in
+//! scenarios, an HTTP one and an MCP one (`call_tool`), with the reference
+//! adapter against a real simulator on 127.0.0.1.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use lostreply_harness::driver::AdapterUnderTest;
+use lostreply_harness::protocol::CallName;
+use lostreply_harness::run::{observe, operation};
+use lostreply_harness::scenario::model::{OperationSpec, Scenario};
+use lostreply_reference::ReferenceFactory;
+use lostreply_reports::model::CallRequest;
+
+fn builtin(path: &str) -> Scenario {
+    lostreply_harness::builtin::scenarios()
+        .unwrap()
+        .into_iter()
+        .find(|s| s.path.ends_with(path))
+        .unwrap_or_else(|| panic!("no built-in scenario {path}"))
+}
+
+async fn requests_are_kept_as_their_operations(path: &str) {
+    let scenario = builtin(path);
+    let adapter = AdapterUnderTest::InProcess(Arc::new(ReferenceFactory));
+    let obs = observe(&scenario, &adapter, lostreply_harness::seed::DEFAULT_SEED).await;
+    assert!(obs.errors.is_empty(), "{:?}", obs.errors);
+    let spec = |id: &str| -> &OperationSpec {
+        obs.scenario
+            .operations
+            .iter()
+            .find(|op| op.id == id)
+            .unwrap()
+    };
+    let (mut executes, mut about) = (0, 0);
+    for call in &obs.calls {
+        let value = call.request.to_value();
+        assert_eq!(value["protocol"], 1, "{path}: {value}");
+        let id = call.operation_id.as_deref().unwrap_or_default();
+        match (call.name, &call.request) {
+            (CallName::Execute, CallRequest::Operation { op, .. }) => {
+                assert!(OperationSpec::ptr_eq(op, spec(id)), "{path}: {id}");
+                assert_eq!(
+                    value["operation"],
+                    serde_json::to_value(operation(spec(id))).unwrap()
+                );
+                executes += 1;
+            }
+            (CallName::Status | CallName::Reconcile, CallRequest::OperationId { id: kept, .. }) => {
+                assert_eq!(kept.as_str(), id);
+                assert_eq!(value["operation_id"], id);
+                about += 1;
+            }
+            (CallName::Execute | CallName::Status | CallName::Reconcile, other) => {
+                panic!("{path}: a {:?} request kept as text: {other}", call.name)
+            }
+            (CallName::Resolve | CallName::Webhook, _) => {}
+        }
+    }
+    assert!(
+        executes > 0 && about > 0,
+        "{path}: {executes} executes, {about} others"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_runs_requests_are_kept_as_its_operations() {
+    requests_are_kept_as_their_operations("case02-lost-after-commit.yaml").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_runs_requests_are_kept_as_its_operations() {
+    requests_are_kept_as_their_operations("mcp-lost-after-commit.yaml").await;
+}
