@@ -13,7 +13,7 @@
 use bench::synthetic::{observation, SyntheticSpec};
 use lostreply_harness::check::attribution::Attribution;
 use lostreply_harness::report_build;
-use lostreply_reports::model::{CallRequest, SharedJson};
+use lostreply_reports::model::{RecordedRequest, SharedJson};
 
 /// `println!` that stops quietly when stdout is gone (`| head`) instead of panicking.
 macro_rules! say {
@@ -68,7 +68,7 @@ fn main() {
     part("calls' requests", &mut || {
         // A request kept as its operation frees nothing here: the
         // operation is the scenario's, counted with the operations.
-        let none = CallRequest::from(SharedJson::new(&serde_json::Value::Null));
+        let none = RecordedRequest::from(SharedJson::new(&serde_json::Value::Null));
         parts
             .calls
             .iter_mut()

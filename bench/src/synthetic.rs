@@ -16,7 +16,7 @@ use lostreply_harness::scenario::model::{
     Expectations, OperationFields, OperationSpec, Scenario, Step,
 };
 use lostreply_reports::model::{
-    CallEnd, CallRequest, SharedJson, SharedStr, SharedTail, StepReport,
+    CallEnd, RecordedRequest, SharedJson, SharedStr, SharedTail, StepReport,
 };
 use lostreply_simulator::{
     canonical_json, Effect, JournalEntry, JsonText, ObjectStatus, Plan, RequestKind, ResponseFate,
@@ -309,8 +309,8 @@ fn call(
     // they were made from, then the common ones shared.
     let request = match (own, &repeated.common) {
         (Value::Object(own), Some(common)) => match name {
-            CallName::Execute => CallRequest::executing(&own, common, op),
-            _ => CallRequest::about(&own, common, &op.id),
+            CallName::Execute => RecordedRequest::executing(&own, common, op),
+            _ => RecordedRequest::about(&own, common, &op.id),
         },
         (own, _) => SharedJson::new(&own).into(),
     };
@@ -333,7 +333,6 @@ fn call(
         // Decided by the log.
         reply_is_outcome: false,
         outcome: Some(outcome),
-        webhook: None,
         end: CallEnd::Replied,
         stderr: SharedStr::default(),
         start_ms: saturating_u32(t_ms),

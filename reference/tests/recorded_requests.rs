@@ -1,6 +1,6 @@
 //! A real run keeps the requests it made from the scenario's operations as
 //! those operations: the harness's own writing of an `execute`, `status` or
-//! `reconcile` request must be what `CallRequest` writes from the operation,
+//! `reconcile` request must be what `RecordedRequest` writes from the operation,
 //! byte for byte, or each would silently be kept as text again (correct, but
 //! the memory a million-operation run saves would be lost). Runs built-in
 //! scenarios, an HTTP one and an MCP one (`call_tool`), with the reference
@@ -14,7 +14,7 @@ use lostreply_harness::protocol::CallName;
 use lostreply_harness::run::{observe, operation};
 use lostreply_harness::scenario::model::{OperationSpec, Scenario};
 use lostreply_reference::ReferenceFactory;
-use lostreply_reports::model::CallRequest;
+use lostreply_reports::model::RecordedRequest;
 
 fn builtin(path: &str) -> Scenario {
     lostreply_harness::builtin::scenarios()
@@ -42,7 +42,7 @@ async fn requests_are_kept_as_their_operations(path: &str) {
         assert_eq!(value["protocol"], 1, "{path}: {value}");
         let id = call.operation_id.as_deref().unwrap_or_default();
         match (call.name, &call.request) {
-            (CallName::Execute, CallRequest::Operation { op, .. }) => {
+            (CallName::Execute, RecordedRequest::Operation { op, .. }) => {
                 assert!(OperationSpec::ptr_eq(op, spec(id)), "{path}: {id}");
                 assert_eq!(
                     value["operation"],
@@ -50,7 +50,10 @@ async fn requests_are_kept_as_their_operations(path: &str) {
                 );
                 executes += 1;
             }
-            (CallName::Status | CallName::Reconcile, CallRequest::OperationId { id: kept, .. }) => {
+            (
+                CallName::Status | CallName::Reconcile,
+                RecordedRequest::OperationId { id: kept, .. },
+            ) => {
                 assert_eq!(kept.as_str(), id);
                 assert_eq!(value["operation_id"], id);
                 about += 1;

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::shared_str::SharedStr;
 
 pub use crate::call_reply::{CallReply, OutcomeReply};
-pub use crate::call_request::{CallRequest, OperationFields, OperationSpec};
+pub use crate::call_request::{OperationFields, OperationSpec, RecordedRequest};
 pub use crate::invariant::Invariant;
 pub use crate::shared_json::{SharedJson, SharedTail};
 
@@ -246,7 +246,7 @@ pub struct CallRecord {
     pub operation_id: Option<SharedStr>,
     /// The request sent (JSON), shared with the observation (a request
     /// made from the scenario's operation, as that operation).
-    pub request: CallRequest,
+    pub request: RecordedRequest,
     /// The reply, when a well-formed one came back, shared with the
     /// observation (an outcome reply that was exactly its parsed outcome, as it).
     pub reply: Option<CallReply>,

@@ -379,7 +379,7 @@ fn forged_changes_nothing(obs: &Observation, v: &mut Vec<Violation>) {
         let delivery = &obs.calls[probe.delivery];
         let before = probe.before.and_then(|i| obs.calls[i].outcome.as_ref());
         let after = probe.after.and_then(|i| obs.calls[i].outcome.as_ref());
-        let accepted = delivery.webhook.as_ref().is_some_and(|w| w.accepted);
+        let accepted = delivery.webhook().is_some_and(|w| w.accepted);
         // The record is what the contract defines; `evidence` is free text an
         // adapter may rephrase (a timestamp, a counter) without changing anything.
         let record = |o: Option<&crate::protocol::OutcomeReply>| {

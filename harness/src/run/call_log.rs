@@ -132,7 +132,6 @@ mod tests {
             // Decided by the log.
             reply_is_outcome: false,
             outcome,
-            webhook: None,
             end: CallEnd::Replied,
             stderr: SharedStr::default(),
             start_ms: 0,

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use lostreply_reports::model::{
-    CallEnd, CallRequest, DeliveryRecord, ErrorRecord, SharedJson, SharedStr, SharedTail,
+    CallEnd, DeliveryRecord, ErrorRecord, RecordedRequest, SharedJson, SharedStr, SharedTail,
     StepReport,
 };
 use lostreply_simulator::{Effect, Simulator};
@@ -106,7 +106,7 @@ struct CallSpec {
     /// What is sent.
     request: Value,
     /// The request as the observation keeps it.
-    recorded: CallRequest,
+    recorded: RecordedRequest,
     crash: Option<CrashPoint>,
     probe: bool,
 }
@@ -291,18 +291,18 @@ impl<'a> StepRunner<'a> {
     /// send, and as the observation keeps it (the common fields' text shared
     /// with the calls before, while they stay the same; the own fields as
     /// what they were made from, when they are exactly that written out).
-    fn with_common(&self, own: Value, made_from: MadeFrom<'_>) -> (Value, CallRequest) {
+    fn with_common(&self, own: Value, made_from: MadeFrom<'_>) -> (Value, RecordedRequest) {
         match (
             own,
             common_fields(self.scenario, self.sim, &self.credential),
         ) {
             (Value::Object(mut request), Value::Object(common)) => {
                 let recorded = match (self.common_tail(&common), made_from) {
-                    (Some(tail), MadeFrom::Id(id)) => CallRequest::about(&request, &tail, id),
+                    (Some(tail), MadeFrom::Id(id)) => RecordedRequest::about(&request, &tail, id),
                     (Some(tail), MadeFrom::Operation(op)) => {
-                        CallRequest::executing(&request, &tail, op)
+                        RecordedRequest::executing(&request, &tail, op)
                     }
-                    (Some(tail), MadeFrom::Nothing) => CallRequest::with_tail(&request, &tail),
+                    (Some(tail), MadeFrom::Nothing) => RecordedRequest::with_tail(&request, &tail),
                     (None, _) => SharedJson::from_map(&request).into(),
                 };
                 request.extend(common);
@@ -447,6 +447,8 @@ impl<'a> StepRunner<'a> {
         }
         let journal_after = saturating_u32(self.sim.journal_len());
         let (outcome, webhook) = read_reply(spec.name, out.reply.as_ref());
+        // Read again from the reply's text when asked for (`Call::webhook`).
+        let webhook = webhook.is_some();
         if let Some(reply) = out.reply.as_ref() {
             let extra = crate::protocol::unknown_reply_fields(spec.name, reply);
             if !extra.is_empty() && step > 0 {
@@ -462,7 +464,7 @@ impl<'a> StepRunner<'a> {
         }
         // A reply that parses as JSON but not as the protocol's shape is a bad reply.
         let end = match (&out.end, spec.name, &outcome, &webhook) {
-            (CallEnd::Replied, CallName::Webhook, _, None)
+            (CallEnd::Replied, CallName::Webhook, _, false)
             | (
                 CallEnd::Replied,
                 CallName::Execute | CallName::Reconcile | CallName::Resolve | CallName::Status,
@@ -485,7 +487,6 @@ impl<'a> StepRunner<'a> {
                 // Decided by the log.
                 reply_is_outcome: false,
                 outcome,
-                webhook,
                 end,
                 stderr: SharedStr::from(out.stderr),
                 start_ms: saturating_u32(start_ms),
@@ -664,15 +665,12 @@ fn saturating_u32(n: impl TryInto<u32>) -> u32 {
 fn read_reply(
     name: CallName,
     reply: Option<&Value>,
-) -> (Option<OutcomeReply>, Option<Box<WebhookReply>>) {
+) -> (Option<OutcomeReply>, Option<WebhookReply>) {
     let Some(reply) = reply else {
         return (None, None);
     };
     match name {
-        CallName::Webhook => (
-            None,
-            serde_json::from_value(reply.clone()).ok().map(Box::new),
-        ),
+        CallName::Webhook => (None, serde_json::from_value(reply.clone()).ok()),
         CallName::Execute | CallName::Reconcile | CallName::Resolve | CallName::Status => {
             (serde_json::from_value(reply.clone()).ok(), None)
         }
