@@ -14,7 +14,7 @@ use lostreply_harness::protocol::CallName;
 use lostreply_harness::run::{observe, operation};
 use lostreply_harness::scenario::model::{OperationSpec, Scenario};
 use lostreply_reference::ReferenceFactory;
-use lostreply_reports::model::RecordedRequest;
+use lostreply_reports::model::{FromOperation, Kept};
 
 fn builtin(path: &str) -> Scenario {
     lostreply_harness::builtin::scenarios()
@@ -42,7 +42,7 @@ async fn requests_are_kept_as_their_operations(path: &str) {
         assert_eq!(value["protocol"], 1, "{path}: {value}");
         let id = call.operation_id.as_deref().unwrap_or_default();
         match (call.name, &call.request) {
-            (CallName::Execute, RecordedRequest::Operation { op, .. }) => {
+            (CallName::Execute, Kept::Made(FromOperation::Operation { op, .. })) => {
                 assert!(OperationSpec::ptr_eq(op, spec(id)), "{path}: {id}");
                 assert_eq!(
                     value["operation"],
@@ -52,7 +52,7 @@ async fn requests_are_kept_as_their_operations(path: &str) {
             }
             (
                 CallName::Status | CallName::Reconcile,
-                RecordedRequest::OperationId { id: kept, .. },
+                Kept::Made(FromOperation::Id { id: kept, .. }),
             ) => {
                 assert_eq!(kept.as_str(), id);
                 assert_eq!(value["operation_id"], id);

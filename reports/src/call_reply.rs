@@ -11,21 +11,15 @@
 
 use std::borrow::Cow;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
 
+use crate::kept_json::{Kept, MadeJson};
 use crate::model::OutcomeKind;
-use crate::shared_json::SharedJson;
 use crate::shared_str::SharedStr;
 
-/// A reply that came back from an adapter call.
-#[derive(Clone)]
-pub enum CallReply {
-    /// The reply's text.
-    Text(SharedJson),
-    /// A reply that was exactly its parsed outcome written out, kept as it.
-    Outcome(OutcomeReply),
-}
+/// A reply that came back from an adapter call: its text, or a reply that
+/// was exactly its parsed outcome written out, kept as it (`Kept::Made`).
+pub type CallReply = Kept<OutcomeReply>;
 
 /// The reply to `execute`, `reconcile`, `resolve` and `status`: the adapter
 /// protocol's type, which the harness reads replies into and re-exports
@@ -62,87 +56,11 @@ impl OutcomeReply {
     }
 }
 
-impl CallReply {
-    /// The compact JSON text (borrowed when kept as text, whole).
-    pub fn text(&self) -> Cow<'_, str> {
-        match self {
-            CallReply::Text(json) => json.text(),
-            // Writing five plain fields cannot fail; `null` only guards the type.
-            CallReply::Outcome(fields) => {
-                Cow::Owned(serde_json::to_string(fields).unwrap_or_else(|_| "null".to_owned()))
-            }
-        }
-    }
-
-    /// The reply as a tree (built on each call: for readers of one call, not
-    /// loops over a run).
-    pub fn to_value(&self) -> Value {
-        match self {
-            CallReply::Text(json) => json.to_value(),
-            CallReply::Outcome(fields) => serde_json::to_value(fields).unwrap_or(Value::Null),
-        }
-    }
-
-    /// The member `key` of the reply, if it is an object and has it.
-    pub fn get(&self, key: &str) -> Option<Value> {
-        match self.to_value() {
-            Value::Object(mut map) => map.shift_remove(key),
-            _ => None,
-        }
-    }
-}
-
-impl From<SharedJson> for CallReply {
-    fn from(json: SharedJson) -> CallReply {
-        CallReply::Text(json)
-    }
-}
-
-impl From<Value> for CallReply {
-    fn from(value: Value) -> CallReply {
-        CallReply::Text(value.into())
-    }
-}
-
-/// Equal when the texts are, however each is kept (a report read back from
-/// JSON keeps every reply as text).
-impl PartialEq for CallReply {
-    fn eq(&self, other: &CallReply) -> bool {
-        match (self, other) {
-            (CallReply::Text(a), CallReply::Text(b)) => a == b,
-            (CallReply::Outcome(a), CallReply::Outcome(b)) => a == b,
-            _ => self.text() == other.text(),
-        }
-    }
-}
-
-impl Eq for CallReply {}
-
-impl std::fmt::Debug for CallReply {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.text())
-    }
-}
-
-/// The compact text, as [`SharedJson`]'s `Display` writes it.
-impl std::fmt::Display for CallReply {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.text())
-    }
-}
-
-impl Serialize for CallReply {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            CallReply::Text(json) => json.serialize(serializer),
-            CallReply::Outcome(fields) => fields.serialize(serializer),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for CallReply {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<CallReply, D::Error> {
-        SharedJson::deserialize(deserializer).map(CallReply::Text)
+/// Its compact writing: the reply it stands for, when it [`OutcomeReply::writes_as`] it.
+impl MadeJson for OutcomeReply {
+    fn json_text(&self) -> Cow<'_, str> {
+        // Writing five plain fields cannot fail; `null` only guards the type.
+        Cow::Owned(serde_json::to_string(self).unwrap_or_else(|_| "null".to_owned()))
     }
 }
 
@@ -152,6 +70,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::kept_json::testing::assert_the_same;
+    use crate::shared_json::SharedJson;
 
     fn reply(op: &str, provider_ref: Option<&str>, evidence: &str) -> OutcomeReply {
         OutcomeReply {
@@ -182,8 +102,8 @@ mod tests {
                     "provider_ref": provider_ref, "needs_review": false, "evidence": evidence});
                 let text = SharedJson::new(&value);
                 assert!(f.writes_as(&text.text()), "{value}");
-                assert_eq!(CallReply::Outcome(f.clone()), CallReply::Text(text));
-                assert_eq!(CallReply::Outcome(f).to_value(), value);
+                assert_eq!(CallReply::Made(f.clone()), CallReply::Text(text));
+                assert_eq!(CallReply::Made(f).to_value(), value);
             }
         }
         // Not the same text: another order, a field left out, another value,
@@ -200,59 +120,12 @@ mod tests {
         }
     }
 
-    /// A report-like nesting, so the reply is written where a report writes it.
-    #[derive(Serialize)]
-    struct Nested<'a> {
-        calls: [Call<'a>; 2],
-    }
-
-    #[derive(Serialize)]
-    struct Call<'a> {
-        index: usize,
-        reply: Option<&'a CallReply>,
-    }
-
-    fn nested(reply: &CallReply) -> Nested<'_> {
-        Nested {
-            calls: [
-                Call {
-                    index: 0,
-                    reply: Some(reply),
-                },
-                Call {
-                    index: 1,
-                    reply: None,
-                },
-            ],
-        }
-    }
-
     #[test]
     fn every_writer_writes_the_fields_as_the_text() {
         for evidence in AWKWARD {
             let f = reply("op-\"1\"", Some("tkt_\u{e9}"), evidence);
-            let text = CallReply::Text(SharedJson::new(&serde_json::to_value(&f).unwrap()));
-            let kept = CallReply::Outcome(f);
-            // Compact and pretty, by serde_json.
-            assert_eq!(
-                serde_json::to_string(&kept).unwrap(),
-                serde_json::to_string(&text).unwrap()
-            );
-            assert_eq!(
-                serde_json::to_string_pretty(&nested(&kept)).unwrap(),
-                serde_json::to_string_pretty(&nested(&text)).unwrap()
-            );
-            // The report's own writer (which re-indents text itself).
-            let mut a = Vec::new();
-            let mut b = Vec::new();
-            crate::pretty::write_pretty(&mut a, &nested(&kept)).unwrap();
-            crate::pretty::write_pretty(&mut b, &nested(&text)).unwrap();
-            assert_eq!(String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
-            // Read back, it is text, and equal.
-            let back: CallReply =
-                serde_json::from_str(&serde_json::to_string(&kept).unwrap()).unwrap();
-            assert!(matches!(back, CallReply::Text(_)));
-            assert_eq!(back, kept);
+            let text = SharedJson::new(&serde_json::to_value(&f).unwrap());
+            assert_the_same(&CallReply::Made(f), &text);
         }
     }
 }

@@ -16,9 +16,10 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use crate::kept_json::{Kept, MadeJson};
 use crate::shared_json::{serialize_parts, SharedJson, SharedTail};
 use crate::shared_str::SharedStr;
 
@@ -100,14 +101,18 @@ impl fmt::Debug for OperationSpec {
     }
 }
 
-/// A request the harness sent to an adapter.
-#[derive(Clone)]
-pub enum RecordedRequest {
-    /// Its text (its own members', and the common fields' shared after them).
-    Text(SharedJson),
-    /// `{"operation_id":` and the id, then the common fields (`tail`: `,`,
-    /// the members, `}`): a `status` or `reconcile` request.
-    OperationId {
+/// A request the harness sent to an adapter: its text (its own members',
+/// and the common fields' shared after them), or the operation or the
+/// operation's id it was made from (`Kept::Made`).
+pub type RecordedRequest = Kept<FromOperation>;
+
+/// What a request was made from, with the common fields' shared text
+/// (`tail`: `,`, the members, `}`) that follows its own members.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FromOperation {
+    /// `{"operation_id":` and the id, then the common fields: a `status` or
+    /// `reconcile` request.
+    Id {
         /// The operation's id.
         id: SharedStr,
         /// The common fields' shared text.
@@ -126,7 +131,7 @@ pub enum RecordedRequest {
 impl RecordedRequest {
     /// `own`'s members then `tail`'s, kept as text.
     pub fn with_tail(own: &Map<String, Value>, tail: &SharedTail) -> RecordedRequest {
-        RecordedRequest::Text(SharedJson::with_tail(own, tail))
+        Kept::Text(SharedJson::with_tail(own, tail))
     }
 
     /// `own`'s members then `tail`'s, kept as the operation's id `id` when
@@ -135,7 +140,7 @@ impl RecordedRequest {
         RecordedRequest::made_from(
             own,
             tail,
-            RecordedRequest::OperationId {
+            FromOperation::Id {
                 id: id.clone(),
                 tail: tail.text().clone(),
             },
@@ -153,7 +158,7 @@ impl RecordedRequest {
         RecordedRequest::made_from(
             own,
             tail,
-            RecordedRequest::Operation {
+            FromOperation::Operation {
                 op: op.clone(),
                 tail: tail.text().clone(),
             },
@@ -166,56 +171,53 @@ impl RecordedRequest {
     fn made_from(
         own: &Map<String, Value>,
         tail: &SharedTail,
-        made_from: RecordedRequest,
+        made_from: FromOperation,
     ) -> RecordedRequest {
         let exact = tail.is_disjoint(own)
-            && serde_json::to_string(own)
-                .is_ok_and(|text| text.strip_suffix('}') == Some(made_from.own_text().as_ref()));
+            && serde_json::to_string(own).is_ok_and(|text| {
+                let mut written = Vec::new();
+                made_from.write_own(&mut written);
+                text.strip_suffix('}').map(str::as_bytes) == Some(written.as_slice())
+            });
         if exact {
-            made_from
+            Kept::Made(made_from)
         } else {
             RecordedRequest::with_tail(own, tail)
         }
     }
+}
 
-    /// The own members' text: the whole text for [`RecordedRequest::Text`]; for
-    /// the others, the text before the common fields (an object's start and
-    /// its own members, without the closing `}`).
-    fn own_text(&self) -> Cow<'_, str> {
+impl FromOperation {
+    /// The common fields' shared text.
+    fn tail(&self) -> &SharedStr {
         match self {
-            RecordedRequest::Text(json) => json.text(),
-            RecordedRequest::OperationId { .. } | RecordedRequest::Operation { .. } => {
-                let mut out = Vec::new();
-                self.write_own(&mut out);
-                // Only JSON text and UTF-8 strings were written.
-                Cow::Owned(String::from_utf8(out).unwrap_or_default())
-            }
+            FromOperation::Id { tail, .. } | FromOperation::Operation { tail, .. } => tail,
         }
     }
 
-    /// Appends the own members' text of a request made from an operation
-    /// (nothing for [`RecordedRequest::Text`]), as the harness's serde_json
-    /// writes them: `{"operation_id":` and the id; or `{"operation":` and the
-    /// operation's object, its members in the adapter protocol's order
-    /// (docs/adapter-protocol.md: `id`, `action`, `resource`, `tool` only
-    /// for a tool operation, `args`), the arguments as their compact text.
-    /// Written by hand, not through a serializer: the arguments' text goes
-    /// in as it is rather than split and written again, which made writing
-    /// a million-operation report a quarter slower. Whatever this writes is
-    /// held to the harness's own text byte for byte when the request is
-    /// recorded ([`RecordedRequest::executing`]), so it cannot drift unseen.
+    /// Appends the request's own members' text, the text before the common
+    /// fields (an object's start and its own members, without the closing
+    /// `}`), as the harness's serde_json writes them: `{"operation_id":`
+    /// and the id; or `{"operation":` and the operation's object, its
+    /// members in the adapter protocol's order (docs/adapter-protocol.md:
+    /// `id`, `action`, `resource`, `tool` only for a tool operation, `args`),
+    /// the arguments as their compact text. Written by hand, not through a
+    /// serializer: the arguments' text goes in as it is rather than split
+    /// and written again, which made writing a million-operation report a
+    /// quarter slower. Whatever this writes is held to the harness's own
+    /// text byte for byte when the request is recorded
+    /// ([`RecordedRequest::executing`]), so it cannot drift unseen.
     fn write_own(&self, out: &mut Vec<u8>) {
         // Writing a string into a `Vec` cannot fail.
         let string = |out: &mut Vec<u8>, s: &str| {
             let _ = serde_json::to_writer(&mut *out, s);
         };
         match self {
-            RecordedRequest::Text(_) => {}
-            RecordedRequest::OperationId { id, .. } => {
+            FromOperation::Id { id, .. } => {
                 out.extend_from_slice(b"{\"operation_id\":");
                 string(out, id);
             }
-            RecordedRequest::Operation { op, .. } => {
+            FromOperation::Operation { op, .. } => {
                 out.extend_from_slice(b"{\"operation\":{\"id\":");
                 string(out, &op.id);
                 out.extend_from_slice(b",\"action\":");
@@ -232,102 +234,39 @@ impl RecordedRequest {
             }
         }
     }
+}
 
-    /// The compact JSON text (borrowed when kept as text, whole).
-    pub fn text(&self) -> Cow<'_, str> {
-        match self {
-            RecordedRequest::Text(json) => json.text(),
-            RecordedRequest::OperationId { tail, .. } | RecordedRequest::Operation { tail, .. } => {
-                Cow::Owned(format!("{}{tail}", self.own_text()))
-            }
-        }
-    }
-
-    /// The request as a tree (built on each call: for readers of one call,
-    /// not loops over a run).
-    pub fn to_value(&self) -> Value {
-        // The text was written from a `Value`, so it reads back; `Null` only guards the type.
-        serde_json::from_str(&self.text()).unwrap_or(Value::Null)
-    }
-
-    /// The member `key` of the request, if it is an object and has it.
-    pub fn get(&self, key: &str) -> Option<Value> {
-        match self.to_value() {
-            Value::Object(mut map) => map.shift_remove(key),
-            _ => None,
-        }
+impl MadeJson for FromOperation {
+    fn json_text(&self) -> Cow<'_, str> {
+        let mut text = Vec::new();
+        self.write_own(&mut text);
+        text.extend_from_slice(self.tail().as_bytes());
+        // Only JSON text and UTF-8 strings were written.
+        Cow::Owned(String::from_utf8(text).unwrap_or_default())
     }
 }
 
-impl From<SharedJson> for RecordedRequest {
-    fn from(json: SharedJson) -> RecordedRequest {
-        RecordedRequest::Text(json)
-    }
-}
-
-impl From<Value> for RecordedRequest {
-    fn from(value: Value) -> RecordedRequest {
-        RecordedRequest::Text(value.into())
-    }
-}
-
-/// Equal when the texts are, however each is kept (a report read back from
-/// JSON keeps every request as text).
-impl PartialEq for RecordedRequest {
-    fn eq(&self, other: &RecordedRequest) -> bool {
-        match (self, other) {
-            (RecordedRequest::Text(a), RecordedRequest::Text(b)) => a == b,
-            _ => self.text() == other.text(),
-        }
-    }
-}
-
-impl Eq for RecordedRequest {}
-
-impl fmt::Debug for RecordedRequest {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text())
-    }
-}
-
-/// The compact text, as [`SharedJson`]'s `Display` writes it.
-impl fmt::Display for RecordedRequest {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text())
-    }
-}
-
-impl Serialize for RecordedRequest {
+/// Written as the request's text: its own members, then the common fields.
+impl Serialize for FromOperation {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            RecordedRequest::Text(json) => json.serialize(serializer),
-            RecordedRequest::OperationId { tail, .. } | RecordedRequest::Operation { tail, .. } => {
-                // The own text is written into this thread's buffer, taken
-                // out while it is in use: a report writes two million of
-                // these, and needs no allocation for each.
-                let mut own = OWN_TEXT.take();
-                own.clear();
-                self.write_own(&mut own);
-                let written = match std::str::from_utf8(&own) {
-                    Ok(text) => serialize_parts(text, Some(tail), serializer),
-                    Err(e) => Err(serde::ser::Error::custom(e)),
-                };
-                OWN_TEXT.set(own);
-                written
-            }
-        }
+        // The own text is written into this thread's buffer, taken out while
+        // it is in use: a report writes two million of these, and needs no
+        // allocation for each.
+        let mut own = OWN_TEXT.take();
+        own.clear();
+        self.write_own(&mut own);
+        let written = match std::str::from_utf8(&own) {
+            Ok(text) => serialize_parts(text, Some(self.tail()), serializer),
+            Err(e) => Err(serde::ser::Error::custom(e)),
+        };
+        OWN_TEXT.set(own);
+        written
     }
 }
 
 thread_local! {
-    /// The buffer [`RecordedRequest`]'s `Serialize` writes a request's own text into.
+    /// The buffer [`FromOperation`]'s `Serialize` writes a request's own text into.
     static OWN_TEXT: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
-}
-
-impl<'de> Deserialize<'de> for RecordedRequest {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<RecordedRequest, D::Error> {
-        SharedJson::deserialize(deserializer).map(RecordedRequest::Text)
-    }
 }
 
 #[cfg(test)]
@@ -336,6 +275,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::kept_json::testing::assert_the_same;
 
     /// Texts that need escaping, outside the basic plane, and empty.
     const AWKWARD: [&str; 6] = [
@@ -397,7 +337,7 @@ mod tests {
                 .unwrap();
             let kept = RecordedRequest::about(&own, &tail, &id);
             assert!(
-                matches!(kept, RecordedRequest::OperationId { .. }),
+                matches!(kept, Kept::Made(FromOperation::Id { .. })),
                 "{text:?}"
             );
             pairs.push((kept, merged(&own, &common)));
@@ -410,7 +350,7 @@ mod tests {
                 let own = sent(&op);
                 let kept = RecordedRequest::executing(&own, &tail, &op);
                 assert!(
-                    matches!(kept, RecordedRequest::Operation { .. }),
+                    matches!(kept, Kept::Made(FromOperation::Operation { .. })),
                     "{text:?}"
                 );
                 pairs.push((kept, merged(&own, &common)));
@@ -422,66 +362,9 @@ mod tests {
     #[test]
     fn a_request_made_from_its_operation_is_the_request_in_every_way() {
         for (kept, value) in pairs() {
-            let text = RecordedRequest::Text(SharedJson::new(&value));
-            assert_eq!(kept.text(), text.text());
-            assert_eq!(kept.to_string(), value.to_string());
-            assert_eq!(kept, text);
-            assert_eq!(text, kept);
             assert_eq!(kept.to_value(), value);
             assert_eq!(kept.get("protocol"), Some(json!(1)));
-        }
-    }
-
-    /// A report-like nesting, so the request is written where a report writes it.
-    #[derive(Serialize)]
-    struct Nested<'a> {
-        calls: [Call<'a>; 2],
-    }
-
-    #[derive(Serialize)]
-    struct Call<'a> {
-        index: usize,
-        request: &'a RecordedRequest,
-    }
-
-    fn nested<'a>(first: &'a RecordedRequest, second: &'a RecordedRequest) -> Nested<'a> {
-        Nested {
-            calls: [
-                Call {
-                    index: 0,
-                    request: first,
-                },
-                Call {
-                    index: 1,
-                    request: second,
-                },
-            ],
-        }
-    }
-
-    #[test]
-    fn every_writer_writes_it_as_the_text() {
-        for (kept, value) in pairs() {
-            let text = RecordedRequest::Text(SharedJson::new(&value));
-            assert_eq!(
-                serde_json::to_string(&kept).unwrap(),
-                serde_json::to_string(&value).unwrap()
-            );
-            assert_eq!(
-                serde_json::to_string_pretty(&nested(&kept, &kept)).unwrap(),
-                serde_json::to_string_pretty(&nested(&text, &text)).unwrap()
-            );
-            // The report's own writer (which re-indents text itself).
-            let mut a = Vec::new();
-            let mut b = Vec::new();
-            crate::pretty::write_pretty(&mut a, &nested(&kept, &text)).unwrap();
-            crate::pretty::write_pretty(&mut b, &nested(&text, &text)).unwrap();
-            assert_eq!(String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
-            // Read back, it is text, and equal.
-            let back: RecordedRequest =
-                serde_json::from_str(&serde_json::to_string(&kept).unwrap()).unwrap();
-            assert!(matches!(back, RecordedRequest::Text(_)));
-            assert_eq!(back, kept);
+            assert_the_same(&kept, &SharedJson::new(&value));
         }
     }
 
@@ -492,7 +375,7 @@ mod tests {
         let op = op("op-1", None, json!({"title": "t"}));
         let as_text = |own: &Value, kept: RecordedRequest| {
             let own = own.as_object().cloned().unwrap();
-            assert!(matches!(kept, RecordedRequest::Text(_)), "{own:?}");
+            assert!(matches!(kept, Kept::Text(_)), "{own:?}");
             assert_eq!(kept.to_value(), merged(&own, &common));
         };
         for own in [

@@ -40,6 +40,7 @@ mod inline_list;
 pub mod invariant;
 pub mod json;
 pub mod junit;
+pub mod kept_json;
 pub mod markdown;
 pub mod merge;
 pub mod model;

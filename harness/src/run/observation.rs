@@ -96,7 +96,7 @@ impl Call {
     /// The reply, if one came back, however it is kept.
     pub fn reply(&self) -> Option<CallReply> {
         if self.reply_is_outcome {
-            self.outcome.clone().map(CallReply::Outcome)
+            self.outcome.clone().map(CallReply::Made)
         } else {
             self.reply.clone().map(CallReply::Text)
         }
@@ -106,7 +106,7 @@ impl Call {
     /// records take each call's parts where they lie).
     pub fn take_reply(&mut self) -> Option<CallReply> {
         if self.reply_is_outcome {
-            self.outcome.take().map(CallReply::Outcome)
+            self.outcome.take().map(CallReply::Made)
         } else {
             self.reply.take().map(CallReply::Text)
         }
