@@ -87,7 +87,6 @@ struct PreparedDelivery {
     attempt: u32,
 }
 
-/// One adapter call to make.
 /// What a call's own fields were made from, so the observation can keep the
 /// request as that (when the fields are exactly it written out).
 #[derive(Clone, Copy)]
@@ -100,6 +99,7 @@ enum MadeFrom<'a> {
     Nothing,
 }
 
+/// One adapter call to make.
 struct CallSpec {
     name: CallName,
     op: Option<OpId>,
@@ -447,8 +447,9 @@ impl<'a> StepRunner<'a> {
         }
         let journal_after = saturating_u32(self.sim.journal_len());
         let (outcome, webhook) = read_reply(spec.name, out.reply.as_ref());
-        // Read again from the reply's text when asked for (`Call::webhook`).
-        let webhook = webhook.is_some();
+        // Only whether it reads: it is read again from the reply's text when
+        // asked for (`Call::webhook`).
+        let webhook_read = webhook.is_some();
         if let Some(reply) = out.reply.as_ref() {
             let extra = crate::protocol::unknown_reply_fields(spec.name, reply);
             if !extra.is_empty() && step > 0 {
@@ -463,7 +464,7 @@ impl<'a> StepRunner<'a> {
             }
         }
         // A reply that parses as JSON but not as the protocol's shape is a bad reply.
-        let end = match (&out.end, spec.name, &outcome, &webhook) {
+        let end = match (&out.end, spec.name, &outcome, webhook_read) {
             (CallEnd::Replied, CallName::Webhook, _, false)
             | (
                 CallEnd::Replied,
