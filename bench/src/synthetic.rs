@@ -129,7 +129,7 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
     let expect = Expectations {
         final_outcomes: operations
             .iter()
-            .map(|o| (o.id.clone(), vec![OutcomeKind::Succeeded]))
+            .map(|o| (o.id.clone(), [OutcomeKind::Succeeded].into_iter().collect()))
             .collect(),
         after_step: BTreeMap::new(),
         effects: operations.iter().map(|o| (o.id.clone(), 1)).collect(),
@@ -406,10 +406,10 @@ mod tests {
         // their final status; `op-5x` is expected but no operation has it.
         obs.final_status.remove("op-1");
         obs.final_status.remove("op-9");
-        obs.scenario
-            .expect
-            .final_outcomes
-            .insert("op-5x".into(), vec![OutcomeKind::Succeeded]);
+        obs.scenario.expect.final_outcomes.insert(
+            "op-5x".into(),
+            [OutcomeKind::Succeeded].into_iter().collect(),
+        );
         let ops: Vec<Option<String>> = check(&obs).into_iter().map(|v| v.operation_id).collect();
         assert_eq!(
             ops,

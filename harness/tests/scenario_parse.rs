@@ -304,19 +304,19 @@ fn full_scenario_steps() {
 fn full_scenario_expectations() {
     let s = parse_ok(FULL);
     let e = &s.expect;
-    assert_eq!(e.final_outcomes["op-1"], vec![OutcomeKind::Succeeded]);
+    assert_eq!(e.final_outcomes["op-1"][..], [OutcomeKind::Succeeded]);
     assert_eq!(
-        e.final_outcomes["op-2"],
-        vec![OutcomeKind::Failed],
+        e.final_outcomes["op-2"][..],
+        [OutcomeKind::Failed],
         "a single name is a list of one"
     );
     assert_eq!(e.after_step.keys().copied().collect::<Vec<_>>(), vec![4, 5]);
     assert_eq!(
-        e.after_step[&4]["op-1"],
-        vec![OutcomeKind::Pending, OutcomeKind::Unknown]
+        e.after_step[&4]["op-1"][..],
+        [OutcomeKind::Pending, OutcomeKind::Unknown]
     );
-    assert_eq!(e.after_step[&5]["op-1"], vec![OutcomeKind::Succeeded]);
-    assert_eq!(e.after_step[&5]["op-2"], vec![OutcomeKind::Unknown]);
+    assert_eq!(e.after_step[&5]["op-1"][..], [OutcomeKind::Succeeded]);
+    assert_eq!(e.after_step[&5]["op-2"][..], [OutcomeKind::Unknown]);
     assert_eq!(e.effects["op-1"], 1);
     assert_eq!(e.effects["op-2"], 0);
     assert!(!e.needs_review["op-1"]);

@@ -138,13 +138,84 @@ pub enum ResolveRef {
     Literal(SharedStr),
 }
 
+/// The outcomes an expectation allows: each kind once, in the order the
+/// scenario lists them (a repeated name keeps its first place). Inline, as
+/// there are only four kinds: a million-operation scenario's `final:` held a
+/// `Vec` per operation, an allocation each. Reads as a slice.
+#[derive(Clone, Copy)]
+pub struct Allowed {
+    kinds: [OutcomeKind; 4],
+    len: u8,
+}
+
+impl Allowed {
+    /// None allowed yet.
+    pub fn new() -> Allowed {
+        Allowed {
+            // Only the first `len` count.
+            kinds: [OutcomeKind::Unknown; 4],
+            len: 0,
+        }
+    }
+
+    /// Allows `kind` too, after those before it; a kind already allowed keeps its place.
+    pub fn push(&mut self, kind: OutcomeKind) {
+        if self.contains(&kind) {
+            return;
+        }
+        // Four distinct kinds at most, so there is always room for a new one.
+        if let Some(slot) = self.kinds.get_mut(usize::from(self.len)) {
+            *slot = kind;
+            self.len += 1;
+        }
+    }
+}
+
+/// Equal when they list the same kinds in the same order.
+impl PartialEq for Allowed {
+    fn eq(&self, other: &Allowed) -> bool {
+        self[..] == other[..]
+    }
+}
+
+impl Eq for Allowed {}
+
+impl Default for Allowed {
+    fn default() -> Allowed {
+        Allowed::new()
+    }
+}
+
+impl std::ops::Deref for Allowed {
+    type Target = [OutcomeKind];
+
+    fn deref(&self) -> &[OutcomeKind] {
+        &self.kinds[..usize::from(self.len)]
+    }
+}
+
+impl FromIterator<OutcomeKind> for Allowed {
+    fn from_iter<I: IntoIterator<Item = OutcomeKind>>(kinds: I) -> Allowed {
+        let mut allowed = Allowed::new();
+        kinds.into_iter().for_each(|kind| allowed.push(kind));
+        allowed
+    }
+}
+
+/// As the list it is.
+impl std::fmt::Debug for Allowed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
 /// What must hold at the end, beyond the invariants.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Expectations {
     /// `final:` allowed final outcomes (asked with `status` after the last step).
-    pub final_outcomes: BTreeMap<OpId, Vec<OutcomeKind>>,
+    pub final_outcomes: BTreeMap<OpId, Allowed>,
     /// `after_step:` allowed outcomes reported by step N (1-based).
-    pub after_step: BTreeMap<usize, BTreeMap<OpId, Vec<OutcomeKind>>>,
+    pub after_step: BTreeMap<usize, BTreeMap<OpId, Allowed>>,
     /// `effects:` exact effect counts.
     pub effects: BTreeMap<OpId, u32>,
     /// `needs_review:` the final `needs_review` flag.
@@ -152,4 +223,32 @@ pub struct Expectations {
     /// `needs_review_from_step:` from this step on, every reply about the
     /// operation that is not terminal must say `needs_review: true`.
     pub needs_review_from_step: BTreeMap<OpId, usize>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allowed_outcomes_keep_the_first_place_of_each_kind() {
+        use OutcomeKind::{Failed, Pending, Succeeded, Unknown};
+        let allowed: Allowed = [
+            Pending, Succeeded, Pending, Unknown, Failed, Succeeded, Failed,
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(allowed[..], [Pending, Succeeded, Unknown, Failed]);
+        assert!(allowed.contains(&Failed));
+        assert_eq!(
+            format!("{allowed:?}"),
+            "[Pending, Succeeded, Unknown, Failed]"
+        );
+        let none = Allowed::default();
+        assert!(none.is_empty() && !none.contains(&Unknown));
+        assert_eq!(none, Allowed::new());
+        let one: Allowed = [Unknown].into_iter().collect();
+        assert_ne!(one, none);
+        assert_eq!(one[..], [Unknown]);
+        assert_eq!(std::mem::size_of::<Allowed>(), 5);
+    }
 }

@@ -6,7 +6,7 @@ use super::steps::undeclared;
 use super::Declared;
 use crate::protocol::OutcomeKind;
 use crate::scenario::error::Diagnostics;
-use crate::scenario::model::{Expectations, OpId, Step};
+use crate::scenario::model::{Allowed, Expectations, OpId, Step};
 use crate::scenario::raw::{RawExpect, RawOutcome, RawOutcomes};
 use crate::scenario::span::{OneOrMany, Sp, SpMap};
 
@@ -115,7 +115,7 @@ fn outcome_map(
     d: &mut Diagnostics,
     map: &SpMap<String, RawOutcomes>,
     declared: &Declared,
-) -> BTreeMap<OpId, Vec<OutcomeKind>> {
+) -> BTreeMap<OpId, Allowed> {
     let mut result = BTreeMap::new();
     for (op, outcomes) in &map.0 {
         known(d, op, declared);
@@ -132,13 +132,8 @@ fn outcome_map(
                 ),
             );
         }
-        let mut allowed: Vec<OutcomeKind> = Vec::with_capacity(listed.len());
-        for outcome in listed.into_iter().map(outcome_kind) {
-            // A repeated name changes nothing; keep the first.
-            if !allowed.contains(&outcome) {
-                allowed.push(outcome);
-            }
-        }
+        // A repeated name changes nothing: it keeps its first place.
+        let allowed: Allowed = listed.into_iter().map(outcome_kind).collect();
         result.insert(declared.op_id(&op.value), allowed);
     }
     result
