@@ -16,7 +16,7 @@ use lostreply_harness::scenario::model::{
     Expectations, OperationFields, OperationSpec, Scenario, Step,
 };
 use lostreply_reports::model::{
-    CallEnd, RecordedRequest, SharedJson, SharedStr, SharedTail, StepReport,
+    CallEnd, RecordedRequest, SharedJson, SharedStr, SharedTail, StepLabel, StepReport, StepVerb,
 };
 use lostreply_simulator::{
     canonical_json, Effect, JournalEntry, JsonText, ObjectStatus, Plan, RequestKind, ResponseFate,
@@ -99,7 +99,8 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
         ));
         steps.push(StepReport {
             number: i + 1,
-            label: format!("execute {}", op.id).into(),
+            // As the harness keeps it: the label it wrote, as the step's call.
+            label: StepLabel::of(&format!("execute {}", op.id), StepVerb::Execute, &op.id),
             start_ms: t_ms,
             end_ms: t_ms + 1,
             sim_start_ms: CLOCK_START_MS,

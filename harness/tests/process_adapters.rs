@@ -107,7 +107,7 @@ fn a_crash_kills_the_adapters_whole_process_group_and_extra_reply_fields_are_nam
     );
     let status_step = &report.steps[1];
     assert!(
-        status_step.label.contains("ignored: debug_trace"),
+        status_step.label.text().contains("ignored: debug_trace"),
         "{}",
         status_step.label
     );

@@ -4,7 +4,8 @@
 //! byte for byte, or each would silently be kept as text again (correct, but
 //! the memory a million-operation run saves would be lost). Runs built-in
 //! scenarios, an HTTP one and an MCP one (`call_tool`), with the reference
-//! adapter against a real simulator on 127.0.0.1.
+//! adapter against a real simulator on 127.0.0.1. Likewise a plain step's
+//! label (`execute op-1`), kept as the step's call.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -12,9 +13,9 @@ use std::sync::Arc;
 use lostreply_harness::driver::AdapterUnderTest;
 use lostreply_harness::protocol::CallName;
 use lostreply_harness::run::{observe, operation};
-use lostreply_harness::scenario::model::{OperationSpec, Scenario};
+use lostreply_harness::scenario::model::{OperationSpec, Scenario, Step};
 use lostreply_reference::ReferenceFactory;
-use lostreply_reports::model::{FromOperation, Kept};
+use lostreply_reports::model::{FromOperation, Kept, StepLabel, StepVerb};
 
 fn builtin(path: &str) -> Scenario {
     lostreply_harness::builtin::scenarios()
@@ -24,7 +25,7 @@ fn builtin(path: &str) -> Scenario {
         .unwrap_or_else(|| panic!("no built-in scenario {path}"))
 }
 
-async fn requests_are_kept_as_their_operations(path: &str) {
+async fn requests_and_labels_are_kept_as_what_made_them(path: &str) {
     let scenario = builtin(path);
     let adapter = AdapterUnderTest::InProcess(Arc::new(ReferenceFactory));
     let obs = observe(&scenario, &adapter, lostreply_harness::seed::DEFAULT_SEED).await;
@@ -68,14 +69,31 @@ async fn requests_are_kept_as_their_operations(path: &str) {
         executes > 0 && about > 0,
         "{path}: {executes} executes, {about} others"
     );
+    // A plain step's label (`execute op-1`, nothing noted) is kept as its
+    // call, and it is the call that step made.
+    let mut kept_labels = 0;
+    for (report, step) in obs.steps.iter().zip(&obs.scenario.steps) {
+        if let StepLabel::Call { verb, op } = &report.label {
+            let made = match step {
+                Step::Execute { op, crash: None } => Some((StepVerb::Execute, op)),
+                Step::Reconcile { op, crash: None } => Some((StepVerb::Reconcile, op)),
+                Step::Status { op } => Some((StepVerb::Status, op)),
+                _ => None,
+            };
+            assert_eq!(made, Some((*verb, op)), "{path}: step {}", report.number);
+            assert_eq!(report.label.text(), format!("{} {op}", verb.as_str()));
+            kept_labels += 1;
+        }
+    }
+    assert!(kept_labels > 0, "{path}: no label kept as its call");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_http_runs_requests_are_kept_as_its_operations() {
-    requests_are_kept_as_their_operations("case02-lost-after-commit.yaml").await;
+async fn an_http_runs_requests_and_labels_are_kept_as_what_made_them() {
+    requests_and_labels_are_kept_as_what_made_them("case02-lost-after-commit.yaml").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_mcp_runs_requests_are_kept_as_its_operations() {
-    requests_are_kept_as_their_operations("mcp-lost-after-commit.yaml").await;
+async fn an_mcp_runs_requests_and_labels_are_kept_as_what_made_them() {
+    requests_and_labels_are_kept_as_what_made_them("mcp-lost-after-commit.yaml").await;
 }

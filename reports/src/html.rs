@@ -403,7 +403,7 @@ fn write_records(w: &mut dyn Write, scenario: &ScenarioReport) -> io::Result<()>
     let steps: Vec<String> = scenario
         .steps
         .iter()
-        .map(|s| format!("{} {}", s.number, text::one_line(&s.label)))
+        .map(|s| format!("{} {}", s.number, text::one_line(&s.label.text())))
         .collect();
     let calls: Vec<String> = scenario.calls.iter().map(text::call_line).collect();
     let journal: Vec<String> = scenario.journal.iter().map(text::journal_line).collect();

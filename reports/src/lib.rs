@@ -46,6 +46,7 @@ pub mod merge;
 pub mod model;
 mod pretty;
 pub mod shared_json;
+pub mod step_label;
 /// The shared string type, from `lostreply-text` (kept here under its old path).
 pub mod shared_str {
     pub use lostreply_text::{Recent, SharedStr};

@@ -12,6 +12,7 @@ pub use crate::call_request::{FromOperation, OperationFields, OperationSpec, Rec
 pub use crate::invariant::Invariant;
 pub use crate::kept_json::{Kept, MadeJson};
 pub use crate::shared_json::{SharedJson, SharedTail};
+pub use crate::step_label::{StepLabel, StepVerb};
 
 /// Version of the JSON report's shape. Bump on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -222,8 +223,9 @@ pub enum OutcomeKind {
 pub struct StepReport {
     /// 1-based step number, as `expect.after_step` counts.
     pub number: usize,
-    /// Short description: `execute op-1 (crash after_commit)`, `advance 25h`.
-    pub label: SharedStr,
+    /// Short description: `execute op-1 (crash after_commit)`, `advance 25h`
+    /// (a plain `execute op-1` kept as its verb and the operation's id).
+    pub label: StepLabel,
     /// Real time the step started.
     pub start_ms: u64,
     /// Real time the step ended.

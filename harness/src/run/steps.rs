@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use lostreply_reports::model::{
     CallEnd, DeliveryRecord, ErrorRecord, RecordedRequest, SharedJson, SharedStr, SharedTail,
-    StepReport,
+    StepLabel, StepReport, StepVerb,
 };
 use lostreply_simulator::{Effect, Simulator};
 use serde_json::{json, Value};
@@ -149,7 +149,7 @@ impl<'a> StepRunner<'a> {
             }
             self.steps.push(StepReport {
                 number,
-                label: label.into(),
+                label: kept_label(&label, step),
                 start_ms,
                 end_ms: self.now_ms(),
                 sim_start_ms,
@@ -698,6 +698,22 @@ fn bad_shape_message(name: CallName, reply: Option<&Value>) -> String {
 }
 
 /// A one-line description of a step, for reports.
+/// A step's label as its report keeps it: for a step that is one call about
+/// one operation, with nothing noted after it, the call's verb and the
+/// operation's shared id (`StepLabel::of` checks the label spells exactly that).
+fn kept_label(label: &str, step: &Step) -> StepLabel {
+    let call = match step {
+        Step::Execute { op, crash: None } => Some((StepVerb::Execute, op)),
+        Step::Reconcile { op, crash: None } => Some((StepVerb::Reconcile, op)),
+        Step::Status { op } => Some((StepVerb::Status, op)),
+        _ => None,
+    };
+    match call {
+        Some((verb, op)) => StepLabel::of(label, verb, op),
+        None => label.into(),
+    }
+}
+
 pub(crate) fn step_label(step: &Step) -> String {
     match step {
         Step::Execute { op, crash: None } => format!("execute {op}"),

@@ -376,7 +376,7 @@ fn step_items(scenario: &ScenarioReport) -> Vec<Item> {
         .steps
         .iter()
         .map(|step| {
-            let label = format!("{} {}", step.number, text::one_line(&step.label));
+            let label = format!("{} {}", step.number, text::one_line(&step.label.text()));
             Item {
                 key: format!("step-{}", step.number),
                 classes: "step".to_string(),
