@@ -16,7 +16,8 @@ use lostreply_harness::scenario::model::{
     Expectations, OperationFields, OperationSpec, Scenario, Step,
 };
 use lostreply_reports::model::{
-    CallEnd, RecordedRequest, SharedJson, SharedStr, SharedTail, StepLabel, StepReport, StepVerb,
+    CallEnd, MadeFrom, RecordedRequest, SharedJson, SharedStr, SharedTail, StepLabel, StepReport,
+    StepVerb,
 };
 use lostreply_simulator::{
     canonical_json, Effect, JournalEntry, JsonText, ObjectStatus, Plan, RequestKind, ResponseFate,
@@ -310,8 +311,8 @@ fn call(
     // they were made from, then the common ones shared.
     let request = match (own, &repeated.common) {
         (Value::Object(own), Some(common)) => match name {
-            CallName::Execute => RecordedRequest::executing(&own, common, op),
-            _ => RecordedRequest::about(&own, common, &op.id),
+            CallName::Execute => RecordedRequest::recorded(&own, common, MadeFrom::Operation(op)),
+            _ => RecordedRequest::recorded(&own, common, MadeFrom::Id(&op.id)),
         },
         (own, _) => SharedJson::new(&own).into(),
     };

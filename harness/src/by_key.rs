@@ -44,16 +44,17 @@ impl<'o, T> ByKey<'o, T> {
     }
 
     fn key_at(&self, position: Pos) -> Option<&'o str> {
-        let items: &'o [T] = self.items;
-        items.get(position as usize).map(self.key)
+        key_at(self.items, self.key, position)
     }
 
     fn insert(&mut self, position: Pos) {
-        let Some(key) = self.key_at(position) else {
+        // The table is borrowed mutably below: its closures read the list
+        // and the hasher through their own borrows, not through `self`.
+        let (items, key_of, state) = (self.items, self.key, &self.state);
+        let Some(key) = key_at(items, key_of, position) else {
             return;
         };
-        let (items, key_of, state) = (self.items, self.key, &self.state);
-        let key_at = |p: Pos| items.get(p as usize).map(key_of);
+        let key_at = |p: Pos| key_at(items, key_of, p);
         let hash = state.hash_one(key);
         match self.table.entry(
             hash,
@@ -74,6 +75,18 @@ impl<'o, T> ByKey<'o, T> {
             .find(hash, |&p| self.key_at(p) == Some(key))
             .map(|&p| p as usize)
     }
+
+    /// The item with this key and its position, if one has it.
+    pub(crate) fn get(&self, key: &str) -> Option<(usize, &'o T)> {
+        let position = self.position(key)?;
+        let items: &'o [T] = self.items;
+        Some((position, items.get(position)?))
+    }
+}
+
+/// The key of the item at `position` in `items`, if there is one.
+fn key_at<T>(items: &[T], key: fn(&T) -> &str, position: Pos) -> Option<&str> {
+    items.get(position as usize).map(key)
 }
 
 impl<T> std::fmt::Debug for ByKey<'_, T> {
@@ -100,7 +113,9 @@ mod tests {
         assert_eq!(by_key.table.len(), 1000);
         for (position, item) in items.iter().enumerate() {
             assert_eq!(by_key.position(item), Some(position), "{item}");
+            assert_eq!(by_key.get(item), Some((position, item)), "{item}");
         }
+        assert_eq!(by_key.get("op-1000"), None);
         assert_eq!(by_key.position("op-1000"), None);
         assert_eq!(by_key.position(""), None);
     }

@@ -128,41 +128,40 @@ pub enum FromOperation {
     },
 }
 
+/// What the harness made a request's own members from, as it records the
+/// request ([`RecordedRequest::recorded`]).
+#[derive(Debug, Clone, Copy)]
+pub enum MadeFrom<'a> {
+    /// `{"operation_id": id}`: `status` and `reconcile`.
+    Id(&'a SharedStr),
+    /// `{"operation": op}`: `execute`.
+    Operation(&'a OperationSpec),
+    /// Anything else (`resolve`, `webhook`): kept as text.
+    Nothing,
+}
+
 impl RecordedRequest {
-    /// `own`'s members then `tail`'s, kept as text.
-    pub fn with_tail(own: &Map<String, Value>, tail: &SharedTail) -> RecordedRequest {
-        Kept::Text(SharedJson::with_tail(own, tail))
-    }
-
-    /// `own`'s members then `tail`'s, kept as the operation's id `id` when
-    /// `own` is exactly `{"operation_id": id}`, and as text otherwise.
-    pub fn about(own: &Map<String, Value>, tail: &SharedTail, id: &SharedStr) -> RecordedRequest {
-        RecordedRequest::made_from(
-            own,
-            tail,
-            FromOperation::Id {
-                id: id.clone(),
-                tail: tail.text().clone(),
-            },
-        )
-    }
-
-    /// `own`'s members then `tail`'s, kept as the operation `op` when `own`
-    /// is exactly `{"operation": op}` as the protocol writes it, and as text
-    /// otherwise.
-    pub fn executing(
+    /// `own`'s members then `tail`'s, kept as what `made_from` names when
+    /// `own` is exactly it written out (`{"operation_id": id}`, or
+    /// `{"operation": op}` as the protocol writes it), and as text otherwise.
+    pub fn recorded(
         own: &Map<String, Value>,
         tail: &SharedTail,
-        op: &OperationSpec,
+        made_from: MadeFrom<'_>,
     ) -> RecordedRequest {
-        RecordedRequest::made_from(
-            own,
-            tail,
-            FromOperation::Operation {
-                op: op.clone(),
-                tail: tail.text().clone(),
+        let tail_text = tail.text().clone();
+        let candidate = match made_from {
+            MadeFrom::Id(id) => FromOperation::Id {
+                id: id.clone(),
+                tail: tail_text,
             },
-        )
+            MadeFrom::Operation(op) => FromOperation::Operation {
+                op: op.clone(),
+                tail: tail_text,
+            },
+            MadeFrom::Nothing => return Kept::Text(SharedJson::with_tail(own, tail)),
+        };
+        RecordedRequest::made_from(own, tail, candidate)
     }
 
     /// `made_from` when its own text is `own`'s byte for byte (and the
@@ -182,7 +181,7 @@ impl RecordedRequest {
         if exact {
             Kept::Made(made_from)
         } else {
-            RecordedRequest::with_tail(own, tail)
+            Kept::Text(SharedJson::with_tail(own, tail))
         }
     }
 }
@@ -206,7 +205,7 @@ impl FromOperation {
     /// and written again, which made writing a million-operation report a
     /// quarter slower. Whatever this writes is held to the harness's own
     /// text byte for byte when the request is recorded
-    /// ([`RecordedRequest::executing`]), so it cannot drift unseen.
+    /// ([`RecordedRequest::recorded`]), so it cannot drift unseen.
     fn write_own(&self, out: &mut Vec<u8>) {
         // Writing a string into a `Vec` cannot fail.
         let string = |out: &mut Vec<u8>, s: &str| {
@@ -335,7 +334,7 @@ mod tests {
                 .as_object()
                 .cloned()
                 .unwrap();
-            let kept = RecordedRequest::about(&own, &tail, &id);
+            let kept = RecordedRequest::recorded(&own, &tail, MadeFrom::Id(&id));
             assert!(
                 matches!(kept, Kept::Made(FromOperation::Id { .. })),
                 "{text:?}"
@@ -348,7 +347,7 @@ mod tests {
                     json!({"title": text, "n": [1, 2.5, {}], "e": {}, "z": null}),
                 );
                 let own = sent(&op);
-                let kept = RecordedRequest::executing(&own, &tail, &op);
+                let kept = RecordedRequest::recorded(&own, &tail, MadeFrom::Operation(&op));
                 assert!(
                     matches!(kept, Kept::Made(FromOperation::Operation { .. })),
                     "{text:?}"
@@ -386,7 +385,10 @@ mod tests {
             json!({"operation_id": 1}),
         ] {
             let map = own.as_object().cloned().unwrap();
-            as_text(&own, RecordedRequest::about(&map, &tail, &id));
+            as_text(
+                &own,
+                RecordedRequest::recorded(&map, &tail, MadeFrom::Id(&id)),
+            );
         }
         let mut reordered = sent(&op);
         reordered["operation"] = json!({"action": "create", "id": "op-1",
@@ -397,7 +399,10 @@ mod tests {
         extra.insert("note".to_owned(), json!("x"));
         for own in [reordered, other_args, extra, Map::new()] {
             let value = Value::Object(own.clone());
-            as_text(&value, RecordedRequest::executing(&own, &tail, &op));
+            as_text(
+                &value,
+                RecordedRequest::recorded(&own, &tail, MadeFrom::Operation(&op)),
+            );
         }
     }
 

@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 pub use crate::shared_str::SharedStr;
 
 pub use crate::call_reply::{CallReply, OutcomeReply};
-pub use crate::call_request::{FromOperation, OperationFields, OperationSpec, RecordedRequest};
+pub use crate::call_request::{
+    FromOperation, MadeFrom, OperationFields, OperationSpec, RecordedRequest,
+};
 pub use crate::invariant::Invariant;
 pub use crate::kept_json::{Kept, MadeJson};
 pub use crate::shared_json::{SharedJson, SharedTail};

@@ -22,8 +22,7 @@ pub(crate) struct Index<'o> {
     attribution: &'o Attribution<'o>,
     /// Ids that are no operation's, numbered after the operations.
     other_ops: FixedMap<&'o str, usize>,
-    ledger: &'o [Effect],
-    /// Effect id to its position in the ledger.
+    /// Effect id to its position in the ledger (and the ledger itself).
     effects: ByKey<'o, Effect>,
     /// By slot: calls that produced an outcome, in the order they ended.
     outcome_calls: Vec<&'o Call>,
@@ -78,7 +77,6 @@ impl<'o> Index<'o> {
         Index {
             attribution,
             other_ops,
-            ledger: &obs.ledger,
             effects,
             outcome_calls,
             outcome_start,
@@ -95,8 +93,7 @@ impl<'o> Index<'o> {
 
     /// The effect with this id and its position in the ledger.
     pub(crate) fn effect(&self, id: &str) -> Option<(usize, &'o Effect)> {
-        let position = self.effects.position(id)?;
-        Some((position, self.ledger.get(position)?))
+        self.effects.get(id)
     }
 
     /// Calls about `op` that produced an outcome, in the order they ended.

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use lostreply_reports::model::{
-    CallEnd, DeliveryRecord, ErrorRecord, RecordedRequest, SharedJson, SharedStr, SharedTail,
-    StepLabel, StepReport, StepVerb,
+    CallEnd, DeliveryRecord, ErrorRecord, MadeFrom, RecordedRequest, SharedJson, SharedStr,
+    SharedTail, StepLabel, StepReport, StepVerb,
 };
 use lostreply_simulator::{Effect, Simulator};
 use serde_json::{json, Value};
@@ -85,18 +85,6 @@ struct PreparedDelivery {
     event: lostreply_simulator::Event,
     forged: bool,
     attempt: u32,
-}
-
-/// What a call's own fields were made from, so the observation can keep the
-/// request as that (when the fields are exactly it written out).
-#[derive(Clone, Copy)]
-enum MadeFrom<'a> {
-    /// `{"operation_id": …}`: `status` and `reconcile`.
-    Id(&'a OpId),
-    /// `{"operation": …}`: `execute`.
-    Operation(&'a OperationSpec),
-    /// Anything else (`resolve`, `webhook`).
-    Nothing,
 }
 
 /// One adapter call to make.
@@ -297,13 +285,9 @@ impl<'a> StepRunner<'a> {
             common_fields(self.scenario, self.sim, &self.credential),
         ) {
             (Value::Object(mut request), Value::Object(common)) => {
-                let recorded = match (self.common_tail(&common), made_from) {
-                    (Some(tail), MadeFrom::Id(id)) => RecordedRequest::about(&request, &tail, id),
-                    (Some(tail), MadeFrom::Operation(op)) => {
-                        RecordedRequest::executing(&request, &tail, op)
-                    }
-                    (Some(tail), MadeFrom::Nothing) => RecordedRequest::with_tail(&request, &tail),
-                    (None, _) => SharedJson::from_map(&request).into(),
+                let recorded = match self.common_tail(&common) {
+                    Some(tail) => RecordedRequest::recorded(&request, &tail, made_from),
+                    None => SharedJson::from_map(&request).into(),
                 };
                 request.extend(common);
                 (Value::Object(request), recorded)

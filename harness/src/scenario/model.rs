@@ -141,7 +141,8 @@ pub enum ResolveRef {
 /// The outcomes an expectation allows: each kind once, in the order the
 /// scenario lists them (a repeated name keeps its first place). Inline, as
 /// there are only four kinds: a million-operation scenario's `final:` held a
-/// `Vec` per operation, an allocation each. Reads as a slice.
+/// `Vec` per operation, an allocation each. Reads as a slice. (Five bytes
+/// and `Copy`; a `SmallVec` of four, the nearest crate, is 24 bytes.)
 #[derive(Clone, Copy)]
 pub struct Allowed {
     kinds: [OutcomeKind; 4],
