@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use lostreply_text::JsonStr;
+use lostreply_text::{JsonStr, SharedStr};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -14,6 +14,12 @@ pub fn canonical_json(value: &Value) -> String {
     write_canonical(value, &mut out);
     // serde_json writes UTF-8 only.
     String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`canonical_json`] as shared text, in one allocation: the fingerprint
+/// every create keeps (see `scratch`).
+pub(crate) fn canonical_shared(value: &Value) -> SharedStr {
+    crate::scratch::shared_str(|out| write_canonical(value, out))
 }
 
 /// Appends the canonical JSON text of an object to `out`: the bytes of

@@ -21,7 +21,7 @@ pub const MAX_KEY_BYTES: usize = 255;
 pub(crate) struct Saved {
     pub status: u16,
     pub body: Bytes,
-    pub location: Option<String>,
+    pub location: Option<http::HeaderValue>,
 }
 
 /// Where a key lives: tenant (unless the mode leaks across tenants) + method + path + key.

@@ -46,6 +46,7 @@ mod provider;
 mod query;
 pub mod record;
 mod responses;
+mod scratch;
 mod server;
 mod shared;
 mod stage;
@@ -168,8 +169,8 @@ impl Simulator {
                 );
             }
             let new = NewObject {
-                tenant: seed.tenant.clone(),
-                resource: seed.resource.clone(),
+                tenant: seed.tenant.as_str().into(),
+                resource: seed.resource.as_str().into(),
                 args: seed.args.clone(),
                 client_reference: seed.client_reference.clone(),
                 metadata: None,

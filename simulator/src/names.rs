@@ -1,5 +1,6 @@
 //! Resource names and the ids derived from them.
 
+use lostreply_text::SharedStr;
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 
@@ -27,13 +28,21 @@ pub fn is_valid_resource_name(name: &str) -> bool {
 /// `reviews` -> `rvw`, `charges` -> `crg`). Short names keep what they have
 /// (`a1` -> `a`). Stable, so a resource always gets the same prefix.
 pub fn id_prefix(resource: &str) -> String {
+    let mut prefix = String::with_capacity(3);
+    push_id_prefix(resource, &mut prefix);
+    prefix
+}
+
+/// Appends [`id_prefix`] of `resource` to `out`.
+fn push_id_prefix(resource: &str, out: &mut String) {
     let singular = resource
         .strip_suffix('s')
         .filter(|s| !s.is_empty())
         .unwrap_or(resource);
     let mut chars = singular.chars();
     let Some(first) = chars.next() else {
-        return "obj".to_owned();
+        out.push_str("obj");
+        return;
     };
     // The last two consonants, kept as they go by: this runs on every commit,
     // and collecting them first was two allocations per create.
@@ -41,23 +50,36 @@ pub fn id_prefix(resource: &str) -> String {
     for c in chars.filter(|c| c.is_ascii_lowercase() && !matches!(c, 'a' | 'e' | 'i' | 'o' | 'u')) {
         tail = [tail[1], Some(c)];
     }
-    let mut prefix = String::with_capacity(first.len_utf8() + 2);
-    prefix.push(first);
-    prefix.extend(tail.into_iter().flatten());
-    prefix
+    out.push(first);
+    out.extend(tail.into_iter().flatten());
 }
 
 /// `{prefix}_{24 random alphanumerics}` drawn from `rng`.
 pub(crate) fn random_id(prefix: &str, rng: &mut ChaCha20Rng) -> String {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     let mut id = String::with_capacity(prefix.len() + 1 + ID_RANDOM_CHARS);
     id.push_str(prefix);
+    push_random_tail(rng, &mut id);
+    id
+}
+
+/// A new object id of `resource`: `{id_prefix}_{24 random alphanumerics}`,
+/// the same characters as `random_id(&id_prefix(resource), rng)` draws, made
+/// as shared text in one allocation (the prefix and the `String` were two
+/// more on every create).
+pub(crate) fn object_id(resource: &str, rng: &mut ChaCha20Rng) -> SharedStr {
+    crate::scratch::shared_text(|id| {
+        push_id_prefix(resource, id);
+        push_random_tail(rng, id);
+    })
+}
+
+fn push_random_tail(rng: &mut ChaCha20Rng, id: &mut String) {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     id.push('_');
     for _ in 0..ID_RANDOM_CHARS {
         let index = rng.random_range(0..ALPHABET.len());
         id.push(char::from(ALPHABET[index]));
     }
-    id
 }
 
 #[cfg(test)]
@@ -87,5 +109,19 @@ mod tests {
         assert_eq!(id_prefix("s"), "s");
         assert_eq!(id_prefix("a1"), "a");
         assert_eq!(id_prefix("email"), "eml");
+    }
+
+    #[test]
+    fn an_object_id_is_the_prefix_and_the_same_draws_as_a_random_id() {
+        use rand::SeedableRng;
+        for resource in ["tickets", "reviews", "s", "émails", "a1"] {
+            let mut a = ChaCha20Rng::seed_from_u64(7);
+            let mut b = ChaCha20Rng::seed_from_u64(7);
+            for _ in 0..3 {
+                let made = object_id(resource, &mut a);
+                let expected = random_id(&id_prefix(resource), &mut b);
+                assert_eq!(made.as_str(), expected, "{resource}");
+            }
+        }
     }
 }

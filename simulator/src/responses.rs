@@ -1,6 +1,7 @@
 //! Response bodies of the provider API: errors, problem details, objects.
 
 use bytes::Bytes;
+use http::HeaderValue;
 use serde_json::{json, Value};
 
 /// `Content-Type` of ordinary answers.
@@ -14,8 +15,9 @@ pub(crate) struct Prepared {
     pub status: u16,
     pub content_type: &'static str,
     pub body: Bytes,
-    /// Extra headers (`Location`, `Retry-After`, `Idempotent-Replayed`, ...).
-    pub headers: Vec<(&'static str, String)>,
+    /// Extra headers (`Location`, `Retry-After`, `Idempotent-Replayed`, ...),
+    /// as they go out (a `Location` made once is shared by its replays).
+    pub headers: Vec<(&'static str, HeaderValue)>,
 }
 
 impl Prepared {
@@ -38,8 +40,17 @@ impl Prepared {
         }
     }
 
-    pub(crate) fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Prepared {
-        self.headers.push((name, value.into()));
+    /// Adds a header; a value that no header may hold is left out (none of
+    /// the provider's values is one: they are its own text and ids).
+    pub(crate) fn with_header(self, name: &'static str, value: impl Into<String>) -> Prepared {
+        match HeaderValue::try_from(value.into()) {
+            Ok(value) => self.with_header_value(name, value),
+            Err(_) => self,
+        }
+    }
+
+    pub(crate) fn with_header_value(mut self, name: &'static str, value: HeaderValue) -> Prepared {
+        self.headers.push((name, value));
         self
     }
 }

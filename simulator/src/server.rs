@@ -86,9 +86,9 @@ async fn serve_connection(shared: Arc<Shared>, router: Router, stream: TcpStream
     // boxed service layers were a measurable share of the ok path); only the
     // control API, rare and not on any hot path, goes through it.
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
-        let request = request.map(Body::new);
+        // Only the control API's requests become axum's `Body` (a box each).
         let response = if is_control(request.uri().path()) {
-            Either::Left(router.clone().oneshot(request))
+            Either::Left(router.clone().oneshot(request.map(Body::new)))
         } else {
             Either::Right(provider_entry(
                 service_shared.clone(),

@@ -135,6 +135,9 @@ pub(crate) struct Shared {
     /// lock was contended). Written only under the lock, right after the clock
     /// moves, so whoever took the lock after a move reads the moved clock.
     pub clock_ms: AtomicI64,
+    /// The plan's tenants as shared text, so that naming a request's tenant
+    /// is a reference count rather than a copy of its credential.
+    pub tenants: Box<[SharedStr]>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -163,7 +166,13 @@ impl Shared {
             attempts: Default::default(),
             mcp: crate::mcp::state::McpState::new(&plan),
         };
+        let tenants = plan
+            .tenants
+            .iter()
+            .map(|t| SharedStr::from(t.as_str()))
+            .collect();
         Shared {
+            tenants,
             plan,
             state: Mutex::new(state),
             hook: RwLock::new(None),

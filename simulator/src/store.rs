@@ -20,10 +20,11 @@ use serde_json::{Map, Value};
 
 use crate::fixed_map::{fixed_hash, FixedMap};
 use crate::journal::Interner;
-use crate::names::{id_prefix, random_id};
+use crate::names::{object_id, random_id};
 use crate::plan::{Plan, SettleResult};
 use crate::record::{Effect, Event, EventKind, ObjectStatus};
-use crate::time::rfc3339;
+use crate::scratch;
+use crate::time::{rfc3339, Rfc3339};
 
 use crate::json_text::JsonText;
 pub(crate) use stored::Stored;
@@ -35,8 +36,9 @@ const EVENT_ID_STREAM: u64 = 2;
 /// Everything a create needs to commit.
 #[derive(Debug, Clone)]
 pub(crate) struct NewObject {
-    pub tenant: String,
-    pub resource: String,
+    /// Shared (the simulator's one copy, interned by the create).
+    pub tenant: SharedStr,
+    pub resource: SharedStr,
     pub args: Map<String, Value>,
     pub client_reference: Option<String>,
     pub metadata: Option<Value>,
@@ -80,13 +82,10 @@ struct ObjectView<'a, A: Serialize + ?Sized, M: Serialize + ?Sized> {
     object: &'a str,
     status: ObjectStatus,
     client_reference: Option<&'a str>,
-    created_at: String,
+    created_at: Rfc3339,
     args: &'a A,
     metadata: &'a M,
 }
-
-/// Room for a typical object body, so writing one rarely grows the buffer.
-const BODY_CAPACITY: usize = 256;
 
 /// The fields of an object's body other than its arguments and metadata.
 struct Head<'a> {
@@ -113,14 +112,16 @@ where
             object: head.object,
             status: head.status,
             client_reference: head.client_reference,
-            created_at: rfc3339(head.created_at_ms),
+            created_at: Rfc3339(head.created_at_ms),
             args,
             metadata,
         };
-        let mut body = Vec::with_capacity(BODY_CAPACITY);
-        match serde_json::to_writer(&mut body, &view) {
-            Ok(()) => Bytes::from(body),
-            Err(_) => Bytes::from_static(b"null"),
+        let mut written = true;
+        let body = scratch::bytes(|out| written = serde_json::to_writer(out, &view).is_ok());
+        if written {
+            body
+        } else {
+            Bytes::from_static(b"null")
         }
     }
     match metadata {
@@ -226,14 +227,18 @@ impl Store {
         created_at_ms: i64,
         live: bool,
     ) -> Result<(Effect, SharedStr), StoreFull> {
-        let held = self.per_tenant.get(&new.tenant).copied().unwrap_or(0);
+        let held = self
+            .per_tenant
+            .get(new.tenant.as_str())
+            .copied()
+            .unwrap_or(0);
         if held >= plan.limits.max_objects {
             return Err(StoreFull {
                 max_objects: plan.limits.max_objects,
             });
         }
         let (id, hash) = loop {
-            let candidate = random_id(&id_prefix(&new.resource), &mut self.object_ids);
+            let candidate = object_id(&new.resource, &mut self.object_ids);
             let hash = id_hash(&candidate);
             if !self.by_id.contains_key(&hash) {
                 break (candidate, hash);
@@ -244,7 +249,7 @@ impl Store {
             (true, None) | (false, _) => ObjectStatus::Succeeded,
         };
         let stored = Stored {
-            id: SharedStr::from(id),
+            id,
             tenant: self.strings.intern(&new.tenant),
             resource: self.strings.intern(&new.resource),
             args: JsonText::of(&new.args),
@@ -261,10 +266,10 @@ impl Store {
         let effect = stored.to_effect(self.effects.len() as u64 + 1);
         let index = u32::try_from(self.effects.len()).unwrap_or(u32::MAX);
         self.by_id.insert(hash, index);
-        match self.per_tenant.get_mut(&new.tenant) {
+        match self.per_tenant.get_mut(new.tenant.as_str()) {
             Some(held) => *held += 1,
             None => {
-                self.per_tenant.insert(new.tenant, 1);
+                self.per_tenant.insert(new.tenant.to_string(), 1);
             }
         }
         self.effects.push(stored);
@@ -368,8 +373,8 @@ mod tests {
             .unwrap_or_default();
         let mut store = Store::new(1);
         let new = NewObject {
-            tenant: "sk_test".to_owned(),
-            resource: "tickets".to_owned(),
+            tenant: "sk_test".into(),
+            resource: "tickets".into(),
             args,
             client_reference: client_reference.map(str::to_owned),
             metadata,
@@ -406,8 +411,8 @@ mod tests {
         let mut store = Store::new(7);
         let plan = Plan::default();
         let new = NewObject {
-            tenant: "sk_test".to_owned(),
-            resource: "tickets".to_owned(),
+            tenant: "sk_test".into(),
+            resource: "tickets".into(),
             args: Map::new(),
             client_reference: None,
             metadata: None,

@@ -20,7 +20,25 @@ fn timestamp(ms: i64) -> Timestamp {
 
 /// RFC 3339 in UTC with milliseconds: `2026-01-01T00:00:00.000Z`.
 pub fn rfc3339(ms: i64) -> String {
-    format!("{:.3}", timestamp(ms))
+    Rfc3339(ms).to_string()
+}
+
+/// [`rfc3339`] written where it goes (a body being written) rather than
+/// made as a `String` first: serialized through `collect_str`, which
+/// serde_json writes straight into its output.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Rfc3339(pub(crate) i64);
+
+impl std::fmt::Display for Rfc3339 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:.3}", timestamp(self.0))
+    }
+}
+
+impl serde::Serialize for Rfc3339 {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
 }
 
 /// An HTTP `Date` header value (IMF-fixdate).

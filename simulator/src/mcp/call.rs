@@ -27,7 +27,7 @@ use super::state::HeldCall;
 use super::tasks::{self, PendingCommit};
 use super::tools::{self, GET_OPERATION, LIST_RECENT};
 use super::wire::{self, Form};
-use crate::canonical::canonical_json;
+use crate::canonical::canonical_shared;
 use crate::conn::Ending;
 use crate::idempotency::{Decision, MAX_KEY_BYTES};
 use crate::plan::{IdempotencyMode, Release, RequestKind, StallThen};
@@ -199,7 +199,7 @@ fn intake_paid(
         )));
     }
     // One copy, shared by the journal entry, the attempt count and the object.
-    let fingerprint: SharedStr = SharedStr::from(canonical_json(&Value::Object(args.clone())));
+    let fingerprint: SharedStr = canonical_shared(&Value::Object(args.clone()));
     let retention_ms = i64::try_from(mcp.retrieval.retention.as_millis()).unwrap_or(i64::MAX);
     let mut state = ctx.shared.state();
     let now_ms = state.now_ms;
@@ -211,12 +211,16 @@ fn intake_paid(
         entry.idempotency_key = shared_key.clone();
     });
     state.journal.set_fingerprint(ctx.seq, fingerprint.clone());
+    let interned_tenant = state.store.strings.intern(tenant);
+    let interned_resource = state.store.strings.intern(&tool.resource);
     let attempt = {
-        let interned_tenant = state.store.strings.intern(tenant);
-        let interned_resource = state.store.strings.intern(&tool.resource);
         let count = state
             .attempts
-            .entry((interned_tenant, interned_resource, fingerprint.clone()))
+            .entry((
+                interned_tenant.clone(),
+                interned_resource.clone(),
+                fingerprint.clone(),
+            ))
             .or_insert(0);
         *count = count.saturating_add(1);
         *count
@@ -254,8 +258,8 @@ fn intake_paid(
     Work::Paid(PendingCommit {
         tool: tool.name.clone(),
         new: NewObject {
-            tenant: tenant.to_owned(),
-            resource: tool.resource.clone(),
+            tenant: interned_tenant,
+            resource: interned_resource,
             args,
             client_reference: None,
             metadata: None,

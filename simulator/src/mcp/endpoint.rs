@@ -42,7 +42,7 @@ pub(crate) async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Reques
             at_ms: state.now_ms,
             real_start_ms: shared.real_ms(),
             real_end_ms: None,
-            tenant: tenant.clone().map(SharedStr::from),
+            tenant: tenant.clone(),
             method: SharedStr::from(parts.method.as_str()),
             path: SharedStr::from(parts.uri.path()),
             query: parts.uri.query().map(SharedStr::from),

@@ -104,7 +104,7 @@ pub(crate) fn create(
     requested_ttl_ms: Option<u64>,
     seq: u64,
 ) -> Result<(String, Value), Value> {
-    let tenant = pending.new.tenant.clone();
+    let tenant = pending.new.tenant.to_string();
     let held = state
         .mcp
         .tasks

@@ -3,6 +3,7 @@
 //! nothing commits, the key table hears why (`fail_key`) and the mode decides
 //! what the key remembers.
 
+use http::HeaderValue;
 use lostreply_text::SharedStr;
 
 use super::ctx::{Ctx, Outcome, Shape};
@@ -12,6 +13,7 @@ use crate::idempotency::{Failure, Scope};
 use crate::plan::{FaultResponse, Position, StallThen};
 use crate::record::Effect;
 use crate::responses::{self, Prepared};
+use crate::scratch;
 use crate::store::{effect_body, NewObject, StoreFull};
 
 /// A validated create, ready to commit.
@@ -188,6 +190,23 @@ pub(crate) async fn run_commit_hook(ctx: &Ctx, effect: &Effect) {
 
 fn created(asynchronous: bool, effect: &Effect) -> Prepared {
     let status = if asynchronous { 202 } else { 201 };
-    Prepared::json_body(status, effect_body(effect))
-        .with_header("location", format!("/v1/{}/{}", effect.resource, effect.id))
+    let reply = Prepared::json_body(status, effect_body(effect));
+    match location(&effect.resource, &effect.id) {
+        Some(location) => reply.with_header_value("location", location),
+        None => reply,
+    }
+}
+
+/// `/v1/{resource}/{id}`, the new object's address, made in one allocation
+/// (a `format!`, a copy into a header value and back again were three per
+/// create). Always a valid header value: a resource name and an id are
+/// letters, digits and `_`.
+fn location(resource: &str, id: &str) -> Option<HeaderValue> {
+    let text = scratch::bytes(|out| {
+        out.extend_from_slice(b"/v1/");
+        out.extend_from_slice(resource.as_bytes());
+        out.push(b'/');
+        out.extend_from_slice(id.as_bytes());
+    });
+    HeaderValue::from_maybe_shared(text).ok()
 }

@@ -1,8 +1,8 @@
 //! `POST /v1/{resource}` up to the commit point: the body read and
 //! validated, the attempt counted, the idempotency key checked.
 
-use axum::body::Body;
 use http::{HeaderMap, HeaderValue};
+use hyper::body::Incoming;
 use lostreply_text::SharedStr;
 use serde_json::Value;
 
@@ -10,7 +10,7 @@ use super::commit::{commit_stage, Intake};
 use super::ctx::{Ctx, Outcome};
 use super::idempotency_replies::{in_flight, key_error, mismatch, replay};
 use super::request_body::{read_body, BodyError};
-use crate::canonical::canonical_json;
+use crate::canonical::canonical_shared;
 use crate::idempotency::{parse_key, Decision};
 use crate::plan::IdempotencyMode;
 use crate::query;
@@ -31,7 +31,7 @@ pub(super) async fn create(
     path: &str,
     raw_query: Option<&str>,
     headers: &HeaderMap,
-    body: Body,
+    body: Incoming,
 ) -> Result<Outcome, Prepared> {
     let plan = &ctx.shared.plan;
     let bytes = match read_body(body, headers, plan.limits.max_body_bytes).await {
@@ -86,22 +86,25 @@ fn intake(
             .retain(|name, v| !(v.is_null() && (name == "client_reference" || name == "metadata")));
     }
     // One copy, shared by the journal entry, the attempt count and the object.
-    let fingerprint: SharedStr = SharedStr::from(canonical_json(&value));
+    let fingerprint: SharedStr = canonical_shared(&value);
     // Everything below up to the key check reads only the request, so it runs
     // before the lock; the attempt count and the key check then share one
     // lock (one fewer per create: the lock was contended at 64 connections).
     // Attempts are counted whether or not the body then passes, as before.
     let checked = validate(value, headers, mode, plan.idempotency.required);
     // A block, not `drop`: the guard must not look live across the awaits below.
-    let (attempt, fields, client_reference, metadata, key_header, decision) = {
+    let (attempt, fields, client_reference, metadata, key_header, decision, names) = {
         let mut state = ctx.shared.state();
         state.journal.set_fingerprint(ctx.seq, fingerprint.clone());
+        // The simulator's one copy of each name, for the count and the object.
+        let names = (
+            state.store.strings.intern(tenant),
+            state.store.strings.intern(resource),
+        );
         let attempt = {
-            let tenant = state.store.strings.intern(tenant);
-            let resource = state.store.strings.intern(resource);
             let count = state
                 .attempts
-                .entry((tenant, resource, fingerprint.clone()))
+                .entry((names.0.clone(), names.1.clone(), fingerprint.clone()))
                 .or_insert(0);
             *count = count.saturating_add(1);
             *count
@@ -132,6 +135,7 @@ fn intake(
             metadata,
             key_header,
             decision,
+            names,
         )
     };
     let ticket = match decision {
@@ -146,8 +150,8 @@ fn intake(
     };
     let intake = Intake {
         new: Box::new(NewObject {
-            tenant: tenant.to_owned(),
-            resource: resource.to_owned(),
+            tenant: names.0,
+            resource: names.1,
             args: fields,
             client_reference,
             metadata,

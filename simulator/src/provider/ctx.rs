@@ -13,6 +13,7 @@ use axum::body::Body;
 use axum::response::Response;
 use futures::future::Either;
 use http::HeaderValue;
+use lostreply_text::SharedStr;
 
 use crate::body::{FateSink, FaultBody};
 use crate::conn::{hold_until_client_leaves, Conn, Ending, HoldEnd};
@@ -35,7 +36,7 @@ pub(crate) struct Ctx {
     pub(crate) shared: Arc<Shared>,
     pub(crate) conn: Arc<Conn>,
     pub(crate) seq: u64,
-    pub(crate) tenant: Option<String>,
+    pub(crate) tenant: Option<SharedStr>,
     /// The index in the plan of the rule that decides this request's fate
     /// (the plan holds the rule: a copy would be part of every request's future).
     pub(crate) fault: Option<usize>,
@@ -163,15 +164,19 @@ impl Ctx {
             http::header::CONTENT_TYPE,
             HeaderValue::from_static(prepared.content_type),
         );
-        headers.insert(http::header::CONTENT_LENGTH, HeaderValue::from(full_len));
+        // A full body's length is its exact size hint, which hyper writes as
+        // `Content-Length` itself (into its own buffer, where a header value
+        // here was an allocation per response); a cut body declares the
+        // whole length it will not finish.
+        if !matches!(shape, Shape::Full) {
+            headers.insert(http::header::CONTENT_LENGTH, HeaderValue::from(full_len));
+        }
         let now_ms = self.shared.now_ms();
         if let Some(date) = date_header(now_ms) {
             headers.insert(http::header::DATE, date);
         }
         for (name, value) in prepared.headers {
-            if let Ok(value) = HeaderValue::from_str(&value) {
-                headers.insert(name, value);
-            }
+            headers.insert(name, value);
         }
         Outcome::Respond(response)
     }

@@ -68,7 +68,7 @@ pub(super) fn replay(mode: IdempotencyMode, saved: Saved) -> Prepared {
         headers: Vec::new(),
     };
     if let Some(location) = saved.location {
-        prepared = prepared.with_header("location", location);
+        prepared = prepared.with_header_value("location", location);
     }
     if !is_ietf(mode) {
         prepared = prepared.with_header("idempotent-replayed", "true");

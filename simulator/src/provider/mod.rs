@@ -34,8 +34,8 @@ pub(crate) mod route;
 
 use std::sync::Arc;
 
-use axum::extract::Request;
 use axum::response::Response;
+use hyper::body::Incoming;
 
 use crate::conn::{Conn, Ending};
 use crate::faults::RequestFacts;
@@ -67,14 +67,14 @@ use route::{authenticate, method_not_allowed, parse_route, request_kind, resourc
 pub(crate) fn provider_entry(
     shared: Arc<Shared>,
     conn: Arc<Conn>,
-    request: Request,
+    request: http::Request<Incoming>,
 ) -> impl std::future::Future<Output = Result<Response, std::convert::Infallible>> + Send {
     // The MCP endpoint shares the listener, the journal and the way a
     // request's work runs; without an MCP plan `/mcp` is an unknown path.
     let work = if request.uri().path() == "/mcp" && shared.plan.mcp.is_some() {
         Detached::new(
             shared.clone(),
-            crate::mcp::endpoint::handle(shared, conn.clone(), request),
+            crate::mcp::endpoint::handle(shared, conn.clone(), request.map(axum::body::Body::new)),
         )
     } else {
         Detached::new(shared.clone(), handle(shared, conn.clone(), request))
@@ -103,7 +103,7 @@ async fn run_request(conn: Arc<Conn>, work: Detached) -> Response {
 fn handle(
     shared: Arc<Shared>,
     conn: Arc<Conn>,
-    request: Request,
+    request: http::Request<Incoming>,
 ) -> impl std::future::Future<Output = Outcome> + Send + 'static {
     let (parts, body) = request.into_parts();
     let path = parts.uri.path().to_owned();
@@ -111,10 +111,7 @@ fn handle(
     let query_names = query::names(raw_query.as_deref());
     let route = parse_route(&path);
     let kind = request_kind(&parts.method, &route, &query_names);
-    let resource = match &route {
-        Route::Collection(r) | Route::Item(r, _) => Some(r.clone()),
-        Route::Unknown(r) => r.clone(),
-    };
+    let resource = route.resource();
     let tenant = authenticate(&shared, &parts.headers);
     let step = shared.stage.step();
     // The request is journaled from borrowed parts (no owned copies), in a
@@ -137,7 +134,7 @@ fn handle(
             path: &path,
             query: raw_query.as_deref(),
             kind,
-            resource: resource.as_deref(),
+            resource,
             idempotency_key: raw_key.as_deref(),
             fault: None,
             step,
@@ -147,7 +144,7 @@ fn handle(
         state.store.settle_due(&shared.plan, now_ms);
         let facts = RequestFacts {
             method: parts.method.as_str(),
-            resource: resource.as_deref(),
+            resource,
             kind,
             tenant: tenant.as_deref(),
             query_names: &query_names,
@@ -188,7 +185,7 @@ fn respond(
     kind: Option<RequestKind>,
     route: Route,
     headers: http::HeaderMap,
-    body: axum::body::Body,
+    body: Incoming,
     path: String,
     raw_query: Option<String>,
 ) -> impl std::future::Future<Output = Outcome> + Send {

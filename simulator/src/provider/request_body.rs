@@ -4,7 +4,6 @@
 
 use std::time::Duration;
 
-use axum::body::Body;
 use bytes::{Bytes, BytesMut};
 use http::HeaderMap;
 use http_body_util::BodyExt;
@@ -22,11 +21,18 @@ pub(crate) enum BodyError {
 }
 
 /// Reads at most `max` bytes; a longer body is drained (up to [`DRAIN_LIMIT_BYTES`]) and refused.
-pub(crate) async fn read_body(
-    mut body: Body,
+///
+/// Any request body: hyper's own for `/v1` (wrapping it in axum's `Body`
+/// was an allocation per request), axum's for the MCP endpoint.
+pub(crate) async fn read_body<B>(
+    mut body: B,
     headers: &HeaderMap,
     max: usize,
-) -> Result<Bytes, BodyError> {
+) -> Result<Bytes, BodyError>
+where
+    B: hyper::body::Body<Data = Bytes> + Unpin,
+    B::Error: std::fmt::Display,
+{
     let declared = headers
         .get(http::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -36,6 +42,9 @@ pub(crate) async fn read_body(
         return Err(BodyError::TooLarge);
     }
     let read = async {
+        // A body that arrives in one frame (nearly every one) is kept as that
+        // frame, not copied into a buffer of its own.
+        let mut only_frame: Option<Bytes> = None;
         let mut buffer = BytesMut::new();
         let mut too_large = false;
         let mut seen = 0usize;
@@ -52,12 +61,20 @@ pub(crate) async fn read_body(
                 }
                 continue;
             }
-            buffer.extend_from_slice(&data);
+            match only_frame.take() {
+                None if buffer.is_empty() => only_frame = Some(data),
+                earlier => {
+                    if let Some(earlier) = earlier {
+                        buffer.extend_from_slice(&earlier);
+                    }
+                    buffer.extend_from_slice(&data);
+                }
+            }
         }
         if too_large {
             Err(BodyError::TooLarge)
         } else {
-            Ok(buffer.freeze())
+            Ok(only_frame.unwrap_or_else(|| buffer.freeze()))
         }
     };
     tokio::time::timeout(BODY_READ_TIMEOUT, read)
@@ -70,11 +87,14 @@ pub(crate) async fn read_body(
 }
 
 /// Reads and discards what is left of a body, within bounds.
-pub(crate) async fn drain(mut body: Body) {
+pub(crate) async fn drain<B>(mut body: B)
+where
+    B: hyper::body::Body<Data = Bytes> + Unpin,
+{
     // Most bodies left to drain are a GET's, which has none: skip the bounded
     // wait, whose timer cost a clock read and a timer entry built and dropped
     // on every request.
-    if hyper::body::Body::is_end_stream(&body) {
+    if body.is_end_stream() {
         return;
     }
     let discard = async {

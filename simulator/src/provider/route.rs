@@ -2,6 +2,7 @@
 //! tenant its credential names, and the answer when the method does not fit.
 
 use http::{HeaderMap, Method};
+use lostreply_text::SharedStr;
 
 use crate::names::is_valid_resource_name;
 use crate::plan::RequestKind;
@@ -16,18 +17,31 @@ pub(crate) enum Route {
     Unknown(Option<String>),
 }
 
+impl Route {
+    /// The collection the path named, when it named a valid one.
+    pub(crate) fn resource(&self) -> Option<&str> {
+        match self {
+            Route::Collection(r) | Route::Item(r, _) => Some(r),
+            Route::Unknown(r) => r.as_deref(),
+        }
+    }
+}
+
 pub(crate) fn parse_route(path: &str) -> Route {
     let Some(rest) = path.strip_prefix("/v1/") else {
         return Route::Unknown(None);
     };
-    let segments: Vec<&str> = rest.split('/').collect();
-    let resource = segments
-        .first()
-        .filter(|r| is_valid_resource_name(r))
-        .map(|r| (*r).to_owned());
-    match (resource, segments.as_slice()) {
-        (Some(resource), [_]) => Route::Collection(resource),
-        (Some(resource), [_, id]) if !id.is_empty() => Route::Item(resource, (*id).to_owned()),
+    // Split by hand: collecting the segments was an allocation per request.
+    let (first, after) = match rest.split_once('/') {
+        Some((first, after)) => (first, Some(after)),
+        None => (rest, None),
+    };
+    let resource = is_valid_resource_name(first).then(|| first.to_owned());
+    match (resource, after) {
+        (Some(resource), None) => Route::Collection(resource),
+        (Some(resource), Some(id)) if !id.is_empty() && !id.contains('/') => {
+            Route::Item(resource, id.to_owned())
+        }
         (resource, _) => Route::Unknown(resource),
     }
 }
@@ -52,7 +66,7 @@ pub(crate) fn request_kind(
 }
 
 /// The tenant whose credential is in `Authorization: Bearer <credential>`.
-pub(crate) fn authenticate(shared: &Shared, headers: &HeaderMap) -> Option<String> {
+pub(crate) fn authenticate(shared: &Shared, headers: &HeaderMap) -> Option<SharedStr> {
     let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, credential) = value.split_once(' ')?;
     if !scheme.eq_ignore_ascii_case("bearer") {
@@ -60,7 +74,6 @@ pub(crate) fn authenticate(shared: &Shared, headers: &HeaderMap) -> Option<Strin
     }
     let credential = credential.trim();
     shared
-        .plan
         .tenants
         .iter()
         .find(|t| t.as_str() == credential)
@@ -80,4 +93,31 @@ pub(crate) fn resource_exists(shared: &Shared, resource: &str) -> bool {
 /// 405 with the methods the route does take.
 pub(crate) fn method_not_allowed(allow: &str) -> Prepared {
     responses::bare_error(405, "method_not_allowed").with_header("allow", allow)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(path: &str) -> String {
+        match parse_route(path) {
+            Route::Collection(r) => format!("collection {r}"),
+            Route::Item(r, id) => format!("item {r} {id}"),
+            Route::Unknown(r) => format!("unknown {r:?}"),
+        }
+    }
+
+    #[test]
+    fn a_path_names_a_collection_an_item_or_nothing_known() {
+        assert_eq!(shape("/v1/tickets"), "collection tickets");
+        assert_eq!(shape("/v1/tickets/tkt_1"), "item tickets tkt_1");
+        assert_eq!(shape("/v1/tickets/"), r#"unknown Some("tickets")"#);
+        assert_eq!(shape("/v1/tickets/a/b"), r#"unknown Some("tickets")"#);
+        assert_eq!(shape("/v1/tickets//"), r#"unknown Some("tickets")"#);
+        assert_eq!(shape("/v1/Tickets/x"), "unknown None");
+        assert_eq!(shape("/v1/"), "unknown None");
+        assert_eq!(shape("/v2/tickets"), "unknown None");
+        assert_eq!(parse_route("/v1/tickets/x").resource(), Some("tickets"));
+        assert_eq!(parse_route("/v1/Tickets").resource(), None);
+    }
 }
