@@ -525,3 +525,79 @@ async fn the_same_seed_gives_the_same_ids() {
     assert_eq!(ids(7).await, ids(7).await);
     assert_ne!(ids(7).await, ids(8).await);
 }
+
+/// Reads one response from a kept-alive connection: the head, then exactly
+/// the body its `content-length` announces.
+async fn read_framed(stream: &mut tokio::net::TcpStream) -> (String, Vec<u8>) {
+    use tokio::io::AsyncReadExt;
+    let mut got = Vec::new();
+    let mut buffer = [0u8; 4096];
+    let head_end = loop {
+        if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+            break end;
+        }
+        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buffer))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(n > 0, "the connection closed before a whole head");
+        got.extend_from_slice(&buffer[..n]);
+    };
+    let head = String::from_utf8(got[..head_end].to_vec()).unwrap();
+    assert!(
+        !head.to_ascii_lowercase().contains("transfer-encoding"),
+        "{head}"
+    );
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length: "))
+        .unwrap_or_else(|| panic!("no content-length in {head}"))
+        .parse()
+        .unwrap();
+    let mut body = got[head_end + 4..].to_vec();
+    while body.len() < length {
+        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buffer))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(n > 0, "the connection closed inside the body");
+        body.extend_from_slice(&buffer[..n]);
+    }
+    assert_eq!(body.len(), length, "nothing after the announced body");
+    (head, body)
+}
+
+#[tokio::test]
+async fn full_answers_announce_their_exact_length_on_a_kept_alive_connection() {
+    let sim = start(plan()).await;
+    let mut stream = tokio::net::TcpStream::connect(sim.local_addr())
+        .await
+        .unwrap();
+    // A create whose body comes as two chunks (two frames), then a retrieve,
+    // on one connection.
+    let chunked = format!(
+        "POST /v1/tickets HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {A}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n9\r\n{{\"title\":\r\n8\r\n\"split\"}}\r\n0\r\n\r\n"
+    );
+    stream.write_all(chunked.as_bytes()).await.unwrap();
+    let (head, body) = read_framed(&mut stream).await;
+    assert!(head.starts_with("HTTP/1.1 201 "), "{head}");
+    let created: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(created["args"], json!({"title": "split"}));
+    let id = created["id"].as_str().unwrap().to_owned();
+    assert!(
+        head.lines()
+            .any(|l| l == format!("location: /v1/tickets/{id}")),
+        "{head}"
+    );
+    assert!(created["created_at"]
+        .as_str()
+        .is_some_and(|t| t.ends_with(".000Z") && t.len() == 24));
+
+    let retrieve =
+        format!("GET /v1/tickets/{id} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {A}\r\n\r\n");
+    stream.write_all(retrieve.as_bytes()).await.unwrap();
+    let (head, body) = read_framed(&mut stream).await;
+    assert!(head.starts_with("HTTP/1.1 200 "), "{head}");
+    assert_eq!(serde_json::from_slice::<Value>(&body).unwrap(), created);
+    assert_eq!(sim.ledger()[0].fingerprint, r#"{"title":"split"}"#);
+}
