@@ -526,22 +526,27 @@ async fn the_same_seed_gives_the_same_ids() {
     assert_ne!(ids(7).await, ids(8).await);
 }
 
+/// Appends what the connection sends next (bounded), failing if it closed `when`.
+async fn read_more(stream: &mut tokio::net::TcpStream, into: &mut Vec<u8>, when: &str) {
+    use tokio::io::AsyncReadExt;
+    let mut buffer = [0u8; 4096];
+    let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buffer))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(n > 0, "the connection closed {when}");
+    into.extend_from_slice(&buffer[..n]);
+}
+
 /// Reads one response from a kept-alive connection: the head, then exactly
 /// the body its `content-length` announces.
 async fn read_framed(stream: &mut tokio::net::TcpStream) -> (String, Vec<u8>) {
-    use tokio::io::AsyncReadExt;
     let mut got = Vec::new();
-    let mut buffer = [0u8; 4096];
     let head_end = loop {
         if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
             break end;
         }
-        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buffer))
-            .await
-            .unwrap()
-            .unwrap();
-        assert!(n > 0, "the connection closed before a whole head");
-        got.extend_from_slice(&buffer[..n]);
+        read_more(stream, &mut got, "before a whole head").await;
     };
     let head = String::from_utf8(got[..head_end].to_vec()).unwrap();
     assert!(
@@ -556,12 +561,7 @@ async fn read_framed(stream: &mut tokio::net::TcpStream) -> (String, Vec<u8>) {
         .unwrap();
     let mut body = got[head_end + 4..].to_vec();
     while body.len() < length {
-        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buffer))
-            .await
-            .unwrap()
-            .unwrap();
-        assert!(n > 0, "the connection closed inside the body");
-        body.extend_from_slice(&buffer[..n]);
+        read_more(stream, &mut body, "inside the body").await;
     }
     assert_eq!(body.len(), length, "nothing after the announced body");
     (head, body)
