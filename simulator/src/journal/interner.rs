@@ -11,9 +11,14 @@ use lostreply_text::SharedStr;
 pub(crate) const MAX_INTERNED: usize = 4096;
 
 /// The table.
+///
+/// Hashed with the fixed-seed foldhash of `fixed_map` rather than std's
+/// SipHash: every request interns its method, tenant and collection while it
+/// holds the state lock, and SipHash was most of that. Only looked up, never
+/// iterated.
 #[derive(Debug, Default)]
 pub(crate) struct Interner {
-    strings: HashSet<SharedStr>,
+    strings: HashSet<SharedStr, foldhash::fast::FixedState>,
 }
 
 impl Interner {
