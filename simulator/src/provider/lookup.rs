@@ -19,7 +19,7 @@ pub(super) fn lookup(
     ctx: &Ctx,
     tenant: &str,
     kind: RequestKind,
-    route: &Route,
+    route: &Route<'_>,
     raw_query: Option<&str>,
 ) -> Prepared {
     let lookups = ctx.shared.plan.lookup;
@@ -28,8 +28,8 @@ pub(super) fn lookup(
         Err(why) => return responses::invalid_request(&why),
     };
     let (resource, id) = match route {
-        Route::Collection(resource) => (resource.as_str(), None),
-        Route::Item(resource, id) => (resource.as_str(), Some(id.as_str())),
+        Route::Collection(resource) => (*resource, None),
+        Route::Item(resource, id) => (*resource, Some(*id)),
         Route::Unknown(_) => return responses::not_found(),
     };
     let state = ctx.shared.state();

@@ -170,7 +170,7 @@ fn handle(
         fault,
     };
     let headers = parts.headers;
-    respond(ctx, kind, route, headers, body, path, raw_query)
+    respond(ctx, kind, headers, body, path, raw_query)
 }
 
 /// The rest of [`handle`]: the waits, the dispatch by route and kind, and how
@@ -183,7 +183,6 @@ fn handle(
 fn respond(
     ctx: Ctx,
     kind: Option<RequestKind>,
-    route: Route,
     headers: http::HeaderMap,
     body: Incoming,
     path: String,
@@ -191,6 +190,8 @@ fn respond(
 ) -> impl std::future::Future<Output = Outcome> + Send {
     async move {
         let seq = ctx.seq;
+        // Read again from the path the future keeps (see `Route`).
+        let route = parse_route(&path);
         // A gathered lookup is read when it arrives and waits with its answer
         // made: requests that meet then answer what each saw on arrival, so
         // two searches both see "nothing yet" however the machine schedules
@@ -229,7 +230,7 @@ fn respond(
             (None, _, _) => responses::unauthorized(),
             (Some(_), _, Route::Unknown(_)) => responses::not_found(),
             (Some(_), _, Route::Collection(r) | Route::Item(r, _))
-                if !resource_exists(&ctx.shared, &r) =>
+                if !resource_exists(&ctx.shared, r) =>
             {
                 responses::not_found()
             }
@@ -245,7 +246,7 @@ fn respond(
                 match Box::pin(create(
                     &ctx,
                     tenant,
-                    &resource,
+                    resource,
                     &path,
                     raw_query.as_deref(),
                     &headers,

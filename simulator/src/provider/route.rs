@@ -9,25 +9,28 @@ use crate::plan::RequestKind;
 use crate::responses::{self, Prepared};
 use crate::shared::Shared;
 
-/// Where the path points.
-pub(crate) enum Route {
-    Collection(String),
-    Item(String, String),
+/// Where the path points: parts of the path itself, borrowed (a request's
+/// future keeps the path and reads its route again where it needs it, which
+/// costs less than the two copies it used to keep).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Route<'a> {
+    Collection(&'a str),
+    Item(&'a str, &'a str),
     /// Not a provider path; the resource is named when the path had a valid one.
-    Unknown(Option<String>),
+    Unknown(Option<&'a str>),
 }
 
-impl Route {
+impl<'a> Route<'a> {
     /// The collection the path named, when it named a valid one.
-    pub(crate) fn resource(&self) -> Option<&str> {
-        match self {
+    pub(crate) fn resource(&self) -> Option<&'a str> {
+        match *self {
             Route::Collection(r) | Route::Item(r, _) => Some(r),
-            Route::Unknown(r) => r.as_deref(),
+            Route::Unknown(r) => r,
         }
     }
 }
 
-pub(crate) fn parse_route(path: &str) -> Route {
+pub(crate) fn parse_route(path: &str) -> Route<'_> {
     let Some(rest) = path.strip_prefix("/v1/") else {
         return Route::Unknown(None);
     };
@@ -36,11 +39,11 @@ pub(crate) fn parse_route(path: &str) -> Route {
         Some((first, after)) => (first, Some(after)),
         None => (rest, None),
     };
-    let resource = is_valid_resource_name(first).then(|| first.to_owned());
+    let resource = is_valid_resource_name(first).then_some(first);
     match (resource, after) {
         (Some(resource), None) => Route::Collection(resource),
         (Some(resource), Some(id)) if !id.is_empty() && !id.contains('/') => {
-            Route::Item(resource, id.to_owned())
+            Route::Item(resource, id)
         }
         (resource, _) => Route::Unknown(resource),
     }
@@ -48,7 +51,7 @@ pub(crate) fn parse_route(path: &str) -> Route {
 
 pub(crate) fn request_kind(
     method: &Method,
-    route: &Route,
+    route: &Route<'_>,
     query_names: &[String],
 ) -> Option<RequestKind> {
     match route {
