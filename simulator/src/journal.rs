@@ -68,7 +68,9 @@ impl Default for Journal {
 pub(crate) struct Arrival<'a> {
     pub(crate) at_ms: i64,
     pub(crate) real_start_ms: u64,
-    pub(crate) tenant: Option<&'a str>,
+    /// The plan's shared copy (see `Shared::tenants`): kept as it is, not
+    /// interned again.
+    pub(crate) tenant: Option<&'a SharedStr>,
     pub(crate) method: &'a str,
     pub(crate) path: &'a str,
     pub(crate) query: Option<&'a str>,

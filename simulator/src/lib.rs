@@ -169,8 +169,8 @@ impl Simulator {
                 );
             }
             let new = NewObject {
-                tenant: seed.tenant.as_str().into(),
-                resource: seed.resource.as_str().into(),
+                tenant: store.strings.intern(&seed.tenant),
+                resource: store.strings.intern(&seed.resource),
                 args: seed.args.clone(),
                 client_reference: seed.client_reference.clone(),
                 metadata: None,

@@ -36,7 +36,8 @@ const EVENT_ID_STREAM: u64 = 2;
 /// Everything a create needs to commit.
 #[derive(Debug, Clone)]
 pub(crate) struct NewObject {
-    /// Shared (the simulator's one copy, interned by the create).
+    /// Shared: the store's interned copies (`Store::strings`), which the
+    /// object keeps as they are.
     pub tenant: SharedStr,
     pub resource: SharedStr,
     pub args: Map<String, Value>,
@@ -250,8 +251,9 @@ impl Store {
         };
         let stored = Stored {
             id,
-            tenant: self.strings.intern(&new.tenant),
-            resource: self.strings.intern(&new.resource),
+            // The create's interned copies (see `NewObject`).
+            tenant: new.tenant.clone(),
+            resource: new.resource.clone(),
             args: JsonText::of(&new.args),
             client_reference: new.client_reference.as_deref().map(SharedStr::from),
             metadata: new.metadata.as_ref().map(JsonText::of),

@@ -39,7 +39,7 @@ impl Compact {
         let arrival = Arrival {
             at_ms: entry.at_ms,
             real_start_ms: entry.real_start_ms,
-            tenant: entry.tenant.as_deref(),
+            tenant: entry.tenant.as_ref(),
             method: &entry.method,
             path: &entry.path,
             // Set below from the entry's own shared copies.
@@ -78,7 +78,7 @@ impl Compact {
             at_ms: arrival.at_ms,
             real_start_ms: arrival.real_start_ms,
             real_end_ms: None,
-            tenant: arrival.tenant.map(|t| strings.intern(t)),
+            tenant: arrival.tenant.cloned(),
             method: strings.intern(arrival.method),
             path,
             query: arrival.query.map(SharedStr::from),

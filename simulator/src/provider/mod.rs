@@ -129,7 +129,7 @@ fn handle(
         let mut arrival = Arrival {
             at_ms: 0,
             real_start_ms: shared.real_ms(),
-            tenant: tenant.as_deref(),
+            tenant: tenant.as_ref(),
             method: parts.method.as_str(),
             path: &path,
             query: raw_query.as_deref(),
