@@ -18,10 +18,11 @@ use crate::store::{effect_body, NewObject, StoreFull};
 
 /// A validated create, ready to commit.
 pub(super) struct Intake {
-    /// Boxed: an intake waits in the create's future through the faults
-    /// before the commit, and inline it would push that future (allocated
-    /// per request) past the allocator's small-size cache.
-    pub(super) new: Box<NewObject>,
+    /// Inline: the create's future that holds it through the faults before
+    /// the commit is boxed on its own and stays inside the allocator's
+    /// small-size cache with it (a box of its own was one more allocation
+    /// per create).
+    pub(super) new: NewObject,
     /// The idempotency key's scope when the key is tracked: the key table
     /// hears how the work ended once that is known.
     pub(super) ticket: Option<Scope>,
@@ -154,7 +155,7 @@ fn commit_effect(ctx: &Ctx, intake: Intake) -> Result<Committed, Prepared> {
     let committed = {
         let mut state = ctx.shared.state();
         let now_ms = state.now_ms;
-        let result = state.store.commit(plan, *new, now_ms);
+        let result = state.store.commit(plan, new, now_ms);
         result.map(|(effect, id)| {
             state.journal.set_effect(ctx.seq, id);
             effect

@@ -149,7 +149,7 @@ fn intake(
         Decision::InFlight => return Err(in_flight(mode)),
     };
     let intake = Intake {
-        new: Box::new(NewObject {
+        new: NewObject {
             tenant: names.0,
             resource: names.1,
             args: fields,
@@ -159,7 +159,7 @@ fn intake(
             fingerprint,
             attempt,
             request_seq: Some(ctx.seq),
-        }),
+        },
         ticket,
     };
     Ok(intake)
