@@ -32,6 +32,11 @@ impl Detached {
         shared: Arc<Shared>,
         work: impl Future<Output = Outcome> + Send + 'static,
     ) -> Detached {
+        #[cfg(test)]
+        tests::note_size(
+            std::any::type_name_of_val(&work),
+            std::mem::size_of_val(&work),
+        );
         Detached {
             shared,
             work: Some(Box::pin(work)),
@@ -60,5 +65,72 @@ impl Drop for Detached {
                 drop(work.await);
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::collections::BTreeMap;
+    use std::sync::Mutex;
+
+    use crate::{Plan, ServeOptions, Simulator};
+
+    /// The largest work boxed so far in this test binary, by its type.
+    static SIZES: Mutex<BTreeMap<&'static str, usize>> = Mutex::new(BTreeMap::new());
+
+    pub(super) fn note_size(type_name: &'static str, bytes: usize) {
+        let mut sizes = SIZES
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let largest = sizes.entry(type_name).or_insert(0);
+        *largest = (*largest).max(bytes);
+    }
+
+    /// The bound that matters: glibc's per-thread cache serves requests of
+    /// up to about 1 KiB, and past it every request's allocation first
+    /// consolidated the allocator's fast bins (docs/benchmarks.md,
+    /// "allocations per request"). 1 000 leaves room for the chunk header.
+    const ALLOCATOR_CACHE_BYTES: usize = 1000;
+
+    #[tokio::test]
+    async fn a_provider_requests_boxed_work_fits_the_allocators_small_size_cache() {
+        let sim = Simulator::start(Plan::default(), ServeOptions::default())
+            .await
+            .unwrap();
+        let http = reqwest::Client::new();
+        let base = sim.base_url();
+        let created: serde_json::Value = http
+            .post(format!("{base}/v1/tickets"))
+            .bearer_auth("sk_test_a")
+            .json(&serde_json::json!({"title": "size"}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let id = created["id"].as_str().unwrap();
+        let found = http
+            .get(format!("{base}/v1/tickets/{id}"))
+            .bearer_auth("sk_test_a")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(found.status(), 200);
+        let sizes = SIZES.lock().unwrap().clone();
+        let provider: Vec<_> = sizes
+            .iter()
+            .filter(|(name, _)| name.contains("provider::respond"))
+            .collect();
+        assert!(!provider.is_empty(), "no /v1 work was boxed: {sizes:?}");
+        for (name, bytes) in provider {
+            assert!(
+                *bytes <= ALLOCATOR_CACHE_BYTES,
+                "{name} is {bytes} bytes, over {ALLOCATOR_CACHE_BYTES}: box what only some requests need apart"
+            );
+        }
+        sim.shutdown().await;
     }
 }
