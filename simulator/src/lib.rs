@@ -175,9 +175,7 @@ impl Simulator {
                 client_reference: seed.client_reference.clone(),
                 metadata: None,
                 idempotency_key: None,
-                fingerprint: lostreply_text::SharedStr::from(canonical_json(
-                    &serde_json::Value::Object(body),
-                )),
+                fingerprint: canonical::canonical_shared(&serde_json::Value::Object(body)),
                 attempt: 0,
                 request_seq: None,
             };

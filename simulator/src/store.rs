@@ -36,8 +36,8 @@ const EVENT_ID_STREAM: u64 = 2;
 /// Everything a create needs to commit.
 #[derive(Debug, Clone)]
 pub(crate) struct NewObject {
-    /// Shared: the store's interned copies (`Store::strings`), which the
-    /// object keeps as they are.
+    /// Shared copies (the plan's tenant, the store's interned collection),
+    /// which the object keeps as they are.
     pub tenant: SharedStr,
     pub resource: SharedStr,
     pub args: Map<String, Value>,
@@ -65,7 +65,9 @@ pub(crate) struct Store {
     /// id itself), so the index holds no second copy of every id. Only looked
     /// up, never iterated. Ids are drawn until their hash is new too.
     by_id: FixedMap<u64, u32>,
-    /// Tenants and resources, one copy each (shared with the attempt counts).
+    /// Collections (and the tenants of seed objects and MCP calls), one copy
+    /// each, shared with the attempt counts; a `/v1` create brings its
+    /// tenant as the plan's shared copy (`Shared::tenants`).
     pub(crate) strings: Interner,
     per_tenant: BTreeMap<String, usize>,
     events: Vec<Event>,

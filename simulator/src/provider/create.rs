@@ -26,7 +26,7 @@ pub const MAX_CLIENT_REFERENCE_BYTES: usize = 255;
 /// reached the commit point.
 pub(super) async fn create(
     ctx: &Ctx,
-    tenant: &str,
+    tenant: &SharedStr,
     resource: &str,
     path: &str,
     raw_query: Option<&str>,
@@ -63,7 +63,7 @@ pub(super) async fn create(
 /// create's future (they are many, and a future is allocated per request).
 fn intake(
     ctx: &Ctx,
-    tenant: &str,
+    tenant: &SharedStr,
     resource: &str,
     path: &str,
     raw_query: Option<&str>,
@@ -96,11 +96,9 @@ fn intake(
     let (attempt, fields, client_reference, metadata, key_header, decision, names) = {
         let mut state = ctx.shared.state();
         state.journal.set_fingerprint(ctx.seq, fingerprint.clone());
-        // The simulator's one copy of each name, for the count and the object.
-        let names = (
-            state.store.strings.intern(tenant),
-            state.store.strings.intern(resource),
-        );
+        // One copy of each name, for the count and the object: the request's
+        // tenant is already the plan's shared copy; the collection is interned.
+        let names = (tenant.clone(), state.store.strings.intern(resource));
         let attempt = {
             let count = state
                 .attempts

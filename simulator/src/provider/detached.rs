@@ -75,15 +75,14 @@ mod tests {
     use std::collections::BTreeMap;
     use std::sync::Mutex;
 
+    use crate::sync::lock;
     use crate::{Plan, ServeOptions, Simulator};
 
     /// The largest work boxed so far in this test binary, by its type.
     static SIZES: Mutex<BTreeMap<&'static str, usize>> = Mutex::new(BTreeMap::new());
 
     pub(super) fn note_size(type_name: &'static str, bytes: usize) {
-        let mut sizes = SIZES
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut sizes = lock(&SIZES);
         let largest = sizes.entry(type_name).or_insert(0);
         *largest = (*largest).max(bytes);
     }
@@ -119,7 +118,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(found.status(), 200);
-        let sizes = SIZES.lock().unwrap().clone();
+        let sizes = lock(&SIZES).clone();
         let provider: Vec<_> = sizes
             .iter()
             .filter(|(name, _)| name.contains("provider::respond"))
