@@ -17,6 +17,15 @@ use crate::conn::{hold_until_client_leaves, Conn, HoldEnd, SharedSocket};
 use crate::record::ResponseFate;
 use crate::shared::Shared;
 
+/// What every response the simulator serves carries: a provider answer's
+/// own body, or anything else (control API, MCP streams) as axum's boxed
+/// `Body`. Not a `Body` for all: boxing each `/v1` answer was an allocation
+/// and a dynamic call per frame on every request.
+pub(crate) type ServedBody = http_body_util::Either<FaultBody, axum::body::Body>;
+
+/// A response as the simulator serves it.
+pub(crate) type Served = http::Response<ServedBody>;
+
 /// Where a body reports its fate.
 #[derive(Debug, Clone)]
 pub(crate) struct FateSink {

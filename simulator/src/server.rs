@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::response::Response;
 use axum::Router;
 use futures::future::Either;
+use futures::TryFutureExt;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -16,6 +16,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tower::ServiceExt;
 
+use crate::body::Served;
 use crate::conn::{hold_until_client_leaves, Conn, Ending, FaultIo, SharedSocket};
 use crate::control;
 use crate::provider::provider_entry;
@@ -48,6 +49,9 @@ fn is_control(path: &str) -> bool {
 /// Accepts until shutdown.
 pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
     let router = router(shared.clone());
+    // One builder for every connection: each made its own, and with it an
+    // allocation for its timer.
+    let http = Arc::new(http1_builder());
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let mut shutdown = shared.shutdown.clone();
     loop {
@@ -64,10 +68,10 @@ pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
         };
         match accepted {
             Ok((stream, permit)) => {
-                let (shared, router) = (shared.clone(), router.clone());
+                let (shared, router, http) = (shared.clone(), router.clone(), http.clone());
                 let task_shared = shared.clone();
                 shared.tasks.spawn(async move {
-                    serve_connection(task_shared, router, stream).await;
+                    serve_connection(task_shared, router, &http, stream).await;
                     drop(permit);
                 });
             }
@@ -77,7 +81,26 @@ pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
     }
 }
 
-async fn serve_connection(shared: Arc<Shared>, router: Router, stream: TcpStream) {
+/// How hyper serves each connection.
+fn http1_builder() -> http1::Builder {
+    let mut builder = http1::Builder::new();
+    builder
+        // A client that half-closes or goes away mid-request must not cancel the
+        // provider's work; stalls watch the socket themselves.
+        .half_close(true)
+        // `Date` comes from the simulator clock, set per response.
+        .auto_date_header(false)
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT);
+    builder
+}
+
+async fn serve_connection(
+    shared: Arc<Shared>,
+    router: Router,
+    http: &http1::Builder,
+    stream: TcpStream,
+) {
     let _ = stream.set_nodelay(true);
     let (conn, ending) = Conn::new(stream);
     let service_conn = conn.clone();
@@ -88,7 +111,12 @@ async fn serve_connection(shared: Arc<Shared>, router: Router, stream: TcpStream
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         // Only the control API's requests become axum's `Body` (a box each).
         let response = if is_control(request.uri().path()) {
-            Either::Left(router.clone().oneshot(request.map(Body::new)))
+            Either::Left(
+                router
+                    .clone()
+                    .oneshot(request.map(Body::new))
+                    .map_ok(|response| response.map(http_body_util::Either::Right)),
+            )
         } else {
             Either::Right(provider_entry(
                 service_shared.clone(),
@@ -97,23 +125,14 @@ async fn serve_connection(shared: Arc<Shared>, router: Router, stream: TcpStream
             ))
         };
         async move {
-            let response: Response = match response.await {
+            let response: Served = match response.await {
                 Ok(response) => response,
                 Err(never) => match never {},
             };
             Ok::<_, Infallible>(response)
         }
     });
-    let mut builder = http1::Builder::new();
-    builder
-        // A client that half-closes or goes away mid-request must not cancel the
-        // provider's work; stalls watch the socket themselves.
-        .half_close(true)
-        // `Date` comes from the simulator clock, set per response.
-        .auto_date_header(false)
-        .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_READ_TIMEOUT);
-    let served = builder.serve_connection(TokioIo::new(FaultIo::new(conn.clone())), service);
+    let served = http.serve_connection(TokioIo::new(FaultIo::new(conn.clone())), service);
     let mut served = Box::pin(served);
     let mut shutdown = shared.shutdown.clone();
     let ending = tokio::select! {

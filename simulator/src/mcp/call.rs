@@ -641,7 +641,7 @@ fn stream_call(
         progress_token,
         writer,
     ));
-    Outcome::Respond(response)
+    Outcome::Respond(response.map(http_body_util::Either::Right))
 }
 
 /// Feeds the stream what `stream` says, until dropped.

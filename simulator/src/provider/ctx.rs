@@ -9,13 +9,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::response::Response;
 use futures::future::Either;
 use http::HeaderValue;
 use lostreply_text::SharedStr;
 
-use crate::body::{FateSink, FaultBody};
+use crate::body::{FateSink, FaultBody, Served};
 use crate::conn::{hold_until_client_leaves, Conn, Ending, HoldEnd};
 use crate::plan::{FaultResponse, FaultRule, Position, Release};
 use crate::record::ResponseFate;
@@ -26,7 +24,7 @@ use crate::time::http_date;
 /// How a request ends on the provider side.
 pub(crate) enum Outcome {
     /// hyper sends this response.
-    Respond(Response),
+    Respond(Served),
     /// The connection ends without a (further) byte.
     End(Ending),
 }
@@ -156,7 +154,7 @@ impl Ctx {
             }
             Shape::Idle => FaultBody::idle(prepared.body, self.conn.clone(), sink),
         };
-        let mut response = Response::new(Body::new(body));
+        let mut response = Served::new(http_body_util::Either::Left(body));
         *response.status_mut() = http::StatusCode::from_u16(prepared.status)
             .unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
         let headers = response.headers_mut();

@@ -34,9 +34,9 @@ pub(crate) mod route;
 
 use std::sync::Arc;
 
-use axum::response::Response;
 use hyper::body::Incoming;
 
+use crate::body::Served;
 use crate::conn::{Conn, Ending};
 use crate::faults::RequestFacts;
 use crate::journal::Arrival;
@@ -68,7 +68,7 @@ pub(crate) fn provider_entry(
     shared: Arc<Shared>,
     conn: Arc<Conn>,
     request: http::Request<Incoming>,
-) -> impl std::future::Future<Output = Result<Response, std::convert::Infallible>> + Send {
+) -> impl std::future::Future<Output = Result<Served, std::convert::Infallible>> + Send {
     // The MCP endpoint shares the listener, the journal and the way a
     // request's work runs; without an MCP plan `/mcp` is an unknown path.
     let work = if request.uri().path() == "/mcp" && shared.plan.mcp.is_some() {
@@ -85,7 +85,7 @@ pub(crate) fn provider_entry(
 /// Runs one request's work to its outcome, never cut in half (see `detached`),
 /// and turns the outcome into hyper's response or the connection's end.
 /// Shared by `/v1` and the MCP endpoint.
-async fn run_request(conn: Arc<Conn>, work: Detached) -> Response {
+async fn run_request(conn: Arc<Conn>, work: Detached) -> Served {
     match work.await {
         Outcome::Respond(response) => response,
         Outcome::End(ending) => {
@@ -106,10 +106,14 @@ fn handle(
     request: http::Request<Incoming>,
 ) -> impl std::future::Future<Output = Outcome> + Send + 'static {
     let (parts, body) = request.into_parts();
-    let path = parts.uri.path().to_owned();
-    let raw_query = parts.uri.query().map(str::to_owned);
-    let query_names = query::names(raw_query.as_deref());
-    let route = parse_route(&path);
+    // Path and query are read from the request's `Uri`, which the future
+    // keeps whole: copying them out was an allocation on every request (two
+    // with a query), the `Uri` is already the request's own.
+    let uri = parts.uri;
+    let path = uri.path();
+    let raw_query = uri.query();
+    let query_names = query::names(raw_query);
+    let route = parse_route(path);
     let kind = request_kind(&parts.method, &route, &query_names);
     let resource = route.resource();
     let tenant = authenticate(&shared, &parts.headers);
@@ -131,8 +135,8 @@ fn handle(
             real_start_ms: shared.real_ms(),
             tenant: tenant.as_ref(),
             method: parts.method.as_str(),
-            path: &path,
-            query: raw_query.as_deref(),
+            path,
+            query: raw_query,
             kind,
             resource,
             idempotency_key: raw_key.as_deref(),
@@ -170,7 +174,7 @@ fn handle(
         fault,
     };
     let headers = parts.headers;
-    respond(ctx, kind, headers, body, path, raw_query)
+    respond(ctx, kind, headers, body, uri)
 }
 
 /// The rest of [`handle`]: the waits, the dispatch by route and kind, and how
@@ -185,13 +189,13 @@ fn respond(
     kind: Option<RequestKind>,
     headers: http::HeaderMap,
     body: Incoming,
-    path: String,
-    raw_query: Option<String>,
+    uri: http::Uri,
 ) -> impl std::future::Future<Output = Outcome> + Send {
     async move {
         let seq = ctx.seq;
         // Read again from the path the future keeps (see `Route`).
-        let route = parse_route(&path);
+        let (path, raw_query) = (uri.path(), uri.query());
+        let route = parse_route(path);
         // A gathered lookup is read when it arrives and waits with its answer
         // made: requests that meet then answer what each saw on arrival, so
         // two searches both see "nothing yet" however the machine schedules
@@ -244,13 +248,7 @@ fn respond(
             // create, one for every other request, are cheaper than that.
             (Some(tenant), Some(RequestKind::Create), Route::Collection(resource)) => {
                 match Box::pin(create(
-                    &ctx,
-                    tenant,
-                    resource,
-                    &path,
-                    raw_query.as_deref(),
-                    &headers,
-                    body,
+                    &ctx, tenant, resource, path, raw_query, &headers, body,
                 ))
                 .await
                 {
@@ -258,9 +256,7 @@ fn respond(
                     Err(reply) => return ctx.deliver(reply, ctx.rule_on_the_way_out()).await,
                 }
             }
-            (Some(tenant), Some(kind), route) => {
-                lookup(&ctx, tenant, kind, &route, raw_query.as_deref())
-            }
+            (Some(tenant), Some(kind), route) => lookup(&ctx, tenant, kind, &route, raw_query),
         };
         if let Some((requests, at_most)) = gather_with_answer {
             ctx.gather(requests, at_most).await;
