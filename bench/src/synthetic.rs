@@ -81,9 +81,11 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
                 attempt,
                 t_ms,
             );
+            // The adapter's `provider_ref` is kept as the ledger's copy of the
+            // id, as a run keeps it (`StepRunner::share_provider_ref`).
+            first_id.get_or_insert_with(|| effect.id.clone());
             journal.push(entry);
             ledger.push(effect);
-            first_id.get_or_insert(id);
         }
         let provider_ref = first_id.unwrap_or_default();
         calls.push(call(
@@ -276,8 +278,9 @@ fn create(
         resource: repeated.resource.clone(),
         // The simulator's store writes the text anew from the request body.
         args: JsonText::of(&op.args.to_map()),
-        // The simulator hands out its own copy (read from the request body).
-        client_reference: Some(SharedStr::from(op.id.as_str())),
+        // The operation's id, kept as the scenario's copy when the run
+        // collects the ledger (`share_client_references`).
+        client_reference: Some(op.id.clone()),
         metadata: None,
         // The simulator's object shares its request's journaled key.
         idempotency_key: Some(key),
@@ -297,7 +300,7 @@ fn call(
     op: &OperationSpec,
     t_ms: u64,
     window: Option<(u32, u32)>,
-    provider_ref: &str,
+    provider_ref: &SharedStr,
 ) -> Call {
     let own = match name {
         CallName::Execute => json!({
@@ -319,7 +322,7 @@ fn call(
     let outcome = OutcomeReply {
         operation_id: op.id.as_str().into(),
         outcome: OutcomeKind::Succeeded,
-        provider_ref: Some(provider_ref.into()),
+        provider_ref: Some(provider_ref.clone()),
         needs_review: false,
         evidence: format!("created {provider_ref}").into(),
     };

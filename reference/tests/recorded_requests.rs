@@ -97,3 +97,57 @@ async fn an_http_runs_requests_and_labels_are_kept_as_what_made_them() {
 async fn an_mcp_runs_requests_and_labels_are_kept_as_what_made_them() {
     requests_and_labels_are_kept_as_what_made_them("mcp-lost-after-commit.yaml").await;
 }
+
+/// What the provider and the adapter both name is kept once: an effect's
+/// `client_reference` that is an operation's id is the scenario's copy of
+/// it, and an outcome's `provider_ref` that is an effect's id is the
+/// ledger's copy (equal text either way, so nothing the checks read
+/// changes; without it a million-operation run held each id twice).
+/// `references_sent`: whether the adapter sends operation ids as client
+/// references there (the MCP profile's tools take none).
+async fn ids_named_by_both_sides_are_kept_once(path: &str, references_sent: bool) {
+    use lostreply_reports::model::SharedStr;
+    let scenario = builtin(path);
+    let adapter = AdapterUnderTest::InProcess(Arc::new(ReferenceFactory));
+    let obs = observe(&scenario, &adapter, lostreply_harness::seed::DEFAULT_SEED).await;
+    assert!(obs.errors.is_empty(), "{:?}", obs.errors);
+    let mut references = 0;
+    for effect in &obs.ledger {
+        let Some(reference) = &effect.client_reference else {
+            continue;
+        };
+        let op = obs
+            .scenario
+            .operations
+            .iter()
+            .find(|op| op.id == *reference);
+        if let Some(op) = op {
+            assert!(SharedStr::ptr_eq(reference, &op.id), "{path}: {reference}");
+            references += 1;
+        }
+    }
+    let mut refs = 0;
+    for outcome in obs.calls.iter().filter_map(|c| c.outcome.as_ref()) {
+        let Some(named) = &outcome.provider_ref else {
+            continue;
+        };
+        if let Some(effect) = obs.ledger.iter().find(|e| e.id == *named) {
+            assert!(SharedStr::ptr_eq(named, &effect.id), "{path}: {named}");
+            refs += 1;
+        }
+    }
+    assert!(
+        (references > 0) == references_sent && refs > 0,
+        "{path}: {references} client references and {refs} provider refs shared"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_runs_ids_named_by_both_sides_are_kept_once() {
+    ids_named_by_both_sides_are_kept_once("case02-lost-after-commit.yaml", true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_runs_ids_named_by_both_sides_are_kept_once() {
+    ids_named_by_both_sides_are_kept_once("mcp-lost-after-commit.yaml", false).await;
+}

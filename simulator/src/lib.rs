@@ -84,6 +84,7 @@ pub use time::rfc3339;
 use crate::shared::Shared;
 use crate::store::{NewObject, Store};
 use crate::sync::{lock, write};
+use lostreply_text::SharedStr;
 
 /// Called after an effect commits and before its response leaves; the response
 /// waits for the returned future. The harness uses it to kill an adapter "right
@@ -253,6 +254,14 @@ impl Simulator {
     /// stops at the end of year 9999.
     pub fn advance(&self, by: Duration) {
         self.shared.advance(by);
+    }
+
+    /// The ledger's own copy of the object id `id`, if an effect has it
+    /// (any tenant, any collection). The harness keeps an adapter's
+    /// `provider_ref` as this copy rather than its own: a million-operation
+    /// run held a million such ids twice, once here and once in the replies.
+    pub fn effect_id(&self, id: &str) -> Option<SharedStr> {
+        self.shared.state().store.id_copy(id)
     }
 
     /// Every effect, in commit order (seed objects first).

@@ -20,6 +20,7 @@ pub use contract::{
 };
 use observation::Observation;
 
+use crate::by_key::ByKey;
 use crate::driver::AdapterUnderTest;
 use crate::scenario::model::Scenario;
 use crate::seed::scenario_seed;
@@ -114,6 +115,7 @@ pub async fn observe(scenario: &Scenario, adapter: &AdapterUnderTest, seed: u64)
         errors,
     } = runner.into_parts();
     obs.ledger = sim.ledger();
+    share_client_references(&mut obs);
     obs.journal = sim.journal();
     sim.shutdown().await;
     obs.calls = calls;
@@ -126,6 +128,23 @@ pub async fn observe(scenario: &Scenario, adapter: &AdapterUnderTest, seed: u64)
     obs.simulator_offset_ms = sim_started_ms;
     obs.duration_ms = started.elapsed().as_millis() as u64;
     obs
+}
+
+/// An effect's `client_reference` that is an operation's id is kept as the
+/// scenario's copy of that id (equal text: the ledger says the same). The
+/// simulator's copies go with the simulator, a moment later; without this a
+/// million-operation run's observation held every operation's id once more.
+fn share_client_references(obs: &mut Observation) {
+    let operations = &obs.scenario.operations;
+    let by_id = ByKey::new(operations, |op| op.id.as_str());
+    for effect in &mut obs.ledger {
+        let Some(reference) = effect.client_reference.as_deref() else {
+            continue;
+        };
+        if let Some((_, op)) = by_id.get(reference) {
+            effect.client_reference = Some(op.id.clone());
+        }
+    }
 }
 
 fn forged_secret(seed: u64) -> String {

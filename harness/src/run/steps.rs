@@ -368,6 +368,21 @@ impl<'a> StepRunner<'a> {
         })
     }
 
+    /// A `provider_ref` naming an effect is kept as the ledger's copy of its
+    /// id: equal text, so the observation says the same, but a
+    /// million-operation run no longer holds each id twice (the copy read
+    /// from the reply is freed at once, before the next call, where a copy
+    /// freed after the run would leave its hole behind).
+    fn share_provider_ref(&self, outcome: &mut OutcomeReply) {
+        let shared = outcome
+            .provider_ref
+            .as_deref()
+            .and_then(|id| self.sim.effect_id(id));
+        if shared.is_some() {
+            outcome.provider_ref = shared;
+        }
+    }
+
     /// The adapter tenant's effects whose arguments are this operation's.
     fn effects_of(&self, op: &str) -> Vec<Effect> {
         let Some(spec) = self.operation(op) else {
@@ -430,7 +445,10 @@ impl<'a> StepRunner<'a> {
             }
         }
         let journal_after = saturating_u32(self.sim.journal_len());
-        let (outcome, webhook) = read_reply(spec.name, out.reply.as_ref());
+        let (mut outcome, webhook) = read_reply(spec.name, out.reply.as_ref());
+        if let Some(outcome) = outcome.as_mut() {
+            self.share_provider_ref(outcome);
+        }
         // Only whether it reads: it is read again from the reply's text when
         // asked for (`Call::webhook`).
         let webhook_read = webhook.is_some();
