@@ -11,7 +11,7 @@ use lostreply_simulator::{
 };
 
 use crate::check::attribution::Attribution;
-use crate::position::{Pos, NONE};
+use crate::position::{pos, Pos, NONE};
 use crate::run::observation::{Call, Observation};
 use crate::scenario::client_profiles::McpClient;
 use crate::scenario::model::OperationSpec;
@@ -223,21 +223,23 @@ pub fn prepare_with(
     let s = &obs.scenario;
     // By operation position, walked once: a lookup per operation in the
     // `BTreeMap` of a million ids was some twenty string compares each.
-    let mut final_status = vec![None; s.operations.len()];
+    // Call positions as `Pos` (`NONE`: no final status): 4 bytes an
+    // operation at the checks' peak, where `Option<usize>` took 16.
+    let mut final_status = vec![NONE; s.operations.len()];
     for (op, &index) in &obs.final_status {
         if let Some(slot) = attribution
             .op_position(op)
             .and_then(|p| final_status.get_mut(p))
         {
-            *slot = Some(index);
+            *slot = pos(index);
         }
     }
     let final_outcome = |position: usize| {
         final_status
             .get(position)
             .copied()
-            .flatten()
-            .and_then(|index| obs.calls.get(index)?.outcome.as_ref())
+            .filter(|&index| index != NONE)
+            .and_then(|index| obs.calls.get(index as usize)?.outcome.as_ref())
     };
     let OperationTexts {
         ids,
