@@ -11,6 +11,17 @@ use std::time::Duration;
 use bench::load::{run_point, LoadSpec, Path};
 use bench::servers::{Behaviour, RunningServer, ServerKind};
 
+/// `println!` that stops quietly when stdout is gone (`| head`) instead of
+/// panicking.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if writeln!(std::io::stdout(), $($arg)*).is_err() {
+            std::process::exit(0);
+        }
+    }};
+}
+
 fn thread_cpu_ns() -> u64 {
     std::fs::read_to_string("/proc/thread-self/schedstat")
         .ok()
@@ -65,7 +76,7 @@ fn shared_runtime(
             server.shutdown().await;
             anyhow::Ok((point.sent, used, secs))
         })?;
-        println!(
+        say!(
             "{:<10} {path:?} conns {connections} (shared runtime): {requests} requests in {secs:.2} s, {:.0} req/s, process CPU {:.2} µs/request",
             kind.name(),
             requests as f64 / secs,
@@ -126,7 +137,7 @@ fn main() -> anyhow::Result<()> {
             .map_err(|_| anyhow::anyhow!("server thread panicked"))??;
         // `sent` counts every request (a create and a retrieve per ok round).
         let requests = point.sent;
-        println!(
+        say!(
             "{:<10} {path:?} conns {connections}: {requests} requests, {} errors, server CPU {:.2} µs/request",
             kind.name(),
             point.errors,
