@@ -63,6 +63,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use lostreply_text::SharedStr;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -84,7 +85,6 @@ pub use time::rfc3339;
 use crate::shared::Shared;
 use crate::store::{NewObject, Store};
 use crate::sync::{lock, write};
-use lostreply_text::SharedStr;
 
 /// Called after an effect commits and before its response leaves; the response
 /// waits for the returned future. The harness uses it to kill an adapter "right
