@@ -2,7 +2,10 @@
 //! current-thread runtime), the client on another runtime, and the server
 //! thread's own CPU time (`/proc/thread-self/schedstat`) is divided by the
 //! requests it answered. Unlike the throughput ratios, this does not move with
-//! what else the machine runs, so it tells small changes apart.
+//! what else the machine runs, so it tells small changes apart. On the ok
+//! path wiremock is measured too: it serves from a thread it starts itself,
+//! whose CPU time (`/proc/self/task/{id}/schedstat`) counts with the server
+//! thread's, as any thread a server starts does.
 //!
 //! `cargo run --release -p lostreply-bench --example server_cpu -- [ok|drop|reset] [connections] [rounds] [shared]`
 
@@ -27,6 +30,31 @@ fn thread_cpu_ns() -> u64 {
         .ok()
         .and_then(|s| s.split_whitespace().next()?.parse().ok())
         .unwrap_or(0)
+}
+
+/// The ids of this process's threads, from `/proc/self/task`.
+fn thread_ids() -> std::collections::BTreeSet<u32> {
+    std::fs::read_dir("/proc/self/task")
+        .map(|dir| {
+            dir.filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// CPU time, ns, of the threads `ids` of this process (a thread that has
+/// ended counts 0).
+fn threads_cpu_ns(ids: &std::collections::BTreeSet<u32>) -> u64 {
+    ids.iter()
+        .filter_map(|id| {
+            std::fs::read_to_string(format!("/proc/self/task/{id}/schedstat"))
+                .ok()?
+                .split_whitespace()
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .sum()
 }
 
 /// The whole process's CPU time (all threads), ns, from `/proc/self/stat`.
@@ -100,7 +128,17 @@ fn main() -> anyhow::Result<()> {
     if args.get(4).is_some_and(|a| a == "shared") {
         return shared_runtime(path, behaviour, connections, rounds);
     }
-    for kind in [ServerKind::Simulator, ServerKind::BareHyper] {
+    // Wiremock answers only the ok path (it cannot lose a response).
+    let kinds: &[ServerKind] = if behaviour == Behaviour::Ok {
+        &[
+            ServerKind::Simulator,
+            ServerKind::BareHyper,
+            ServerKind::Wiremock,
+        ]
+    } else {
+        &[ServerKind::Simulator, ServerKind::BareHyper]
+    };
+    for &kind in kinds {
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let server = std::thread::Builder::new().name("srv".to_owned()).spawn(
@@ -109,11 +147,16 @@ fn main() -> anyhow::Result<()> {
                     .enable_all()
                     .build()?;
                 rt.block_on(async move {
+                    // Wiremock serves from a thread of its own that it starts:
+                    // the threads a server starts count with this one.
+                    let threads = thread_ids();
                     let server = RunningServer::start(kind, behaviour).await?;
+                    let started: std::collections::BTreeSet<u32> =
+                        thread_ids().difference(&threads).copied().collect();
                     addr_tx.send(server.addr)?;
-                    let before = thread_cpu_ns();
+                    let before = thread_cpu_ns() + threads_cpu_ns(&started);
                     let _ = stop_rx.await;
-                    let used = thread_cpu_ns() - before;
+                    let used = (thread_cpu_ns() + threads_cpu_ns(&started)).saturating_sub(before);
                     server.shutdown().await;
                     Ok(used)
                 })
