@@ -172,8 +172,8 @@ impl Simulator {
             let new = NewObject {
                 tenant: store.strings.intern(&seed.tenant),
                 resource: store.strings.intern(&seed.resource),
-                args: seed.args.clone(),
-                client_reference: seed.client_reference.clone(),
+                args: JsonText::of(&seed.args),
+                client_reference: seed.client_reference.as_deref().map(SharedStr::from),
                 metadata: None,
                 idempotency_key: None,
                 fingerprint: canonical::canonical_shared(&serde_json::Value::Object(body)),

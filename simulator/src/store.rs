@@ -33,16 +33,20 @@ pub(crate) use stored::Stored;
 const OBJECT_ID_STREAM: u64 = 1;
 const EVENT_ID_STREAM: u64 = 2;
 
-/// Everything a create needs to commit.
+/// Everything a create needs to commit, every text already written as the
+/// object keeps it: the commit runs under the state lock that every request
+/// takes, and writing the arguments' text there lengthened it for all.
 #[derive(Debug, Clone)]
 pub(crate) struct NewObject {
     /// Shared copies (the plan's tenant, the store's interned collection),
     /// which the object keeps as they are.
     pub tenant: SharedStr,
     pub resource: SharedStr,
-    pub args: Map<String, Value>,
-    pub client_reference: Option<String>,
-    pub metadata: Option<Value>,
+    /// The arguments' compact text (`JsonText::of` the map).
+    pub args: JsonText,
+    pub client_reference: Option<SharedStr>,
+    /// The metadata's compact text (`JsonText::of` the object).
+    pub metadata: Option<JsonText>,
     /// Shared with the request's journal entry.
     pub idempotency_key: Option<SharedStr>,
     /// Shared with the journal entry and the attempt count.
@@ -256,9 +260,9 @@ impl Store {
             // The create's interned copies (see `NewObject`).
             tenant: new.tenant.clone(),
             resource: new.resource.clone(),
-            args: JsonText::of(&new.args),
-            client_reference: new.client_reference.as_deref().map(SharedStr::from),
-            metadata: new.metadata.as_ref().map(JsonText::of),
+            args: new.args,
+            client_reference: new.client_reference,
+            metadata: new.metadata,
             idempotency_key: new.idempotency_key.clone(),
             fingerprint: new.fingerprint.clone(),
             attempt: new.attempt,
@@ -388,9 +392,9 @@ mod tests {
         let new = NewObject {
             tenant: "sk_test".into(),
             resource: "tickets".into(),
-            args,
-            client_reference: client_reference.map(str::to_owned),
-            metadata,
+            args: JsonText::of(&args),
+            client_reference: client_reference.map(SharedStr::from),
+            metadata: metadata.as_ref().map(JsonText::of),
             idempotency_key: None,
             fingerprint: SharedStr::from(""),
             attempt: 1,
@@ -426,7 +430,7 @@ mod tests {
         let new = NewObject {
             tenant: "sk_test".into(),
             resource: "tickets".into(),
-            args: Map::new(),
+            args: JsonText::of(&Map::new()),
             client_reference: None,
             metadata: None,
             idempotency_key: None,

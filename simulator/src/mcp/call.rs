@@ -200,6 +200,8 @@ fn intake_paid(
     }
     // One copy, shared by the journal entry, the attempt count and the object.
     let fingerprint: SharedStr = canonical_shared(&Value::Object(args.clone()));
+    // The arguments' text as the object keeps it, written before the lock.
+    let args_text = crate::JsonText::of(&args);
     let retention_ms = i64::try_from(mcp.retrieval.retention.as_millis()).unwrap_or(i64::MAX);
     let mut state = ctx.shared.state();
     let now_ms = state.now_ms;
@@ -260,7 +262,7 @@ fn intake_paid(
         new: NewObject {
             tenant: interned_tenant,
             resource: interned_resource,
-            args,
+            args: args_text,
             client_reference: None,
             metadata: None,
             idempotency_key: shared_key,

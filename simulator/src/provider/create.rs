@@ -12,6 +12,7 @@ use super::idempotency_replies::{in_flight, key_error, mismatch, replay};
 use super::request_body::{read_body, BodyError};
 use crate::canonical::canonical_shared;
 use crate::idempotency::{parse_key, Decision};
+use crate::json_text::JsonText;
 use crate::plan::IdempotencyMode;
 use crate::query;
 use crate::responses::{self, Prepared};
@@ -163,12 +164,14 @@ fn intake(
     Ok(intake)
 }
 
-/// A create body's fields once validated: the args, `client_reference`,
-/// `metadata`, the parsed idempotency key and the key header as sent.
+/// A create body's fields once validated: the args' and `metadata`'s text
+/// and `client_reference` as the object keeps them (written here, before
+/// the state lock, not in the commit under it), the parsed idempotency key
+/// and the key header as sent.
 type Checked = (
-    serde_json::Map<String, Value>,
-    Option<String>,
-    Option<Value>,
+    JsonText,
+    Option<SharedStr>,
+    Option<JsonText>,
     Option<String>,
     Option<String>,
 );
@@ -220,7 +223,13 @@ fn validate(
     let key_header = key_headers
         .first()
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-    Ok((fields, client_reference, metadata, key, key_header))
+    Ok((
+        JsonText::of(&fields),
+        client_reference.map(SharedStr::from),
+        metadata.as_ref().map(JsonText::of),
+        key,
+        key_header,
+    ))
 }
 
 fn json_kind(value: &Value) -> &'static str {
