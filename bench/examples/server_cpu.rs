@@ -25,11 +25,17 @@ macro_rules! say {
     }};
 }
 
-fn thread_cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
+/// A thread's CPU time, ns: the first field of its `schedstat` file (0 when
+/// it cannot be read, as for a thread that has ended).
+fn schedstat_ns(path: &str) -> u64 {
+    std::fs::read_to_string(path)
         .ok()
         .and_then(|s| s.split_whitespace().next()?.parse().ok())
         .unwrap_or(0)
+}
+
+fn thread_cpu_ns() -> u64 {
+    schedstat_ns("/proc/thread-self/schedstat")
 }
 
 /// The ids of this process's threads, from `/proc/self/task`.
@@ -42,18 +48,10 @@ fn thread_ids() -> std::collections::BTreeSet<u32> {
         .unwrap_or_default()
 }
 
-/// CPU time, ns, of the threads `ids` of this process (a thread that has
-/// ended counts 0).
+/// CPU time, ns, of the threads `ids` of this process.
 fn threads_cpu_ns(ids: &std::collections::BTreeSet<u32>) -> u64 {
     ids.iter()
-        .filter_map(|id| {
-            std::fs::read_to_string(format!("/proc/self/task/{id}/schedstat"))
-                .ok()?
-                .split_whitespace()
-                .next()?
-                .parse::<u64>()
-                .ok()
-        })
+        .map(|id| schedstat_ns(&format!("/proc/self/task/{id}/schedstat")))
         .sum()
 }
 

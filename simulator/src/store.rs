@@ -257,14 +257,15 @@ impl Store {
         };
         let stored = Stored {
             id,
-            // The create's interned copies (see `NewObject`).
+            // The create's shared copies (see `NewObject`), moved in: the
+            // tenant is still read below to count its objects.
             tenant: new.tenant.clone(),
-            resource: new.resource.clone(),
+            resource: new.resource,
             args: new.args,
             client_reference: new.client_reference,
             metadata: new.metadata,
-            idempotency_key: new.idempotency_key.clone(),
-            fingerprint: new.fingerprint.clone(),
+            idempotency_key: new.idempotency_key,
+            fingerprint: new.fingerprint,
             attempt: new.attempt,
             created_at_ms,
             status,
@@ -342,19 +343,21 @@ impl Store {
     /// The object `id` of `tenant` in `resource`; `None` for anything else, so that
     /// another tenant's id and a missing id are indistinguishable.
     pub(crate) fn get(&self, tenant: &str, resource: &str, id: &str) -> Option<&Stored> {
-        let index = usize::try_from(*self.by_id.get(&id_hash(id))?).ok()?;
-        let object = self.effects.get(index)?;
-        (&*object.id == id && &*object.tenant == tenant && &*object.resource == resource)
-            .then_some(object)
+        self.with_id(id)
+            .filter(|object| &*object.tenant == tenant && &*object.resource == resource)
     }
 
     /// The store's own copy of the id `id`, whoever owns the object: for a
     /// caller outside the API (the harness) that holds equal text and
     /// would rather share this copy than keep its own.
     pub(crate) fn id_copy(&self, id: &str) -> Option<SharedStr> {
+        self.with_id(id).map(|object| object.id.clone())
+    }
+
+    /// The object whose id is `id`, whoever owns it.
+    fn with_id(&self, id: &str) -> Option<&Stored> {
         let index = usize::try_from(*self.by_id.get(&id_hash(id))?).ok()?;
-        let object = self.effects.get(index)?;
-        (&*object.id == id).then(|| object.id.clone())
+        self.effects.get(index).filter(|object| &*object.id == id)
     }
 
     /// The caller's objects in `resource` that pass `keep`, newest first.
