@@ -11,8 +11,7 @@
 //! `lostreply-bench-cost` child's (docs/benchmarks.md).
 
 use bench::synthetic::{observation, SyntheticSpec};
-use lostreply_harness::check::attribution::Attribution;
-use lostreply_harness::report_build;
+use lostreply_harness::suite;
 use lostreply_reports::model::{RecordedRequest, SharedJson};
 
 /// `println!` that stops quietly when stdout is gone (`| head`) instead of panicking.
@@ -40,6 +39,14 @@ fn main() {
     let _profiler = dhat::Profiler::builder().testing().build();
     let live = || dhat::HeapStats::get().curr_bytes;
     let per_op = |bytes: usize| bytes / ops;
+    // Bytes above (or below) `base`, per operation.
+    let signed_per_op = |bytes: usize, base: usize| {
+        if bytes >= base {
+            ((bytes - base) / ops) as i64
+        } else {
+            -(((base - bytes) / ops) as i64)
+        }
+    };
 
     say!("{ops} operations, bytes per operation");
     let spec = SyntheticSpec {
@@ -100,28 +107,20 @@ fn main() {
 
     let obs = observation(spec);
 
-    // The steps of checking and reporting, one after another (a large run
-    // makes the operations' texts and the checks on a second thread beside
-    // the others; the live sets are the same).
+    // The phases of checking and reporting as a run has them
+    // (`suite::check_and_report`: what each keeps, freed where a run frees
+    // it; a large run does two things at once in each phase, so the peak
+    // within a phase is both sides' together, as here).
     let base = live();
-    let step = |name: &str| {
+    say!("checking and reporting, above the observation");
+    let report = suite::check_and_report_phases(obs, String::new(), &mut |phase| {
         let stats = dhat::HeapStats::get();
         say!(
-            "  {name:<22} live {:>+6}",
-            per_op(stats.curr_bytes.saturating_sub(base))
+            "  {phase:<34} live {:>+6}  peak so far {:>+6}",
+            signed_per_op(stats.curr_bytes, base),
+            signed_per_op(stats.max_bytes, base)
         );
-    };
-    say!("checking and reporting, above the observation");
-    let texts = report_build::operation_texts(&obs.scenario.operations);
-    step("operation texts");
-    let attribution = Attribution::of(&obs);
-    step("attribution");
-    let violations = lostreply_harness::check::check(&obs, &attribution);
-    step("checks");
-    let prepared = report_build::prepare_with(&obs, &attribution, texts);
-    step("report prepared");
-    drop(attribution);
-    let report = report_build::scenario_report(obs, prepared, violations, String::new());
+    });
     let after = live();
     say!(
         "report {:>6} (the observation taken over)",

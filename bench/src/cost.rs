@@ -268,7 +268,8 @@ fn report_steps(
 /// and the report, which takes the observation over; then the report wrapped
 /// and written as JSON), so its `ms` is the "checking and reporting" of the
 /// target. `peak_total_kib` is the process's peak since it started, the
-/// observation included: the "in all" of the memory target.
+/// observation included: the "in all" of the memory target. `phases` gives
+/// each phase's resident size as it ended and the step's peak by then.
 fn pipeline_step(
     obs: Observation,
     spec: SyntheticSpec,
@@ -278,12 +279,23 @@ fn pipeline_step(
     let duration_ms = obs.duration_ms;
     let reproduce = reproduce(&obs);
     let start = lines.begin();
-    let (scenario, check_and_report_ms) =
-        timed(|| lostreply_harness::suite::check_and_report(obs, reproduce));
+    // Resident memory as each phase ends, and the step's peak so far: where
+    // the peak is reached, and what each phase leaves.
+    let mut phases = Vec::new();
+    let mut phase_done = |phase: &str| {
+        if let Some(memory) = crate::procfs::memory(None) {
+            phases.push(json!({"phase": phase, "rss_kib": memory.rss_kib,
+                               "peak_kib": memory.hwm_kib}));
+        }
+    };
+    let (scenario, check_and_report_ms) = timed(|| {
+        lostreply_harness::suite::check_and_report_phases(obs, reproduce, &mut phase_done)
+    });
     let count = scenario.violations.len();
     let report = whole_report(duration_ms, scenario);
     let (bytes, json_ms) = timed(|| write_report(&report, json_out));
     let bytes = bytes?;
+    phase_done("json written");
     let ms = start.elapsed_ms();
     lines.emit(
         "pipeline",
@@ -291,7 +303,8 @@ fn pipeline_step(
         ms,
         json!({"violations": count,
                "expected_violations": expected_violations(spec), "bytes": bytes,
-               "check_and_report_ms": check_and_report_ms, "json_ms": json_ms}),
+               "check_and_report_ms": check_and_report_ms, "json_ms": json_ms,
+               "phases": phases}),
     )
 }
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use lostreply_harness::protocol::{CallName, OutcomeKind, OutcomeReply};
 use lostreply_harness::run::call_log::CallLog;
-use lostreply_harness::run::observation::{Call, Observation};
+use lostreply_harness::run::observation::{Call, FinalCalls, Observation};
 use lostreply_harness::scenario::model::{
     Expectations, OperationFields, OperationSpec, Scenario, Step,
 };
@@ -111,7 +111,7 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
         });
     }
     // The final sweep: one status call per operation, sending nothing.
-    let mut final_status = BTreeMap::new();
+    let mut final_status = FinalCalls::new(operations.len());
     let sweep_ms = 2 * n as u64;
     for (i, op) in operations.iter().enumerate() {
         let provider_ref = calls
@@ -128,7 +128,7 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
             Some((saturating_u32(journal.len()), saturating_u32(journal.len()))),
             &provider_ref,
         ));
-        final_status.insert(op.id.clone(), index);
+        final_status.set(i, index);
     }
     let expect = Expectations {
         final_outcomes: operations
@@ -364,7 +364,9 @@ mod tests {
         assert_eq!(obs.journal.len(), 24);
         assert_eq!(obs.ledger.len(), 24);
         assert_eq!(obs.calls.len(), 40);
-        assert_eq!(obs.final_status.len(), 20);
+        // Every operation has its final call, the last twenty in order.
+        let finals: Vec<Option<usize>> = obs.final_status.iter().collect();
+        assert_eq!(finals, (20..40).map(Some).collect::<Vec<_>>());
         // Journal and ledger agree: each effect names the request that made it.
         for effect in &obs.ledger {
             let entry = &obs.journal[effect.request_seq.unwrap() as usize - 1];
@@ -409,8 +411,8 @@ mod tests {
         let mut obs = observation(spec);
         // op-1 (between op-0 and op-10 in id order) and op-9 (the last) lose
         // their final status; `op-5x` is expected but no operation has it.
-        obs.final_status.remove("op-1");
-        obs.final_status.remove("op-9");
+        obs.final_status.remove(1);
+        obs.final_status.remove(9);
         obs.scenario.expect.final_outcomes.insert(
             "op-5x".into(),
             [OutcomeKind::Succeeded].into_iter().collect(),

@@ -11,7 +11,7 @@ use lostreply_simulator::{
 };
 
 use crate::check::attribution::Attribution;
-use crate::position::{pos, Pos, NONE};
+use crate::position::{Pos, NONE};
 use crate::run::observation::{Call, Observation};
 use crate::scenario::client_profiles::McpClient;
 use crate::scenario::model::OperationSpec;
@@ -185,18 +185,18 @@ pub struct Prepared {
 }
 
 /// Each operation's text for its report record: its id and resource shared,
-/// its arguments written as JSON text. It needs neither the attribution nor
-/// the checks, so a large run makes it while the attribution is being built
-/// ([`crate::suite::check_and_report`]).
+/// its arguments as their shared JSON text. (Made after the attribution,
+/// not beside it: held through it, they raised the attribution's peak,
+/// the highest of checking a large run.)
 #[derive(Debug)]
-pub struct OperationTexts {
+struct OperationTexts {
     ids: Vec<SharedStr>,
     resources: Vec<SharedStr>,
     args: Vec<SharedJson>,
 }
 
 /// See [`OperationTexts`].
-pub fn operation_texts(operations: &[OperationSpec]) -> OperationTexts {
+fn operation_texts(operations: &[OperationSpec]) -> OperationTexts {
     let mut recent = Recent::default();
     OperationTexts {
         ids: operations.iter().map(|op| op.id.clone()).collect(),
@@ -215,32 +215,14 @@ pub fn prepare(obs: &Observation, attribution: &Attribution<'_>) -> Prepared {
 
 /// [`prepare`] with the operations' texts already made (by
 /// [`operation_texts`] over the same observation's operations).
-pub fn prepare_with(
+fn prepare_with(
     obs: &Observation,
     attribution: &Attribution<'_>,
     texts: OperationTexts,
 ) -> Prepared {
-    let s = &obs.scenario;
-    // By operation position, walked once: a lookup per operation in the
-    // `BTreeMap` of a million ids was some twenty string compares each.
-    // Call positions as `Pos` (`NONE`: no final status): 4 bytes an
-    // operation at the checks' peak, where `Option<usize>` took 16.
-    let mut final_status = vec![NONE; s.operations.len()];
-    for (op, &index) in &obs.final_status {
-        if let Some(slot) = attribution
-            .op_position(op)
-            .and_then(|p| final_status.get_mut(p))
-        {
-            *slot = pos(index);
-        }
-    }
-    let final_outcome = |position: usize| {
-        final_status
-            .get(position)
-            .copied()
-            .filter(|&index| index != NONE)
-            .and_then(|index| obs.calls.get(index as usize)?.outcome.as_ref())
-    };
+    // The observation keeps final calls by operation position, as the
+    // operations are walked here.
+    let final_outcome = |position: usize| obs.final_outcome(position);
     let OperationTexts {
         ids,
         resources,

@@ -3,6 +3,7 @@
 //! reported ([`crate::report_build`]). Data flows one way through them; none of
 //! the three knows this module.
 
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use futures::StreamExt;
@@ -12,7 +13,7 @@ use crate::check::attribution::Attribution;
 use crate::check::index::Index;
 use crate::check::{expectations, invariants};
 use crate::driver::{shell_quote, AdapterUnderTest};
-use crate::run::observation::Observation;
+use crate::run::observation::{forget_fingerprints, Observation};
 use crate::scenario::model::Scenario;
 use crate::seed::scenario_seed;
 use crate::two_threads::{self, both};
@@ -55,23 +56,48 @@ pub const CHECK_THREAD_FROM_RECORDS: usize = two_threads::FROM_RECORDS;
 /// What a run does with an observation: the attribution once, the checks,
 /// and the report with their verdict, which takes the observation over
 /// ([`crate::report_build::scenario_report`]). A large observation
-/// ([`CHECK_THREAD_FROM_RECORDS`]) keeps two threads busy: the operations'
-/// texts while the attribution is built (itself on two threads), the
-/// checks' index while the report is prepared, then the invariants beside
-/// the expectations. The report is the same either way.
+/// ([`CHECK_THREAD_FROM_RECORDS`]) keeps two threads busy: the attribution
+/// is built on two, then the checks' index beside the report's preparation,
+/// then the invariants beside the expectations. The report is the same
+/// either way.
 pub fn check_and_report(obs: Observation, reproduce: String) -> ScenarioReport {
+    check_and_report_phases(obs, reproduce, &mut |_| {})
+}
+
+/// [`check_and_report`], calling `done` with each phase's name as it ends
+/// (the bench's `observation_bytes` counts the memory each phase leaves and
+/// the peak it reached, in the order and with the lifetimes a run has).
+#[doc(hidden)]
+pub fn check_and_report_phases(
+    mut obs: Observation,
+    reproduce: String,
+    done: &mut dyn FnMut(&str),
+) -> ScenarioReport {
     let records = obs.calls.len() + obs.journal.len() + obs.ledger.len();
     let two = records >= CHECK_THREAD_FROM_RECORDS;
-    let (attribution, texts) = both(
-        two,
-        || Attribution::of(&obs),
-        || crate::report_build::operation_texts(&obs.scenario.operations),
+    // The attribution first (itself on two threads when large), alone: its
+    // peak is the highest of checking a large run, and the operations'
+    // texts, made beside it, were held through it.
+    let attribution = Attribution::build(
+        &obs.scenario.operations,
+        &obs.journal,
+        &obs.ledger,
+        &obs.credential,
     );
+    done("attribution");
+    // Only the attribution reads the requests' bodies (their fingerprints):
+    // freed now, they are not held through the checks and the report.
+    forget_fingerprints(&mut obs.journal, &mut obs.ledger);
+    if two {
+        give_back_freed();
+    }
+    done("fingerprints freed");
     let (prepared, index) = both(
         two,
-        || crate::report_build::prepare_with(&obs, &attribution, texts),
+        || crate::report_build::prepare(&obs, &attribution),
         || Index::new(&obs, &attribution),
     );
+    done("report prepared and checks' index");
     // The violations in `check::check`'s order: the invariants', then the
     // expectations'.
     let (mut violations, expectations) = both(
@@ -80,10 +106,33 @@ pub fn check_and_report(obs: Observation, reproduce: String) -> ScenarioReport {
         || expectations::check_all(&obs, &attribution, &index),
     );
     violations.extend(expectations);
+    done("checks");
     // Freed before the report takes the observation over (they borrow it).
     drop(index);
     drop(attribution);
-    crate::report_build::scenario_report(obs, prepared, violations, reproduce)
+    let report = crate::report_build::scenario_report(obs, prepared, violations, reproduce);
+    done("report");
+    report
+}
+
+/// What gives memory freed while a run is checked back to the system, set
+/// once by a binary that knows its allocator (`lostreply run`: mimalloc's
+/// collect, `lostreply::allocator`). Without it, freed memory stays with the
+/// allocator for reuse.
+static GIVE_BACK_FREED: OnceLock<fn()> = OnceLock::new();
+
+/// Sets [`GIVE_BACK_FREED`]; false if it was already set (the first stays).
+pub fn set_give_back_freed(give_back: fn()) -> bool {
+    GIVE_BACK_FREED.set(give_back).is_ok()
+}
+
+/// Called on a large run once its fingerprints are freed: at a million
+/// operations some 80 MB that nothing after reuses (other sizes are
+/// allocated next), still resident at the checks' peak unless given back.
+fn give_back_freed() {
+    if let Some(give_back) = GIVE_BACK_FREED.get() {
+        give_back();
+    }
 }
 
 /// Runs scenarios concurrently (up to `jobs`), calling `on_done` as each

@@ -28,6 +28,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod allocator;
 pub mod bundled;
 pub mod cli;
 

@@ -12,10 +12,11 @@
 
 use std::collections::BTreeSet;
 
-use lostreply_simulator::{write_canonical_text, Effect, JournalEntry, RequestKind};
+use lostreply_simulator::{Effect, JournalEntry, RequestKind};
 use serde_json::{Map, Value};
 
-use super::grouped::{pos, Grouped, Pos, NONE};
+use super::group_keys::GroupKeys;
+use super::grouped::{Grouped, Pos, NONE};
 use super::split_body::split_body;
 use crate::by_key::ByKey;
 use crate::fixed_hash::{map_with_capacity, FixedMap};
@@ -97,41 +98,18 @@ impl<'o> Attribution<'o> {
         credential: &str,
         two_threads: bool,
     ) -> Attribution<'o> {
-        // Every operation's group key, in two texts (the halves of the
-        // operations, one per thread) that the keys are borrowed from.
-        let half = if two_threads {
-            operations.len() / 2
-        } else {
-            operations.len()
-        };
-        let (first, second) = operations.split_at(half);
-        let ((first_keys, first_ends), (second_keys, second_ends)) =
-            both(two_threads, || group_keys(first), || group_keys(second));
-        let keys =
-            split_keys(&first_keys, &first_ends).chain(split_keys(&second_keys, &second_ends));
-        // The groups by arguments on this thread, the positions by id on the
-        // other: two maps of a million entries each, independent.
-        let ((by_args, op_group), op_position) = both(
+        // The groups by arguments on this thread (their keys written on two
+        // when large), the positions by id on the other: independent.
+        let ((group_keys, op_group, groups), op_position) = both(
             two_threads,
-            || {
-                // Sized up front: at a million entries, growing by doubling
-                // rehashed every map several times over.
-                let mut by_args: FixedMap<&str, Pos> = map_with_capacity(operations.len());
-                let mut op_group = Vec::with_capacity(operations.len());
-                for key in keys {
-                    let next = pos(by_args.len());
-                    op_group.push(*by_args.entry(key).or_insert(next));
-                }
-                (by_args, op_group)
-            },
+            || GroupKeys::build(operations, two_threads),
             || ByKey::new(operations, |op: &OperationSpec| op.id.as_str()),
         );
-        let groups = by_args.len();
 
         // The create requests, in two halves of the journal when on two
         // threads, each attributed against the maps above (only read now).
         let maps = GroupMaps {
-            by_args: &by_args,
+            group_keys: &group_keys,
             op_position: &op_position,
             op_group: &op_group,
             credential,
@@ -274,33 +252,9 @@ impl<'o> Attribution<'o> {
     }
 }
 
-/// The group keys of `operations` (resource, a space, canonical arguments),
-/// written one after another into one text, with the end of each.
-fn group_keys(operations: &[OperationSpec]) -> (String, Vec<usize>) {
-    let mut keys = Vec::with_capacity(operations.len() * 48);
-    let mut ends = Vec::with_capacity(operations.len());
-    for op in operations {
-        keys.extend_from_slice(op.resource.as_bytes());
-        // A resource name never holds a space ([a-z][a-z0-9_]*), so this cannot collide.
-        keys.push(b' ');
-        write_canonical_text(&op.args.text(), &mut keys);
-        ends.push(keys.len());
-    }
-    // serde_json writes UTF-8 only, and resource names are text.
-    (String::from_utf8(keys).unwrap_or_default(), ends)
-}
-
-/// The keys of a text written by [`group_keys`], in order.
-fn split_keys<'k>(keys: &'k str, ends: &'k [usize]) -> impl Iterator<Item = &'k str> + 'k {
-    let starts = std::iter::once(0).chain(ends.iter().copied());
-    starts
-        .zip(ends)
-        .map(|(from, &to)| keys.get(from..to).unwrap_or_default())
-}
-
 /// What create requests are attributed against, once built.
 struct GroupMaps<'m, 'o> {
-    by_args: &'m FixedMap<&'m str, Pos>,
+    group_keys: &'m GroupKeys,
     op_position: &'m ByKey<'o, OperationSpec>,
     op_group: &'m [Pos],
     credential: &'m str,
@@ -348,7 +302,8 @@ impl GroupMaps<'_, '_> {
             };
             let by_arguments = std::str::from_utf8(&key)
                 .ok()
-                .and_then(|k| self.by_args.get(k).copied());
+                .and_then(|k| self.group_keys.first_with(k))
+                .and_then(|first| self.op_group.get(first as usize).copied());
             // The reference only matters when the arguments match nothing: not
             // looked up otherwise (a million lookups of cold ids saved).
             let by_reference = || {

@@ -23,12 +23,10 @@ pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
     let acceptable = |op: &str, call: &Call, reply: &OutcomeReply, allowed: &[OutcomeKind]| {
         allowed.contains(&reply.outcome) || proven(obs, a, ix, op, call, reply)
     };
-    // Both maps are ordered by operation id: walked side by side, each
-    // operation's final call is found without a lookup.
-    let mut finals = obs.final_status.iter().peekable();
     for (op, allowed) in &expect.final_outcomes {
-        while finals.next_if(|(id, _)| *id < op).is_some() {}
-        let call = finals.next_if(|(id, _)| *id == op).map(|(_, &index)| index);
+        let call = a
+            .op_position(op)
+            .and_then(|position| obs.final_status.get(position));
         let evidence: Vec<Evidence> = call
             .map(|index| Evidence::Call { index })
             .into_iter()
@@ -166,8 +164,11 @@ pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
         }
     }
     for (op, expected) in &expect.needs_review {
-        let call = obs.final_status.get(op).copied();
-        let actual = obs.final_outcome(op).map(|o| o.needs_review);
+        let position = a.op_position(op);
+        let call = position.and_then(|p| obs.final_status.get(p));
+        let actual = position
+            .and_then(|p| obs.final_outcome(p))
+            .map(|o| o.needs_review);
         if actual != Some(*expected) {
             v.push(Violation {
                 check: expectation("needs_review"),

@@ -6,6 +6,7 @@ pub mod attribution;
 // The parts of `check`, for `suite::check_and_report`, which runs them
 // beside other work on a large run.
 pub(crate) mod expectations;
+mod group_keys;
 mod grouped;
 pub(crate) mod index;
 pub(crate) mod invariants;

@@ -2,8 +2,6 @@
 //! their timings, webhook deliveries and the provider's ledger and journal.
 //! The checks and the report are both computed from this, and only from this.
 
-use std::collections::BTreeMap;
-
 use lostreply_reports::model::{
     CallEnd, CallReply, DeliveryRecord, ErrorRecord, Evidence, RecordedRequest, SharedJson,
     SharedStr, StepReport,
@@ -11,7 +9,7 @@ use lostreply_reports::model::{
 use lostreply_simulator::{Effect, JournalEntry};
 
 use crate::protocol::{CallName, OutcomeReply, WebhookReply};
-use crate::scenario::model::{OpId, Scenario};
+use crate::scenario::model::Scenario;
 
 /// One adapter call as the harness made it.
 #[derive(Debug, Clone, PartialEq)]
@@ -153,8 +151,9 @@ pub struct Observation {
     pub simulator_offset_ms: u64,
     /// Simulator clock at start.
     pub sim_start_ms: i64,
-    /// The final `status` call per operation.
-    pub final_status: BTreeMap<OpId, usize>,
+    /// The final `status` call of each operation, by its position in the
+    /// scenario's operations.
+    pub final_status: FinalCalls,
     /// Adapter and infrastructure errors.
     pub errors: Vec<ErrorRecord>,
     /// True when an error came from the harness or simulator rather than the adapter.
@@ -164,10 +163,83 @@ pub struct Observation {
 }
 
 impl Observation {
-    /// The final outcome reply of an operation, if its `status` answered.
-    pub fn final_outcome(&self, op: &str) -> Option<&OutcomeReply> {
+    /// The final outcome reply of the operation at `position` in the
+    /// scenario's operations, if its `status` answered.
+    pub fn final_outcome(&self, position: usize) -> Option<&OutcomeReply> {
         self.final_status
-            .get(op)
-            .and_then(|&i| self.calls[i].outcome.as_ref())
+            .get(position)
+            .and_then(|i| self.calls.get(i)?.outcome.as_ref())
+    }
+}
+
+/// Frees the fingerprints (their bodies' canonical text) of an observation's
+/// requests and effects. Only the attribution reads them, and no report shows
+/// them: [`crate::suite::check_and_report`] frees them once the attribution
+/// is built, so that a million of them (some 80 bytes each) are not held
+/// through the checks and the report. (The lists, not the observation: the
+/// attribution still borrows its operations.)
+pub fn forget_fingerprints(journal: &mut [JournalEntry], ledger: &mut [Effect]) {
+    for entry in journal {
+        entry.fingerprint = None;
+    }
+    for effect in ledger {
+        effect.fingerprint = SharedStr::default();
+    }
+}
+
+/// The final `status` call of each operation (a position in
+/// [`Observation::calls`]), by the operation's position in the scenario.
+///
+/// Why by position and as `u32`: a million-operation run holds a million of
+/// them while it is checked, and a map from each operation's id was some 31
+/// bytes an entry where this is 4; the checks find an operation's position
+/// through the attribution's lookup by id, which they hold anyway.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FinalCalls(Vec<u32>);
+
+impl FinalCalls {
+    /// Marks "no final call" (never a call's position: a run's calls stay far
+    /// below four billion).
+    const NONE: u32 = u32::MAX;
+
+    /// No final call yet for any of `operations` operations.
+    pub fn new(operations: usize) -> FinalCalls {
+        FinalCalls(vec![FinalCalls::NONE; operations])
+    }
+
+    /// Records `call` as the final call of the operation at `position` (an
+    /// operation past the end, or a call past `u32::MAX`, is left without one
+    /// rather than naming another).
+    pub fn set(&mut self, position: usize, call: usize) {
+        if let Some(slot) = self.0.get_mut(position) {
+            *slot = u32::try_from(call).unwrap_or(FinalCalls::NONE);
+        }
+    }
+
+    /// Forgets the final call of the operation at `position` (tests: a run
+    /// whose sweep did not reach it).
+    pub fn remove(&mut self, position: usize) {
+        if let Some(slot) = self.0.get_mut(position) {
+            *slot = FinalCalls::NONE;
+        }
+    }
+
+    /// The final call of the operation at `position`, if it has one.
+    pub fn get(&self, position: usize) -> Option<usize> {
+        self.0
+            .get(position)
+            .copied()
+            .filter(|&call| call != FinalCalls::NONE)
+            .map(|call| call as usize)
+    }
+
+    /// Each operation's final call, by position: `None` where it has none.
+    pub fn iter(&self) -> impl Iterator<Item = Option<usize>> + '_ {
+        (0..self.0.len()).map(|position| self.get(position))
+    }
+
+    /// Drops every entry (the bench's accounting of what each part holds).
+    pub fn clear(&mut self) {
+        self.0 = Vec::new();
     }
 }

@@ -1,7 +1,6 @@
 //! Drives one scenario's steps against a running simulator and the adapter,
 //! recording everything into an [`Observation`].
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,7 +14,7 @@ use tokio::sync::{oneshot, watch};
 
 use super::call_log::CallLog;
 use super::contract::common_fields;
-use super::observation::{Call, ForgedProbe};
+use super::observation::{Call, FinalCalls, ForgedProbe};
 use crate::driver::Session;
 use crate::protocol::{CallName, OutcomeReply, WebhookReply};
 use crate::scenario::model::{CrashPoint, OpId, OperationSpec, ResolveRef, Scenario, Step};
@@ -154,12 +153,12 @@ impl<'a> StepRunner<'a> {
     }
 
     /// Asks `status` of every operation, once, after the last step.
-    pub async fn final_sweep(&mut self) -> BTreeMap<OpId, usize> {
-        let mut finals = BTreeMap::new();
-        for op in &self.scenario.operations {
+    pub async fn final_sweep(&mut self) -> FinalCalls {
+        let mut finals = FinalCalls::new(self.scenario.operations.len());
+        for (position, op) in self.scenario.operations.iter().enumerate() {
             let spec = self.status_spec(&op.id, false);
             let index = self.call_one(0, spec, true).await;
-            finals.insert(op.id.clone(), index);
+            finals.set(position, index);
         }
         finals
     }

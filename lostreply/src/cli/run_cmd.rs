@@ -42,6 +42,9 @@ pub(super) struct RunArgs {
 }
 
 pub(super) async fn run(args: RunArgs) -> i32 {
+    // Memory freed while a large run is checked goes back to the system
+    // (see `allocator`; this binary's allocator is mimalloc).
+    lostreply_harness::suite::set_give_back_freed(crate::allocator::give_back_freed_memory);
     let adapter = match (&args.adapter, &args.builtin) {
         (Some(line), _) => match ProcessCommand::parse(line) {
             Ok(c) if args.persistent => AdapterUnderTest::Persistent(c),
