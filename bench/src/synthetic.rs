@@ -527,6 +527,45 @@ mod report_tests {
         obs
     }
 
+    thread_local! {
+        /// Calls of the give-back hook made on this thread.
+        static GIVEN_BACK: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    fn count_given_back() {
+        GIVEN_BACK.with(|n| n.set(n.get() + 1));
+    }
+
+    #[test]
+    fn freed_memory_is_given_back_once_on_a_large_run_and_never_on_a_small_one() {
+        // The hook runs on the thread that checks (this one); counted per
+        // thread, other tests checking beside this one do not count here.
+        lostreply_harness::suite::set_give_back_freed(count_given_back);
+        let mut phases = Vec::new();
+        let small = observation(SyntheticSpec {
+            operations: 10,
+            duplicate_every: 5,
+        });
+        lostreply_harness::suite::check_and_report_phases(small, "r".to_owned(), &mut |p| {
+            phases.push(p.to_owned())
+        });
+        assert_eq!(GIVEN_BACK.with(std::cell::Cell::get), 0);
+        assert_eq!(
+            phases,
+            [
+                "attribution",
+                "fingerprints freed",
+                "report prepared and checks' index",
+                "checks",
+                "report"
+            ]
+        );
+        let large =
+            lostreply_harness::suite::check_and_report(past_the_threshold(), "r".to_owned());
+        assert_eq!(GIVEN_BACK.with(std::cell::Cell::get), 1);
+        assert_eq!(large.violations.len(), 40);
+    }
+
     #[test]
     fn checks_beside_the_report_give_the_report_of_checks_before_it() {
         // Past the threshold the checks get a thread of their own; the report
