@@ -14,7 +14,6 @@ use crate::check::attribution::Attribution;
 use crate::position::{Pos, NONE};
 use crate::run::observation::{Call, Observation};
 use crate::scenario::client_profiles::McpClient;
-use crate::scenario::model::OperationSpec;
 use crate::two_threads::{self, both};
 
 /// The report of one scenario run, from its observation (handed over: the
@@ -184,56 +183,22 @@ pub struct Prepared {
     op_of_effect: Vec<Pos>,
 }
 
-/// Each operation's text for its report record: its id and resource shared,
-/// its arguments as their shared JSON text. (Made after the attribution,
-/// not beside it: held through it, they raised the attribution's peak,
-/// the highest of checking a large run.)
-#[derive(Debug)]
-struct OperationTexts {
-    ids: Vec<SharedStr>,
-    resources: Vec<SharedStr>,
-    args: Vec<SharedJson>,
-}
-
-/// See [`OperationTexts`].
-fn operation_texts(operations: &[OperationSpec]) -> OperationTexts {
-    let mut recent = Recent::default();
-    OperationTexts {
-        ids: operations.iter().map(|op| op.id.clone()).collect(),
-        resources: operations
-            .iter()
-            .map(|op| recent.get(&op.resource))
-            .collect(),
-        args: operations.iter().map(|op| op.args.clone()).collect(),
-    }
-}
-
 /// See [`Prepared`].
 pub fn prepare(obs: &Observation, attribution: &Attribution<'_>) -> Prepared {
-    prepare_with(obs, attribution, operation_texts(&obs.scenario.operations))
-}
-
-/// [`prepare`] with the operations' texts already made (by
-/// [`operation_texts`] over the same observation's operations).
-fn prepare_with(
-    obs: &Observation,
-    attribution: &Attribution<'_>,
-    texts: OperationTexts,
-) -> Prepared {
     // The observation keeps final calls by operation position, as the
     // operations are walked here.
     let final_outcome = |position: usize| obs.final_outcome(position);
-    let OperationTexts {
-        ids,
-        resources,
-        args,
-    } = texts;
-    let operations = ids
-        .into_iter()
-        .zip(resources)
-        .zip(args)
+    // Each record made from its operation where it lies: its id and
+    // arguments shared, its resource through `Recent` (the few a run
+    // names), and no list of them made first (at a million operations such
+    // lists were 32 bytes an operation at the preparation's peak).
+    let mut recent = Recent::default();
+    let operations = obs
+        .scenario
+        .operations
+        .iter()
         .enumerate()
-        .map(|(position, ((id, resource), args))| {
+        .map(|(position, op)| {
             let effects: Vec<SharedStr> = attribution
                 .group_at(position)
                 .map(|g| {
@@ -245,9 +210,9 @@ fn prepare_with(
                 })
                 .unwrap_or_default();
             OperationReport {
-                id,
-                resource,
-                args,
+                id: op.id.clone(),
+                resource: recent.get(&op.resource),
+                args: op.args.clone(),
                 final_outcome: final_outcome(position).map(|o| Outcome {
                     outcome: o.outcome,
                     provider_ref: o.provider_ref.clone(),

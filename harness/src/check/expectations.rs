@@ -135,7 +135,7 @@ pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
     for (op, &from) in &expect.needs_review_from_step {
         // From that step on (the final sweep included), every reply that is not
         // terminal must ask for a person: no rung of the ladder is left.
-        let late = ix.outcome_calls(op).iter().find(|call| {
+        let late = ix.outcome_calls(op).find(|call| {
             (call.step_number() >= from || call.step == 0)
                 && call.outcome.as_ref().is_some_and(|r| {
                     matches!(r.outcome, OutcomeKind::Unknown | OutcomeKind::Pending)

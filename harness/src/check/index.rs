@@ -24,8 +24,12 @@ pub(crate) struct Index<'o> {
     other_ops: FixedMap<&'o str, usize>,
     /// Effect id to its position in the ledger (and the ledger itself).
     effects: ByKey<'o, Effect>,
-    /// By slot: calls that produced an outcome, in the order they ended.
-    outcome_calls: Vec<&'o Call>,
+    /// The run's calls, which `outcome_calls` names by position.
+    calls: &'o [Call],
+    /// By slot: the positions of calls that produced an outcome, in the
+    /// order they ended (a `u32` a call where a reference took 8 bytes: two
+    /// million of them on a million operations, at the checks' peak).
+    outcome_calls: Vec<Pos>,
     outcome_start: Vec<Pos>,
     /// Calls by (step, operation), probes left out: what a step reported.
     /// Only the steps the scenario's `after_step` asks about.
@@ -65,19 +69,21 @@ impl<'o> Index<'o> {
         }
         let slots = operations + other_ops.len();
         let grouped = Grouped::new(&outcome_slot, slots);
-        let mut outcome_calls: Vec<&Call> = Vec::with_capacity(obs.calls.len());
+        let mut outcome_calls: Vec<Pos> = Vec::with_capacity(obs.calls.len());
         let mut outcome_start = Vec::with_capacity(slots + 1);
         outcome_start.push(0);
         for slot in 0..slots {
             let from = outcome_calls.len();
-            outcome_calls.extend(grouped.of(slot).iter().map(|&p| &obs.calls[p as usize]));
-            outcome_calls[from..].sort_by_key(|c| (c.end_ms, c.index));
+            outcome_calls.extend_from_slice(grouped.of(slot));
+            outcome_calls[from..]
+                .sort_by_key(|&p| obs.calls.get(p as usize).map(|c| (c.end_ms, c.index)));
             outcome_start.push(pos(outcome_calls.len()));
         }
         Index {
             attribution,
             other_ops,
             effects,
+            calls: &obs.calls,
             outcome_calls,
             outcome_start,
             step_calls,
@@ -97,15 +103,14 @@ impl<'o> Index<'o> {
     }
 
     /// Calls about `op` that produced an outcome, in the order they ended.
-    pub(crate) fn outcome_calls(&self, op: &str) -> &[&'o Call] {
-        self.slot(op)
-            .map(|slot| self.outcome_calls_at(slot))
-            .unwrap_or_default()
+    pub(crate) fn outcome_calls(&self, op: &str) -> impl Iterator<Item = &'o Call> + '_ {
+        // An unknown id: past every slot, so no calls.
+        self.outcome_calls_at(self.slot(op).unwrap_or(usize::MAX))
     }
 
     /// [`Index::outcome_calls`] of the operation at `position` in the scenario.
-    pub(crate) fn outcome_calls_at(&self, position: usize) -> &[&'o Call] {
-        match (
+    pub(crate) fn outcome_calls_at(&self, position: usize) -> impl Iterator<Item = &'o Call> + '_ {
+        let positions = match (
             self.outcome_start.get(position),
             self.outcome_start.get(position.wrapping_add(1)),
         ) {
@@ -114,7 +119,9 @@ impl<'o> Index<'o> {
                 .get(from as usize..to as usize)
                 .unwrap_or_default(),
             _ => &[],
-        }
+        };
+        let calls: &'o [Call] = self.calls;
+        positions.iter().filter_map(move |&p| calls.get(p as usize))
     }
 
     /// The scenario's calls about `op` in step `step` (harness probes left out).

@@ -4,6 +4,7 @@ use lostreply_reports::model::{Check, Evidence, Invariant, Violation};
 use lostreply_simulator::{Effect, ObjectStatus};
 
 use super::attribution::Attribution;
+use super::grouped::{pos, Pos, NONE};
 use super::index::Index;
 use super::truth::status_at;
 use crate::protocol::{CallName, OutcomeKind};
@@ -72,15 +73,17 @@ fn success_has_effect(
     v: &mut Vec<Violation>,
 ) {
     // By ledger position, the first operation (and call) that claimed each
-    // effect: a ref with no problem names an effect of the ledger, and two
-    // refs name the same effect exactly when they are the same id.
-    let mut claimed: Vec<Option<(&str, usize)>> = vec![None; obs.ledger.len()];
+    // effect, as positions ([`NONE`]: not claimed; 8 bytes an effect where
+    // the id and call took 24, a million of them at the checks' peak): a
+    // ref with no problem names an effect of the ledger, and two refs name
+    // the same effect exactly when they are the same id.
+    let mut claimed: Vec<(Pos, Pos)> = vec![(NONE, NONE); obs.ledger.len()];
     for (position, op) in obs.scenario.operations.iter().enumerate() {
         let Some(g) = a.group_at(position) else {
             continue;
         };
         let mut reported = false;
-        for &call in ix.outcome_calls_at(position) {
+        for call in ix.outcome_calls_at(position) {
             let Some(reply) = &call.outcome else { continue };
             if reply.outcome != OutcomeKind::Succeeded {
                 continue;
@@ -122,21 +125,29 @@ fn success_has_effect(
                 continue;
             };
             if let Some(slot) = claimed.get_mut(p) {
+                // Operation ids are unique: another position is another operation.
                 match *slot {
-                    Some((other, other_call)) if other != op.id => {
+                    (NONE, _) => *slot = (pos(position), pos(call.position())),
+                    (other, other_call) if other != pos(position) => {
+                        let other = obs
+                            .scenario
+                            .operations
+                            .get(other as usize)
+                            .map_or("", |o| o.id.as_str());
                         v.push(Violation {
                             check: Check::Invariant(Invariant::NoSuccessWithoutEffect),
                             operation_id: Some(op.id.to_string()),
                             message: format!("{} and {other} both claim the one effect {r}", op.id),
                             evidence: vec![
-                                Evidence::Call { index: other_call },
+                                Evidence::Call {
+                                    index: other_call as usize,
+                                },
                                 call.evidence(),
                                 Evidence::Effect { id: r.to_string() },
                             ],
                         });
                     }
-                    Some(_) => {}
-                    None => *slot = Some((op.id.as_str(), call.position())),
+                    _ => {}
                 }
             }
         }
@@ -161,7 +172,7 @@ fn failure_has_no_effect(
                 .iter()
                 .filter_map(|&p| obs.ledger.get(p as usize))
         };
-        for &call in ix.outcome_calls_at(position) {
+        for call in ix.outcome_calls_at(position) {
             let Some(reply) = &call.outcome else { continue };
             // Gathered only for the outcome that needs them: one Vec per call
             // was most of this check's allocations at a million operations.
@@ -239,7 +250,7 @@ fn ids(effects: &[&Effect]) -> String {
 fn terminal_is_final(obs: &Observation, ix: &Index<'_>, v: &mut Vec<Violation>) {
     for (position, op) in obs.scenario.operations.iter().enumerate() {
         let mut terminal: Option<&Call> = None;
-        for &call in ix.outcome_calls_at(position) {
+        for call in ix.outcome_calls_at(position) {
             let Some(reply) = &call.outcome else { continue };
             match terminal.and_then(|t| t.outcome.as_ref().map(|o| (t, o))) {
                 None => {
