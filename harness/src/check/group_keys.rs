@@ -68,10 +68,10 @@ pub(super) struct GroupKeys {
 }
 
 impl GroupKeys {
-    /// The operations' keys (in two halves, one per thread, when asked) and
-    /// by operation position its group. Groups are numbered from 0 in the
-    /// order of their first operation.
-    /// Returns the keys, the groups by operation position, and how many groups.
+    /// The operations' keys (written in two halves, one per thread, when
+    /// asked), each operation's group by its position, and how many groups
+    /// there are. Groups are numbered from 0 in the order of their first
+    /// operation.
     pub(super) fn build(
         operations: &[OperationSpec],
         two_threads: bool,
