@@ -16,64 +16,100 @@ use hashbrown::hash_table::{Entry, HashTable};
 use crate::fixed_hash::fixed_state;
 use crate::position::{pos, Pos};
 
+/// A hash table of positions in a list, by the key at each position, which
+/// it reads through `key_at` and never stores: the core of [`ByKey`] and of
+/// the attribution's groups by arguments (`check/group_keys.rs`).
+#[derive(Clone)]
+pub(crate) struct PositionTable {
+    table: HashTable<Pos>,
+    state: FixedState,
+}
+
+impl PositionTable {
+    /// An empty table, sized up front for `capacity` positions: a million
+    /// entries grown by doubling rehashed the table several times over.
+    pub(crate) fn with_capacity(capacity: usize) -> PositionTable {
+        PositionTable {
+            table: HashTable::with_capacity(capacity),
+            state: fixed_state(),
+        }
+    }
+
+    /// How many positions it holds (one per key).
+    pub(crate) fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Holds `position` under its key, `key_at(position)`, unless a position
+    /// with the same key is already held: then that one's slot is returned,
+    /// for the caller to keep or to overwrite, and nothing is inserted. A
+    /// position without a key is not held either.
+    pub(crate) fn insert_or_held<'k>(
+        &mut self,
+        position: Pos,
+        key_at: impl Fn(Pos) -> Option<&'k str>,
+    ) -> Option<&mut Pos> {
+        let key = key_at(position)?;
+        let state = &self.state;
+        match self.table.entry(
+            state.hash_one(key),
+            |&p| key_at(p) == Some(key),
+            |&p| state.hash_one(key_at(p).unwrap_or_default()),
+        ) {
+            Entry::Occupied(slot) => Some(slot.into_mut()),
+            Entry::Vacant(slot) => {
+                slot.insert(position);
+                None
+            }
+        }
+    }
+
+    /// The position held under `key`, if any.
+    pub(crate) fn find<'k>(
+        &self,
+        key: &str,
+        key_at: impl Fn(Pos) -> Option<&'k str>,
+    ) -> Option<Pos> {
+        self.table
+            .find(self.state.hash_one(key), |&p| key_at(p) == Some(key))
+            .copied()
+    }
+}
+
 /// Positions in `items`, by `key(item)`. Where two items have the same key
 /// the later one is found, as inserting both into a map would leave it.
 #[derive(Clone)]
 pub(crate) struct ByKey<'o, T> {
     items: &'o [T],
     key: fn(&T) -> &str,
-    table: HashTable<Pos>,
-    state: FixedState,
+    positions: PositionTable,
 }
 
 impl<'o, T> ByKey<'o, T> {
     /// Every item of `items`, by its key.
     pub(crate) fn new(items: &'o [T], key: fn(&T) -> &str) -> ByKey<'o, T> {
-        let mut by_key = ByKey {
+        let mut positions = PositionTable::with_capacity(items.len());
+        let key_at = |p: Pos| key_at(items, key, p);
+        for position in 0..items.len() {
+            let position = pos(position);
+            // The later item of a key replaces the earlier, as in a map.
+            if let Some(held) = positions.insert_or_held(position, key_at) {
+                *held = position;
+            }
+        }
+        ByKey {
             items,
             key,
-            // Sized up front: a million entries grown by doubling rehashed the
-            // table several times over.
-            table: HashTable::with_capacity(items.len()),
-            state: fixed_state(),
-        };
-        for position in 0..items.len() {
-            by_key.insert(pos(position));
-        }
-        by_key
-    }
-
-    fn key_at(&self, position: Pos) -> Option<&'o str> {
-        key_at(self.items, self.key, position)
-    }
-
-    fn insert(&mut self, position: Pos) {
-        // The table is borrowed mutably below: its closures read the list
-        // and the hasher through their own borrows, not through `self`.
-        let (items, key_of, state) = (self.items, self.key, &self.state);
-        let Some(key) = key_at(items, key_of, position) else {
-            return;
-        };
-        let key_at = |p: Pos| key_at(items, key_of, p);
-        let hash = state.hash_one(key);
-        match self.table.entry(
-            hash,
-            |&p| key_at(p) == Some(key),
-            |&p| state.hash_one(key_at(p).unwrap_or_default()),
-        ) {
-            Entry::Occupied(mut slot) => *slot.get_mut() = position,
-            Entry::Vacant(slot) => {
-                slot.insert(position);
-            }
+            positions,
         }
     }
 
     /// The position of the item with this key, if one has it.
     pub(crate) fn position(&self, key: &str) -> Option<usize> {
-        let hash = self.state.hash_one(key);
-        self.table
-            .find(hash, |&p| self.key_at(p) == Some(key))
-            .map(|&p| p as usize)
+        let (items, key_of) = (self.items, self.key);
+        self.positions
+            .find(key, |p| key_at(items, key_of, p))
+            .map(|p| p as usize)
     }
 
     /// The item with this key and its position, if one has it.
@@ -93,7 +129,7 @@ impl<T> std::fmt::Debug for ByKey<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ByKey")
             .field("items", &self.items.len())
-            .field("keys", &self.table.len())
+            .field("keys", &self.positions.len())
             .finish()
     }
 }
@@ -110,7 +146,7 @@ mod tests {
     fn each_key_finds_its_item_and_an_unknown_key_nothing() {
         let items: Vec<String> = (0..1000).map(|i| format!("op-{i}")).collect();
         let by_key = ByKey::new(&items, id);
-        assert_eq!(by_key.table.len(), 1000);
+        assert_eq!(by_key.positions.len(), 1000);
         for (position, item) in items.iter().enumerate() {
             assert_eq!(by_key.position(item), Some(position), "{item}");
             assert_eq!(by_key.get(item), Some((position, item)), "{item}");
@@ -124,7 +160,7 @@ mod tests {
     fn a_repeated_key_finds_its_last_item_as_a_map_would() {
         let items: Vec<String> = ["a", "b", "a", "c", "a"].map(String::from).to_vec();
         let by_key = ByKey::new(&items, id);
-        assert_eq!(by_key.table.len(), 3);
+        assert_eq!(by_key.positions.len(), 3);
         assert_eq!(by_key.position("a"), Some(4));
         assert_eq!(by_key.position("b"), Some(1));
         assert_eq!(by_key.position("c"), Some(3));

@@ -8,17 +8,13 @@
 //! operation, at the attribution's peak, the highest of checking a large
 //! run). The keys are written once into a text anyway; here a slot holds
 //! only the position of its group's first operation (5 bytes), and the key
-//! is read from the text when a lookup meets a slot with its hash, as
-//! [`crate::by_key::ByKey`] does for ids.
+//! is read from the text when a lookup meets a slot with its hash: the
+//! [`crate::by_key::PositionTable`] that [`crate::by_key::ByKey`] keeps ids in.
 
-use std::hash::BuildHasher;
-
-use foldhash::fast::FixedState;
-use hashbrown::hash_table::{Entry, HashTable};
 use lostreply_simulator::write_canonical_text;
 
 use super::grouped::{pos, Pos, NONE};
-use crate::fixed_hash::fixed_state;
+use crate::by_key::PositionTable;
 use crate::scenario::model::OperationSpec;
 use crate::two_threads::both;
 
@@ -63,8 +59,7 @@ pub(super) struct GroupKeys {
     parts: [KeyText; 2],
     split: usize,
     /// Each group's first operation, by its key.
-    table: HashTable<Pos>,
-    state: FixedState,
+    firsts: PositionTable,
 }
 
 impl GroupKeys {
@@ -86,10 +81,7 @@ impl GroupKeys {
         let mut keys = GroupKeys {
             parts: [first, second],
             split,
-            // Sized up front: a million entries grown by doubling rehashed the
-            // table several times over.
-            table: HashTable::with_capacity(operations.len()),
-            state: fixed_state(),
+            firsts: PositionTable::with_capacity(operations.len()),
         };
         let mut op_group: Vec<Pos> = Vec::with_capacity(operations.len());
         let mut groups = 0;
@@ -108,44 +100,25 @@ impl GroupKeys {
         (keys, op_group, groups)
     }
 
-    /// The key of the operation at `position`.
-    fn key(&self, position: Pos) -> Option<&str> {
-        key_in(&self.parts, self.split, position)
-    }
-
     /// The first operation with the key of the operation at `position`, if
     /// an earlier one has it; `None` when it is the first, which it is
     /// recorded as then.
     fn earlier_or_insert(&mut self, position: Pos) -> Option<Pos> {
-        // The table is borrowed mutably below: its closures read the keys and
-        // the hasher through their own borrows.
-        let (parts, split, state) = (&self.parts, self.split, &self.state);
-        let key_at = |p: Pos| key_in(parts, split, p);
-        let key = key_at(position)?;
-        let hash = state.hash_one(key);
-        match self.table.entry(
-            hash,
-            |&p| key_at(p) == Some(key),
-            |&p| state.hash_one(key_at(p).unwrap_or_default()),
-        ) {
-            Entry::Occupied(slot) => Some(*slot.get()),
-            Entry::Vacant(slot) => {
-                slot.insert(position);
-                None
-            }
-        }
+        let (parts, split) = (&self.parts, self.split);
+        self.firsts
+            .insert_or_held(position, |p| key_in(parts, split, p))
+            .map(|first| *first)
     }
 
     /// The first operation whose key is `key`, if one has it.
     pub(super) fn first_with(&self, key: &str) -> Option<Pos> {
-        let hash = self.state.hash_one(key);
-        self.table
-            .find(hash, |&p| self.key(p) == Some(key))
-            .copied()
+        let (parts, split) = (&self.parts, self.split);
+        self.firsts.find(key, |p| key_in(parts, split, p))
     }
 }
 
-/// [`GroupKeys::key`] on the parts themselves (for the table's closures).
+/// The key of the operation at `position`, in the parts written for the
+/// operations before `split` and from it.
 fn key_in(parts: &[KeyText; 2], split: usize, position: Pos) -> Option<&str> {
     let position = position as usize;
     match position.checked_sub(split) {

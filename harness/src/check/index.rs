@@ -104,8 +104,9 @@ impl<'o> Index<'o> {
 
     /// Calls about `op` that produced an outcome, in the order they ended.
     pub(crate) fn outcome_calls(&self, op: &str) -> impl Iterator<Item = &'o Call> + '_ {
-        // An unknown id: past every slot, so no calls.
-        self.outcome_calls_at(self.slot(op).unwrap_or(usize::MAX))
+        self.slot(op)
+            .into_iter()
+            .flat_map(|slot| self.outcome_calls_at(slot))
     }
 
     /// [`Index::outcome_calls`] of the operation at `position` in the scenario.

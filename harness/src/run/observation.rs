@@ -8,6 +8,7 @@ use lostreply_reports::model::{
 };
 use lostreply_simulator::{Effect, JournalEntry};
 
+use crate::position::{pos, Pos, NONE};
 use crate::protocol::{CallName, OutcomeReply, WebhookReply};
 use crate::scenario::model::Scenario;
 
@@ -195,16 +196,12 @@ pub fn forget_fingerprints(journal: &mut [JournalEntry], ledger: &mut [Effect]) 
 /// bytes an entry where this is 4; the checks find an operation's position
 /// through the attribution's lookup by id, which they hold anyway.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FinalCalls(Vec<u32>);
+pub struct FinalCalls(Vec<Pos>);
 
 impl FinalCalls {
-    /// Marks "no final call" (never a call's position: a run's calls stay far
-    /// below four billion).
-    const NONE: u32 = u32::MAX;
-
     /// No final call yet for any of `operations` operations.
     pub fn new(operations: usize) -> FinalCalls {
-        FinalCalls(vec![FinalCalls::NONE; operations])
+        FinalCalls(vec![NONE; operations])
     }
 
     /// Records `call` as the final call of the operation at `position` (an
@@ -212,7 +209,7 @@ impl FinalCalls {
     /// rather than naming another).
     pub fn set(&mut self, position: usize, call: usize) {
         if let Some(slot) = self.0.get_mut(position) {
-            *slot = u32::try_from(call).unwrap_or(FinalCalls::NONE);
+            *slot = pos(call);
         }
     }
 
@@ -220,7 +217,7 @@ impl FinalCalls {
     /// whose sweep did not reach it).
     pub fn remove(&mut self, position: usize) {
         if let Some(slot) = self.0.get_mut(position) {
-            *slot = FinalCalls::NONE;
+            *slot = NONE;
         }
     }
 
@@ -229,7 +226,7 @@ impl FinalCalls {
         self.0
             .get(position)
             .copied()
-            .filter(|&call| call != FinalCalls::NONE)
+            .filter(|&call| call != NONE)
             .map(|call| call as usize)
     }
 
