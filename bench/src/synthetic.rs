@@ -555,8 +555,9 @@ mod report_tests {
             [
                 "attribution",
                 "fingerprints freed",
-                "report prepared and checks' index",
+                "checks' index",
                 "checks",
+                "report prepared",
                 "report"
             ]
         );

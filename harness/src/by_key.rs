@@ -40,6 +40,11 @@ impl PositionTable {
         self.table.len()
     }
 
+    /// The hash a key is held under.
+    pub(crate) fn hash(&self, key: &str) -> u64 {
+        self.state.hash_one(key)
+    }
+
     /// Holds `position` under its key, `key_at(position)`, unless a position
     /// with the same key is already held: then that one's slot is returned,
     /// for the caller to keep or to overwrite, and nothing is inserted. A
@@ -50,12 +55,29 @@ impl PositionTable {
         key_at: impl Fn(Pos) -> Option<&'k str>,
     ) -> Option<&mut Pos> {
         let key = key_at(position)?;
-        let state = &self.state;
-        match self.table.entry(
-            state.hash_one(key),
-            |&p| key_at(p) == Some(key),
-            |&p| state.hash_one(key_at(p).unwrap_or_default()),
-        ) {
+        let hash = self.hash(key);
+        let state = self.state.clone();
+        self.insert_hashed(
+            position,
+            hash,
+            |p| key_at(p) == Some(key),
+            |p| state.hash_one(key_at(p).unwrap_or_default()),
+        )
+    }
+
+    /// [`PositionTable::insert_or_held`] for keys that are not kept but
+    /// made again when needed: `hash` is the key's ([`PositionTable::hash`]),
+    /// `same_key(p)` tells whether the position `p` held has it, and
+    /// `hash_at(p)` is the hash of `p`'s key (asked only if the table grows
+    /// beyond its capacity).
+    pub(crate) fn insert_hashed(
+        &mut self,
+        position: Pos,
+        hash: u64,
+        mut same_key: impl FnMut(Pos) -> bool,
+        hash_at: impl Fn(Pos) -> u64,
+    ) -> Option<&mut Pos> {
+        match self.table.entry(hash, |&p| same_key(p), |&p| hash_at(p)) {
             Entry::Occupied(slot) => Some(slot.into_mut()),
             Entry::Vacant(slot) => {
                 slot.insert(position);
@@ -70,9 +92,16 @@ impl PositionTable {
         key: &str,
         key_at: impl Fn(Pos) -> Option<&'k str>,
     ) -> Option<Pos> {
-        self.table
-            .find(self.state.hash_one(key), |&p| key_at(p) == Some(key))
-            .copied()
+        self.find_hashed(self.hash(key), |p| key_at(p) == Some(key))
+    }
+
+    /// The position held under a key of hash `hash` for which `is_key` holds, if any.
+    pub(crate) fn find_hashed(
+        &self,
+        hash: u64,
+        mut is_key: impl FnMut(Pos) -> bool,
+    ) -> Option<Pos> {
+        self.table.find(hash, |&p| is_key(p)).copied()
     }
 }
 
@@ -166,5 +195,43 @@ mod tests {
         assert_eq!(by_key.position("c"), Some(3));
         let empty: Vec<String> = Vec::new();
         assert_eq!(ByKey::new(&empty, id).position("a"), None);
+    }
+
+    #[test]
+    fn keys_made_again_when_needed_are_held_once_and_found_as_the_table_grows() {
+        // Sized for nothing, so that holding a thousand keys grows the table
+        // and rehashes through `hash_at`; the keys are made again on each
+        // comparison, as the attribution's groups make them.
+        let key_of = |p: Pos| format!("k-{}", p % 500);
+        let mut table = PositionTable::with_capacity(0);
+        let mut held_again = 0;
+        for p in 0..1000 {
+            let key = key_of(p);
+            let hash = table.hash(&key);
+            let held =
+                table.insert_hashed(p, hash, |q| key_of(q) == key, |q| table_hash(&key_of(q)));
+            if let Some(&mut first) = held {
+                assert_eq!(first, p - 500);
+                held_again += 1;
+            }
+        }
+        assert_eq!((table.len(), held_again), (500, 500));
+        for p in 0..500 {
+            let key = key_of(p);
+            assert_eq!(
+                table.find_hashed(table.hash(&key), |q| key_of(q) == key),
+                Some(p)
+            );
+        }
+        let missing = "k-500";
+        assert_eq!(
+            table.find_hashed(table.hash(missing), |q| key_of(q) == missing),
+            None
+        );
+    }
+
+    /// The hash every table gives a key (their hasher's state is fixed).
+    fn table_hash(key: &str) -> u64 {
+        PositionTable::with_capacity(0).hash(key)
     }
 }

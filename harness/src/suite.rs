@@ -57,9 +57,10 @@ pub const CHECK_THREAD_FROM_RECORDS: usize = two_threads::FROM_RECORDS;
 /// and the report with their verdict, which takes the observation over
 /// ([`crate::report_build::scenario_report`]). A large observation
 /// ([`CHECK_THREAD_FROM_RECORDS`]) keeps two threads busy: the attribution
-/// is built on two, then the checks' index beside the report's preparation,
-/// then the invariants beside the expectations. The report is the same
-/// either way.
+/// is built on two, then the invariants beside the expectations. The
+/// report's operation records are made after the checks, once their index
+/// is freed, so that the two are never held together. The report is the
+/// same either way.
 pub fn check_and_report(obs: Observation, reproduce: String) -> ScenarioReport {
     check_and_report_phases(obs, reproduce, &mut |_| {})
 }
@@ -92,12 +93,8 @@ pub fn check_and_report_phases(
         give_back_freed();
     }
     done("fingerprints freed");
-    let (prepared, index) = both(
-        two,
-        || crate::report_build::prepare(&obs, &attribution),
-        || Index::new(&obs, &attribution),
-    );
-    done("report prepared and checks' index");
+    let index = Index::new(&obs, &attribution);
+    done("checks' index");
     // The violations in `check::check`'s order: the invariants', then the
     // expectations'.
     let (mut violations, expectations) = both(
@@ -107,8 +104,13 @@ pub fn check_and_report_phases(
     );
     violations.extend(expectations);
     done("checks");
-    // Freed before the report takes the observation over (they borrow it).
+    // The report's operation records only once the index is gone: made
+    // beside it (on the second thread), the two were held together, the
+    // highest point of checking a large run after the attribution.
     drop(index);
+    let prepared = crate::report_build::prepare(&obs, &attribution);
+    done("report prepared");
+    // Freed before the report takes the observation over (it borrows it).
     drop(attribution);
     let report = crate::report_build::scenario_report(obs, prepared, violations, reproduce);
     done("report");

@@ -254,7 +254,7 @@ impl<'o> Attribution<'o> {
 
 /// What create requests are attributed against, once built.
 struct GroupMaps<'m, 'o> {
-    group_keys: &'m GroupKeys,
+    group_keys: &'m GroupKeys<'o>,
     op_position: &'m ByKey<'o, OperationSpec>,
     op_group: &'m [Pos],
     credential: &'m str,
@@ -284,7 +284,7 @@ impl GroupMaps<'_, '_> {
             changed_arguments: BTreeSet::new(),
             unattributed: Vec::new(),
         };
-        let mut key = Vec::new();
+        let (mut key, mut scratch) = (Vec::new(), Vec::new());
         for (position, entry) in journal.iter().enumerate() {
             if entry.kind != Some(RequestKind::Create)
                 || entry.tenant.as_deref() != Some(self.credential)
@@ -302,7 +302,7 @@ impl GroupMaps<'_, '_> {
             };
             let by_arguments = std::str::from_utf8(&key)
                 .ok()
-                .and_then(|k| self.group_keys.first_with(k))
+                .and_then(|k| self.group_keys.first_with(k, &mut scratch))
                 .and_then(|first| self.op_group.get(first as usize).copied());
             // The reference only matters when the arguments match nothing: not
             // looked up otherwise (a million lookups of cold ids saved).

@@ -2,14 +2,16 @@
 //! the groups they make: operations with the same key form one group,
 //! numbered in the order of its first operation.
 //!
-//! Why a table of positions: as a `HashMap<&str, Pos>` each slot held the
-//! key's pointer and length and the group (25 bytes with its control byte,
-//! two slots per entry once sized for a million operations: some 50 bytes an
-//! operation, at the attribution's peak, the highest of checking a large
-//! run). The keys are written once into a text anyway; here a slot holds
-//! only the position of its group's first operation (5 bytes), and the key
-//! is read from the text when a lookup meets a slot with its hash: the
-//! [`crate::by_key::PositionTable`] that [`crate::by_key::ByKey`] keeps ids in.
+//! Why a table of positions and no keys kept: as a `HashMap<&str, Pos>` each
+//! slot held the key's pointer and length and the group (some 50 bytes an
+//! operation at a million, at the attribution's peak, the highest of
+//! checking a large run). Here a slot holds only the position of its group's
+//! first operation (5 bytes, the [`crate::by_key::PositionTable`] that
+//! [`crate::by_key::ByKey`] keeps ids in). The keys themselves were written
+//! once into a text, another 56 bytes an operation held through the same
+//! peak; now a key is written again, into a buffer the caller reuses, when a
+//! lookup meets a slot with its hash: once per request that matches an
+//! operation, a small cost beside parsing that request's body.
 
 use lostreply_simulator::write_canonical_text;
 
@@ -18,77 +20,66 @@ use crate::by_key::PositionTable;
 use crate::scenario::model::OperationSpec;
 use crate::two_threads::both;
 
-/// Some operations' keys written one after another, with the end of each.
-struct KeyText {
-    text: String,
-    ends: Vec<usize>,
-}
-
-impl KeyText {
-    fn of(operations: &[OperationSpec]) -> KeyText {
-        let mut text = Vec::with_capacity(operations.len() * 48);
-        let mut ends = Vec::with_capacity(operations.len());
-        for op in operations {
-            text.extend_from_slice(op.resource.as_bytes());
-            // A resource name never holds a space ([a-z][a-z0-9_]*), so this cannot collide.
-            text.push(b' ');
-            write_canonical_text(&op.args.text(), &mut text);
-            ends.push(text.len());
-        }
-        KeyText {
-            // serde_json writes UTF-8 only, and resource names are text.
-            text: String::from_utf8(text).unwrap_or_default(),
-            ends,
-        }
-    }
-
-    fn key(&self, index: usize) -> Option<&str> {
-        let end = *self.ends.get(index)?;
-        let start = match index.checked_sub(1) {
-            Some(before) => *self.ends.get(before)?,
-            None => 0,
-        };
-        self.text.get(start..end)
-    }
+/// Writes the key of `op` into `key` (cleared first): its resource, a space,
+/// its arguments' canonical text.
+fn write_key(op: &OperationSpec, key: &mut Vec<u8>) {
+    key.clear();
+    key.extend_from_slice(op.resource.as_bytes());
+    // A resource name never holds a space ([a-z][a-z0-9_]*), so this cannot collide.
+    key.push(b' ');
+    write_canonical_text(&op.args.text(), key);
 }
 
 /// Every operation's group, and the groups by key.
-pub(super) struct GroupKeys {
-    /// The keys of the first `split` operations, then of the rest (written
-    /// on two threads on a large run).
-    parts: [KeyText; 2],
-    split: usize,
+pub(super) struct GroupKeys<'o> {
+    operations: &'o [OperationSpec],
     /// Each group's first operation, by its key.
     firsts: PositionTable,
 }
 
-impl GroupKeys {
-    /// The operations' keys (written in two halves, one per thread, when
-    /// asked), each operation's group by its position, and how many groups
-    /// there are. Groups are numbered from 0 in the order of their first
-    /// operation.
+impl<'o> GroupKeys<'o> {
+    /// The operations' groups by key, each operation's group by its
+    /// position, and how many groups there are. Groups are numbered from 0
+    /// in the order of their first operation. The keys' hashes are computed
+    /// first, in two halves on two threads when asked (writing the keys is
+    /// most of the work), then held in order on this one.
     pub(super) fn build(
-        operations: &[OperationSpec],
+        operations: &'o [OperationSpec],
         two_threads: bool,
-    ) -> (GroupKeys, Vec<Pos>, usize) {
+    ) -> (GroupKeys<'o>, Vec<Pos>, usize) {
+        let mut keys = GroupKeys {
+            operations,
+            firsts: PositionTable::with_capacity(operations.len()),
+        };
         let split = if two_threads {
             operations.len() / 2
         } else {
             operations.len()
         };
         let (first, second) = operations.split_at(split);
-        let (first, second) = both(two_threads, || KeyText::of(first), || KeyText::of(second));
-        let mut keys = GroupKeys {
-            parts: [first, second],
-            split,
-            firsts: PositionTable::with_capacity(operations.len()),
-        };
+        let (mut hashes, rest) = both(two_threads, || keys.hashes(first), || keys.hashes(second));
+        hashes.extend(rest);
         let mut op_group: Vec<Pos> = Vec::with_capacity(operations.len());
         let mut groups = 0;
-        for position in 0..operations.len() {
-            let group = match keys.earlier_or_insert(pos(position)) {
+        let (mut key, mut other) = (Vec::new(), Vec::new());
+        for (position, &hash) in hashes.iter().enumerate() {
+            // Written only if a held slot has this hash's tag: for distinct
+            // keys, almost never.
+            let mut written = false;
+            let held = keys.firsts.insert_hashed(
+                pos(position),
+                hash,
+                |p| {
+                    if !written {
+                        written = key_of(operations, pos(position), &mut key).is_some();
+                    }
+                    key_of(operations, p, &mut other) == Some(key.as_slice())
+                },
+                |p| hashes.get(p as usize).copied().unwrap_or_default(),
+            );
+            let group = match held {
                 // An earlier operation with this key: its group.
-                Some(first) => op_group.get(first as usize).copied().unwrap_or(NONE),
+                Some(first) => op_group.get(*first as usize).copied().unwrap_or(NONE),
                 // The first of its key: a new group.
                 None => {
                     groups += 1;
@@ -100,31 +91,38 @@ impl GroupKeys {
         (keys, op_group, groups)
     }
 
-    /// The first operation with the key of the operation at `position`, if
-    /// an earlier one has it; `None` when it is the first, which it is
-    /// recorded as then.
-    fn earlier_or_insert(&mut self, position: Pos) -> Option<Pos> {
-        let (parts, split) = (&self.parts, self.split);
-        self.firsts
-            .insert_or_held(position, |p| key_in(parts, split, p))
-            .map(|first| *first)
+    /// The hash of each operation's key, in order.
+    fn hashes(&self, operations: &[OperationSpec]) -> Vec<u64> {
+        let mut key = Vec::new();
+        operations
+            .iter()
+            .map(|op| {
+                write_key(op, &mut key);
+                // Canonical JSON text is UTF-8, as resource names are.
+                self.firsts
+                    .hash(std::str::from_utf8(&key).unwrap_or_default())
+            })
+            .collect()
     }
 
-    /// The first operation whose key is `key`, if one has it.
-    pub(super) fn first_with(&self, key: &str) -> Option<Pos> {
-        let (parts, split) = (&self.parts, self.split);
-        self.firsts.find(key, |p| key_in(parts, split, p))
+    /// The first operation whose key is `key`, if one has it; `scratch` is
+    /// where the operations' keys are written to be compared (reused).
+    pub(super) fn first_with(&self, key: &str, scratch: &mut Vec<u8>) -> Option<Pos> {
+        let operations = self.operations;
+        self.firsts.find_hashed(self.firsts.hash(key), |p| {
+            key_of(operations, p, scratch) == Some(key.as_bytes())
+        })
     }
 }
 
-/// The key of the operation at `position`, in the parts written for the
-/// operations before `split` and from it.
-fn key_in(parts: &[KeyText; 2], split: usize, position: Pos) -> Option<&str> {
-    let position = position as usize;
-    match position.checked_sub(split) {
-        None => parts[0].key(position),
-        Some(in_second) => parts[1].key(in_second),
-    }
+/// The key of the operation at `position`, written into `buffer`.
+fn key_of<'b>(
+    operations: &[OperationSpec],
+    position: Pos,
+    buffer: &'b mut Vec<u8>,
+) -> Option<&'b [u8]> {
+    write_key(operations.get(position as usize)?, buffer);
+    Some(buffer.as_slice())
 }
 
 #[cfg(test)]
@@ -159,11 +157,20 @@ mod tests {
             let (keys, groups, count) = GroupKeys::build(&ops, two_threads);
             assert_eq!(groups, vec![0, 1, 0, 2, 1], "two threads: {two_threads}");
             assert_eq!(count, 3);
-            assert_eq!(keys.first_with(r#"tickets {"n":2,"t":1}"#), Some(0));
-            assert_eq!(keys.first_with(r#"tickets {"t":2}"#), Some(1));
-            assert_eq!(keys.first_with(r#"refunds {"n":2,"t":1}"#), Some(3));
-            assert_eq!(keys.first_with(r#"refunds {"t":2}"#), None);
-            assert_eq!(keys.first_with(""), None);
+            assert_eq!(
+                keys.first_with(r#"tickets {"n":2,"t":1}"#, &mut Vec::new()),
+                Some(0)
+            );
+            assert_eq!(
+                keys.first_with(r#"tickets {"t":2}"#, &mut Vec::new()),
+                Some(1)
+            );
+            assert_eq!(
+                keys.first_with(r#"refunds {"n":2,"t":1}"#, &mut Vec::new()),
+                Some(3)
+            );
+            assert_eq!(keys.first_with(r#"refunds {"t":2}"#, &mut Vec::new()), None);
+            assert_eq!(keys.first_with("", &mut Vec::new()), None);
         }
     }
 
@@ -172,6 +179,6 @@ mod tests {
         let (keys, groups, count) = GroupKeys::build(&[], true);
         assert!(groups.is_empty());
         assert_eq!(count, 0);
-        assert_eq!(keys.first_with("tickets {}"), None);
+        assert_eq!(keys.first_with("tickets {}", &mut Vec::new()), None);
     }
 }
