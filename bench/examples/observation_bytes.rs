@@ -11,6 +11,7 @@
 //! `lostreply-bench-cost` child's (docs/benchmarks.md).
 
 use bench::synthetic::{observation, SyntheticSpec};
+use lostreply_harness::run::observation::Reply;
 use lostreply_harness::suite;
 use lostreply_reports::model::{RecordedRequest, SharedJson};
 
@@ -76,10 +77,10 @@ fn main() {
         say!("  {name:<22} {:>6}", per_op(last - now));
         last = now;
     };
-    // Only replies kept as text: one that was exactly its outcome's fields
-    // is kept as them (`call_log`), and counts with the outcomes.
-    part("calls' replies as text", &mut || {
-        parts.calls.iter_mut().for_each(|c| c.reply = None)
+    // Replies, kept as their outcomes or (when not exactly an outcome
+    // written out) as text.
+    part("calls' replies", &mut || {
+        parts.calls.iter_mut().for_each(|c| c.reply = Reply::Absent)
     });
     part("calls' requests", &mut || {
         // A request kept as its operation frees nothing here: the
@@ -89,9 +90,6 @@ fn main() {
             .calls
             .iter_mut()
             .for_each(|c| c.request = none.clone());
-    });
-    part("calls' outcomes", &mut || {
-        parts.calls.iter_mut().for_each(|c| c.outcome = None)
     });
     part("calls, the rest", &mut || parts.calls = Vec::new());
     part("journal", &mut || parts.journal = Vec::new());

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use lostreply_harness::protocol::{CallName, OutcomeKind, OutcomeReply};
 use lostreply_harness::run::call_log::CallLog;
-use lostreply_harness::run::observation::{Call, FinalCalls, Observation};
+use lostreply_harness::run::observation::{Call, FinalCalls, JournalWindow, Observation, Reply};
 use lostreply_harness::scenario::model::{
     Expectations, OperationFields, OperationSpec, Scenario, Step,
 };
@@ -116,7 +116,7 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
     for (i, op) in operations.iter().enumerate() {
         let provider_ref = calls
             .get(i)
-            .and_then(|c| c.outcome.as_ref())
+            .and_then(|c| c.outcome())
             .and_then(|o| o.provider_ref.clone())
             .unwrap_or_default();
         let index = calls.push(call(
@@ -327,24 +327,24 @@ fn call(
         evidence: format!("created {provider_ref}").into(),
     };
     Call {
-        // Set by the log.
-        index: 0,
         step: saturating_u32(step),
         name,
+        probe: false,
+        start_ms: saturating_u32(t_ms),
+        end_ms: saturating_u32(t_ms + 1),
+        journal_window: JournalWindow::of(window),
         // The step's copy of the scenario's id, as the harness records it.
         operation_id: Some(op.id.clone()),
         request,
-        reply: serde_json::to_value(&outcome).ok().map(Into::into),
-        // Decided by the log.
-        reply_is_outcome: false,
-        outcome: Some(outcome),
+        // As the harness records a reply: kept as its outcome when it is
+        // exactly that written out.
+        reply: Reply::recorded(
+            serde_json::to_value(&outcome).ok().map(Into::into),
+            Some(outcome),
+        ),
         end: CallEnd::Replied,
         stderr: SharedStr::default(),
-        start_ms: saturating_u32(t_ms),
-        end_ms: saturating_u32(t_ms + 1),
-        journal_window: window,
         sim_ms: CLOCK_START_MS,
-        probe: false,
     }
 }
 
@@ -439,7 +439,7 @@ mod tests {
         let taken = obs.ledger[0].id.clone();
         for call in &mut obs.calls {
             if call.operation_id.as_deref() == Some("op-2") {
-                if let Some(outcome) = &mut call.outcome {
+                if let Some(outcome) = call.outcome_mut() {
                     outcome.provider_ref = Some(taken.clone());
                 }
             }
@@ -458,7 +458,7 @@ mod tests {
         let shared = obs.ledger[1].id.clone();
         for call in &mut obs.calls {
             if call.operation_id.as_deref() == Some("op-2") {
-                if let Some(outcome) = &mut call.outcome {
+                if let Some(outcome) = call.outcome_mut() {
                     outcome.provider_ref = Some(shared.clone());
                 }
             }

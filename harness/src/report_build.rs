@@ -142,26 +142,28 @@ fn call_records(calls: Vec<Call>) -> (Vec<CallRecord>, Vec<ErrorRecord>) {
     let mut errors = Vec::new();
     let records = calls
         .into_iter()
-        .map(|mut c| {
+        .enumerate()
+        .map(|(index, mut c)| {
             if let Some(message) = call_error(&c.end) {
                 errors.push(ErrorRecord {
                     step: c.step_number(),
-                    call_index: Some(c.position()),
+                    call_index: Some(index),
                     message,
                 });
             }
             let reply = c.take_reply();
             CallRecord {
-                index: c.position(),
-                step: c.step_number(),
+                // A run's calls are counted in `u32`s, as the observation's are.
+                index: u32::try_from(index).unwrap_or(u32::MAX),
+                step: c.step,
                 call: names.get(c.name.as_str()),
                 operation_id: c.operation_id,
                 request: c.request,
                 reply,
                 end: c.end,
                 stderr: c.stderr,
-                start_ms: u64::from(c.start_ms),
-                end_ms: u64::from(c.end_ms),
+                start_ms: c.start_ms,
+                end_ms: c.end_ms,
             }
         })
         .collect();

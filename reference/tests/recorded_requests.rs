@@ -127,7 +127,7 @@ async fn ids_named_by_both_sides_are_kept_once(path: &str, references_sent: bool
         }
     }
     let mut refs = 0;
-    for outcome in obs.calls.iter().filter_map(|c| c.outcome.as_ref()) {
+    for outcome in obs.calls.iter().filter_map(|c| c.outcome()) {
         let Some(named) = &outcome.provider_ref else {
             continue;
         };

@@ -33,7 +33,7 @@ pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
             .collect();
         match call
             .map(|index| &obs.calls[index])
-            .and_then(|c| c.outcome.as_ref().map(|o| (c, o)))
+            .and_then(|c| c.outcome().map(|o| (c, o)))
         {
             Some((call, reply)) if acceptable(op, call, reply, allowed) => {}
             Some((_, reply)) => v.push(Violation {
@@ -62,7 +62,7 @@ pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
             let calls = ix.step_calls(*step, op);
             let reported: Vec<_> = calls
                 .iter()
-                .filter_map(|c| c.outcome.as_ref().map(|o| (c, o)))
+                .filter_map(|c| c.outcome().map(|o| (c, o)))
                 .collect();
             if reported.is_empty() {
                 v.push(Violation {
@@ -137,16 +137,13 @@ pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
         // terminal must ask for a person: no rung of the ladder is left.
         let late = ix.outcome_calls(op).find(|call| {
             (call.step_number() >= from || call.step == 0)
-                && call.outcome.as_ref().is_some_and(|r| {
+                && call.outcome().is_some_and(|r| {
                     matches!(r.outcome, OutcomeKind::Unknown | OutcomeKind::Pending)
                         && !r.needs_review
                 })
         });
         if let Some(call) = late {
-            let outcome = call
-                .outcome
-                .as_ref()
-                .map_or("no outcome", |r| r.outcome.as_str());
+            let outcome = call.outcome().map_or("no outcome", |r| r.outcome.as_str());
             let when = if call.step == 0 {
                 "the final status".to_owned()
             } else {

@@ -15,7 +15,7 @@ use super::attribution::Attribution;
 use super::grouped::{pos, Grouped, Pos, NONE};
 use crate::by_key::ByKey;
 use crate::fixed_hash::{map_with_capacity, FixedMap};
-use crate::run::observation::{Call, Observation};
+use crate::run::observation::{Call, CallAt, Observation};
 
 /// Indexes over one observation.
 pub(crate) struct Index<'o> {
@@ -33,7 +33,7 @@ pub(crate) struct Index<'o> {
     outcome_start: Vec<Pos>,
     /// Calls by (step, operation), probes left out: what a step reported.
     /// Only the steps the scenario's `after_step` asks about.
-    step_calls: FixedMap<usize, FixedMap<&'o str, Vec<&'o Call>>>,
+    step_calls: FixedMap<usize, FixedMap<&'o str, Vec<CallAt<'o>>>>,
 }
 
 impl<'o> Index<'o> {
@@ -49,13 +49,14 @@ impl<'o> Index<'o> {
         };
         let effects = ByKey::new(&obs.ledger, |effect: &Effect| effect.id.as_str());
         let asked: BTreeSet<usize> = obs.scenario.expect.after_step.keys().copied().collect();
-        let mut step_calls: FixedMap<usize, FixedMap<&str, Vec<&Call>>> = map_with_capacity(0);
+        let mut step_calls: FixedMap<usize, FixedMap<&str, Vec<CallAt<'o>>>> = map_with_capacity(0);
         let mut outcome_slot = vec![NONE; obs.calls.len()];
-        for (position, call) in obs.calls.iter().enumerate() {
-            let Some(op) = call.operation_id.as_deref() else {
+        for call in CallAt::all(&obs.calls) {
+            let Some(op) = call.call.operation_id.as_deref() else {
                 continue;
             };
-            if call.outcome.is_some() {
+            let position = call.position;
+            if call.outcome().is_some() {
                 outcome_slot[position] = pos(slot(op));
             }
             if !call.probe && asked.contains(&call.step_number()) {
@@ -76,7 +77,7 @@ impl<'o> Index<'o> {
             let from = outcome_calls.len();
             outcome_calls.extend_from_slice(grouped.of(slot));
             outcome_calls[from..]
-                .sort_by_key(|&p| obs.calls.get(p as usize).map(|c| (c.end_ms, c.index)));
+                .sort_by_key(|&p| obs.calls.get(p as usize).map(|c| (c.end_ms, p)));
             outcome_start.push(pos(outcome_calls.len()));
         }
         Index {
@@ -103,14 +104,17 @@ impl<'o> Index<'o> {
     }
 
     /// Calls about `op` that produced an outcome, in the order they ended.
-    pub(crate) fn outcome_calls(&self, op: &str) -> impl Iterator<Item = &'o Call> + '_ {
+    pub(crate) fn outcome_calls(&self, op: &str) -> impl Iterator<Item = CallAt<'o>> + '_ {
         self.slot(op)
             .into_iter()
             .flat_map(|slot| self.outcome_calls_at(slot))
     }
 
     /// [`Index::outcome_calls`] of the operation at `position` in the scenario.
-    pub(crate) fn outcome_calls_at(&self, position: usize) -> impl Iterator<Item = &'o Call> + '_ {
+    pub(crate) fn outcome_calls_at(
+        &self,
+        position: usize,
+    ) -> impl Iterator<Item = CallAt<'o>> + '_ {
         let positions = match (
             self.outcome_start.get(position),
             self.outcome_start.get(position.wrapping_add(1)),
@@ -122,12 +126,15 @@ impl<'o> Index<'o> {
             _ => &[],
         };
         let calls: &'o [Call] = self.calls;
-        positions.iter().filter_map(move |&p| calls.get(p as usize))
+        positions.iter().filter_map(move |&p| {
+            let position = p as usize;
+            calls.get(position).map(|call| CallAt { position, call })
+        })
     }
 
     /// The scenario's calls about `op` in step `step` (harness probes left out).
     /// Only for the steps of the scenario's `after_step` (empty for others).
-    pub(crate) fn step_calls(&self, step: usize, op: &str) -> &[&'o Call] {
+    pub(crate) fn step_calls(&self, step: usize, op: &str) -> &[CallAt<'o>] {
         self.step_calls
             .get(&step)
             .and_then(|ops| ops.get(op))

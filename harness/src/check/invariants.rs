@@ -8,7 +8,7 @@ use super::grouped::{pos, Pos, NONE};
 use super::index::Index;
 use super::truth::status_at;
 use crate::protocol::{CallName, OutcomeKind};
-use crate::run::observation::{Call, Observation};
+use crate::run::observation::{CallAt, Observation};
 
 pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) -> Vec<Violation> {
     let mut v = Vec::new();
@@ -84,7 +84,9 @@ fn success_has_effect(
         };
         let mut reported = false;
         for call in ix.outcome_calls_at(position) {
-            let Some(reply) = &call.outcome else { continue };
+            let Some(reply) = call.outcome() else {
+                continue;
+            };
             if reply.outcome != OutcomeKind::Succeeded {
                 continue;
             }
@@ -127,7 +129,7 @@ fn success_has_effect(
             if let Some(slot) = claimed.get_mut(p) {
                 // Operation ids are unique: another position is another operation.
                 match *slot {
-                    (NONE, _) => *slot = (pos(position), pos(call.position())),
+                    (NONE, _) => *slot = (pos(position), pos(call.position)),
                     (other, other_call) if other != pos(position) => {
                         let other = obs
                             .scenario
@@ -173,7 +175,9 @@ fn failure_has_no_effect(
                 .filter_map(|&p| obs.ledger.get(p as usize))
         };
         for call in ix.outcome_calls_at(position) {
-            let Some(reply) = &call.outcome else { continue };
+            let Some(reply) = call.outcome() else {
+                continue;
+            };
             // Gathered only for the outcome that needs them: one Vec per call
             // was most of this check's allocations at a million operations.
             let problem = match reply.outcome {
@@ -249,10 +253,12 @@ fn ids(effects: &[&Effect]) -> String {
 /// Invariant 4: once `succeeded` or `failed` is reported, every later report says the same.
 fn terminal_is_final(obs: &Observation, ix: &Index<'_>, v: &mut Vec<Violation>) {
     for (position, op) in obs.scenario.operations.iter().enumerate() {
-        let mut terminal: Option<&Call> = None;
+        let mut terminal: Option<CallAt<'_>> = None;
         for call in ix.outcome_calls_at(position) {
-            let Some(reply) = &call.outcome else { continue };
-            match terminal.and_then(|t| t.outcome.as_ref().map(|o| (t, o))) {
+            let Some(reply) = call.outcome() else {
+                continue;
+            };
+            match terminal.and_then(|t| t.call.outcome().map(|o| (t, o))) {
                 None => {
                     if matches!(reply.outcome, OutcomeKind::Succeeded | OutcomeKind::Failed) {
                         terminal = Some(call);
@@ -268,10 +274,10 @@ fn terminal_is_final(obs: &Observation, ix: &Index<'_>, v: &mut Vec<Violation>) 
                                 op.id,
                                 first.outcome.as_str(),
                                 first.provider_ref.as_deref().unwrap_or("no ref"),
-                                first_call.index,
+                                first_call.position,
                                 reply.outcome.as_str(),
                                 reply.provider_ref.as_deref().unwrap_or("no ref"),
-                                call.index
+                                call.position
                             ),
                             evidence: vec![first_call.evidence(), call.evidence()],
                         });
@@ -352,11 +358,11 @@ fn same_key_same_args(obs: &Observation, a: &Attribution<'_>, v: &mut Vec<Violat
 /// Invariant 6: `status` sends nothing to the provider. Checked on calls made alone (in a
 /// `parallel` step other calls' requests interleave and cannot be told apart).
 fn status_is_read_only(obs: &Observation, v: &mut Vec<Violation>) {
-    for call in &obs.calls {
+    for call in CallAt::all(&obs.calls) {
         if call.name != CallName::Status {
             continue;
         }
-        let Some((before, after)) = call.journal_window else {
+        let Some((before, after)) = call.journal_window.get() else {
             continue;
         };
         let (before, after) = (before as usize, after as usize);
@@ -374,7 +380,7 @@ fn status_is_read_only(obs: &Observation, v: &mut Vec<Violation>) {
                 message: format!(
                     "{}: status call {} sent {} request(s) to the provider",
                     call.operation_id.as_deref().unwrap_or("?"),
-                    call.index,
+                    call.position,
                     seqs.len()
                 ),
                 evidence,
@@ -388,8 +394,8 @@ fn status_is_read_only(obs: &Observation, v: &mut Vec<Violation>) {
 fn forged_changes_nothing(obs: &Observation, v: &mut Vec<Violation>) {
     for probe in &obs.forged {
         let delivery = &obs.calls[probe.delivery];
-        let before = probe.before.and_then(|i| obs.calls[i].outcome.as_ref());
-        let after = probe.after.and_then(|i| obs.calls[i].outcome.as_ref());
+        let before = probe.before.and_then(|i| obs.calls[i].outcome());
+        let after = probe.after.and_then(|i| obs.calls[i].outcome());
         let accepted = delivery.webhook().is_some_and(|w| w.accepted);
         // The record is what the contract defines; `evidence` is free text an
         // adapter may rephrase (a timestamp, a counter) without changing anything.

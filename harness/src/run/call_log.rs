@@ -11,7 +11,7 @@
 
 use lostreply_reports::model::SharedStr;
 
-use super::observation::Call;
+use super::observation::{Call, Reply};
 use crate::fixed_hash::{map_with_capacity, FixedMap};
 
 /// The calls so far, and each operation's latest one. Public so that
@@ -49,13 +49,10 @@ impl CallLog {
         self.calls.get(index)
     }
 
-    /// Records `call` as the next one (its `index` set to its position),
-    /// sharing with the same operation's previous call whatever the two have
-    /// equal. Returns its index.
+    /// Records `call` as the next one, sharing with the same operation's
+    /// previous call whatever the two have equal. Returns its position.
     pub fn push(&mut self, mut call: Call) -> usize {
         let index = self.calls.len();
-        call.index = u32::try_from(index).unwrap_or(u32::MAX);
-        keep_reply_as_outcome(&mut call);
         if let Some(op) = call.operation_id.clone() {
             if let Some(previous) = self.latest.get(&op).and_then(|&at| self.calls.get(at)) {
                 share_equal_parts(&mut call, previous);
@@ -73,29 +70,20 @@ impl CallLog {
     }
 }
 
-/// A reply that is exactly its parsed outcome written out (the fields in the
-/// protocol's order, as most adapters write them) is kept as that outcome,
-/// not as text again: the report writes the same bytes from it
-/// (`lostreply_reports::call_reply`).
-fn keep_reply_as_outcome(call: &mut Call) {
-    if let (Some(reply), Some(outcome)) = (&call.reply, &call.outcome) {
-        if outcome.writes_as(&reply.text()) {
-            call.reply = None;
-            call.reply_is_outcome = true;
-        }
-    }
-}
-
 /// Replaces each part of `call` equal to `previous`'s by `previous`'s copy.
 fn share_equal_parts(call: &mut Call, previous: &Call) {
     if call.operation_id == previous.operation_id {
         call.operation_id.clone_from(&previous.operation_id);
     }
-    if call.reply.is_some() && call.reply == previous.reply {
-        call.reply.clone_from(&previous.reply);
+    if let (Reply::Text(kept), Reply::Text(before)) = (&mut call.reply, &previous.reply) {
+        if kept.text == before.text {
+            kept.text.clone_from(&before.text);
+        }
     }
-    if call.outcome.is_some() && call.outcome == previous.outcome {
-        call.outcome.clone_from(&previous.outcome);
+    if let (Some(outcome), Some(before)) = (call.reply.outcome_mut(), previous.outcome()) {
+        if outcome == before {
+            outcome.clone_from(before);
+        }
     }
     if call.stderr == previous.stderr {
         call.stderr = previous.stderr.clone();
@@ -104,7 +92,7 @@ fn share_equal_parts(call: &mut Call, previous: &Call) {
 
 /// An outcome naming the call's own operation shares the call's copy of its id.
 fn share_operation_id(call: &mut Call) {
-    if let (Some(op), Some(outcome)) = (&call.operation_id, call.outcome.as_mut()) {
+    if let (Some(op), Some(outcome)) = (&call.operation_id, call.reply.outcome_mut()) {
         if outcome.operation_id == *op {
             outcome.operation_id = op.clone();
         }
@@ -119,26 +107,23 @@ mod tests {
 
     use super::*;
     use crate::protocol::{CallName, OutcomeKind, OutcomeReply};
+    use crate::run::observation::JournalWindow;
 
     fn call(name: CallName, op: &str, reply: serde_json::Value) -> Call {
         let outcome: Option<OutcomeReply> = serde_json::from_value(reply.clone()).ok();
         Call {
-            index: 99,
             step: 1,
             name,
-            operation_id: Some(op.into()),
-            request: json!({"operation_id": op}).into(),
-            reply: Some(SharedJson::new(&reply)),
-            // Decided by the log.
-            reply_is_outcome: false,
-            outcome,
-            end: CallEnd::Replied,
-            stderr: SharedStr::default(),
+            probe: false,
             start_ms: 0,
             end_ms: 1,
-            journal_window: None,
+            journal_window: JournalWindow::NONE,
+            operation_id: Some(op.into()),
+            request: json!({"operation_id": op}).into(),
+            reply: Reply::recorded(Some(SharedJson::new(&reply)), outcome),
+            end: CallEnd::Replied,
+            stderr: SharedStr::default(),
             sim_ms: 0,
-            probe: false,
         }
     }
 
@@ -177,25 +162,14 @@ mod tests {
             let (first, again) = (&calls[0], &calls[2]);
             // It says what it said, however its reply is kept.
             assert_eq!(again.reply(), expected.reply());
-            assert_eq!(
-                *again,
-                Call {
-                    index: 2,
-                    reply: again.reply.clone(),
-                    reply_is_outcome: again.reply_is_outcome,
-                    ..expected
-                }
-            );
+            assert_eq!(*again, expected);
             if in_order {
-                assert!(again.reply.is_none() && again.reply_is_outcome);
+                assert!(matches!(again.reply, Reply::Outcome(_)));
             } else {
-                let (a, b) = (first.reply.as_ref().unwrap(), again.reply.as_ref().unwrap());
+                let (a, b) = (first.reply.text().unwrap(), again.reply.text().unwrap());
                 assert!(same(&a.text(), &b.text()));
             }
-            let (a, b) = (
-                first.outcome.as_ref().unwrap(),
-                again.outcome.as_ref().unwrap(),
-            );
+            let (a, b) = (first.outcome().unwrap(), again.outcome().unwrap());
             assert!(same(&a.evidence, &b.evidence));
             // The outcome names its call's operation with the call's own copy.
             assert!(same(
@@ -237,8 +211,12 @@ mod tests {
             let mut log = CallLog::new();
             log.push(call(CallName::Execute, "op-1", reply.clone()));
             let kept = &log.into_calls()[0];
-            assert_eq!(kept.reply_is_outcome, as_outcome, "{reply}");
-            assert_eq!(kept.reply.is_none(), as_outcome, "{reply}");
+            assert_eq!(
+                matches!(kept.reply, Reply::Outcome(_)),
+                as_outcome,
+                "{reply}"
+            );
+            assert_eq!(kept.reply.text().is_none(), as_outcome, "{reply}");
             let written = kept.reply().unwrap();
             assert_eq!(written.text(), SharedJson::new(&reply).text(), "{reply}");
             assert_eq!(written.to_value(), reply);
@@ -260,23 +238,14 @@ mod tests {
         ));
         log.push(call(CallName::Status, "op-1", succeeded("op-1", "tkt_1")));
         let calls = log.into_calls();
-        assert_eq!(
-            calls[0].outcome.as_ref().unwrap().outcome,
-            OutcomeKind::Unknown
-        );
-        assert_eq!(
-            calls[1].outcome.as_ref().unwrap().outcome,
-            OutcomeKind::Succeeded
-        );
+        assert_eq!(calls[0].outcome().unwrap().outcome, OutcomeKind::Unknown);
+        assert_eq!(calls[1].outcome().unwrap().outcome, OutcomeKind::Succeeded);
         // The status call shares the reconcile's answer, not the execute's.
-        let (a, b) = (
-            calls[1].outcome.as_ref().unwrap(),
-            calls[2].outcome.as_ref().unwrap(),
-        );
+        let (a, b) = (calls[1].outcome().unwrap(), calls[2].outcome().unwrap());
         assert!(same(&a.evidence, &b.evidence));
         assert_eq!(calls[2].reply(), calls[1].reply());
         assert_ne!(calls[0].reply(), calls[1].reply());
         // The execute's short reply is its own text.
-        assert!(calls[0].reply.is_some());
+        assert!(calls[0].reply.text().is_some());
     }
 }

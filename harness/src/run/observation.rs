@@ -13,64 +13,55 @@ use crate::protocol::{CallName, OutcomeReply, WebhookReply};
 use crate::scenario::model::Scenario;
 
 /// One adapter call as the harness made it.
+///
+/// Its position in [`Observation::calls`] is where it lies, not a field:
+/// [`CallAt`] pairs the two where a check needs both. (A run holds two
+/// million calls; each field here is 2 MB or more of it. Without the
+/// position, with the reply and its outcome kept as one [`Reply`] and the
+/// journal window as a [`JournalWindow`], a call is 112 bytes, not 144.)
 #[derive(Debug, Clone, PartialEq)]
 pub struct Call {
-    /// Position in [`Observation::calls`]. (`u32`, as the step and the
-    /// times below: a run holds two million calls, and these four fields in
-    /// 16 bytes instead of 32 made every call 144 bytes instead of 160.)
-    pub index: u32,
     /// The step that made it (0: the final `status` sweep).
     pub step: u32,
     /// Which call.
     pub name: CallName,
+    /// True when the harness made it to look, not the scenario (status around a
+    /// forged delivery). Probes never count as the step's reported outcome.
+    pub probe: bool,
+    /// Real ms since the scenario started (a scenario runs far below the 49
+    /// days a `u32` holds; the harness saturates rather than wraps).
+    pub start_ms: u32,
+    /// Real ms since the scenario started.
+    pub end_ms: u32,
+    /// Journal length when the call started and ended; none inside a
+    /// `parallel` step, where other calls' requests interleave.
+    pub journal_window: JournalWindow,
     /// The operation concerned, if one.
     pub operation_id: Option<SharedStr>,
     /// What the harness sent, as shared text, or as the scenario's operation
     /// it was made from (`RecordedRequest`): a million-operation run holds two
     /// million of these, and the report takes them over instead of copying.
     pub request: RecordedRequest,
-    /// The raw reply's text, if one came back (shared, as `request`) and it
-    /// was not simply `outcome` written out: see `reply_is_outcome`, and
-    /// [`Call::reply`] for the reply either way.
-    pub reply: Option<SharedJson>,
-    /// True when the reply was exactly `outcome` written out (its fields in
-    /// the protocol's order), and is kept as it rather than as text again (decided as the
-    /// call is recorded, [`crate::run::call_log`]; in padding, so free).
-    pub reply_is_outcome: bool,
-    /// The reply read as an outcome (execute, reconcile, resolve, status), if it is one.
-    pub outcome: Option<OutcomeReply>,
+    /// The reply, and its outcome if it reads as one.
+    pub reply: Reply,
     /// How the call ended.
     pub end: CallEnd,
     /// The adapter's stderr tail.
     pub stderr: SharedStr,
-    /// Real ms since the scenario started (a scenario runs far below the 49
-    /// days a `u32` holds; the harness saturates rather than wraps).
-    pub start_ms: u32,
-    /// Real ms since the scenario started.
-    pub end_ms: u32,
-    /// Journal length when the call started and ended; `None` inside a `parallel`
-    /// step, where other calls' requests interleave. (`u32`: a run's journal
-    /// stays far below four billion entries, and it is 12 bytes less per call.)
-    pub journal_window: Option<(u32, u32)>,
     /// The simulator clock during the call (ms since the Unix epoch). The clock
     /// moves only between steps, so a reply's claims are judged at this time.
     pub sim_ms: i64,
-    /// True when the harness made it to look, not the scenario (status around a
-    /// forged delivery). Probes never count as the step's reported outcome.
-    pub probe: bool,
 }
 
 impl Call {
-    /// Its position in [`Observation::calls`], as evidence and records name it.
-    pub fn position(&self) -> usize {
-        self.index as usize
+    /// The reply read as an outcome (execute, reconcile, resolve, status), if it is one.
+    pub fn outcome(&self) -> Option<&OutcomeReply> {
+        self.reply.outcome()
     }
 
-    /// The evidence that names it.
-    pub fn evidence(&self) -> Evidence {
-        Evidence::Call {
-            index: self.position(),
-        }
+    /// [`Call::outcome`], to change.
+    pub fn outcome_mut(&mut self) -> Option<&mut OutcomeReply> {
+        self.reply.outcome_mut()
     }
 
     /// The step that made it (0: the final `status` sweep), as steps are numbered.
@@ -80,35 +71,171 @@ impl Call {
 
     /// The reply read as a webhook answer, for a `webhook` call whose reply is
     /// one. Read from the reply's text on each call: few calls are webhook
-    /// deliveries, and a field for it was 8 bytes in every call of a run
-    /// (two million in a million-operation run), what made a call 152
-    /// bytes instead of 144.
+    /// deliveries, and a field for it was 8 bytes in every call of a run.
     pub fn webhook(&self) -> Option<WebhookReply> {
         if self.name != CallName::Webhook {
             return None;
         }
         self.reply
-            .as_ref()
+            .text()
             .and_then(|reply| serde_json::from_str(&reply.text()).ok())
     }
 
     /// The reply, if one came back, however it is kept.
     pub fn reply(&self) -> Option<CallReply> {
-        if self.reply_is_outcome {
-            self.outcome.clone().map(CallReply::Made)
-        } else {
-            self.reply.clone().map(CallReply::Text)
+        match &self.reply {
+            Reply::Absent => None,
+            Reply::Outcome(outcome) => Some(CallReply::Made(outcome.clone())),
+            Reply::Text(kept) => Some(CallReply::Text(kept.text.clone())),
         }
     }
 
     /// The reply, taken over: the outcome is moved, not shared (the report's
     /// records take each call's parts where they lie).
     pub fn take_reply(&mut self) -> Option<CallReply> {
-        if self.reply_is_outcome {
-            self.outcome.take().map(CallReply::Made)
-        } else {
-            self.reply.take().map(CallReply::Text)
+        match std::mem::replace(&mut self.reply, Reply::Absent) {
+            Reply::Absent => None,
+            Reply::Outcome(outcome) => Some(CallReply::Made(outcome)),
+            Reply::Text(kept) => Some(CallReply::Text(kept.text)),
         }
+    }
+}
+
+/// A call and its position in [`Observation::calls`], as evidence and
+/// messages name it. Reads as the call.
+#[derive(Debug, Clone, Copy)]
+pub struct CallAt<'o> {
+    /// Its position.
+    pub position: usize,
+    /// The call.
+    pub call: &'o Call,
+}
+
+impl<'o> CallAt<'o> {
+    /// Every call of `calls` with its position.
+    pub fn all(calls: &'o [Call]) -> impl Iterator<Item = CallAt<'o>> {
+        calls
+            .iter()
+            .enumerate()
+            .map(|(position, call)| CallAt { position, call })
+    }
+
+    /// The evidence that names it.
+    pub fn evidence(&self) -> Evidence {
+        Evidence::Call {
+            index: self.position,
+        }
+    }
+}
+
+impl std::ops::Deref for CallAt<'_> {
+    type Target = Call;
+
+    fn deref(&self) -> &Call {
+        self.call
+    }
+}
+
+/// A call's reply as kept: its outcome alone when the reply was exactly
+/// that outcome written out (most are; the report writes the same bytes from
+/// it), its text otherwise. One field where a reply, its outcome and a flag
+/// were three (49 bytes in every call, 32 now: the rare text is boxed).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// No reply came back.
+    Absent,
+    /// The reply was exactly this outcome written out (its fields in the
+    /// protocol's order).
+    Outcome(OutcomeReply),
+    /// The reply's text, and the outcome it reads as, if it reads as one.
+    Text(Box<TextReply>),
+}
+
+/// A reply kept as its text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextReply {
+    /// The raw reply's text (shared).
+    pub text: SharedJson,
+    /// The reply read as an outcome, if it is one.
+    pub outcome: Option<OutcomeReply>,
+}
+
+impl Reply {
+    /// The reply `text` (if one came back) read as `outcome`, kept as that
+    /// outcome when it is exactly it written out and as text otherwise.
+    pub fn recorded(text: Option<SharedJson>, outcome: Option<OutcomeReply>) -> Reply {
+        match (text, outcome) {
+            (None, _) => Reply::Absent,
+            (Some(text), Some(outcome)) if outcome.writes_as(&text.text()) => {
+                Reply::Outcome(outcome)
+            }
+            (Some(text), outcome) => Reply::Text(Box::new(TextReply { text, outcome })),
+        }
+    }
+
+    /// The outcome it reads as, if one.
+    pub fn outcome(&self) -> Option<&OutcomeReply> {
+        match self {
+            Reply::Absent => None,
+            Reply::Outcome(outcome) => Some(outcome),
+            Reply::Text(kept) => kept.outcome.as_ref(),
+        }
+    }
+
+    /// [`Reply::outcome`], to change.
+    pub fn outcome_mut(&mut self) -> Option<&mut OutcomeReply> {
+        match self {
+            Reply::Absent => None,
+            Reply::Outcome(outcome) => Some(outcome),
+            Reply::Text(kept) => kept.outcome.as_mut(),
+        }
+    }
+
+    /// Its text, when it is kept as text.
+    pub fn text(&self) -> Option<&SharedJson> {
+        match self {
+            Reply::Text(kept) => Some(&kept.text),
+            Reply::Absent | Reply::Outcome(_) => None,
+        }
+    }
+}
+
+/// The journal's length when a call started and when it ended, or none
+/// (a call inside a `parallel` step). Two `u32`s, none written as both at
+/// `u32::MAX`: a run's journal stays far below four billion entries, and an
+/// `Option` made it 12 bytes in every call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JournalWindow {
+    before: u32,
+    after: u32,
+}
+
+impl JournalWindow {
+    /// No window.
+    pub const NONE: JournalWindow = JournalWindow {
+        before: u32::MAX,
+        after: u32::MAX,
+    };
+
+    /// The window from `before` to `after` (saturated below `u32::MAX`,
+    /// which only [`JournalWindow::NONE`] holds).
+    pub fn new(before: u32, after: u32) -> JournalWindow {
+        JournalWindow {
+            before: before.min(u32::MAX - 1),
+            after: after.min(u32::MAX - 1),
+        }
+    }
+
+    /// The window `window` names, or none.
+    pub fn of(window: Option<(u32, u32)>) -> JournalWindow {
+        window.map_or(JournalWindow::NONE, |(before, after)| {
+            JournalWindow::new(before, after)
+        })
+    }
+
+    /// The lengths before and after, if it has them.
+    pub fn get(self) -> Option<(u32, u32)> {
+        (self != JournalWindow::NONE).then_some((self.before, self.after))
     }
 }
 
@@ -169,7 +296,7 @@ impl Observation {
     pub fn final_outcome(&self, position: usize) -> Option<&OutcomeReply> {
         self.final_status
             .get(position)
-            .and_then(|i| self.calls.get(i)?.outcome.as_ref())
+            .and_then(|i| self.calls.get(i)?.outcome())
     }
 }
 

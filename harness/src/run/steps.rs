@@ -14,7 +14,7 @@ use tokio::sync::{oneshot, watch};
 
 use super::call_log::CallLog;
 use super::contract::common_fields;
-use super::observation::{Call, FinalCalls, ForgedProbe};
+use super::observation::{Call, FinalCalls, ForgedProbe, JournalWindow, Reply};
 use crate::driver::Session;
 use crate::protocol::{CallName, OutcomeReply, WebhookReply};
 use crate::scenario::model::{CrashPoint, OpId, OperationSpec, ResolveRef, Scenario, Step};
@@ -479,23 +479,20 @@ impl<'a> StepRunner<'a> {
         };
         self.with_calls(|calls| {
             calls.push(Call {
-                // Set by the log.
-                index: 0,
                 step: saturating_u32(step),
                 name: spec.name,
-                operation_id: spec.op.clone(),
-                request: spec.recorded,
-                reply: out.reply.as_ref().map(SharedJson::new),
-                // Decided by the log.
-                reply_is_outcome: false,
-                outcome,
-                end,
-                stderr: SharedStr::from(out.stderr),
+                probe: spec.probe,
                 start_ms: saturating_u32(start_ms),
                 end_ms: saturating_u32(end_ms),
-                journal_window: sequential.then_some((journal_before, journal_after)),
+                journal_window: JournalWindow::of(
+                    sequential.then_some((journal_before, journal_after)),
+                ),
+                operation_id: spec.op.clone(),
+                request: spec.recorded,
+                reply: Reply::recorded(out.reply.as_ref().map(SharedJson::new), outcome),
+                end,
+                stderr: SharedStr::from(out.stderr),
                 sim_ms,
-                probe: spec.probe,
             })
         })
     }

@@ -158,7 +158,7 @@ pub(super) fn write_timeline(
 /// The real time the picture spans: the latest thing that happened.
 fn span_ms(scenario: &ScenarioReport) -> u64 {
     let steps = scenario.steps.iter().map(|s| s.end_ms);
-    let calls = scenario.calls.iter().map(|c| c.end_ms);
+    let calls = scenario.calls.iter().map(|c| u64::from(c.end_ms));
     let journal = scenario
         .journal
         .iter()
@@ -464,8 +464,8 @@ fn call_item(call: &CallRecord) -> Item {
     Item {
         key: format!("call-{}", call.index),
         classes: format!("call {}", call_end_class(&call.end)),
-        start_ms: call.start_ms,
-        end_ms: call.end_ms,
+        start_ms: u64::from(call.start_ms),
+        end_ms: u64::from(call.end_ms),
         label: call_label(call),
         tooltip: text::call_line(call),
         marker: None,
@@ -543,7 +543,7 @@ fn webhook_items(scenario: &ScenarioReport) -> Vec<Item> {
         .map(|delivery| {
             let at_ms = scenario
                 .call(delivery.call_index)
-                .map_or(0, |call| call.start_ms);
+                .map_or(0, |call| u64::from(call.start_ms));
             let mut label = text::one_line(&delivery.event_type);
             if delivery.attempt > 1 {
                 label.push_str(&format!(" ×{}", delivery.attempt));
@@ -584,8 +584,8 @@ fn outcome_items(scenario: &ScenarioReport) -> Vec<Item> {
             Some(Item {
                 key: format!("call-{}{OUTCOME_KEY_SUFFIX}", call.index),
                 classes: format!("outcome outcome-{class}"),
-                start_ms: call.end_ms,
-                end_ms: call.end_ms,
+                start_ms: u64::from(call.end_ms),
+                end_ms: u64::from(call.end_ms),
                 label: text::one_line(outcome),
                 tooltip: text::call_line(call),
                 marker: Some(Marker::Dot),

@@ -120,13 +120,13 @@ fn step(
 /// An adapter call that replied with an outcome.
 #[allow(clippy::too_many_arguments)]
 fn outcome_call(
-    index: usize,
-    step: usize,
+    index: u32,
+    step: u32,
     call: &str,
     op: &str,
     o: &Outcome,
-    start_ms: u64,
-    end_ms: u64,
+    start_ms: u32,
+    end_ms: u32,
     sim_ms: i64,
 ) -> CallRecord {
     CallRecord {
@@ -812,7 +812,7 @@ fn naive_webhook_regresses() -> ScenarioReport {
         step(2, "webhook op-1 created", 70, 140, 0, 0),
         step(3, "webhook op-1 updated (delayed)", 140, 210, 0, 0),
     ];
-    let webhook = |index: usize, step_no: usize, start: u64, end: u64| {
+    let webhook = |index: u32, step_no: u32, start: u32, end: u32| {
         CallRecord {
         index,
         step: step_no,
