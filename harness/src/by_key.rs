@@ -105,6 +105,14 @@ impl PositionTable {
     }
 }
 
+impl std::fmt::Debug for PositionTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PositionTable")
+            .field("positions", &self.len())
+            .finish()
+    }
+}
+
 /// Positions in `items`, by `key(item)`. Where two items have the same key
 /// the later one is found, as inserting both into a map would leave it.
 #[derive(Clone)]

@@ -108,6 +108,11 @@ pub fn check_and_report_phases(
     // beside it (on the second thread), the two were held together, the
     // highest point of checking a large run after the attribution.
     drop(index);
+    if two {
+        // The index's lists, given back for what the records need next
+        // (other sizes: unreused, they stayed resident under them).
+        give_back_freed();
+    }
     let prepared = crate::report_build::prepare(&obs, &attribution);
     done("report prepared");
     // Freed before the report takes the observation over (it borrows it).
@@ -128,9 +133,10 @@ pub fn set_give_back_freed(give_back: fn()) -> bool {
     GIVE_BACK_FREED.set(give_back).is_ok()
 }
 
-/// Called on a large run once its fingerprints are freed: at a million
-/// operations some 80 MB that nothing after reuses (other sizes are
-/// allocated next), still resident at the checks' peak unless given back.
+/// Called on a large run once its fingerprints are freed (at a million
+/// operations some 80 MB that nothing after reuses: other sizes are
+/// allocated next), and once the checks' index is (some 40 MB): without it
+/// both stayed resident under what came next.
 fn give_back_freed() {
     if let Some(give_back) = GIVE_BACK_FREED.get() {
         give_back();
