@@ -20,7 +20,8 @@ use lostreply_reports::model::{
     StepVerb,
 };
 use lostreply_simulator::{
-    canonical_json, Effect, JournalEntry, JsonText, ObjectStatus, Plan, RequestKind, ResponseFate,
+    canonical_json, journal_ms, journal_step, Effect, JournalEntry, JsonText, ObjectStatus, Plan,
+    RequestKind, ResponseFate,
 };
 use serde_json::{json, Map, Value};
 
@@ -258,7 +259,7 @@ fn create(
         seq,
         at_ms: CLOCK_START_MS,
         real_start_ms: t_ms,
-        real_end_ms: Some(t_ms + 1),
+        real_end_ms: Some(journal_ms(t_ms + 1)),
         tenant: Some(repeated.tenant.clone()),
         method: repeated.method.clone(),
         path: repeated.path.clone(),
@@ -270,7 +271,7 @@ fn create(
         fault: None,
         effect: Some(id.clone()),
         replayed: false,
-        step: Some(1),
+        step: Some(journal_step(1)),
         rpc: None,
         fate: ResponseFate::Sent { status: 201 },
     };

@@ -444,7 +444,7 @@ fn request_record(e: JournalEntry, offset_ms: u64, text: &mut Texts) -> RequestR
         seq: e.seq,
         sim_ms: e.at_ms,
         start_ms: e.real_start_ms + offset_ms,
-        end_ms: e.real_end_ms.map(|t| t + offset_ms),
+        end_ms: e.real_end_ms.map(|t| t.get() + offset_ms),
         tenant: e.tenant,
         method: e.method,
         target,

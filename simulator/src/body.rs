@@ -160,7 +160,7 @@ impl<S: SharedSocket> Body for FaultBody<S> {
                 }
                 let fate = ResponseFate::Truncated {
                     status: this.status(),
-                    bytes: this.handed as usize,
+                    bytes: u32::try_from(this.handed).unwrap_or(u32::MAX),
                 };
                 this.record(fate);
                 Self::cut("partial fault: response cut")
@@ -219,7 +219,7 @@ impl<S> Drop for FaultBody<S> {
             Mode::Full if self.handed == self.full_len => ResponseFate::Sent { status },
             Mode::Full | Mode::Partial { .. } => ResponseFate::Truncated {
                 status,
-                bytes: self.handed as usize,
+                bytes: u32::try_from(self.handed).unwrap_or(u32::MAX),
             },
             Mode::Idle { .. } => ResponseFate::Idle {
                 status,

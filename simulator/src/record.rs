@@ -2,6 +2,7 @@
 //! and the webhook events it produced. These are plain data the harness reads.
 
 use lostreply_text::SharedStr;
+use nonmax::{NonMaxU32, NonMaxU64};
 use serde::Serialize;
 
 use crate::json_text::JsonText;
@@ -102,8 +103,9 @@ pub enum ResponseFate {
     Truncated {
         /// HTTP status sent.
         status: u16,
-        /// Body bytes that got through.
-        bytes: usize,
+        /// Body bytes that got through (a `u32`, saturated: a fate is 8
+        /// bytes, not 16, in every journal entry).
+        bytes: u32,
     },
     /// Status and headers, then silence until the client left or the cap ran out.
     Idle {
@@ -194,7 +196,8 @@ pub struct JournalEntry {
     /// Real time since the simulator started, when the request arrived (ms).
     pub real_start_ms: u64,
     /// Real time since the simulator started, when the response ended (ms); `None` in progress.
-    pub real_end_ms: Option<u64>,
+    /// (`NonMaxU64`: 8 bytes as an `Option`, where `Option<u64>` took 16.)
+    pub real_end_ms: Option<NonMaxU64>,
     /// The tenant, when the credential was valid.
     pub tenant: Option<SharedStr>,
     /// HTTP method.
@@ -219,7 +222,7 @@ pub struct JournalEntry {
     /// True when the response was an idempotent replay of a saved response.
     pub replayed: bool,
     /// The harness step running when the request arrived (`None` outside steps).
-    pub step: Option<u32>,
+    pub step: Option<NonMaxU32>,
     /// The JSON-RPC side of a request to the MCP endpoint (`/mcp`); absent
     /// (and not serialized) for every other request.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -227,6 +230,18 @@ pub struct JournalEntry {
     /// How the response ended (serialized flat: `"fate":"sent","status":201`).
     #[serde(flatten)]
     pub fate: ResponseFate,
+}
+
+/// `ms` as a journal's times keep it (`u64::MAX` is not one: it saturates
+/// one below, some 584 million years of milliseconds).
+pub fn journal_ms(ms: u64) -> NonMaxU64 {
+    NonMaxU64::new(ms).unwrap_or(NonMaxU64::MAX)
+}
+
+/// A step number as the journal keeps it (saturated one below `u32::MAX`;
+/// steps count from 1, a scenario's far below).
+pub fn journal_step(step: u32) -> NonMaxU32 {
+    NonMaxU32::new(step).unwrap_or(NonMaxU32::MAX)
 }
 
 /// One JSON-RPC message posted to the MCP endpoint, as the journal keeps it.

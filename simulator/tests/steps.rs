@@ -60,7 +60,11 @@ async fn a_step_scoped_rule_loses_every_answer_of_its_step_and_nothing_else() {
     assert_eq!(status, 201);
     assert_eq!(sim.ledger().len(), 1, "one effect: the rest were replays");
     assert_eq!(replay["id"], sim.ledger()[0].id.as_str());
-    let steps: Vec<Option<u32>> = sim.journal().iter().map(|e| e.step).collect();
+    let steps: Vec<Option<u32>> = sim
+        .journal()
+        .iter()
+        .map(|e| e.step.map(|s| s.get()))
+        .collect();
     assert_eq!(
         steps,
         vec![None, Some(1), Some(1), Some(1), Some(1), Some(2)]

@@ -2,6 +2,7 @@
 //! (most requests have none), the sequence number implied by the position.
 
 use lostreply_text::SharedStr;
+use nonmax::{NonMaxU32, NonMaxU64};
 
 use crate::plan::RequestKind;
 use crate::record::{AppliedFault, JournalEntry, ResponseFate, RpcCall};
@@ -16,7 +17,7 @@ const MAX_INTERNED_PATH: usize = 64;
 pub(super) struct Compact {
     pub(super) at_ms: i64,
     pub(super) real_start_ms: u64,
-    pub(super) real_end_ms: Option<u64>,
+    pub(super) real_end_ms: Option<NonMaxU64>,
     pub(super) tenant: Option<SharedStr>,
     pub(super) method: SharedStr,
     pub(super) path: SharedStr,
@@ -28,7 +29,7 @@ pub(super) struct Compact {
     pub(super) fault: Option<Box<AppliedFault>>,
     pub(super) effect: Option<SharedStr>,
     pub(super) replayed: bool,
-    pub(super) step: Option<u32>,
+    pub(super) step: Option<NonMaxU32>,
     pub(super) fate: ResponseFate,
     /// The JSON-RPC side of an MCP request (boxed: most requests are `/v1`).
     pub(super) rpc: Option<Box<RpcCall>>,
@@ -48,7 +49,7 @@ impl Compact {
             resource: entry.resource.as_deref(),
             idempotency_key: None,
             fault: entry.fault.map(|fault| *fault),
-            step: entry.step,
+            step: entry.step.map(|s| s.get()),
         };
         let mut compact = Compact::from_arrival(&arrival, strings);
         // Text that is not interned stays the entry's copy (shared, not copied).
@@ -89,7 +90,7 @@ impl Compact {
             fault: arrival.fault.map(Box::new),
             effect: None,
             replayed: false,
-            step: arrival.step,
+            step: arrival.step.map(crate::record::journal_step),
             fate: ResponseFate::InProgress,
             rpc: None,
         }

@@ -187,7 +187,7 @@ impl SseWriter {
             },
             Some(BodyEnd { handed, .. }) => ResponseFate::Truncated {
                 status: 200,
-                bytes: usize::try_from(handed).unwrap_or(usize::MAX),
+                bytes: u32::try_from(handed).unwrap_or(u32::MAX),
             },
         }
     }
