@@ -138,11 +138,11 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
             &provider_ref,
         ));
         steps.push(StepReport {
-            number: i + 1,
+            number: saturating_u32(i + 1),
             // As the harness keeps it: the label it wrote, as the step's call.
             label: StepLabel::of(&format!("execute {}", op.id), StepVerb::Execute, &op.id),
-            start_ms: t_ms,
-            end_ms: t_ms + 1,
+            start_ms: saturating_u32(t_ms),
+            end_ms: saturating_u32(t_ms + 1),
             sim_start_ms: CLOCK_START_MS,
             sim_end_ms: CLOCK_START_MS,
         });

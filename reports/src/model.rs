@@ -221,17 +221,21 @@ pub enum OutcomeKind {
 }
 
 /// One step of the scenario as it ran.
+///
+/// (Its number and real times are `u32`s, as a call's are: 40 bytes a step,
+/// where `usize` and `u64` made 56, and a million-operation run has a
+/// million steps.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepReport {
     /// 1-based step number, as `expect.after_step` counts.
-    pub number: usize,
+    pub number: u32,
     /// Short description: `execute op-1 (crash after_commit)`, `advance 25h`
     /// (a plain `execute op-1` kept as its verb and the operation's id).
     pub label: StepLabel,
     /// Real time the step started.
-    pub start_ms: u64,
+    pub start_ms: u32,
     /// Real time the step ended.
-    pub end_ms: u64,
+    pub end_ms: u32,
     /// Simulator clock when it started.
     pub sim_start_ms: i64,
     /// Simulator clock when it ended (differs only for clock moves).

@@ -135,10 +135,10 @@ impl<'a> StepRunner<'a> {
                 label.push_str(&format!(" ({note})"));
             }
             self.steps.push(StepReport {
-                number,
+                number: saturating_u32(number),
                 label: kept_label(&label, step),
-                start_ms,
-                end_ms: self.now_ms(),
+                start_ms: saturating_u32(start_ms),
+                end_ms: saturating_u32(self.now_ms()),
                 sim_start_ms,
                 sim_end_ms: self.sim.now_ms(),
             });

@@ -157,7 +157,7 @@ pub(super) fn write_timeline(
 
 /// The real time the picture spans: the latest thing that happened.
 fn span_ms(scenario: &ScenarioReport) -> u64 {
-    let steps = scenario.steps.iter().map(|s| s.end_ms);
+    let steps = scenario.steps.iter().map(|s| u64::from(s.end_ms));
     let calls = scenario.calls.iter().map(|c| u64::from(c.end_ms));
     let journal = scenario
         .journal
@@ -380,11 +380,11 @@ fn step_items(scenario: &ScenarioReport) -> Vec<Item> {
             Item {
                 key: format!("step-{}", step.number),
                 classes: "step".to_string(),
-                start_ms: step.start_ms,
-                end_ms: step.end_ms,
+                start_ms: u64::from(step.start_ms),
+                end_ms: u64::from(step.end_ms),
                 tooltip: format!(
                     "step {label} ({})",
-                    text::duration(step.end_ms.saturating_sub(step.start_ms))
+                    text::duration(u64::from(step.end_ms.saturating_sub(step.start_ms)))
                 ),
                 label,
                 marker: None,
@@ -404,8 +404,8 @@ fn clock_items(scenario: &ScenarioReport) -> Vec<Item> {
             Item {
                 key: format!("clock-{}", step.number),
                 classes: "clock-move".to_string(),
-                start_ms: step.start_ms,
-                end_ms: step.start_ms,
+                start_ms: u64::from(step.start_ms),
+                end_ms: u64::from(step.start_ms),
                 label: format!("+{moved}"),
                 tooltip: format!(
                     "step {}: simulator clock moved {moved}, now start+{since_start}",

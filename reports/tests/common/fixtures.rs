@@ -100,10 +100,10 @@ fn outcome_reply(op: &str, o: &Outcome) -> Value {
 }
 
 fn step(
-    number: usize,
+    number: u32,
     label: &str,
-    start_ms: u64,
-    end_ms: u64,
+    start_ms: u32,
+    end_ms: u32,
     sim_ms: i64,
     sim_moved_ms: i64,
 ) -> StepReport {
