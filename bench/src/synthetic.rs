@@ -20,7 +20,7 @@ use lostreply_reports::model::{
     StepVerb,
 };
 use lostreply_simulator::{
-    canonical_json, journal_ms, journal_step, Effect, JournalEntry, JsonText, ObjectStatus, Plan,
+    canonical_json, nonmax_u32, nonmax_u64, Effect, JournalEntry, JsonText, ObjectStatus, Plan,
     RequestKind, ResponseFate,
 };
 use serde_json::{json, Map, Value};
@@ -259,7 +259,7 @@ fn create(
         seq,
         at_ms: CLOCK_START_MS,
         real_start_ms: t_ms,
-        real_end_ms: Some(journal_ms(t_ms + 1)),
+        real_end_ms: Some(nonmax_u64(t_ms + 1)),
         tenant: Some(repeated.tenant.clone()),
         method: repeated.method.clone(),
         path: repeated.path.clone(),
@@ -271,7 +271,7 @@ fn create(
         fault: None,
         effect: Some(id.clone()),
         replayed: false,
-        step: Some(journal_step(1)),
+        step: Some(nonmax_u32(1)),
         rpc: None,
         fate: ResponseFate::Sent { status: 201 },
     };
@@ -292,7 +292,7 @@ fn create(
         attempt,
         created_at_ms: CLOCK_START_MS,
         status: ObjectStatus::Succeeded,
-        request_seq: Some(seq),
+        request_seq: Some(nonmax_u64(seq)),
     };
     (entry, effect)
 }
@@ -373,7 +373,7 @@ mod tests {
         assert_eq!(finals, (20..40).map(Some).collect::<Vec<_>>());
         // Journal and ledger agree: each effect names the request that made it.
         for effect in &obs.ledger {
-            let entry = &obs.journal[effect.request_seq.unwrap() as usize - 1];
+            let entry = &obs.journal[effect.request().unwrap() as usize - 1];
             assert_eq!(entry.effect.as_deref(), Some(effect.id.as_str()));
         }
     }
@@ -676,7 +676,7 @@ mod report_tests {
             assert_eq!(record.id, effect.id);
             assert_eq!(record.tenant, effect.tenant);
             assert_eq!(record.status, "succeeded");
-            let request = &report.journal[effect.request_seq.unwrap() as usize - 1];
+            let request = &report.journal[effect.request().unwrap() as usize - 1];
             assert!(SharedStr::ptr_eq(
                 request.effect.as_ref().unwrap(),
                 &record.id

@@ -100,7 +100,7 @@ pub fn scenario_report_on(
                         idempotency_key: e.idempotency_key,
                         sim_ms: e.created_at_ms,
                         status: text.status.get(status_name(e.status)),
-                        request_seq: e.request_seq,
+                        request_seq: e.request_seq.map(|seq| seq.get()),
                         operation_id: op.map(|op| op.id.clone()),
                     }
                 })

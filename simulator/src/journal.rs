@@ -255,7 +255,7 @@ impl Journal {
         }
         if let Some(entry) = self.get_mut(seq) {
             entry.fate = fate;
-            entry.real_end_ms = Some(crate::record::journal_ms(real_end_ms));
+            entry.real_end_ms = Some(crate::record::nonmax_u64(real_end_ms));
         }
         self.trim();
     }
@@ -297,7 +297,7 @@ mod tests {
             fault: None,
             effect: None,
             replayed: false,
-            step: Some(crate::record::journal_step(3)),
+            step: Some(crate::record::nonmax_u32(3)),
             fate: ResponseFate::InProgress,
             rpc: None,
         }
@@ -316,7 +316,7 @@ mod tests {
         expected.fingerprint = Some("{\"a\":1}".into());
         expected.effect = Some("tkt_1".into());
         expected.replayed = true;
-        expected.real_end_ms = Some(crate::record::journal_ms(9));
+        expected.real_end_ms = Some(crate::record::nonmax_u64(9));
         expected.fate = ResponseFate::Sent { status: 201 };
         assert_eq!(journal.entries(), vec![expected]);
     }

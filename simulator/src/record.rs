@@ -38,8 +38,8 @@ pub struct Effect {
     pub client_reference: Option<SharedStr>,
     /// The reserved `metadata`, if sent: compact JSON text of the object sent,
     /// shared with the store (as a parsed `Value` it was 80 bytes in every
-    /// effect, sent or not).
-    pub metadata: Option<JsonText>,
+    /// effect, sent or not; boxed, as few effects have one, it is 8).
+    pub metadata: Option<Box<JsonText>>,
     /// The `Idempotency-Key` as received (raw header value), if any.
     pub idempotency_key: Option<SharedStr>,
     /// Canonical JSON of the request body (object keys sorted).
@@ -51,11 +51,17 @@ pub struct Effect {
     pub created_at_ms: i64,
     /// Current status (asynchronous objects move from `processing`).
     pub status: ObjectStatus,
-    /// The journal entry of the request that created it; `None` for seed objects.
-    pub request_seq: Option<u64>,
+    /// The journal entry of the request that created it; `None` for seed
+    /// objects. (`NonMaxU64`, as a journal entry's times: 8 bytes, not 16.)
+    pub request_seq: Option<NonMaxU64>,
 }
 
 impl Effect {
+    /// The journal seq of the request that created it; `None` for seed objects.
+    pub fn request(&self) -> Option<u64> {
+        self.request_seq.map(|seq| seq.get())
+    }
+
     /// When an object of an asynchronous provider settles (simulator clock,
     /// ms); `None` on a synchronous one. The store settles by this and the
     /// harness judges claims by it, so both read time the same way.
@@ -232,16 +238,17 @@ pub struct JournalEntry {
     pub fate: ResponseFate,
 }
 
-/// `ms` as a journal's times keep it (`u64::MAX` is not one: it saturates
-/// one below, some 584 million years of milliseconds).
-pub fn journal_ms(ms: u64) -> NonMaxU64 {
-    NonMaxU64::new(ms).unwrap_or(NonMaxU64::MAX)
+/// `value` as the records keep an optional count or time
+/// (`Option<NonMaxU64>`: 8 bytes): saturated one below `u64::MAX`, which is
+/// never a time in ms, a sequence number or a count here.
+pub fn nonmax_u64(value: u64) -> NonMaxU64 {
+    NonMaxU64::new(value).unwrap_or(NonMaxU64::MAX)
 }
 
-/// A step number as the journal keeps it (saturated one below `u32::MAX`;
-/// steps count from 1, a scenario's far below).
-pub fn journal_step(step: u32) -> NonMaxU32 {
-    NonMaxU32::new(step).unwrap_or(NonMaxU32::MAX)
+/// `value` as the journal keeps a step number (saturated one below
+/// `u32::MAX`; steps count from 1, a scenario's far below).
+pub fn nonmax_u32(value: u32) -> NonMaxU32 {
+    NonMaxU32::new(value).unwrap_or(NonMaxU32::MAX)
 }
 
 /// One JSON-RPC message posted to the MCP endpoint, as the journal keeps it.

@@ -75,7 +75,7 @@ async fn create_answers_the_object_of_the_contract() {
         ),
         (A, "tickets", 1)
     );
-    assert_eq!(effect.request_seq, Some(1));
+    assert_eq!(effect.request(), Some(1));
     assert_eq!(sim.journal()[0].effect.as_deref(), Some(id));
 
     let (status, fetched) = json(get(&sim, A, &location).await).await;
@@ -320,7 +320,7 @@ async fn seed_objects_exist_before_the_run() {
     let sim = start(plan).await;
     let effect = &sim.ledger()[0];
     assert_eq!(
-        (effect.attempt, effect.request_seq, effect.created_at_ms),
+        (effect.attempt, effect.request(), effect.created_at_ms),
         (0, None, 1_767_225_600_000 - 120_000)
     );
     let (_, body) = json(get(&sim, B, "/v1/tickets?created_gte=2025-12-31T23:58:00Z").await).await;

@@ -94,7 +94,7 @@ async fn a_task_completes_on_the_clock_and_commits_then() {
         })
         .unwrap();
     assert_eq!(call.effect.as_deref(), Some(ledger[0].id.as_str()));
-    assert_eq!(ledger[0].request_seq, Some(call.seq));
+    assert_eq!(ledger[0].request(), Some(call.seq));
     assert_eq!(
         task_get(&mut mcp, &id).await["result"]["status"],
         "completed"

@@ -208,7 +208,7 @@ async fn a_paid_call_commits_one_effect_into_the_shared_ledger() {
     assert!(effect.id.starts_with("tkt_"));
     assert_eq!(effect.tenant, A);
     assert_eq!(effect.resource, "tickets");
-    let entry = &sim.journal()[effect.request_seq.unwrap() as usize - 1];
+    let entry = &sim.journal()[effect.request().unwrap() as usize - 1];
     assert_eq!(entry.path, "/mcp");
     assert_eq!(entry.kind, Some(RequestKind::Create));
     assert_eq!(entry.resource.as_deref(), Some("tickets"));

@@ -142,7 +142,7 @@ impl<'o> Attribution<'o> {
                 }
                 // Seed objects (no request) belong to other actors, never to an operation.
                 effect
-                    .request_seq
+                    .request()
                     .and_then(|seq| seqs.position(seq))
                     .and_then(|position| request_group.get(position).copied())
                     .unwrap_or(NONE)
@@ -456,7 +456,7 @@ mod tests {
             attempt: 1,
             created_at_ms: 0,
             status: ObjectStatus::Succeeded,
-            request_seq,
+            request_seq: request_seq.map(lostreply_simulator::nonmax_u64),
         }
     }
 
@@ -527,7 +527,9 @@ mod tests {
         }
         let mut ledger = ledger.clone();
         for effect in &mut ledger {
-            effect.request_seq = effect.request_seq.map(|s| s * 10);
+            effect.request_seq = effect
+                .request()
+                .map(|s| lostreply_simulator::nonmax_u64(s * 10));
         }
         let b = Attribution::build(&operations, &gapped, &ledger, "me");
         let groups: Vec<Option<usize>> = (0..6).map(|p| b.group_of_effect(p)).collect();

@@ -121,7 +121,7 @@ pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
                 evidence: effects
                     .iter()
                     .flat_map(|e| {
-                        e.request_seq
+                        e.request()
                             .map(|seq| Evidence::Request { seq })
                             .into_iter()
                             .chain([Evidence::Effect {

@@ -25,7 +25,7 @@ pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
 fn effect_evidence(effects: &[&Effect]) -> Vec<Evidence> {
     let mut ev = Vec::new();
     for e in effects {
-        if let Some(seq) = e.request_seq {
+        if let Some(seq) = e.request() {
             ev.push(Evidence::Request { seq });
         }
         ev.push(Evidence::Effect {

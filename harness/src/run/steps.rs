@@ -778,7 +778,7 @@ impl CrashGate {
                 && effect.args.to_map() == args;
             let kill = if mine { lock(&kill).take() } else { None };
             if kill.is_some() {
-                *lock(&fired) = effect.request_seq;
+                *lock(&fired) = effect.request();
             }
             let mut dead_rx = dead_rx.clone();
             Box::pin(async move {

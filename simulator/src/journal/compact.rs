@@ -90,7 +90,7 @@ impl Compact {
             fault: arrival.fault.map(Box::new),
             effect: None,
             replayed: false,
-            step: arrival.step.map(crate::record::journal_step),
+            step: arrival.step.map(crate::record::nonmax_u32),
             fate: ResponseFate::InProgress,
             rpc: None,
         }

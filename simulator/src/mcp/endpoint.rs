@@ -53,7 +53,7 @@ pub(crate) async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Reques
             fault: None,
             effect: None,
             replayed: false,
-            step: step.map(crate::record::journal_step),
+            step: step.map(crate::record::nonmax_u32),
             rpc: None,
             fate: ResponseFate::InProgress,
         };

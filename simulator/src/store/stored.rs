@@ -38,13 +38,13 @@ impl Stored {
             resource: self.resource.clone(),
             args: self.args.clone(),
             client_reference: self.client_reference.clone(),
-            metadata: self.metadata.clone(),
+            metadata: self.metadata.clone().map(Box::new),
             idempotency_key: self.idempotency_key.clone(),
             fingerprint: self.fingerprint.clone(),
             attempt: self.attempt,
             created_at_ms: self.created_at_ms,
             status: self.status,
-            request_seq: self.request_seq,
+            request_seq: self.request_seq.map(crate::record::nonmax_u64),
         }
     }
 }
