@@ -125,7 +125,7 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
             ledger.push(effect);
         }
         let provider_ref = first_id.unwrap_or_default();
-        calls.push(call(
+        let execute = call(
             &repeated,
             i + 1,
             CallName::Execute,
@@ -136,7 +136,9 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
                 saturating_u32(journal.len()),
             )),
             &provider_ref,
-        ));
+        );
+        // The adapter writes nothing to stderr.
+        calls.push(execute, SharedStr::default());
         steps.push(StepReport {
             number: saturating_u32(i + 1),
             // As the harness keeps it: the label it wrote, as the step's call.
@@ -156,7 +158,7 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
             .and_then(|c| c.outcome())
             .and_then(|o| o.provider_ref.clone())
             .unwrap_or_default();
-        let index = calls.push(call(
+        let status = call(
             &repeated,
             0,
             CallName::Status,
@@ -164,14 +166,17 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
             sweep_ms,
             Some((saturating_u32(journal.len()), saturating_u32(journal.len()))),
             &provider_ref,
-        ));
+        );
+        let index = calls.push(status, SharedStr::default());
         final_status.set(i, index);
     }
+    let (calls, stderr) = calls.into_calls();
     Observation {
         scenario,
         seed: 1,
         credential: CREDENTIAL.to_owned(),
-        calls: calls.into_calls(),
+        calls,
+        stderr,
         steps,
         deliveries: Vec::new(),
         forged: Vec::new(),
@@ -347,7 +352,6 @@ fn call(
             Some(outcome),
         ),
         end: CallEnd::Replied,
-        stderr: SharedStr::default(),
         sim_ms: CLOCK_START_MS,
     }
 }

@@ -12,7 +12,7 @@ use lostreply_simulator::{
 
 use crate::check::attribution::Attribution;
 use crate::position::{Pos, NONE};
-use crate::run::observation::{Call, Observation};
+use crate::run::observation::{Call, CallStderr, Observation};
 use crate::scenario::client_profiles::McpClient;
 use crate::two_threads::{self, both};
 
@@ -64,6 +64,7 @@ pub fn scenario_report_on(
         scenario,
         seed,
         calls,
+        stderr,
         steps,
         deliveries,
         ledger,
@@ -107,7 +108,7 @@ pub fn scenario_report_on(
                 .collect();
             (journal, ledger)
         },
-        || call_records(calls),
+        || call_records(calls, stderr),
     );
     // The observation's errors first, then the calls' in call order.
     errors.extend(call_errors);
@@ -137,9 +138,11 @@ pub fn scenario_report_on(
 
 /// The calls' records, and an error record for each call that ended in an
 /// adapter error, in call order.
-fn call_records(calls: Vec<Call>) -> (Vec<CallRecord>, Vec<ErrorRecord>) {
+fn call_records(calls: Vec<Call>, stderr: CallStderr) -> (Vec<CallRecord>, Vec<ErrorRecord>) {
     let mut names = Recent::default();
     let mut errors = Vec::new();
+    // The tails in order of position, taken as their calls come.
+    let mut tails = stderr.into_inner().into_iter().peekable();
     let records = calls
         .into_iter()
         .enumerate()
@@ -152,6 +155,10 @@ fn call_records(calls: Vec<Call>) -> (Vec<CallRecord>, Vec<ErrorRecord>) {
                 });
             }
             let reply = c.take_reply();
+            let stderr = tails
+                .next_if(|(at, _)| *at as usize == index)
+                .map(|(_, tail)| tail)
+                .unwrap_or_default();
             CallRecord {
                 // A run's calls are counted in `u32`s, as the observation's are.
                 index: u32::try_from(index).unwrap_or(u32::MAX),
@@ -161,7 +168,7 @@ fn call_records(calls: Vec<Call>) -> (Vec<CallRecord>, Vec<ErrorRecord>) {
                 request: c.request,
                 reply,
                 end: c.end,
-                stderr: c.stderr,
+                stderr,
                 start_ms: c.start_ms,
                 end_ms: c.end_ms,
             }

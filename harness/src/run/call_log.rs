@@ -9,7 +9,9 @@
 //! an equal reply, an outcome by an equal outcome), so what the observation
 //! says is unchanged; only where it is kept.
 
-use super::observation::{Call, Reply};
+use lostreply_reports::model::SharedStr;
+
+use super::observation::{Call, CallStderr, Reply};
 use crate::by_key::PositionTable;
 use crate::position::pos;
 
@@ -18,6 +20,8 @@ use crate::position::pos;
 #[derive(Debug)]
 pub struct CallLog {
     calls: Vec<Call>,
+    /// The calls' stderr tails, where not empty.
+    stderr: CallStderr,
     /// Position in `calls` of each operation's latest call, by the
     /// operation's id, read from that call (dropped with the log when the
     /// run ends: only recording needs it). A table of positions, not a map
@@ -42,6 +46,7 @@ impl CallLog {
     pub fn with_capacity(calls: usize, operations: usize) -> CallLog {
         CallLog {
             calls: Vec::with_capacity(calls),
+            stderr: CallStderr::default(),
             latest: PositionTable::with_capacity(operations),
         }
     }
@@ -51,21 +56,27 @@ impl CallLog {
         self.calls.get(index)
     }
 
-    /// Records `call` as the next one, sharing with the same operation's
-    /// previous call whatever the two have equal. Returns its position.
-    pub fn push(&mut self, mut call: Call) -> usize {
+    /// Records `call` as the next one, with the tail of stderr it wrote,
+    /// sharing with the same operation's previous call whatever the two
+    /// have equal. Returns its position.
+    pub fn push(&mut self, mut call: Call, mut stderr: SharedStr) -> usize {
         let index = self.calls.len();
         let about_an_operation = call.operation_id.is_some();
         if let Some(op) = call.operation_id.as_deref() {
             let calls = &self.calls;
-            let previous = self
-                .latest
-                .find(op, |p| operation_of(calls, p))
-                .and_then(|p| calls.get(p as usize));
-            if let Some(previous) = previous {
+            let previous = self.latest.find(op, |p| operation_of(calls, p));
+            if let Some(previous) = previous.and_then(|p| calls.get(p as usize)) {
                 share_equal_parts(&mut call, previous);
             }
+            // An adapter that writes the same line for every call of an
+            // operation keeps it once.
+            if let Some(before) = previous.and_then(|p| self.stderr.of(p as usize)) {
+                if *before == stderr {
+                    stderr = before.clone();
+                }
+            }
         }
+        self.stderr.push(index, stderr);
         share_operation_id(&mut call);
         self.calls.push(call);
         if about_an_operation {
@@ -80,9 +91,9 @@ impl CallLog {
         index
     }
 
-    /// Every call, in order.
-    pub fn into_calls(self) -> Vec<Call> {
-        self.calls
+    /// Every call, in order, and their stderr tails.
+    pub fn into_calls(self) -> (Vec<Call>, CallStderr) {
+        (self.calls, self.stderr)
     }
 }
 
@@ -105,9 +116,6 @@ fn share_equal_parts(call: &mut Call, previous: &Call) {
         if outcome == before {
             outcome.clone_from(before);
         }
-    }
-    if call.stderr == previous.stderr {
-        call.stderr = previous.stderr.clone();
     }
 }
 
@@ -143,7 +151,6 @@ mod tests {
             request: json!({"operation_id": op}).into(),
             reply: Reply::recorded(Some(SharedJson::new(&reply)), outcome),
             end: CallEnd::Replied,
-            stderr: SharedStr::default(),
             sim_ms: 0,
         }
     }
@@ -176,10 +183,10 @@ mod tests {
             let other = call(CallName::Execute, "op-2", answer("op-2", "tkt_2"));
             let again = call(CallName::Status, "op-1", answer("op-1", "tkt_1"));
             let expected = again.clone();
-            assert_eq!(log.push(first), 0);
-            assert_eq!(log.push(other), 1);
-            assert_eq!(log.push(again), 2);
-            let calls = log.into_calls();
+            assert_eq!(log.push(first, SharedStr::default()), 0);
+            assert_eq!(log.push(other, SharedStr::default()), 1);
+            assert_eq!(log.push(again, SharedStr::default()), 2);
+            let calls = log.into_calls().0;
             let (first, again) = (&calls[0], &calls[2]);
             // It says what it said, however its reply is kept.
             assert_eq!(again.reply(), expected.reply());
@@ -230,8 +237,11 @@ mod tests {
         ];
         for (reply, as_outcome) in cases {
             let mut log = CallLog::new();
-            log.push(call(CallName::Execute, "op-1", reply.clone()));
-            let kept = &log.into_calls()[0];
+            log.push(
+                call(CallName::Execute, "op-1", reply.clone()),
+                SharedStr::default(),
+            );
+            let kept = &log.into_calls().0[0];
             assert_eq!(
                 matches!(kept.reply, Reply::Outcome(_)),
                 as_outcome,
@@ -247,18 +257,23 @@ mod tests {
     #[test]
     fn a_different_answer_keeps_its_own_and_becomes_the_latest() {
         let mut log = CallLog::new();
-        log.push(call(
-            CallName::Execute,
-            "op-1",
-            json!({"operation_id": "op-1", "outcome": "unknown"}),
-        ));
-        log.push(call(
-            CallName::Reconcile,
-            "op-1",
-            succeeded("op-1", "tkt_1"),
-        ));
-        log.push(call(CallName::Status, "op-1", succeeded("op-1", "tkt_1")));
-        let calls = log.into_calls();
+        log.push(
+            call(
+                CallName::Execute,
+                "op-1",
+                json!({"operation_id": "op-1", "outcome": "unknown"}),
+            ),
+            SharedStr::default(),
+        );
+        log.push(
+            call(CallName::Reconcile, "op-1", succeeded("op-1", "tkt_1")),
+            SharedStr::default(),
+        );
+        log.push(
+            call(CallName::Status, "op-1", succeeded("op-1", "tkt_1")),
+            SharedStr::default(),
+        );
+        let calls = log.into_calls().0;
         assert_eq!(calls[0].outcome().unwrap().outcome, OutcomeKind::Unknown);
         assert_eq!(calls[1].outcome().unwrap().outcome, OutcomeKind::Succeeded);
         // The status call shares the reconcile's answer, not the execute's.
@@ -268,5 +283,23 @@ mod tests {
         assert_ne!(calls[0].reply(), calls[1].reply());
         // The execute's short reply is its own text.
         assert!(calls[0].reply.text().is_some());
+    }
+
+    #[test]
+    fn stderr_is_kept_beside_the_calls_that_wrote_any_and_a_repeated_tail_once() {
+        let mut log = CallLog::new();
+        let answer = || succeeded("op-1", "tkt_1");
+        log.push(call(CallName::Execute, "op-1", answer()), "retrying".into());
+        log.push(
+            call(CallName::Execute, "op-2", answer()),
+            SharedStr::default(),
+        );
+        log.push(call(CallName::Status, "op-1", answer()), "retrying".into());
+        log.push(call(CallName::Status, "op-2", answer()), "other".into());
+        let (_, stderr) = log.into_calls();
+        let kept: Vec<(usize, &str)> = stderr.iter().map(|(p, t)| (p, t.as_str())).collect();
+        assert_eq!(kept, [(0, "retrying"), (2, "retrying"), (3, "other")]);
+        assert_eq!(stderr.of(1), None);
+        assert!(same(stderr.of(0).unwrap(), stderr.of(2).unwrap()));
     }
 }

@@ -34,6 +34,7 @@ pub async fn observe(scenario: &Scenario, adapter: &AdapterUnderTest, seed: u64)
         seed,
         credential: credential.clone(),
         calls: Vec::new(),
+        stderr: Default::default(),
         steps: Vec::new(),
         deliveries: Vec::new(),
         forged: Vec::new(),
@@ -109,6 +110,7 @@ pub async fn observe(scenario: &Scenario, adapter: &AdapterUnderTest, seed: u64)
     let finals = runner.final_sweep().await;
     let steps::Recorded {
         calls,
+        stderr,
         steps,
         deliveries,
         forged,
@@ -119,6 +121,7 @@ pub async fn observe(scenario: &Scenario, adapter: &AdapterUnderTest, seed: u64)
     obs.journal = sim.journal();
     sim.shutdown().await;
     obs.calls = calls;
+    obs.stderr = stderr;
     obs.steps = steps;
     obs.deliveries = deliveries;
     obs.forged = forged;

@@ -17,8 +17,9 @@ use crate::scenario::model::Scenario;
 /// Its position in [`Observation::calls`] is where it lies, not a field:
 /// [`CallAt`] pairs the two where a check needs both. (A run holds two
 /// million calls; each field here is 2 MB or more of it. Without the
-/// position, with the reply and its outcome kept as one [`Reply`] and the
-/// journal window as a [`JournalWindow`], a call is 112 bytes, not 144.)
+/// position, with the reply and its outcome kept as one [`Reply`], the
+/// journal window as a [`JournalWindow`] and the stderr, rarely written, in
+/// [`Observation::stderr`], a call is 112 bytes, not 144.)
 #[derive(Debug, Clone, PartialEq)]
 pub struct Call {
     /// The step that made it (0: the final `status` sweep).
@@ -46,8 +47,6 @@ pub struct Call {
     pub reply: Reply,
     /// How the call ended.
     pub end: CallEnd,
-    /// The adapter's stderr tail.
-    pub stderr: SharedStr,
     /// The simulator clock during the call (ms since the Unix epoch). The clock
     /// moves only between steps, so a reply's claims are judged at this time.
     pub sim_ms: i64,
@@ -239,6 +238,41 @@ impl JournalWindow {
     }
 }
 
+/// The stderr tails of the calls that wrote any, by call position, in
+/// order. Kept beside the calls rather than in each: most adapters write
+/// nothing there, and an empty tail in every call was 8 bytes of two million.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CallStderr(Vec<(Pos, SharedStr)>);
+
+impl CallStderr {
+    /// Records `tail` as the stderr of the call at `position`, which must
+    /// come after every position recorded so far; an empty tail is not kept.
+    pub fn push(&mut self, position: usize, tail: SharedStr) {
+        if !tail.is_empty() {
+            self.0.push((pos(position), tail));
+        }
+    }
+
+    /// The stderr tail of the call at `position`, if it wrote any.
+    pub fn of(&self, position: usize) -> Option<&SharedStr> {
+        self.0
+            .binary_search_by_key(&pos(position), |(p, _)| *p)
+            .ok()
+            .and_then(|found| self.0.get(found))
+            .map(|(_, tail)| tail)
+    }
+
+    /// Every tail with its call's position, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, &SharedStr)> {
+        self.0.iter().map(|(p, tail)| (*p as usize, tail))
+    }
+
+    /// The tails, taken over, in order of position.
+    pub fn into_inner(self) -> Vec<(Pos, SharedStr)> {
+        self.0
+    }
+}
+
 /// A forged delivery and what the adapter's store said around it (invariant 7).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ForgedProbe {
@@ -265,6 +299,8 @@ pub struct Observation {
     pub credential: String,
     /// Every call, in the order they started.
     pub calls: Vec<Call>,
+    /// The calls' stderr tails, where not empty.
+    pub stderr: CallStderr,
     /// The steps with their timings.
     pub steps: Vec<StepReport>,
     /// Webhook deliveries.

@@ -14,7 +14,7 @@ use tokio::sync::{oneshot, watch};
 
 use super::call_log::CallLog;
 use super::contract::common_fields;
-use super::observation::{Call, FinalCalls, ForgedProbe, JournalWindow, Reply};
+use super::observation::{Call, CallStderr, FinalCalls, ForgedProbe, JournalWindow, Reply};
 use crate::driver::Session;
 use crate::protocol::{CallName, OutcomeReply, WebhookReply};
 use crate::scenario::model::{CrashPoint, OpId, OperationSpec, ResolveRef, Scenario, Step};
@@ -72,6 +72,7 @@ pub(super) struct StepRunner<'a> {
 /// What the steps recorded, handed to the observation.
 pub(super) struct Recorded {
     pub calls: Vec<Call>,
+    pub stderr: CallStderr,
     pub steps: Vec<StepReport>,
     pub deliveries: Vec<DeliveryRecord>,
     pub forged: Vec<ForgedProbe>,
@@ -478,22 +479,24 @@ impl<'a> StepRunner<'a> {
             _ => out.end.clone(),
         };
         self.with_calls(|calls| {
-            calls.push(Call {
-                step: saturating_u32(step),
-                name: spec.name,
-                probe: spec.probe,
-                start_ms: saturating_u32(start_ms),
-                end_ms: saturating_u32(end_ms),
-                journal_window: JournalWindow::of(
-                    sequential.then_some((journal_before, journal_after)),
-                ),
-                operation_id: spec.op.clone(),
-                request: spec.recorded,
-                reply: Reply::recorded(out.reply.as_ref().map(SharedJson::new), outcome),
-                end,
-                stderr: SharedStr::from(out.stderr),
-                sim_ms,
-            })
+            calls.push(
+                Call {
+                    step: saturating_u32(step),
+                    name: spec.name,
+                    probe: spec.probe,
+                    start_ms: saturating_u32(start_ms),
+                    end_ms: saturating_u32(end_ms),
+                    journal_window: JournalWindow::of(
+                        sequential.then_some((journal_before, journal_after)),
+                    ),
+                    operation_id: spec.op.clone(),
+                    request: spec.recorded,
+                    reply: Reply::recorded(out.reply.as_ref().map(SharedJson::new), outcome),
+                    end,
+                    sim_ms,
+                },
+                SharedStr::from(out.stderr),
+            )
         })
     }
 
@@ -645,8 +648,10 @@ impl<'a> StepRunner<'a> {
 
     /// Moves what the steps recorded out.
     pub fn into_parts(self) -> Recorded {
+        let (calls, stderr) = into_inner(self.calls).into_calls();
         Recorded {
-            calls: into_inner(self.calls).into_calls(),
+            calls,
+            stderr,
             steps: self.steps,
             deliveries: self.deliveries,
             forged: self.forged,
