@@ -76,9 +76,9 @@ pub fn check_and_report_phases(
 ) -> ScenarioReport {
     let records = obs.calls.len() + obs.journal.len() + obs.ledger.len();
     let two = records >= CHECK_THREAD_FROM_RECORDS;
-    // The attribution first (itself on two threads when large), alone: its
-    // peak is the highest of checking a large run, and the operations'
-    // texts, made beside it, were held through it.
+    // The attribution first (itself on two threads when large), alone: it
+    // is one of the two highest points of checking a large run (the report's
+    // preparation is the other), so nothing is made beside it.
     let attribution = Attribution::build(
         &obs.scenario.operations,
         &obs.journal,

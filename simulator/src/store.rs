@@ -269,7 +269,7 @@ impl Store {
             attempt: new.attempt,
             created_at_ms,
             status,
-            request_seq: new.request_seq,
+            request_seq: new.request_seq.map(crate::record::nonmax_u64),
         };
         // The effect handed out shares the stored object's text.
         let effect = stored.to_effect(self.effects.len() as u64 + 1);

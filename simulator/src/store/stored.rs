@@ -4,6 +4,7 @@
 //! ledger hands out, converted on the way out.
 
 use lostreply_text::SharedStr;
+use nonmax::NonMaxU64;
 
 use crate::json_text::JsonText;
 use crate::record::{Effect, ObjectStatus};
@@ -24,7 +25,8 @@ pub(crate) struct Stored {
     pub(crate) attempt: u32,
     pub(crate) created_at_ms: i64,
     pub(crate) status: ObjectStatus,
-    pub(crate) request_seq: Option<u64>,
+    /// As the effect keeps it (8 bytes as an `Option`).
+    pub(crate) request_seq: Option<NonMaxU64>,
 }
 
 impl Stored {
@@ -44,7 +46,7 @@ impl Stored {
             attempt: self.attempt,
             created_at_ms: self.created_at_ms,
             status: self.status,
-            request_seq: self.request_seq.map(crate::record::nonmax_u64),
+            request_seq: self.request_seq,
         }
     }
 }
