@@ -24,6 +24,7 @@ pub mod report_build;
 pub mod run;
 pub mod scenario;
 pub mod seed;
+mod seq_positions;
 pub mod serve_call;
 pub mod suite;
 mod sync;

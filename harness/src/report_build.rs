@@ -2,7 +2,7 @@
 
 use lostreply_reports::model::{
     CallEnd, CallRecord, Check, EffectRecord, ErrorRecord, McpClientReport, OperationReport,
-    Outcome, RequestRecord, ScenarioReport, SharedJson, SharedStr, Verdict, Violation,
+    OperationSpec, Outcome, RequestRecord, ScenarioReport, SharedJson, Verdict, Violation,
     WindowFigures,
 };
 use lostreply_reports::shared_str::Recent;
@@ -32,9 +32,11 @@ use crate::two_threads::{self, both};
 /// name, a request's kind) through [`Recent`], an effect's arguments with its
 /// operation's when they are the same text.
 ///
-/// A large run (from [`two_threads::FROM_RECORDS`] calls, requests and
-/// effects) makes the calls' records on one thread and the journal's and
-/// the ledger's on another; the report is the same either way.
+/// The ledger's records are made first, and the operations' next, once the
+/// effects' own copies of their arguments are freed. A large run (from
+/// [`two_threads::FROM_RECORDS`] calls, requests and effects) then makes the
+/// calls' records on one thread and the journal's on another; the report is
+/// the same either way.
 pub fn scenario_report(
     obs: Observation,
     prepared: Prepared,
@@ -57,9 +59,44 @@ pub fn scenario_report_on(
     two_threads: bool,
 ) -> ScenarioReport {
     let Prepared {
-        operations,
+        effects_of_op,
         op_of_effect,
     } = prepared;
+    let mut obs = obs;
+    // The ledger's records first, alone: an effect's arguments are its
+    // operation's text (shared, not kept twice), so its own copy is freed
+    // here and, on a large run, given back before the operations' records
+    // are made (at a million operations, 64 MB).
+    let ledger: Vec<EffectRecord> = {
+        let operations = &obs.scenario.operations;
+        let mut text = Texts::default();
+        std::mem::take(&mut obs.ledger)
+            .into_iter()
+            .enumerate()
+            .map(|(position, e)| {
+                let op = op_of_effect
+                    .get(position)
+                    .and_then(|&p| operations.get(p as usize));
+                EffectRecord {
+                    args: effect_args(op, &e.args),
+                    id: e.id,
+                    tenant: e.tenant,
+                    resource: e.resource,
+                    idempotency_key: e.idempotency_key,
+                    sim_ms: e.created_at_ms,
+                    status: text.status.get(status_name(e.status)),
+                    request_seq: e.request_seq.map(|seq| seq.get()),
+                    operation_id: op.map(|op| op.id.clone()),
+                }
+            })
+            .collect()
+    };
+    drop(op_of_effect);
+    if two_threads {
+        crate::suite::give_back_freed();
+    }
+    let operations = operation_records(&obs, &effects_of_op, &ledger);
+    drop(effects_of_op);
     let Observation {
         scenario,
         seed,
@@ -67,7 +104,6 @@ pub fn scenario_report_on(
         stderr,
         steps,
         deliveries,
-        ledger,
         journal,
         simulator_offset_ms,
         sim_start_ms,
@@ -76,37 +112,16 @@ pub fn scenario_report_on(
         duration_ms,
         ..
     } = obs;
-    // The calls on one thread, the journal and the ledger on another when
-    // the run is large: independent records, each list rewritten in place.
-    let ((journal, ledger), (calls, call_errors)) = both(
+    // The calls on one thread, the journal on another when the run is
+    // large: independent records, each list rewritten in place.
+    let (journal, (calls, call_errors)) = both(
         two_threads,
         || {
             let mut text = Texts::default();
-            let journal: Vec<RequestRecord> = journal
+            journal
                 .into_iter()
                 .map(|e| request_record(e, simulator_offset_ms, &mut text))
-                .collect();
-            let ledger: Vec<EffectRecord> = ledger
-                .into_iter()
-                .enumerate()
-                .map(|(position, e)| {
-                    let op = op_of_effect
-                        .get(position)
-                        .and_then(|&p| operations.get(p as usize));
-                    EffectRecord {
-                        args: effect_args(op, &e.args),
-                        id: e.id,
-                        tenant: e.tenant,
-                        resource: e.resource,
-                        idempotency_key: e.idempotency_key,
-                        sim_ms: e.created_at_ms,
-                        status: text.status.get(status_name(e.status)),
-                        request_seq: e.request_seq.map(|seq| seq.get()),
-                        operation_id: op.map(|op| op.id.clone()),
-                    }
-                })
-                .collect();
-            (journal, ledger)
+                .collect::<Vec<RequestRecord>>()
         },
         || call_records(calls, stderr),
     );
@@ -177,61 +192,58 @@ fn call_records(calls: Vec<Call>, stderr: CallStderr) -> (Vec<CallRecord>, Vec<E
     (records, errors)
 }
 
-/// The part of a report that needs the attribution: each operation's record
-/// (its arguments as text, its final outcome, its effects) and, by ledger
-/// position, the operation an effect is filed under. Made while the
-/// observation is borrowed (beside the checks, on a large run:
-/// [`crate::suite::check_and_report`]); [`scenario_report`] then takes the
-/// observation itself.
+/// The part of a report that needs the attribution: each operation's
+/// effects and, by ledger position, the operation an effect is filed under,
+/// as positions. Made while the observation is borrowed, so that the
+/// attribution can be freed before [`scenario_report`] takes the
+/// observation and makes the records (at a million operations the
+/// operations' records made here, beside the attribution, were the highest
+/// point of checking and reporting).
 #[derive(Debug)]
 pub struct Prepared {
-    operations: Vec<OperationReport>,
+    /// By operation position: the ledger positions of its group's effects.
+    effects_of_op: PositionLists,
     /// By ledger position: the position of the first operation of the
     /// effect's group, or [`NONE`] (which names no operation) if it has none.
     /// (A `u32`: 4 bytes an effect where `Option<usize>` took 16.)
     op_of_effect: Vec<Pos>,
 }
 
+/// A list of positions for each of a run of items, kept in one allocation:
+/// item `i`'s are `positions[starts[i]..starts[i + 1]]`.
+#[derive(Debug, Default)]
+struct PositionLists {
+    starts: Vec<Pos>,
+    positions: Vec<Pos>,
+}
+
+impl PositionLists {
+    /// Item `item`'s positions (none for an item past the end).
+    fn of(&self, item: usize) -> &[Pos] {
+        let start = self.starts.get(item).map_or(0, |&s| s as usize);
+        let end = self.starts.get(item + 1).map_or(start, |&e| e as usize);
+        self.positions.get(start..end).unwrap_or_default()
+    }
+}
+
 /// See [`Prepared`].
 pub fn prepare(obs: &Observation, attribution: &Attribution<'_>) -> Prepared {
-    // The observation keeps final calls by operation position, as the
-    // operations are walked here.
-    let final_outcome = |position: usize| obs.final_outcome(position);
-    // Each record made from its operation where it lies: its id and
-    // arguments shared, its resource through `Recent` (the few a run
-    // names), and no list of them made first (at a million operations such
-    // lists were 32 bytes an operation at the preparation's peak).
-    let mut recent = Recent::default();
-    let operations = obs
-        .scenario
-        .operations
-        .iter()
-        .enumerate()
-        .map(|(position, op)| {
-            let effects: Vec<SharedStr> = attribution
-                .group_at(position)
-                .map(|g| {
-                    attribution
-                        .effect_positions(g)
-                        .iter()
-                        .filter_map(|&p| obs.ledger.get(p as usize).map(|e| e.id.clone()))
-                        .collect()
-                })
-                .unwrap_or_default();
-            OperationReport {
-                id: op.id.clone(),
-                resource: recent.get(&op.resource),
-                args: op.args.clone(),
-                final_outcome: final_outcome(position).map(|o| Outcome {
-                    outcome: o.outcome,
-                    provider_ref: o.provider_ref.clone(),
-                    needs_review: o.needs_review,
-                    evidence: o.evidence.clone(),
-                }),
-                effects,
-            }
-        })
-        .collect();
+    let ops = obs.scenario.operations.len();
+    let mut effects_of_op = PositionLists {
+        starts: Vec::with_capacity(ops + 1),
+        positions: Vec::with_capacity(obs.ledger.len()),
+    };
+    effects_of_op.starts.push(0);
+    for position in 0..ops {
+        if let Some(g) = attribution.group_at(position) {
+            effects_of_op
+                .positions
+                .extend_from_slice(attribution.effect_positions(g));
+        }
+        effects_of_op
+            .starts
+            .push(crate::position::pos(effects_of_op.positions.len()));
+    }
     let op_of_effect = (0..obs.ledger.len())
         .map(|position| {
             attribution
@@ -241,16 +253,45 @@ pub fn prepare(obs: &Observation, attribution: &Attribution<'_>) -> Prepared {
         })
         .collect();
     Prepared {
-        operations,
+        effects_of_op,
         op_of_effect,
     }
+}
+
+/// The operations' records: each the scenario's operation (shared), its
+/// effects' ids (from the ledger's records) and its final outcome (from the
+/// calls, before their records take their replies).
+fn operation_records(
+    obs: &Observation,
+    effects_of_op: &PositionLists,
+    ledger: &[EffectRecord],
+) -> Vec<OperationReport> {
+    obs.scenario
+        .operations
+        .iter()
+        .enumerate()
+        .map(|(position, op)| OperationReport {
+            operation: op.clone(),
+            effects: effects_of_op
+                .of(position)
+                .iter()
+                .filter_map(|&p| ledger.get(p as usize).map(|e| e.id.clone()))
+                .collect(),
+            final_outcome: obs.final_outcome(position).map(|o| Outcome {
+                outcome: o.outcome,
+                provider_ref: o.provider_ref.clone(),
+                needs_review: o.needs_review,
+                evidence: o.evidence.clone(),
+            }),
+        })
+        .collect()
 }
 
 /// An effect's arguments for the report: its operation's text when they are
 /// the same text (both are serde_json's compact writing, so equal values in
 /// the same order are equal text), otherwise its own, read and written again
 /// (the same bytes).
-fn effect_args(op: Option<&OperationReport>, args: &JsonText) -> SharedJson {
+fn effect_args(op: Option<&OperationSpec>, args: &JsonText) -> SharedJson {
     match op {
         Some(op) if op.args.text() == args.get() => op.args.clone(),
         _ => SharedJson::from_map(&args.to_map()),

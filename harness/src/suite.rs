@@ -77,8 +77,8 @@ pub fn check_and_report_phases(
     let records = obs.calls.len() + obs.journal.len() + obs.ledger.len();
     let two = records >= CHECK_THREAD_FROM_RECORDS;
     // The attribution first (itself on two threads when large), alone: it
-    // is one of the two highest points of checking a large run (the report's
-    // preparation is the other), so nothing is made beside it.
+    // is one of the two highest points of checking a large run (the checks
+    // are the other), so nothing is made beside it.
     let attribution = Attribution::build(
         &obs.scenario.operations,
         &obs.journal,
@@ -86,8 +86,9 @@ pub fn check_and_report_phases(
         &obs.credential,
     );
     done("attribution");
-    // Only the attribution reads the requests' bodies (their fingerprints):
-    // freed now, they are not held through the checks and the report.
+    // Only the attribution reads the requests' bodies (the fingerprints of
+    // those that made no effect; a run freed the others as it collected
+    // them): freed now, they are not held through the checks and the report.
     forget_fingerprints(&mut obs.journal, &mut obs.ledger);
     if two {
         give_back_freed();
@@ -104,9 +105,10 @@ pub fn check_and_report_phases(
     );
     violations.extend(expectations);
     done("checks");
-    // The report's operation records only once the index is gone: made
-    // beside it (on the second thread), the two were held together, the
-    // highest point of checking a large run after the attribution.
+    // The report's part that needs the attribution only once the index is
+    // gone: made beside it (on the second thread), the two were held
+    // together, the highest point of checking a large run after the
+    // attribution.
     drop(index);
     if two {
         // The index's lists, given back for what the records need next
@@ -114,9 +116,10 @@ pub fn check_and_report_phases(
         give_back_freed();
     }
     let prepared = crate::report_build::prepare(&obs, &attribution);
-    done("report prepared");
-    // Freed before the report takes the observation over (it borrows it).
+    // Freed before the report takes the observation over (it borrows it),
+    // and before the report's records are made.
     drop(attribution);
+    done("report prepared");
     let report = crate::report_build::scenario_report(obs, prepared, violations, reproduce);
     done("report");
     report
@@ -137,7 +140,7 @@ pub fn set_give_back_freed(give_back: fn()) -> bool {
 /// operations some 80 MB that nothing after reuses: other sizes are
 /// allocated next), and once the checks' index is (some 40 MB): without it
 /// both stayed resident under what came next.
-fn give_back_freed() {
+pub(crate) fn give_back_freed() {
     if let Some(give_back) = GIVE_BACK_FREED.get() {
         give_back();
     }

@@ -5,6 +5,8 @@
 //! # Map
 //! - [`model`]: the report model (plain serde data) the harness fills and every
 //!   writer reads, with lookups that resolve evidence pointers.
+//! - [`operation_report`]: an operation as the report shows it, holding the
+//!   scenario's own (shared), written as its fields.
 //! - [`shared_json`]: a call's request or reply kept as shared compact JSON text,
 //!   written as the value itself.
 //! - [`shared_str`]: a string of the model that its copies share (ids, keys,
@@ -44,6 +46,7 @@ pub mod kept_json;
 pub mod markdown;
 pub mod merge;
 pub mod model;
+pub mod operation_report;
 mod pretty;
 pub mod shared_json;
 pub mod step_label;

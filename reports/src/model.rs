@@ -13,6 +13,7 @@ pub use crate::call_request::{
 };
 pub use crate::invariant::Invariant;
 pub use crate::kept_json::{Kept, MadeJson};
+pub use crate::operation_report::OperationReport;
 pub use crate::shared_json::{SharedJson, SharedTail};
 pub use crate::step_label::{StepLabel, StepVerb};
 
@@ -176,21 +177,6 @@ pub struct WindowFigures {
     pub real_ms: Option<u64>,
     /// What the adapter applied in this run (real × scale), ms.
     pub scaled_ms: Option<u64>,
-}
-
-/// A logical operation of the scenario.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OperationReport {
-    /// `op-1`.
-    pub id: SharedStr,
-    /// Collection it creates in.
-    pub resource: SharedStr,
-    /// The arguments the harness gave it (shared text, as a call's request).
-    pub args: SharedJson,
-    /// Ids of ledger effects attributed to it.
-    pub effects: Vec<SharedStr>,
-    /// The final `status` reply, if the adapter gave one.
-    pub final_outcome: Option<Outcome>,
 }
 
 /// An outcome as the adapter reported it.

@@ -17,10 +17,10 @@ use serde_json::{Map, Value};
 
 use super::group_keys::GroupKeys;
 use super::grouped::{Grouped, Pos, NONE};
-use super::split_body::split_body;
+use super::split_body::{split_body, split_effect};
 use crate::by_key::ByKey;
-use crate::fixed_hash::{map_with_capacity, FixedMap};
 use crate::scenario::model::OperationSpec;
+use crate::seq_positions::SeqPositions;
 use crate::two_threads::{self, both};
 
 /// A create request's body, taken apart.
@@ -106,12 +106,18 @@ impl<'o> Attribution<'o> {
             || ByKey::new(operations, |op: &OperationSpec| op.id.as_str()),
         );
 
+        // A committed create's body is read from its effect (the run keeps
+        // no fingerprint for it): by journal position, the ledger position
+        // of the effect its request made.
+        let seqs = SeqPositions::new(journal);
+        let made = effects_made(&seqs, journal.len(), ledger);
         // The create requests, in two halves of the journal when on two
         // threads, each attributed against the maps above (only read now).
         let maps = GroupMaps {
             group_keys: &group_keys,
             op_position: &op_position,
             op_group: &op_group,
+            ledger,
             credential,
         };
         let half = if two_threads {
@@ -120,11 +126,13 @@ impl<'o> Attribution<'o> {
             journal.len()
         };
         let (first, second) = journal.split_at(half);
+        let (made_first, made_second) = made.split_at(half);
         let (mut requests, rest) = both(
             two_threads,
-            || maps.requests(first),
-            || maps.requests(second),
+            || maps.requests(first, made_first),
+            || maps.requests(second, made_second),
         );
+        drop(made);
         requests.group.extend(rest.group);
         requests.changed_arguments.extend(rest.changed_arguments);
         requests.unattributed.extend(rest.unattributed);
@@ -133,7 +141,6 @@ impl<'o> Attribution<'o> {
             changed_arguments,
             unattributed: unattributed_requests,
         } = requests;
-        let seqs = SeqPositions::new(journal);
         let effect_group: Vec<Pos> = ledger
             .iter()
             .map(|effect| {
@@ -257,6 +264,7 @@ struct GroupMaps<'m, 'o> {
     group_keys: &'m GroupKeys<'o>,
     op_position: &'m ByKey<'o, OperationSpec>,
     op_group: &'m [Pos],
+    ledger: &'m [Effect],
     credential: &'m str,
 }
 
@@ -277,8 +285,10 @@ impl GroupMaps<'_, '_> {
             .and_then(|p| self.op_group.get(p).copied())
     }
 
-    /// Attributes the create requests of `journal` (a part of the run's).
-    fn requests(&self, journal: &[JournalEntry]) -> RequestGroups {
+    /// Attributes the create requests of `journal` (a part of the run's;
+    /// `made`, by the same positions, the ledger position of the effect each
+    /// made, or [`NONE`]).
+    fn requests(&self, journal: &[JournalEntry], made: &[Pos]) -> RequestGroups {
         let mut found = RequestGroups {
             group: vec![NONE; journal.len()],
             changed_arguments: BTreeSet::new(),
@@ -292,11 +302,15 @@ impl GroupMaps<'_, '_> {
                 continue;
             }
             let resource = entry.resource.as_deref().unwrap_or_default();
-            let Some(references) = entry
-                .fingerprint
-                .as_deref()
-                .and_then(|f| split_body(resource, f, &mut key))
-            else {
+            let effect = made
+                .get(position)
+                .and_then(|&at| self.ledger.get(at as usize));
+            let references = match (entry.fingerprint.as_deref(), effect) {
+                (Some(fingerprint), _) => split_body(resource, fingerprint, &mut key),
+                (None, Some(effect)) => split_effect(resource, effect, &mut key),
+                (None, None) => None,
+            };
+            let Some(references) = references else {
                 // No parsed body: the request never reached the point of being an attempt.
                 continue;
             };
@@ -335,46 +349,20 @@ impl GroupMaps<'_, '_> {
     }
 }
 
-/// A journal entry's position from its `seq`: arithmetic when the journal's
-/// seqs run on by one (as the simulator numbers them), a map otherwise. A map
-/// of a million seqs was a million inserts and lookups for nothing.
-enum SeqPositions {
-    /// `seq - first` is the position.
-    Contiguous { first: u64, len: usize },
-    /// Seq to position (of a seq given twice, the last).
-    Mapped(FixedMap<u64, usize>),
-}
-
-impl SeqPositions {
-    fn new(journal: &[JournalEntry]) -> SeqPositions {
-        let first = journal.first().map_or(0, |e| e.seq);
-        let contiguous = journal
-            .iter()
-            .enumerate()
-            .all(|(i, e)| u64::try_from(i).ok().and_then(|i| first.checked_add(i)) == Some(e.seq));
-        if contiguous {
-            SeqPositions::Contiguous {
-                first,
-                len: journal.len(),
-            }
-        } else {
-            let mut map = map_with_capacity(journal.len());
-            for (position, entry) in journal.iter().enumerate() {
-                map.insert(entry.seq, position);
-            }
-            SeqPositions::Mapped(map)
+/// By journal position, the ledger position of the effect that request made
+/// (its `request_seq`), or [`NONE`].
+fn effects_made(seqs: &SeqPositions, journal_len: usize, ledger: &[Effect]) -> Vec<Pos> {
+    let mut made = vec![NONE; journal_len];
+    for (at, effect) in ledger.iter().enumerate() {
+        if let Some(slot) = effect
+            .request()
+            .and_then(|seq| seqs.position(seq))
+            .and_then(|position| made.get_mut(position))
+        {
+            *slot = crate::position::pos(at);
         }
     }
-
-    fn position(&self, seq: u64) -> Option<usize> {
-        match self {
-            SeqPositions::Contiguous { first, len } => seq
-                .checked_sub(*first)
-                .and_then(|offset| usize::try_from(offset).ok())
-                .filter(|offset| offset < len),
-            SeqPositions::Mapped(map) => map.get(&seq).copied(),
-        }
-    }
+    made
 }
 
 /// Splits a create body (the journal's canonical JSON) into arguments and references.

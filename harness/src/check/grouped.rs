@@ -49,6 +49,16 @@ impl Grouped {
         }
     }
 
+    /// Sorts each group's items by `key`, in place (a group's items stay
+    /// its own; only their order changes).
+    pub(crate) fn sort_each_by_key<K: Ord>(&mut self, mut key: impl FnMut(Pos) -> K) {
+        for bounds in self.start.windows(2) {
+            if let Some(items) = self.items.get_mut(bounds[0] as usize..bounds[1] as usize) {
+                items.sort_by_key(|&item| key(item));
+            }
+        }
+    }
+
     /// How many groups.
     pub(crate) fn len(&self) -> usize {
         self.start.len().saturating_sub(1)
@@ -68,6 +78,11 @@ mod tests {
         assert_eq!(grouped.of(2), &[0, 3]);
         assert_eq!(grouped.of(3), &[] as &[Pos]);
         assert_eq!(grouped.of(NONE as usize), &[] as &[Pos]);
+        let mut descending = grouped.clone();
+        descending.sort_each_by_key(|item| std::cmp::Reverse(item));
+        assert_eq!(descending.of(0), &[4, 2]);
+        assert_eq!(descending.of(1), &[] as &[Pos]);
+        assert_eq!(descending.of(2), &[3, 0]);
         assert_eq!(grouped.of(usize::MAX), &[] as &[Pos]);
         let empty = Grouped::new(&[], 0);
         assert_eq!(empty.len(), 0);

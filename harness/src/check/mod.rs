@@ -13,6 +13,9 @@ pub(crate) mod invariants;
 mod split_body;
 mod truth;
 
+#[cfg(debug_assertions)]
+pub(crate) use split_body::assert_derivable;
+
 use lostreply_reports::model::Violation;
 
 use crate::protocol::OutcomeKind;

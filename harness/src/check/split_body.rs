@@ -1,5 +1,6 @@
 //! A create body read for attribution: its group key and its references,
-//! borrowed from the journal's text.
+//! borrowed from the journal's text, or, for a create that committed, from
+//! its effect (the run keeps no fingerprint for it).
 //!
 //! The fingerprint is canonical (keys sorted at every depth), so the
 //! arguments' canonical text is the fingerprint's own members, reserved ones
@@ -12,6 +13,8 @@
 use std::borrow::Cow;
 
 use lostreply_reports::shared_json::{for_each_member, JsonStr};
+use lostreply_simulator::{write_canonical_text, Effect};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// A create body's references (the group key is in the caller's buffer).
@@ -34,6 +37,87 @@ pub(crate) fn split_body<'a>(
 ) -> Option<References<'a>> {
     let mut members = Vec::new();
     for_each_member(fingerprint, |name, value| members.push((name, value))).ok()?;
+    // Canonical already: each value is copied as it is.
+    write_key(resource, members, copy_value, key)
+}
+
+/// [`split_body`] of a committed create's body, made again from the effect
+/// it made: the effect keeps the body's members but the reserved ones as its
+/// arguments (in the order sent, nested objects as sent) and the reserved
+/// ones as fields of their own. The same key and references, byte for byte
+/// (checked on every create a test run collects: a run's observation keeps
+/// no fingerprint for these, see `forget_derivable_fingerprints`).
+pub(crate) fn split_effect<'a>(
+    resource: &str,
+    effect: &'a Effect,
+    key: &mut Vec<u8>,
+) -> Option<References<'a>> {
+    let mut members = Vec::new();
+    for_each_member(effect.args.get(), |name, value| members.push((name, value))).ok()?;
+    let mut references = write_key(resource, members, write_canonical_value, key)?;
+    if let Some(reference) = effect.client_reference.as_deref() {
+        references.client_reference = Some(Cow::Borrowed(reference));
+    }
+    if let Some(metadata) = &effect.metadata {
+        references.metadata_operation = operation_of_metadata(metadata.get());
+    }
+    Some(references)
+}
+
+/// Panics unless `effect` gives the key and references that `entry`'s
+/// fingerprint gives (a test build's check, before the fingerprint is
+/// freed: see [`split_effect`]).
+#[cfg(debug_assertions)]
+pub(crate) fn assert_derivable(entry: &lostreply_simulator::JournalEntry, effect: &Effect) {
+    let resource = entry.resource.as_deref().unwrap_or_default();
+    let (mut from_body, mut from_effect) = (Vec::new(), Vec::new());
+    let body = entry
+        .fingerprint
+        .as_deref()
+        .and_then(|fingerprint| split_body(resource, fingerprint, &mut from_body));
+    let made_again = split_effect(resource, effect, &mut from_effect);
+    assert_eq!(
+        (body, String::from_utf8_lossy(&from_body)),
+        (made_again, String::from_utf8_lossy(&from_effect)),
+        "request {}: its effect {} does not give its body's key",
+        entry.seq,
+        effect.id
+    );
+}
+
+/// A canonical value, as it is.
+fn copy_value(value: &RawValue, key: &mut Vec<u8>) -> bool {
+    key.extend_from_slice(value.get().as_bytes());
+    true
+}
+
+/// A value as the fingerprint writes it: objects sorted at every depth.
+/// Scalars are copied: serde_json wrote them from the very values the
+/// fingerprint was written from, so they are already as it writes them.
+fn write_canonical_value(value: &RawValue, key: &mut Vec<u8>) -> bool {
+    let text = value.get();
+    if text.starts_with(['{', '[']) {
+        write_canonical_text(text, key)
+    } else {
+        copy_value(value, key)
+    }
+}
+
+/// `metadata.operation_id`, if `metadata` is an object and that a string.
+fn operation_of_metadata(metadata: &str) -> Option<String> {
+    serde_json::from_str::<Value>(metadata)
+        .ok()
+        .and_then(|m| m.get("operation_id")?.as_str().map(str::to_owned))
+}
+
+/// Writes the key from a body's members (each value through `write`) and
+/// returns the references among them.
+fn write_key<'a>(
+    resource: &str,
+    mut members: Vec<(Cow<'a, str>, &'a RawValue)>,
+    mut write: impl FnMut(&RawValue, &mut Vec<u8>) -> bool,
+    key: &mut Vec<u8>,
+) -> Option<References<'a>> {
     // In name order, as a map would hold them; of a name given twice, the last.
     members.sort_by(|a, b| a.0.cmp(&b.0));
     key.clear();
@@ -56,11 +140,7 @@ pub(crate) fn split_body<'a>(
                     .ok()
                     .map(|t| t.0);
             }
-            "metadata" => {
-                references.metadata_operation = serde_json::from_str::<Value>(value.get())
-                    .ok()
-                    .and_then(|m| m.get("operation_id")?.as_str().map(str::to_owned));
-            }
+            "metadata" => references.metadata_operation = operation_of_metadata(value.get()),
             _ => {
                 if !first {
                     key.push(b',');
@@ -69,7 +149,9 @@ pub(crate) fn split_body<'a>(
                 // Writing a string into a Vec cannot fail.
                 let _ = serde_json::to_writer(&mut *key, name.as_ref());
                 key.push(b':');
-                key.extend_from_slice(value.get().as_bytes());
+                if !write(value, key) {
+                    return None;
+                }
             }
         }
     }

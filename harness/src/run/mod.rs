@@ -18,7 +18,7 @@ use call_log::CallLog;
 pub use contract::{
     common, contract, contract_for_plan, contract_mcp, documented_mode, mcp_url, operation,
 };
-use observation::Observation;
+use observation::{forget_derivable_fingerprints, Observation};
 
 use crate::by_key::ByKey;
 use crate::driver::AdapterUnderTest;
@@ -119,6 +119,7 @@ pub async fn observe(scenario: &Scenario, adapter: &AdapterUnderTest, seed: u64)
     obs.ledger = sim.ledger();
     share_client_references(&mut obs);
     obs.journal = sim.journal();
+    forget_derivable_fingerprints(&mut obs.journal, &mut obs.ledger);
     sim.shutdown().await;
     obs.calls = calls;
     obs.stderr = stderr;

@@ -6,11 +6,12 @@ use lostreply_reports::model::{
     CallEnd, CallReply, DeliveryRecord, ErrorRecord, Evidence, RecordedRequest, SharedJson,
     SharedStr, StepReport,
 };
-use lostreply_simulator::{Effect, JournalEntry};
+use lostreply_simulator::{Effect, JournalEntry, RequestKind};
 
 use crate::position::{pos, Pos, NONE};
 use crate::protocol::{CallName, OutcomeReply, WebhookReply};
 use crate::scenario::model::Scenario;
+use crate::seq_positions::SeqPositions;
 
 /// One adapter call as the harness made it.
 ///
@@ -336,11 +337,43 @@ impl Observation {
     }
 }
 
+/// Frees the fingerprints that the effects say again: a committed create's
+/// body is its effect's arguments and reserved fields, so the attribution
+/// reads it from the effect (`split_effect`) and its canonical text (some 80
+/// bytes a create, the largest text a run's records kept) need not be held
+/// from the run's end. Requests that made no effect keep theirs. A run calls
+/// this as it collects the ledger and journal; in a test build it first
+/// checks, for every create, that the effect gives the attribution the very
+/// key and references the fingerprint gives.
+pub fn forget_derivable_fingerprints(journal: &mut [JournalEntry], ledger: &mut [Effect]) {
+    let seqs = SeqPositions::new(journal);
+    for effect in ledger {
+        let Some(entry) = effect
+            .request()
+            .and_then(|seq| seqs.position(seq))
+            .and_then(|position| journal.get_mut(position))
+        else {
+            continue;
+        };
+        let made_it = entry.kind == Some(RequestKind::Create)
+            && entry.effect.as_deref() == Some(effect.id.as_str())
+            && entry.fingerprint.as_deref() == Some(effect.fingerprint.as_str());
+        if !made_it {
+            continue;
+        }
+        #[cfg(debug_assertions)]
+        crate::check::assert_derivable(entry, effect);
+        entry.fingerprint = None;
+        effect.fingerprint = SharedStr::default();
+    }
+}
+
 /// Frees the fingerprints (their bodies' canonical text) of an observation's
 /// requests and effects. Only the attribution reads them, and no report shows
 /// them: [`crate::suite::check_and_report`] frees them once the attribution
-/// is built, so that a million of them (some 80 bytes each) are not held
-/// through the checks and the report. (The lists, not the observation: the
+/// is built, so that those a run kept (of requests that made no effect: see
+/// [`forget_derivable_fingerprints`]) are not held through the checks and
+/// the report. (The lists, not the observation: the
 /// attribution still borrows its operations.)
 pub fn forget_fingerprints(journal: &mut [JournalEntry], ledger: &mut [Effect]) {
     for entry in journal {

@@ -67,9 +67,12 @@ fn ticket_args(amount: u64) -> Value {
 
 fn operation(id: &str, args: Value, effects: &[&str], last: Option<Outcome>) -> OperationReport {
     OperationReport {
-        id: id.into(),
-        resource: "tickets".into(),
-        args: args.into(),
+        operation: OperationSpec::new(OperationFields {
+            id: id.into(),
+            resource: "tickets".into(),
+            tool: None,
+            args: args.into(),
+        }),
         effects: effects.iter().map(|e| SharedStr::from(*e)).collect(),
         final_outcome: last,
     }
@@ -1292,8 +1295,8 @@ pub fn hostile_run() -> Report {
     s.path = format!("scenarios/{HOSTILE}.yaml");
     s.reproduce = format!("lostreply run --scenario '{HOSTILE}'");
     s.tags = vec![HOSTILE.into()];
-    s.operations[0].id = format!("op{HOSTILE}").into();
-    s.operations[0].args = json!({HOSTILE: HOSTILE}).into();
+    s.operations[0].operation.make_mut().id = format!("op{HOSTILE}").into();
+    s.operations[0].operation.make_mut().args = json!({HOSTILE: HOSTILE}).into();
     s.calls[0].call = HOSTILE.into();
     s.calls[0].reply =
         Some(json!({"outcome": HOSTILE, "provider_ref": HOSTILE, "evidence": HOSTILE}).into());
@@ -1327,7 +1330,7 @@ pub fn hostile_run() -> Report {
     // An operator backlog entry made of hostile text as well.
     let mut review = reference_no_keys_no_lookup();
     review.id = HOSTILE.into();
-    review.operations[0].resource = HOSTILE.into();
+    review.operations[0].operation.make_mut().resource = HOSTILE.into();
     if let Some(o) = review.operations[0].final_outcome.as_mut() {
         o.evidence = HOSTILE.into();
     }
