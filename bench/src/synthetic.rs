@@ -12,7 +12,8 @@ use std::time::Duration;
 use lostreply_harness::protocol::{CallName, OutcomeKind, OutcomeReply};
 use lostreply_harness::run::call_log::CallLog;
 use lostreply_harness::run::observation::{
-    forget_derivable_fingerprints, Call, FinalCalls, JournalWindow, Observation, Reply,
+    forget_derivable_fingerprints, share_with_operation, Call, FinalCalls, JournalWindow,
+    Observation, Reply,
 };
 use lostreply_harness::scenario::model::{
     Expectations, OperationFields, OperationSpec, Scenario, Step,
@@ -124,13 +125,15 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
             // id, as a run keeps it (`StepRunner::share_provider_ref`).
             first_id.get_or_insert_with(|| effect.id.clone());
             // A run frees the fingerprints its effects say again as it
-            // collects them (the simulator's copies going with it): the same
-            // code, here one request at a time, so that no fingerprint is
-            // ever held by the observation built.
+            // collects them, and gives an effect its operation's copies of
+            // its reference and arguments (the simulator's copies going with
+            // it): the same code, here one request at a time, so that the
+            // observation built never holds what a run's would not.
             forget_derivable_fingerprints(
                 std::slice::from_mut(&mut entry),
                 std::slice::from_mut(&mut effect),
             );
+            share_with_operation(&mut effect, op);
             journal.push(entry);
             ledger.push(effect);
         }
@@ -296,11 +299,11 @@ fn create(
         id,
         tenant: repeated.tenant.clone(),
         resource: repeated.resource.clone(),
-        // The simulator's store writes the text anew from the request body.
+        // The simulator's store writes the text anew from the request body,
+        // and keeps the reference it was sent (the run's collection gives
+        // both the operation's copies: the caller does as it does).
         args: JsonText::of(&op.args.to_map()),
-        // The operation's id, kept as the scenario's copy when the run
-        // collects the ledger (`share_client_references`).
-        client_reference: Some(op.id.clone()),
+        client_reference: Some(SharedStr::from(op.id.as_str())),
         metadata: None,
         // The simulator's object shares its request's journaled key.
         idempotency_key: Some(key),

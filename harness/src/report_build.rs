@@ -64,9 +64,10 @@ pub fn scenario_report_on(
     } = prepared;
     let mut obs = obs;
     // The ledger's records first, alone: an effect's arguments are its
-    // operation's text (shared, not kept twice), so its own copy is freed
-    // here and, on a large run, given back before the operations' records
-    // are made (at a million operations, 64 MB).
+    // operation's text (shared, not kept twice). A run's collection shared
+    // those of effects that name their operation; any other effect's own
+    // copy is freed here and, on a large run, given back before the
+    // operations' records are made.
     let ledger: Vec<EffectRecord> = {
         let operations = &obs.scenario.operations;
         let mut text = Texts::default();

@@ -133,6 +133,15 @@ impl SharedJson {
         }
     }
 
+    /// The text as one shared string, when it is kept whole (no shared
+    /// tail): for another record that says the same to share it.
+    pub fn whole_text(&self) -> Option<&SharedStr> {
+        match self.tail {
+            None => Some(&self.head),
+            Some(_) => None,
+        }
+    }
+
     /// The compact JSON text (borrowed when it is kept whole).
     pub fn text(&self) -> Cow<'_, str> {
         match &self.tail {

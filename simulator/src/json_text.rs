@@ -10,28 +10,44 @@
 use std::fmt;
 use std::sync::Arc;
 
+use lostreply_text::SharedStr;
 use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-/// Compact JSON text of a value, shared. Cloning it shares the text. (An
-/// `Arc<RawValue>`, a fat pointer, rather than a thin `SharedStr`: every
-/// create and lookup writes its answer from this text, and serde_json pastes
-/// a `RawValue` as it is, where a plain string would be checked as JSON again
-/// on each answer.)
+/// Compact JSON text of a value, shared. Cloning it shares the text.
+///
+/// The simulator's own is an `Arc<RawValue>`, a fat pointer, rather than a
+/// thin `SharedStr`: every create and lookup writes its answer from this
+/// text, and serde_json pastes a `RawValue` as it is, where a plain string
+/// would be checked as JSON again on each answer. A record made after a run
+/// may instead hold another record's copy of the same text
+/// ([`JsonText::same_as`]: the harness shares an effect's arguments with
+/// its operation's), checked as JSON when written. Both fit in 16 bytes.
 #[derive(Clone)]
-pub struct JsonText(Arc<RawValue>);
+pub struct JsonText(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    /// Written by the simulator, pasted into its answers as it is.
+    Raw(Arc<RawValue>),
+    /// The same text as another record's, that record's copy.
+    Shared(SharedStr),
+}
 
 impl JsonText {
     /// The compact text of `value` (`null` if it cannot be written; a map of
     /// JSON values always can).
     pub fn of(value: &(impl Serialize + ?Sized)) -> JsonText {
-        JsonText(Arc::from(raw(value)))
+        JsonText(Repr::Raw(Arc::from(raw(value))))
     }
 
     /// The text.
     pub fn get(&self) -> &str {
-        self.0.get()
+        match &self.0 {
+            Repr::Raw(raw) => raw.get(),
+            Repr::Shared(text) => text.as_str(),
+        }
     }
 
     /// The text read as an object; empty when it is not one.
@@ -39,9 +55,20 @@ impl JsonText {
         serde_json::from_str(self.get()).unwrap_or_default()
     }
 
+    /// This text held as `text`'s copy, when `text` is the very same text
+    /// (so that two records that say the same keep it once); `None`
+    /// otherwise. Only text equal to this, JSON already, is ever taken.
+    pub fn same_as(&self, text: &SharedStr) -> Option<JsonText> {
+        (self.get() == text.as_str()).then(|| JsonText(Repr::Shared(text.clone())))
+    }
+
     /// True when both are the same allocation (not merely equal text).
     pub fn ptr_eq(a: &JsonText, b: &JsonText) -> bool {
-        Arc::ptr_eq(&a.0, &b.0)
+        match (&a.0, &b.0) {
+            (Repr::Raw(a), Repr::Raw(b)) => Arc::ptr_eq(a, b),
+            (Repr::Shared(a), Repr::Shared(b)) => SharedStr::ptr_eq(a, b),
+            _ => false,
+        }
     }
 }
 
@@ -71,7 +98,14 @@ impl fmt::Debug for JsonText {
 /// Written as the value itself (the text pasted).
 impl Serialize for JsonText {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
+        match &self.0 {
+            Repr::Raw(raw) => raw.serialize(serializer),
+            // JSON by construction (`same_as` takes only text equal to a
+            // `RawValue`'s); read as one so that serde_json pastes it.
+            Repr::Shared(text) => serde_json::from_str::<&RawValue>(text)
+                .map_err(serde::ser::Error::custom)?
+                .serialize(serializer),
+        }
     }
 }
 
@@ -96,5 +130,27 @@ mod tests {
         );
         assert!(JsonText::ptr_eq(&text, &text.clone()));
         assert_eq!(JsonText::of(&serde_json::json!([1])).to_map(), Map::new());
+    }
+
+    #[test]
+    fn the_same_text_held_as_another_copy_reads_and_writes_the_same() {
+        let text = JsonText::of(&serde_json::json!({"t": "é", "n": [1, 2.5]}));
+        let other = SharedStr::from(r#"{"t":"é","n":[1,2.5]}"#);
+        let shared = text.same_as(&other).unwrap();
+        assert_eq!(shared, text);
+        assert_eq!(shared.get().as_ptr(), other.as_ptr());
+        assert!(!JsonText::ptr_eq(&shared, &text));
+        assert!(JsonText::ptr_eq(&shared, &shared.clone()));
+        assert_eq!(shared.to_map(), text.to_map());
+        assert_eq!(
+            serde_json::to_string(&serde_json::json!({ "args": shared })).unwrap(),
+            serde_json::to_string(&serde_json::json!({ "args": text.clone() })).unwrap()
+        );
+        // Other text, or the same value written otherwise, is not taken.
+        assert!(text
+            .same_as(&SharedStr::from(r#"{"n":[1,2.5],"t":"é"}"#))
+            .is_none());
+        assert!(text.same_as(&SharedStr::from("{}")).is_none());
+        assert_eq!(std::mem::size_of::<JsonText>(), 16);
     }
 }

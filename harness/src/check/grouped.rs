@@ -79,7 +79,7 @@ mod tests {
         assert_eq!(grouped.of(3), &[] as &[Pos]);
         assert_eq!(grouped.of(NONE as usize), &[] as &[Pos]);
         let mut descending = grouped.clone();
-        descending.sort_each_by_key(|item| std::cmp::Reverse(item));
+        descending.sort_each_by_key(std::cmp::Reverse);
         assert_eq!(descending.of(0), &[4, 2]);
         assert_eq!(descending.of(1), &[] as &[Pos]);
         assert_eq!(descending.of(2), &[3, 0]);

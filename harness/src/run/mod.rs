@@ -18,7 +18,7 @@ use call_log::CallLog;
 pub use contract::{
     common, contract, contract_for_plan, contract_mcp, documented_mode, mcp_url, operation,
 };
-use observation::{forget_derivable_fingerprints, Observation};
+use observation::{forget_derivable_fingerprints, share_with_operation, Observation};
 
 use crate::by_key::ByKey;
 use crate::driver::AdapterUnderTest;
@@ -117,7 +117,7 @@ pub async fn observe(scenario: &Scenario, adapter: &AdapterUnderTest, seed: u64)
         errors,
     } = runner.into_parts();
     obs.ledger = sim.ledger();
-    share_client_references(&mut obs);
+    share_operation_texts(&mut obs);
     obs.journal = sim.journal();
     forget_derivable_fingerprints(&mut obs.journal, &mut obs.ledger);
     sim.shutdown().await;
@@ -134,11 +134,9 @@ pub async fn observe(scenario: &Scenario, adapter: &AdapterUnderTest, seed: u64)
     obs
 }
 
-/// An effect's `client_reference` that is an operation's id is kept as the
-/// scenario's copy of that id (equal text: the ledger says the same). The
-/// simulator's copies go with the simulator, a moment later; without this a
-/// million-operation run's observation held every operation's id once more.
-fn share_client_references(obs: &mut Observation) {
+/// Each effect that names an operation by its `client_reference` keeps that
+/// operation's copies of its id and arguments ([`share_with_operation`]).
+fn share_operation_texts(obs: &mut Observation) {
     let operations = &obs.scenario.operations;
     let by_id = ByKey::new(operations, |op| op.id.as_str());
     for effect in &mut obs.ledger {
@@ -146,7 +144,7 @@ fn share_client_references(obs: &mut Observation) {
             continue;
         };
         if let Some((_, op)) = by_id.get(reference) {
-            effect.client_reference = Some(op.id.clone());
+            share_with_operation(effect, op);
         }
     }
 }
