@@ -11,6 +11,7 @@ use lostreply_simulator::{
 };
 
 use crate::check::attribution::Attribution;
+use crate::check::grouped::Grouped;
 use crate::position::{Pos, NONE};
 use crate::run::observation::{Call, CallStderr, Observation};
 use crate::scenario::client_profiles::McpClient;
@@ -203,48 +204,23 @@ fn call_records(calls: Vec<Call>, stderr: CallStderr) -> (Vec<CallRecord>, Vec<E
 #[derive(Debug)]
 pub struct Prepared {
     /// By operation position: the ledger positions of its group's effects.
-    effects_of_op: PositionLists,
+    effects_of_op: Grouped,
     /// By ledger position: the position of the first operation of the
     /// effect's group, or [`NONE`] (which names no operation) if it has none.
     /// (A `u32`: 4 bytes an effect where `Option<usize>` took 16.)
     op_of_effect: Vec<Pos>,
 }
 
-/// A list of positions for each of a run of items, kept in one allocation:
-/// item `i`'s are `positions[starts[i]..starts[i + 1]]`.
-#[derive(Debug, Default)]
-struct PositionLists {
-    starts: Vec<Pos>,
-    positions: Vec<Pos>,
-}
-
-impl PositionLists {
-    /// Item `item`'s positions (none for an item past the end).
-    fn of(&self, item: usize) -> &[Pos] {
-        let start = self.starts.get(item).map_or(0, |&s| s as usize);
-        let end = self.starts.get(item + 1).map_or(start, |&e| e as usize);
-        self.positions.get(start..end).unwrap_or_default()
-    }
-}
-
 /// See [`Prepared`].
 pub fn prepare(obs: &Observation, attribution: &Attribution<'_>) -> Prepared {
-    let ops = obs.scenario.operations.len();
-    let mut effects_of_op = PositionLists {
-        starts: Vec::with_capacity(ops + 1),
-        positions: Vec::with_capacity(obs.ledger.len()),
-    };
-    effects_of_op.starts.push(0);
-    for position in 0..ops {
-        if let Some(g) = attribution.group_at(position) {
-            effects_of_op
-                .positions
-                .extend_from_slice(attribution.effect_positions(g));
-        }
-        effects_of_op
-            .starts
-            .push(crate::position::pos(effects_of_op.positions.len()));
-    }
+    // Each operation's group's effects, copied: an operation whose group
+    // has several lists them again (few do).
+    let effects_of_op =
+        Grouped::from_lists(obs.scenario.operations.len(), obs.ledger.len(), |op| {
+            attribution
+                .group_at(op)
+                .map_or(&[][..], |g| attribution.effect_positions(g))
+        });
     let op_of_effect = (0..obs.ledger.len())
         .map(|position| {
             attribution
@@ -264,7 +240,7 @@ pub fn prepare(obs: &Observation, attribution: &Attribution<'_>) -> Prepared {
 /// calls, before their records take their replies).
 fn operation_records(
     obs: &Observation,
-    effects_of_op: &PositionLists,
+    effects_of_op: &Grouped,
     ledger: &[EffectRecord],
 ) -> Vec<OperationReport> {
     obs.scenario

@@ -41,6 +41,24 @@ impl Grouped {
         Grouped { start, items }
     }
 
+    /// Groups given list by list, `groups` of them (`capacity`: the items
+    /// expected in all): group `g` holds the `g`th list, in its order, and
+    /// an item may be in several. (Ascending as far as each list is.)
+    pub(crate) fn from_lists<'a>(
+        groups: usize,
+        capacity: usize,
+        mut list: impl FnMut(usize) -> &'a [Pos],
+    ) -> Grouped {
+        let mut start = Vec::with_capacity(groups + 1);
+        let mut items = Vec::with_capacity(capacity);
+        start.push(0);
+        for g in 0..groups {
+            items.extend_from_slice(list(g));
+            start.push(pos(items.len()));
+        }
+        Grouped { start, items }
+    }
+
     /// Group `g`'s items, ascending (empty for a group that does not exist).
     pub(crate) fn of(&self, g: usize) -> &[Pos] {
         match (self.start.get(g), self.start.get(g.wrapping_add(1))) {
@@ -78,6 +96,13 @@ mod tests {
         assert_eq!(grouped.of(2), &[0, 3]);
         assert_eq!(grouped.of(3), &[] as &[Pos]);
         assert_eq!(grouped.of(NONE as usize), &[] as &[Pos]);
+        let lists: [&[Pos]; 3] = [&[4, 1], &[], &[1]];
+        let from_lists = Grouped::from_lists(3, 3, |g| lists[g]);
+        assert_eq!(from_lists.len(), 3);
+        assert_eq!(from_lists.of(0), &[4, 1]);
+        assert_eq!(from_lists.of(1), &[] as &[Pos]);
+        assert_eq!(from_lists.of(2), &[1]);
+        assert_eq!(from_lists.of(3), &[] as &[Pos]);
         let mut descending = grouped.clone();
         descending.sort_each_by_key(std::cmp::Reverse);
         assert_eq!(descending.of(0), &[4, 2]);

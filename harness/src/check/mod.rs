@@ -7,7 +7,7 @@ pub mod attribution;
 // beside other work on a large run.
 pub(crate) mod expectations;
 mod group_keys;
-mod grouped;
+pub(crate) mod grouped;
 pub(crate) mod index;
 pub(crate) mod invariants;
 mod split_body;
