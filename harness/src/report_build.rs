@@ -71,7 +71,7 @@ pub fn scenario_report_on(
     // operations' records are made.
     let ledger: Vec<EffectRecord> = {
         let operations = &obs.scenario.operations;
-        let mut text = Texts::default();
+        let mut statuses = Recent::default();
         std::mem::take(&mut obs.ledger)
             .into_iter()
             .enumerate()
@@ -86,7 +86,7 @@ pub fn scenario_report_on(
                     resource: e.resource,
                     idempotency_key: e.idempotency_key,
                     sim_ms: e.created_at_ms,
-                    status: text.status.get(status_name(e.status)),
+                    status: statuses.get(status_name(e.status)),
                     request_seq: e.request_seq.map(|seq| seq.get()),
                     operation_id: op.map(|op| op.id.clone()),
                 }
@@ -275,16 +275,16 @@ fn effect_args(op: Option<&OperationSpec>, args: &JsonText) -> SharedJson {
     }
 }
 
-/// The fields whose few values repeat across a run's records, each with the
-/// values it said last ([`Recent`]), and a buffer to write a value into
-/// before it is looked up.
+/// The fields whose few values repeat across the journal's records, each
+/// with the values it said last ([`Recent`]), and a buffer to write a value
+/// into before it is looked up. (The ledger's one such field, an effect's
+/// status, has a `Recent` of its own.)
 #[derive(Default)]
 struct Texts {
     target: Recent,
     kind: Recent,
     fate: Recent,
     fault: Recent,
-    status: Recent,
     scratch: String,
 }
 

@@ -136,10 +136,12 @@ pub fn set_give_back_freed(give_back: fn()) -> bool {
     GIVE_BACK_FREED.set(give_back).is_ok()
 }
 
-/// Called on a large run once its fingerprints are freed (at a million
-/// operations some 80 MB that nothing after reuses: other sizes are
-/// allocated next), and once the checks' index is (some 40 MB): without it
-/// both stayed resident under what came next.
+/// Called on a large run once the attribution is built and the fingerprints
+/// left are freed (at a million operations its working tables, some 25 MB
+/// that nothing after reuses: other sizes are allocated next), once the
+/// checks' index is (some 40 MB), and once the ledger's records are made
+/// (`report_build`: the attribution and any effect's own copy of its
+/// arguments): without it each stayed resident under what came next.
 pub(crate) fn give_back_freed() {
     if let Some(give_back) = GIVE_BACK_FREED.get() {
         give_back();

@@ -96,6 +96,15 @@ mod tests {
         assert_eq!(grouped.of(2), &[0, 3]);
         assert_eq!(grouped.of(3), &[] as &[Pos]);
         assert_eq!(grouped.of(NONE as usize), &[] as &[Pos]);
+        assert_eq!(grouped.of(usize::MAX), &[] as &[Pos]);
+        let empty = Grouped::new(&[], 0);
+        assert_eq!(empty.len(), 0);
+        assert_eq!(empty.of(0), &[] as &[Pos]);
+    }
+
+    #[test]
+    fn lists_kept_as_given_and_groups_sorted_in_place() {
+        // An item may be in several lists, in the order each gives.
         let lists: [&[Pos]; 3] = [&[4, 1], &[], &[1]];
         let from_lists = Grouped::from_lists(3, 3, |g| lists[g]);
         assert_eq!(from_lists.len(), 3);
@@ -103,14 +112,10 @@ mod tests {
         assert_eq!(from_lists.of(1), &[] as &[Pos]);
         assert_eq!(from_lists.of(2), &[1]);
         assert_eq!(from_lists.of(3), &[] as &[Pos]);
-        let mut descending = grouped.clone();
+        let mut descending = Grouped::new(&[2, NONE, 0, 2, 0, 7], 3);
         descending.sort_each_by_key(std::cmp::Reverse);
         assert_eq!(descending.of(0), &[4, 2]);
         assert_eq!(descending.of(1), &[] as &[Pos]);
         assert_eq!(descending.of(2), &[3, 0]);
-        assert_eq!(grouped.of(usize::MAX), &[] as &[Pos]);
-        let empty = Grouped::new(&[], 0);
-        assert_eq!(empty.len(), 0);
-        assert_eq!(empty.of(0), &[] as &[Pos]);
     }
 }
