@@ -35,10 +35,8 @@ pub(crate) fn split_body<'a>(
     fingerprint: &'a str,
     key: &mut Vec<u8>,
 ) -> Option<References<'a>> {
-    let mut members = Vec::new();
-    for_each_member(fingerprint, |name, value| members.push((name, value))).ok()?;
     // Canonical already: each value is copied as it is.
-    write_key(resource, members, copy_value, key)
+    write_key(resource, fingerprint, copy_value, key)
 }
 
 /// [`split_body`] of a committed create's body, made again from the effect
@@ -52,9 +50,7 @@ pub(crate) fn split_effect<'a>(
     effect: &'a Effect,
     key: &mut Vec<u8>,
 ) -> Option<References<'a>> {
-    let mut members = Vec::new();
-    for_each_member(effect.args.get(), |name, value| members.push((name, value))).ok()?;
-    let mut references = write_key(resource, members, write_canonical_value, key)?;
+    let mut references = write_key(resource, effect.args.get(), write_canonical_value, key)?;
     if let Some(reference) = effect.client_reference.as_deref() {
         references.client_reference = Some(Cow::Borrowed(reference));
     }
@@ -110,14 +106,17 @@ fn operation_of_metadata(metadata: &str) -> Option<String> {
         .and_then(|m| m.get("operation_id")?.as_str().map(str::to_owned))
 }
 
-/// Writes the key from a body's members (each value through `write`) and
-/// returns the references among them.
+/// Writes the key from the members of the object `object` holds (each
+/// value through `write`) and returns the references among them; `None`
+/// when it is not an object.
 fn write_key<'a>(
     resource: &str,
-    mut members: Vec<(Cow<'a, str>, &'a RawValue)>,
+    object: &'a str,
     mut write: impl FnMut(&RawValue, &mut Vec<u8>) -> bool,
     key: &mut Vec<u8>,
 ) -> Option<References<'a>> {
+    let mut members = Vec::new();
+    for_each_member(object, |name, value| members.push((name, value))).ok()?;
     // In name order, as a map would hold them; of a name given twice, the last.
     members.sort_by(|a, b| a.0.cmp(&b.0));
     key.clear();
