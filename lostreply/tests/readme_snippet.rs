@@ -109,6 +109,10 @@ fn cargo_test(dir: &Path, args: &[&str]) -> Output {
             "CARGO_TARGET_DIR",
             workspace().join("target/readme-snippet"),
         )
+        // The throw-away crate is outside the workspace, so the workspace's
+        // lean profile does not reach it; without this its second crate graph
+        // would carry full debug info (gigabytes of disk) for nothing.
+        .env("CARGO_PROFILE_DEV_DEBUG", "false")
         .args(["test", "--offline", "--test", "lostreply", "--"])
         .args(args)
         .output()
