@@ -8,6 +8,10 @@
 //! thread's, as any thread a server starts does.
 //!
 //! `cargo run --release -p lostreply-bench --example server_cpu -- [ok|drop|reset] [connections] [rounds] [shared]`
+//!
+//! `SERVER_CPU_ONLY=simulator` (or `bare_hyper`, `wiremock`) measures that
+//! server alone, so that a profiler or `strace -f -c` wrapped around the
+//! command sees one server's work and nothing of the others'.
 
 use std::time::Duration;
 
@@ -136,7 +140,11 @@ fn main() -> anyhow::Result<()> {
     } else {
         &[ServerKind::Simulator, ServerKind::BareHyper]
     };
+    let only = std::env::var("SERVER_CPU_ONLY").ok();
     for &kind in kinds {
+        if only.as_deref().is_some_and(|o| o != kind.name()) {
+            continue;
+        }
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let server = std::thread::Builder::new().name("srv".to_owned()).spawn(

@@ -71,9 +71,21 @@ impl Phase {
         match self {
             Phase::Check => &["build", "attribution", "check"],
             Phase::Report => &["build", "report", "json"],
-            Phase::Pipeline => &["build", "pipeline"],
+            Phase::Pipeline => &["build", PIPELINE_STEP],
         }
     }
+}
+
+/// The pipeline phase's measured step (its other one builds the
+/// observation): all a run does after observing, what the targets judge.
+pub const PIPELINE_STEP: &str = "pipeline";
+
+/// The pipeline phase's sizes whose pipeline step finished, with its
+/// figures, in the order `runs` has them (ascending from `measure_all`).
+pub fn finished_pipelines(runs: &[CostRun]) -> impl Iterator<Item = (usize, &StepFigures)> {
+    runs.iter()
+        .filter(|r| r.phase == Phase::Pipeline)
+        .filter_map(|r| r.step(PIPELINE_STEP).map(|s| (r.operations, s)))
 }
 
 /// One step's figures, as a child printed them.
@@ -97,6 +109,17 @@ impl StepFigures {
     /// Memory the step added at its peak.
     pub fn growth_kib(&self) -> u64 {
         self.peak_kib.saturating_sub(self.rss_before_kib)
+    }
+
+    /// The pipeline step's peak of the whole process (`peak_total_kib`), as
+    /// the child reported it.
+    pub fn peak_total_kib(&self) -> Option<u64> {
+        self.extra.get("peak_total_kib").and_then(Value::as_u64)
+    }
+
+    /// A split time of the pipeline step (`check_and_report_ms`, `json_ms`).
+    pub fn split_ms(&self, field: &str) -> Option<f64> {
+        self.extra.get(field).and_then(Value::as_f64)
     }
 
     fn from_line(line: &str) -> Option<StepFigures> {
@@ -298,7 +321,7 @@ fn pipeline_step(
     phase_done("json written");
     let ms = start.elapsed_ms();
     lines.emit(
-        "pipeline",
+        PIPELINE_STEP,
         &start,
         ms,
         json!({"violations": count,

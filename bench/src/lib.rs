@@ -17,7 +17,8 @@
 //!   adapter in process and the Python adapter as processes.
 //! - [`serve_mem`]: resident memory of the `lostreply serve` binary.
 //! - [`procfs`]: memory and machine facts from `/proc`.
-//! - [`figures`]: JSON lines and tables; [`suite`]: the run and its targets.
+//! - [`figures`]: JSON lines and tables; [`suite`]: the run; [`targets`]:
+//!   where every target stands after it.
 #![deny(missing_docs)]
 
 pub mod cases;
@@ -31,6 +32,7 @@ pub mod servers;
 pub mod stats;
 pub mod suite;
 pub mod synthetic;
+pub mod targets;
 
 /// Why a benchmark part could not run.
 #[derive(Debug, thiserror::Error)]

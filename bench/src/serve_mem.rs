@@ -34,6 +34,15 @@ pub struct ServeMemory {
     pub exit_code: Option<i32>,
 }
 
+impl ServeMemory {
+    /// Resident memory above idle per request at a checkpoint: two requests
+    /// per create (the create and its retrieve).
+    pub fn bytes_per_request(&self, at: &Checkpoint) -> f64 {
+        at.memory.rss_kib.saturating_sub(self.idle.rss_kib) as f64 * 1024.0
+            / (2 * at.creates.max(1)) as f64
+    }
+}
+
 /// Resident memory after a number of creates.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Checkpoint {

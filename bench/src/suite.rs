@@ -7,14 +7,15 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::cases::{self, AdapterChoice};
-use crate::cost::{self, CostRun, Ending, Phase, StepFigures};
+use crate::cases::{self, AdapterChoice, CasesTiming};
+use crate::cost::{self, CostRun, Ending, StepFigures};
 use crate::figures::{mib, num, table, Out};
 use crate::load::{run_point, LoadSpec, Path as LoadPath, PointResult};
 use crate::procfs;
 use crate::serve_mem;
 use crate::servers::{Behaviour, RunningServer, ServerKind};
 use crate::stats::growth_exponent;
+use crate::targets::{self, LostPoint, Results};
 
 /// A part of the benchmark, selected with `--only`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -121,29 +122,24 @@ pub async fn run(config: &Config, out: &mut Out<'_>) {
     for part in &config.parts {
         match part {
             Part::Ok => results.ok = ok_path(config, out).await,
-            Part::Drop => lost_path(config, out, Behaviour::DropAfterCommit).await,
-            Part::Reset => lost_path(config, out, Behaviour::ResetAfterCommit).await,
+            Part::Drop => results
+                .lost
+                .extend(lost_path(config, out, Behaviour::DropAfterCommit).await),
+            Part::Reset => results
+                .lost
+                .extend(lost_path(config, out, Behaviour::ResetAfterCommit).await),
             Part::Check => results.cost = cost_growth(config, out).await,
-            Part::Cases => results.cases_in_process_ms = cases_part(config, out).await,
-            Part::Serve => results.serve_idle_kib = serve_part(config, out).await,
+            Part::Cases => results.cases = cases_part(config, out).await,
+            Part::Serve => results.serve = serve_part(config, out).await,
         }
     }
-    targets(config, &results, out);
+    targets::print(&targets::judge(&results, config.cost_budget), out);
     let load = procfs::load_average();
     out.figure("machine_end", json!({"load_avg": load}));
     out.text(&format!(
         "load average at the end: {:.2} {:.2} {:.2}",
         load[0], load[1], load[2]
     ));
-}
-
-#[derive(Debug, Default)]
-struct Results {
-    /// (connections, server) -> point.
-    ok: Vec<(usize, ServerKind, PointResult)>,
-    cost: Vec<CostRun>,
-    cases_in_process_ms: Option<f64>,
-    serve_idle_kib: Option<u64>,
 }
 
 fn spec(config: &Config, connections: usize) -> LoadSpec {
@@ -233,7 +229,7 @@ async fn ok_path(config: &Config, out: &mut Out<'_>) -> Vec<(usize, ServerKind, 
     points
 }
 
-async fn lost_path(config: &Config, out: &mut Out<'_>, behaviour: Behaviour) {
+async fn lost_path(config: &Config, out: &mut Out<'_>, behaviour: Behaviour) -> Vec<LostPoint> {
     let (bench, path, title) = match behaviour {
         Behaviour::DropAfterCommit => (
             "drop_path",
@@ -245,9 +241,9 @@ async fn lost_path(config: &Config, out: &mut Out<'_>, behaviour: Behaviour) {
             LoadPath::Reset,
             "commit then reset (RST): a new connection per POST",
         ),
-        Behaviour::Ok => return,
+        Behaviour::Ok => return Vec::new(),
     };
-    let mut rows = Vec::new();
+    let (mut rows, mut points) = (Vec::new(), Vec::new());
     for &connections in &config.connections {
         for kind in [ServerKind::Simulator, ServerKind::BareHyper] {
             let server = match RunningServer::start(kind, behaviour).await {
@@ -285,6 +281,14 @@ async fn lost_path(config: &Config, out: &mut Out<'_>, behaviour: Behaviour) {
                 effects.map_or("n/a".to_owned(), |e| format!("{e}/{}", p.sent)),
                 p.errors.to_string(),
             ]);
+            points.push(LostPoint {
+                behaviour,
+                connections,
+                server: kind,
+                point: p,
+                effects,
+                fates,
+            });
         }
     }
     out.text(&table(
@@ -302,6 +306,7 @@ async fn lost_path(config: &Config, out: &mut Out<'_>, behaviour: Behaviour) {
         ],
         &rows,
     ));
+    points
 }
 
 async fn cost_growth(config: &Config, out: &mut Out<'_>) -> Vec<CostRun> {
@@ -409,33 +414,21 @@ fn step_note(s: &StepFigures) -> String {
     if let Some(b) = s.extra.get("bytes") {
         parts.push(format!("{b} bytes"));
     }
-    if let Some(kib) = peak_total_kib(s) {
+    if let Some(kib) = s.peak_total_kib() {
         parts.push(format!("peak in all {}", mib(kib)));
     }
     parts.join("; ")
 }
 
-/// The pipeline step's own figures (`peak_total_kib`, the split times), as
-/// the child reported them.
-fn peak_total_kib(s: &StepFigures) -> Option<u64> {
-    s.extra.get("peak_total_kib").and_then(Value::as_u64)
-}
-
 /// A split time of the pipeline step, for a table cell.
 fn split_ms(s: &StepFigures, field: &str) -> String {
-    s.extra
-        .get(field)
-        .and_then(Value::as_f64)
-        .map_or("-".to_owned(), num)
+    s.split_ms(field).map_or("-".to_owned(), num)
 }
 
 /// Where the pipeline's time went, per size: the figure the targets judge,
 /// split as a run spends it.
 fn pipeline_table(runs: &[CostRun]) -> String {
-    let rows: Vec<Vec<String>> = runs
-        .iter()
-        .filter(|r| r.phase == Phase::Pipeline)
-        .filter_map(|r| r.step(PIPELINE_STEP).map(|s| (r.operations, s)))
+    let rows: Vec<Vec<String>> = cost::finished_pipelines(runs)
         .map(|(operations, s)| {
             vec![
                 operations.to_string(),
@@ -443,7 +436,7 @@ fn pipeline_table(runs: &[CostRun]) -> String {
                 split_ms(s, "check_and_report_ms"),
                 split_ms(s, "json_ms"),
                 mib(s.rss_before_kib),
-                peak_total_kib(s).map_or("-".to_owned(), mib),
+                s.peak_total_kib().map_or("-".to_owned(), mib),
             ]
         })
         .collect();
@@ -479,12 +472,12 @@ fn exponent(runs: &[CostRun], run: &CostRun, step: &str) -> String {
     }
 }
 
-async fn cases_part(config: &Config, out: &mut Out<'_>) -> Option<f64> {
+async fn cases_part(config: &Config, out: &mut Out<'_>) -> Vec<(AdapterChoice, CasesTiming)> {
     let selection = match cases::select(config.scenario_dir.as_deref()) {
         Ok(s) => s,
         Err(e) => {
             out.figure("cases", json!({"status": "failed", "error": e.to_string()}));
-            return None;
+            return Vec::new();
         }
     };
     out.text(&format!("cases: {}", selection.note));
@@ -493,10 +486,10 @@ async fn cases_part(config: &Config, out: &mut Out<'_>) -> Option<f64> {
             "cases",
             json!({"status": "skipped", "reason": selection.note}),
         );
-        return None;
+        return Vec::new();
     }
     let mut rows = Vec::new();
-    let mut in_process = None;
+    let mut timings = Vec::new();
     for choice in [
         AdapterChoice::Reference,
         AdapterChoice::Python(config.python_adapter.clone()),
@@ -525,9 +518,7 @@ async fn cases_part(config: &Config, out: &mut Out<'_>) -> Option<f64> {
                         t.verdicts.0, t.verdicts.1, t.verdicts.2, t.verdicts.3
                     ),
                 ]);
-                if matches!(choice, AdapterChoice::Reference) {
-                    in_process = Some(t.median_ms());
-                }
+                timings.push((choice, t));
             }
             Err(e) => {
                 out.figure("cases", json!({"adapter": format!("{choice:?}"), "status": "failed", "error": e.to_string()}));
@@ -550,10 +541,10 @@ async fn cases_part(config: &Config, out: &mut Out<'_>) -> Option<f64> {
         ],
         &rows,
     ));
-    in_process
+    timings
 }
 
-async fn serve_part(config: &Config, out: &mut Out<'_>) -> Option<u64> {
+async fn serve_part(config: &Config, out: &mut Out<'_>) -> Option<serve_mem::ServeMemory> {
     match serve_mem::measure(&config.lostreply_bin, &config.serve_creates).await {
         Ok(m) => {
             let mut rows = vec![vec![
@@ -563,9 +554,7 @@ async fn serve_part(config: &Config, out: &mut Out<'_>) -> Option<u64> {
                 String::new(),
             ]];
             for c in &m.checkpoints {
-                // Two requests per create (the create and its retrieve).
-                let per_request = c.memory.rss_kib.saturating_sub(m.idle.rss_kib) as f64 * 1024.0
-                    / (2 * c.creates) as f64;
+                let per_request = m.bytes_per_request(c);
                 out.figure(
                     "serve_memory",
                     json!({"binary": config.lostreply_bin.display().to_string(), "idle_rss_kib": m.idle.rss_kib,
@@ -588,7 +577,7 @@ async fn serve_part(config: &Config, out: &mut Out<'_>) -> Option<u64> {
                 &["when", "VmRSS", "VmHWM", "B/request above idle"],
                 &rows,
             ));
-            Some(m.idle.rss_kib)
+            Some(m)
         }
         Err(e) => {
             out.figure(
@@ -598,439 +587,5 @@ async fn serve_part(config: &Config, out: &mut Out<'_>) -> Option<u64> {
             out.text(&format!("lostreply serve memory: not measured: {e}"));
             None
         }
-    }
-}
-
-/// One target: its name, what it wants, what was measured, whether it holds.
-struct Target {
-    name: &'static str,
-    want: &'static str,
-    value: Option<f64>,
-    shown: String,
-    met: Option<bool>,
-    note: String,
-}
-
-fn targets(config: &Config, results: &Results, out: &mut Out<'_>) {
-    let ok_rate = |c: usize, k: ServerKind| {
-        results
-            .ok
-            .iter()
-            .find(|(n, s, _)| *n == c && *s == k)
-            .map(|(_, _, p)| p)
-    };
-    let mut list = Vec::new();
-    let sim64 = ok_rate(64, ServerKind::Simulator);
-    let bare64 = ok_rate(64, ServerKind::BareHyper);
-    let wire64 = ok_rate(64, ServerKind::Wiremock);
-    let ratio = sim64
-        .zip(bare64)
-        .map(|(s, b)| s.rate_per_s() / b.rate_per_s());
-    list.push(Target {
-        name: "ok_64_vs_bare",
-        want: "simulator/bare >= 0.7 at 64 conns",
-        value: ratio,
-        shown: ratio.map_or("not measured".to_owned(), num),
-        met: ratio.map(|r| r >= 0.7),
-        note: String::new(),
-    });
-    let over = sim64
-        .zip(wire64)
-        .map(|(s, w)| s.rate_per_s() / w.rate_per_s());
-    list.push(Target {
-        name: "ok_64_vs_wiremock",
-        want: "simulator/wiremock > 1 at 64 conns",
-        value: over,
-        shown: over.map_or("not measured".to_owned(), num),
-        met: over.map(|r| r > 1.0),
-        note: String::new(),
-    });
-    let p99 = ok_rate(16, ServerKind::Simulator).map(|p| f64::from(p.latency.p99_us));
-    list.push(Target {
-        name: "ok_16_p99",
-        want: "p99 < 2000 µs at 16 conns",
-        value: p99,
-        shown: p99.map_or("not measured".to_owned(), |v| format!("{v:.0} µs")),
-        met: p99.map(|v| v < 2000.0),
-        note: String::new(),
-    });
-    let (check_report_time, check_report_memory) = check_targets(config.cost_budget, &results.cost);
-    list.push(check_report_time);
-    list.push(check_report_memory);
-    let cases = results.cases_in_process_ms;
-    list.push(Target {
-        name: "cases_in_process",
-        want: "median < 2000 ms",
-        value: cases,
-        shown: cases.map_or("not measured".to_owned(), |v| format!("{v:.0} ms")),
-        met: cases.map(|v| v < 2000.0),
-        note: String::new(),
-    });
-    let idle = results.serve_idle_kib;
-    list.push(Target {
-        name: "serve_idle_rss",
-        want: "< 20 MiB",
-        value: idle.map(|k| k as f64 / 1024.0),
-        shown: idle.map_or("not measured".to_owned(), mib),
-        met: idle.map(|k| k < 20 * 1024),
-        note: String::new(),
-    });
-    let mut rows = Vec::new();
-    for t in &list {
-        out.figure("target", json!({"target": t.name, "want": t.want, "value": t.value, "met": t.met, "note": t.note}));
-        let verdict = match t.met {
-            Some(true) => "met",
-            Some(false) => "MISSED",
-            None => "not measured",
-        };
-        rows.push(vec![
-            t.name.to_owned(),
-            t.want.to_owned(),
-            t.shown.clone(),
-            verdict.to_owned(),
-            t.note.clone(),
-        ]);
-    }
-    out.text(&table(
-        "targets",
-        &["target", "want", "measured", "verdict", "note"],
-        &rows,
-    ));
-}
-
-/// The size the checking targets are stated for.
-const MILLION: usize = 1_000_000;
-/// The pipeline phase's measured step (its other one builds the observation).
-const PIPELINE_STEP: &str = "pipeline";
-const TIME_TARGET: &str = "check_report_1m_time";
-const TIME_WANT: &str = "checking and reporting 1M ops < 5 s";
-const TIME_LIMIT_MS: f64 = 5000.0;
-const MEMORY_TARGET: &str = "check_report_1m_memory";
-const MEMORY_WANT: &str = "< 1 GiB in all, observation included";
-const MEMORY_LIMIT_KIB: u64 = 1024 * 1024;
-
-/// Issue 12's "checking and reporting 1M operations < 5 s and < 1 GiB in
-/// all, the observation included", judged on the pipeline phase: the wall
-/// time of its `pipeline` step (all a run does after observing), and the
-/// child's peak resident size since it started (the observation built,
-/// checked, reported and written). When 1M did not finish, the notes say how
-/// far it got and extrapolate from the largest sizes that did.
-fn check_targets(budget: Duration, runs: &[CostRun]) -> (Target, Target) {
-    let pipeline: Vec<&CostRun> = runs.iter().filter(|r| r.phase == Phase::Pipeline).collect();
-    let finished: Vec<(usize, &StepFigures)> = pipeline
-        .iter()
-        .filter_map(|r| r.step(PIPELINE_STEP).map(|s| (r.operations, s)))
-        .collect();
-    if let Some((_, s)) = finished.iter().find(|(n, _)| *n == MILLION) {
-        return (time_measured(s), memory_measured(s));
-    }
-    let killed = pipeline
-        .iter()
-        .copied()
-        .find(|r| matches!(r.ending, Ending::TimedOut { .. }) && r.step(PIPELINE_STEP).is_none());
-    (
-        time_unfinished(budget, &finished, killed),
-        memory_unfinished(&finished, killed),
-    )
-}
-
-/// The time target from a finished 1M pipeline, its split in the note.
-fn time_measured(s: &StepFigures) -> Target {
-    Target {
-        name: TIME_TARGET,
-        want: TIME_WANT,
-        value: Some(s.ms / 1000.0),
-        shown: format!("{:.2} s", s.ms / 1000.0),
-        met: Some(s.ms < TIME_LIMIT_MS),
-        note: format!(
-            "ms: check and report {}, json {}",
-            split_ms(s, "check_and_report_ms"),
-            split_ms(s, "json_ms")
-        ),
-    }
-}
-
-/// The memory target from a finished 1M pipeline (in MiB).
-fn memory_measured(s: &StepFigures) -> Target {
-    let Some(total) = peak_total_kib(s) else {
-        return memory_target(
-            None,
-            "not measured".to_owned(),
-            None,
-            "the child did not report peak_total_kib".to_owned(),
-        );
-    };
-    memory_target(
-        Some(total as f64 / 1024.0),
-        mib(total),
-        Some(total < MEMORY_LIMIT_KIB),
-        format!(
-            "resident before checking (the observation): {}",
-            mib(s.rss_before_kib)
-        ),
-    )
-}
-
-fn memory_target(value: Option<f64>, shown: String, met: Option<bool>, note: String) -> Target {
-    Target {
-        name: MEMORY_TARGET,
-        want: MEMORY_WANT,
-        value,
-        shown,
-        met,
-        note,
-    }
-}
-
-/// The time target when 1M did not finish: how far the pipeline got, and an
-/// estimate from the two largest sizes that finished. Missed only when the
-/// killed pipeline step had itself run past the limit (a child killed while
-/// still building its observation says nothing of the checking).
-fn time_unfinished(
-    budget: Duration,
-    finished: &[(usize, &StepFigures)],
-    killed: Option<&CostRun>,
-) -> Target {
-    // The step the budget ran out in: the first one the child did not report.
-    let killed_in = killed
-        .and_then(|r| r.phase.steps().get(r.steps.len()).copied())
-        .unwrap_or("?");
-    let budget_s = budget.as_secs();
-    let mut note = match (finished.last(), killed) {
-        (Some((n, s)), Some(k)) => format!(
-            "largest checked and reported: {n} ops in {} ms; {} ops killed at the {budget_s} s budget, in {killed_in}",
-            num(s.ms),
-            k.operations
-        ),
-        (Some((n, s)), None) => format!(
-            "1M not in --sizes; largest checked and reported: {n} ops in {} ms",
-            num(s.ms)
-        ),
-        (None, Some(k)) => format!(
-            "{} ops killed at the {budget_s} s budget, in {killed_in}",
-            k.operations
-        ),
-        (None, None) => "not measured".to_owned(),
-    };
-    if let [.., (n1, s1), (n2, s2)] = finished {
-        if let Some(k) = growth_exponent(*n1 as u64, s1.ms, *n2 as u64, s2.ms) {
-            let estimate_s = s2.ms / 1000.0 * (MILLION as f64 / *n2 as f64).powf(k);
-            note.push_str(&format!("; t ∝ n^{k:.2} → 1M ≈ {} s", num(estimate_s)));
-        }
-    }
-    let ran_ms = killed.and_then(|r| pipeline_ran_at_least_ms(r, budget));
-    if let Some(ms) = ran_ms {
-        note.push_str(&format!("; its pipeline step ran at least {} ms", num(ms)));
-    }
-    Target {
-        name: TIME_TARGET,
-        want: TIME_WANT,
-        value: None,
-        shown: unfinished_shown(finished, killed),
-        met: ran_ms.and_then(|ms| (ms >= TIME_LIMIT_MS).then_some(false)),
-        note,
-    }
-}
-
-/// The memory target when 1M did not finish: missed if the killed child (of
-/// 1M or fewer operations) had already passed the limit, else unknown; the
-/// largest finished size is named, and the two largest give a straight line
-/// to 1M (a line with its intercept: the process's fixed part does not grow).
-fn memory_unfinished(finished: &[(usize, &StepFigures)], killed: Option<&CostRun>) -> Target {
-    let totals: Vec<(usize, u64)> = finished
-        .iter()
-        .filter_map(|(n, s)| peak_total_kib(s).map(|t| (*n, t)))
-        .collect();
-    let mut note = match killed {
-        Some(_) => "1M did not finish: peak unknown".to_owned(),
-        None => "1M not in --sizes".to_owned(),
-    };
-    if let Some((n, total)) = totals.last() {
-        note.push_str(&format!("; largest: {n} ops, {} in all", mib(*total)));
-    }
-    if let Some((n1, n2, estimate_kib)) = line_to_million_kib(&totals) {
-        note.push_str(&format!(
-            "; a line through {n1} and {n2} ops → 1M ≈ {}",
-            mib(estimate_kib)
-        ));
-    }
-    memory_verdict(note, finished, killed)
-}
-
-/// The peak at 1M on the straight line through the two largest sizes (with
-/// its intercept, so the process's fixed part is not multiplied), and those
-/// sizes. None with fewer than two, or sizes not ascending (`measure_all`
-/// sorts them; anything else gives no line).
-fn line_to_million_kib(totals: &[(usize, u64)]) -> Option<(usize, usize, u64)> {
-    let [.., (n1, t1), (n2, t2)] = *totals else {
-        return None;
-    };
-    if n2 <= n1 {
-        return None;
-    }
-    let per_op_kib = (t2 as f64 - t1 as f64) / (n2 as f64 - n1 as f64);
-    let estimate_kib = t2 as f64 + per_op_kib * (MILLION as f64 - n2 as f64);
-    Some((n1, n2, estimate_kib.max(0.0) as u64))
-}
-
-/// The memory verdict when 1M did not finish, `note` already written.
-fn memory_verdict(
-    note: String,
-    finished: &[(usize, &StepFigures)],
-    killed: Option<&CostRun>,
-) -> Target {
-    // Each step's peak is at most the process's: a lower bound on the total.
-    let at_least = killed
-        .filter(|r| r.operations <= MILLION)
-        .and_then(|r| {
-            r.steps
-                .iter()
-                .map(|s| s.peak_kib)
-                .max()
-                .map(|kib| (r.operations, kib))
-        })
-        .filter(|(_, kib)| *kib >= MEMORY_LIMIT_KIB);
-    match at_least {
-        Some((n, kib)) => memory_target(
-            None,
-            format!("≥ {}", mib(kib)),
-            Some(false),
-            format!("{n} ops killed, past the limit already: {note}"),
-        ),
-        None => memory_target(None, unfinished_shown(finished, killed), None, note),
-    }
-}
-
-/// How long a killed child's pipeline step had run: the budget less the
-/// build it reported (an upper bound on its start, so this is a lower bound).
-fn pipeline_ran_at_least_ms(run: &CostRun, budget: Duration) -> Option<f64> {
-    if run.step(PIPELINE_STEP).is_some() {
-        return None;
-    }
-    let build = run.step("build")?;
-    Some((budget.as_secs_f64() * 1000.0 - build.ms).max(0.0))
-}
-
-fn unfinished_shown(finished: &[(usize, &StepFigures)], killed: Option<&CostRun>) -> String {
-    match (killed, finished.is_empty()) {
-        (Some(_), _) => "did not finish".to_owned(),
-        (None, false) => "1M not run".to_owned(),
-        (None, true) => "not measured".to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-
-    fn step(name: &str, ms: f64, peak_kib: u64, extra: Value) -> StepFigures {
-        let Value::Object(extra) = extra else {
-            panic!("extra must be an object");
-        };
-        StepFigures {
-            step: name.to_owned(),
-            ms,
-            rss_before_kib: 0,
-            peak_kib,
-            peak_reset: true,
-            extra,
-        }
-    }
-
-    fn pipeline_run(operations: usize, steps: Vec<StepFigures>, ending: Ending) -> CostRun {
-        CostRun {
-            phase: Phase::Pipeline,
-            operations,
-            steps,
-            ending,
-        }
-    }
-
-    const GIB_KIB: u64 = 1024 * 1024;
-
-    #[test]
-    fn a_finished_million_is_judged_on_the_pipeline_step_and_the_peak_in_all() {
-        // The step's own peak is small; the process's, observation included, is not.
-        let runs = [pipeline_run(
-            MILLION,
-            vec![
-                step("build", 9000.0, 3 * GIB_KIB, json!({})),
-                step(
-                    PIPELINE_STEP,
-                    4000.0,
-                    GIB_KIB / 2,
-                    json!({"peak_total_kib": 3 * GIB_KIB}),
-                ),
-            ],
-            Ending::Completed,
-        )];
-        let (time, memory) = check_targets(Duration::from_secs(60), &runs);
-        assert_eq!((time.name, time.met), (TIME_TARGET, Some(true)));
-        assert_eq!((memory.name, memory.met), (MEMORY_TARGET, Some(false)));
-        assert_eq!(memory.value, Some(3.0 * 1024.0));
-    }
-
-    #[test]
-    fn a_million_killed_while_building_misses_memory_but_not_time() {
-        let runs = [
-            pipeline_run(
-                1000,
-                vec![
-                    step("build", 10.0, 1024, json!({})),
-                    step(PIPELINE_STEP, 10.0, 1024, json!({"peak_total_kib": 2048})),
-                ],
-                Ending::Completed,
-            ),
-            pipeline_run(
-                MILLION,
-                vec![],
-                Ending::TimedOut {
-                    budget: Duration::from_secs(25),
-                },
-            ),
-        ];
-        let (time, memory) = check_targets(Duration::from_secs(25), &runs);
-        // Nothing of the checking ran: the time is unknown, not missed.
-        assert_eq!(time.met, None);
-        assert!(time.note.contains("in build"), "{}", time.note);
-        assert_eq!(memory.met, None);
-
-        // Killed in the pipeline step, 20 s after a 5 s build, past 1 GiB already.
-        let runs = [pipeline_run(
-            MILLION,
-            vec![step("build", 5000.0, 2 * GIB_KIB, json!({}))],
-            Ending::TimedOut {
-                budget: Duration::from_secs(25),
-            },
-        )];
-        let (time, memory) = check_targets(Duration::from_secs(25), &runs);
-        assert_eq!(time.met, Some(false));
-        assert_eq!(memory.met, Some(false));
-    }
-
-    #[test]
-    fn the_memory_line_keeps_the_fixed_part_fixed() {
-        // 10 MiB fixed, 1 KiB per operation.
-        let totals = [(1000, 10 * 1024 + 1000), (2000, 10 * 1024 + 2000)];
-        assert_eq!(
-            line_to_million_kib(&totals),
-            Some((1000, 2000, 10 * 1024 + 1_000_000))
-        );
-        assert_eq!(line_to_million_kib(&totals[..1]), None);
-        assert_eq!(line_to_million_kib(&[(2000, 5), (1000, 4)]), None);
-    }
-
-    #[test]
-    fn other_phases_do_not_count_for_the_targets() {
-        let runs = [CostRun {
-            phase: Phase::Check,
-            operations: MILLION,
-            steps: vec![step("check", 1.0, 1, json!({}))],
-            ending: Ending::Completed,
-        }];
-        let (time, memory) = check_targets(Duration::from_secs(25), &runs);
-        assert_eq!((time.met, memory.met), (None, None));
-        assert_eq!(time.shown, "not measured");
     }
 }
