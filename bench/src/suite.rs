@@ -15,7 +15,7 @@ use crate::procfs;
 use crate::serve_mem;
 use crate::servers::{Behaviour, RunningServer, ServerKind};
 use crate::stats::growth_exponent;
-use crate::targets::{self, LostPoint, Results};
+use crate::targets::{self, split_cell, LostPoint, Results};
 
 /// A part of the benchmark, selected with `--only`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -420,11 +420,6 @@ fn step_note(s: &StepFigures) -> String {
     parts.join("; ")
 }
 
-/// A split time of the pipeline step, for a table cell.
-fn split_ms(s: &StepFigures, field: &str) -> String {
-    s.split_ms(field).map_or("-".to_owned(), num)
-}
-
 /// Where the pipeline's time went, per size: the figure the targets judge,
 /// split as a run spends it.
 fn pipeline_table(runs: &[CostRun]) -> String {
@@ -433,8 +428,8 @@ fn pipeline_table(runs: &[CostRun]) -> String {
             vec![
                 operations.to_string(),
                 num(s.ms),
-                split_ms(s, "check_and_report_ms"),
-                split_ms(s, "json_ms"),
+                split_cell(s, "check_and_report_ms"),
+                split_cell(s, "json_ms"),
                 mib(s.rss_before_kib),
                 s.peak_total_kib().map_or("-".to_owned(), mib),
             ]

@@ -403,8 +403,8 @@ fn serve_targets(serve: Option<&ServeMemory>) -> Vec<Target> {
     vec![idle, per_request, keeps_serving]
 }
 
-/// A split time of the pipeline step, for the note.
-fn split_cell(s: &StepFigures, field: &str) -> String {
+/// A split time of the pipeline step, for a table cell or a note.
+pub(crate) fn split_cell(s: &StepFigures, field: &str) -> String {
     s.split_ms(field).map_or("-".to_owned(), num)
 }
 
