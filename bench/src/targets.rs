@@ -77,14 +77,30 @@ impl Target {
         }
     }
 
-    /// A ratio that must be at least (or, `strictly`, more than) `floor`.
-    fn ratio(mut self, ratio: Option<f64>, floor: f64, strictly: bool) -> Target {
-        if let Some(r) = ratio {
-            self.value = Some(r);
-            self.shown = num(r);
-            self.met = Some(if strictly { r > floor } else { r >= floor });
-        }
+    /// What was measured, as the table shows it, and the verdict (`None`:
+    /// measured but not judged).
+    fn measured(mut self, value: f64, shown: String, met: Option<bool>) -> Target {
+        self.value = Some(value);
+        self.shown = shown;
+        self.met = met;
         self
+    }
+
+    fn noted(mut self, note: String) -> Target {
+        self.note = note;
+        self
+    }
+
+    /// A ratio that must be at least (or, `strictly`, more than) `floor`.
+    fn ratio(self, ratio: Option<f64>, floor: f64, strictly: bool) -> Target {
+        match ratio {
+            Some(r) => self.measured(
+                r,
+                num(r),
+                Some(if strictly { r > floor } else { r >= floor }),
+            ),
+            None => self,
+        }
     }
 }
 
@@ -177,17 +193,19 @@ fn ok_targets(ok: &[(usize, ServerKind, PointResult)]) -> Vec<Target> {
             .ratio(over(c, ServerKind::Wiremock), 1.0, true),
         );
     }
-    let mut p99 = Target::new("ok_16_p99", "p99 < 2000 µs at 16 conns");
-    if let Some((_, _, p)) = ok
-        .iter()
-        .find(|(n, s, _)| *n == 16 && *s == ServerKind::Simulator)
-    {
-        let v = f64::from(p.latency.p99_us);
-        p99.value = Some(v);
-        p99.shown = format!("{v:.0} µs");
-        p99.met = Some(v < 2000.0);
-    }
-    list.push(p99);
+    let p99 = Target::new("ok_16_p99", "p99 < 2000 µs at 16 conns");
+    list.push(
+        match ok
+            .iter()
+            .find(|(n, s, _)| *n == 16 && *s == ServerKind::Simulator)
+        {
+            Some((_, _, p)) => {
+                let v = f64::from(p.latency.p99_us);
+                p99.measured(v, format!("{v:.0} µs"), Some(v < 2000.0))
+            }
+            None => p99,
+        },
+    );
     list
 }
 
@@ -223,22 +241,25 @@ fn lost_targets(lost: &[LostPoint]) -> Vec<Target> {
         .iter()
         .filter(|p| p.server == ServerKind::Simulator)
         .collect();
-    let mut exact = Target::new(
+    let exact = Target::new(
         "faults_exact",
         "every drop/reset point: effects = sent, only the planned FIN or RST seen, journal agrees, no errors",
     );
-    if !simulated.is_empty() {
+    if simulated.is_empty() {
+        list.push(exact);
+    } else {
         let wrong: Vec<String> = simulated.iter().filter_map(|p| inexact(p)).collect();
-        exact.value = Some(wrong.len() as f64);
-        exact.shown = format!(
+        let shown = format!(
             "{} of {} points exact",
             simulated.len() - wrong.len(),
             simulated.len()
         );
-        exact.met = Some(wrong.is_empty());
-        exact.note = wrong.join("; ");
+        list.push(
+            exact
+                .measured(wrong.len() as f64, shown, Some(wrong.is_empty()))
+                .noted(wrong.join("; ")),
+        );
     }
-    list.push(exact);
     list
 }
 
@@ -291,19 +312,19 @@ fn inexact(p: &LostPoint) -> Option<String> {
 /// sizes that finished.
 fn exponent_target(runs: &[CostRun]) -> Target {
     let finished: Vec<(usize, &StepFigures)> = finished_pipelines(runs).collect();
-    let mut target = Target::new(
+    let target = Target::new(
         "check_report_exponent",
         format!("t ∝ n^k, k <= {MAX_EXPONENT} between the two largest sizes"),
     );
-    if let [.., (n1, s1), (n2, s2)] = finished[..] {
-        if let Some(k) = growth_exponent(n1 as u64, s1.ms, n2 as u64, s2.ms) {
-            target.value = Some(k);
-            target.shown = format!("{k:.2}");
-            target.met = Some(k <= MAX_EXPONENT);
-            target.note = format!("{n1} → {n2} ops");
-        }
+    let [.., (n1, s1), (n2, s2)] = finished[..] else {
+        return target;
+    };
+    match growth_exponent(n1 as u64, s1.ms, n2 as u64, s2.ms) {
+        Some(k) => target
+            .measured(k, format!("{k:.2}"), Some(k <= MAX_EXPONENT))
+            .noted(format!("{n1} → {n2} ops")),
+        None => target,
     }
-    target
 }
 
 /// The in-process reference's median (the earlier "< 2 s" target), and the
@@ -318,9 +339,7 @@ fn cases_targets(cases: &[(AdapterChoice, CasesTiming)]) -> Vec<Target> {
     let mut in_process = Target::new("cases_in_process", "median < 2000 ms");
     if let Some(r) = reference {
         let ms = r.median_ms();
-        in_process.value = Some(ms);
-        in_process.shown = format!("{ms:.0} ms");
-        in_process.met = Some(ms < 2000.0);
+        in_process = in_process.measured(ms, format!("{ms:.0} ms"), Some(ms < 2000.0));
     }
     let mut python = Target::new(
         "cases_python_persistent",
@@ -329,9 +348,7 @@ fn cases_targets(cases: &[(AdapterChoice, CasesTiming)]) -> Vec<Target> {
     if let Some((r, p)) = reference.zip(persistent) {
         let factor = p.median_ms() / r.median_ms();
         let same = p.verdicts == r.verdicts;
-        python.value = Some(factor);
-        python.shown = format!("{factor:.2}x");
-        python.met = Some(factor <= PERSISTENT_FACTOR && same);
+        let met = Some(factor <= PERSISTENT_FACTOR && same);
         let mut note = format!(
             "{} / {} ms; verdicts {}",
             num(p.median_ms()),
@@ -348,7 +365,9 @@ fn cases_targets(cases: &[(AdapterChoice, CasesTiming)]) -> Vec<Target> {
                 c.median_ms() / r.median_ms()
             ));
         }
-        python.note = note;
+        python = python
+            .measured(factor, format!("{factor:.2}x"), met)
+            .noted(note);
     }
     vec![in_process, python]
 }
@@ -357,49 +376,62 @@ fn cases_targets(cases: &[(AdapterChoice, CasesTiming)]) -> Vec<Target> {
 /// checkpoint (the whole process above idle: journal and ledger, and what the
 /// allocator keeps around them), and whether it kept answering throughout.
 fn serve_targets(serve: Option<&ServeMemory>) -> Vec<Target> {
-    let mut idle = Target::new("serve_idle_rss", "< 20 MiB");
-    let mut per_request = Target::new(
+    let idle = Target::new("serve_idle_rss", "< 20 MiB");
+    let per_request = Target::new(
         "serve_bytes_per_request",
         format!("<= {SERVE_BYTES_PER_REQUEST:.0} B per request (RSS above idle) at the largest checkpoint"),
     );
-    let mut keeps_serving =
-        Target::new("serve_keeps_serving", "no failed request at any checkpoint");
-    if let Some(m) = serve {
-        idle.value = Some(m.idle.rss_kib as f64 / 1024.0);
-        idle.shown = mib(m.idle.rss_kib);
-        idle.met = Some(m.idle.rss_kib < 20 * 1024);
-        if let Some(last) = m.checkpoints.last() {
-            let bytes = |c| m.bytes_per_request(c);
-            let b = bytes(last);
-            per_request.value = Some(b);
-            per_request.shown = format!("{b:.0} B");
-            // Below that, what any process grows by first (allocator arenas,
-            // the journal's first blocks) is most of the figure.
-            per_request.met =
-                (last.creates >= SERVE_JUDGED_FROM).then_some(b <= SERVE_BYTES_PER_REQUEST);
-            per_request.note = m
-                .checkpoints
-                .iter()
-                .map(|c| format!("{} B after {} creates", num(bytes(c)), c.creates))
-                .collect::<Vec<_>>()
-                .join(", ");
-            if last.creates < SERVE_JUDGED_FROM {
-                per_request
-                    .note
-                    .push_str(&format!("; judged from {SERVE_JUDGED_FROM} creates up"));
-            }
-            let errors: u64 = m.checkpoints.iter().map(|c| c.load.errors).sum();
-            let sent: u64 = m.checkpoints.iter().map(|c| c.load.sent).sum();
-            keeps_serving.value = Some(errors as f64);
-            keeps_serving.shown = format!("{errors} failed of {sent}");
-            keeps_serving.met = Some(errors == 0);
-            keeps_serving.note = m
-                .checkpoints
-                .iter()
-                .find_map(|c| c.load.first_error.clone())
-                .map_or(String::new(), |e| format!("first: {e}"));
-        }
+    let keeps_serving = Target::new("serve_keeps_serving", "no failed request at any checkpoint");
+    let Some(m) = serve else {
+        return vec![idle, per_request, keeps_serving];
+    };
+    let idle = idle.measured(
+        m.idle.rss_kib as f64 / 1024.0,
+        mib(m.idle.rss_kib),
+        Some(m.idle.rss_kib < 20 * 1024),
+    );
+    let Some(last) = m.checkpoints.last() else {
+        return vec![idle, per_request, keeps_serving];
+    };
+    let b = m.bytes_per_request(last);
+    let mut note = m
+        .checkpoints
+        .iter()
+        .map(|c| {
+            format!(
+                "{} B after {} creates",
+                num(m.bytes_per_request(c)),
+                c.creates
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    // Below that, what any process grows by first (allocator arenas, the
+    // journal's first blocks) is most of the figure.
+    let judged = last.creates >= SERVE_JUDGED_FROM;
+    if !judged {
+        note.push_str(&format!("; judged from {SERVE_JUDGED_FROM} creates up"));
     }
+    let per_request = per_request
+        .measured(
+            b,
+            format!("{b:.0} B"),
+            judged.then_some(b <= SERVE_BYTES_PER_REQUEST),
+        )
+        .noted(note);
+    let errors: u64 = m.checkpoints.iter().map(|c| c.load.errors).sum();
+    let sent: u64 = m.checkpoints.iter().map(|c| c.load.sent).sum();
+    let first_error = m
+        .checkpoints
+        .iter()
+        .find_map(|c| c.load.first_error.as_deref());
+    let keeps_serving = keeps_serving
+        .measured(
+            errors as f64,
+            format!("{errors} failed of {sent}"),
+            Some(errors == 0),
+        )
+        .noted(first_error.map_or(String::new(), |e| format!("first: {e}")));
     vec![idle, per_request, keeps_serving]
 }
 
@@ -441,18 +473,17 @@ fn check_targets(budget: Duration, runs: &[CostRun]) -> (Target, Target) {
 
 /// The time target from a finished 1M pipeline, its split in the note.
 fn time_measured(s: &StepFigures) -> Target {
-    Target {
-        name: TIME_TARGET.to_owned(),
-        want: TIME_WANT.to_owned(),
-        value: Some(s.ms / 1000.0),
-        shown: format!("{:.2} s", s.ms / 1000.0),
-        met: Some(s.ms < TIME_LIMIT_MS),
-        note: format!(
+    Target::new(TIME_TARGET, TIME_WANT)
+        .measured(
+            s.ms / 1000.0,
+            format!("{:.2} s", s.ms / 1000.0),
+            Some(s.ms < TIME_LIMIT_MS),
+        )
+        .noted(format!(
             "ms: check and report {}, json {}",
             split_cell(s, "check_and_report_ms"),
             split_cell(s, "json_ms")
-        ),
-    }
+        ))
 }
 
 /// The memory target from a finished 1M pipeline (in MiB).
