@@ -130,7 +130,12 @@ async fn sign_event(
     let state = shared.state();
     match state.store.event(&id) {
         Some(event) => {
-            let delivery = webhook::delivery(key, event, state.now_ms);
+            let delivery = webhook::delivery(
+                shared.plan.profile.webhooks.scheme,
+                key,
+                event,
+                state.now_ms,
+            );
             Json(json!({"headers": delivery.headers, "body": delivery.body})).into_response()
         }
         None => control_error(

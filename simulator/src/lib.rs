@@ -42,6 +42,7 @@ mod json_text;
 pub mod mcp;
 pub mod names;
 pub mod plan;
+pub mod profile;
 mod provider;
 mod query;
 pub mod record;
@@ -74,6 +75,7 @@ pub use idempotency::MAX_KEY_BYTES;
 pub use journal::{DroppedSummary, MAX_JOURNAL_ENTRIES};
 pub use json_text::JsonText;
 pub use plan::*;
+pub use profile::Profile;
 pub use provider::{
     BODY_READ_TIMEOUT, DEFAULT_LIST_LIMIT, DRAIN_LIMIT_BYTES, MAX_CLIENT_REFERENCE_BYTES,
     MAX_PAGE_OBJECTS,
@@ -301,7 +303,23 @@ impl Simulator {
     /// Signs a delivery of `event` at the current clock; `None` without webhooks.
     pub fn sign(&self, event: &Event) -> Option<Delivery> {
         let key = self.shared.webhook_key.as_ref()?;
-        Some(webhook::delivery(key, event, self.now_ms()))
+        let scheme = self.shared.plan.profile.webhooks.scheme;
+        Some(webhook::delivery(scheme, key, event, self.now_ms()))
+    }
+
+    /// A forged delivery of `event`: signed at the current clock in the
+    /// profile's scheme, but with `wrong_secret` instead of the provider's
+    /// (`None` without webhooks, or when `wrong_secret` cannot key the scheme).
+    pub fn forge(&self, event: &Event, wrong_secret: &str) -> Option<Delivery> {
+        self.shared.webhook_key.as_ref()?;
+        let scheme = self.shared.plan.profile.webhooks.scheme;
+        let key = webhook::signing_key(scheme, wrong_secret).ok()?;
+        Some(webhook::delivery(scheme, &key, event, self.now_ms()))
+    }
+
+    /// The wire the provider speaks.
+    pub fn profile(&self) -> &Profile {
+        &self.shared.plan.profile
     }
 
     /// Waits until request `seq` (a journal position) has ended: its response was

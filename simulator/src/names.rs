@@ -73,9 +73,22 @@ pub(crate) fn object_id(resource: &str, rng: &mut ChaCha20Rng) -> SharedStr {
     })
 }
 
+/// A new object id of a declared collection: its prefix as the profile
+/// writes it (`cus_`, `chatcmpl-`) and 24 random alphanumerics.
+pub(crate) fn prefixed_id(prefix: &str, rng: &mut ChaCha20Rng) -> SharedStr {
+    crate::scratch::shared_text(|id| {
+        id.push_str(prefix);
+        push_random_chars(rng, id);
+    })
+}
+
 fn push_random_tail(rng: &mut ChaCha20Rng, id: &mut String) {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     id.push('_');
+    push_random_chars(rng, id);
+}
+
+fn push_random_chars(rng: &mut ChaCha20Rng, id: &mut String) {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     for _ in 0..ID_RANDOM_CHARS {
         let index = rng.random_range(0..ALPHABET.len());
         id.push(char::from(ALPHABET[index]));

@@ -2,7 +2,10 @@
 //! `lostreply serve` builds one from its flags. Nothing here knows YAML.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::time::Duration;
+
+use crate::profile::Profile;
 
 /// Everything a simulator run needs: tenants, the provider's shape and its faults.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,6 +35,9 @@ pub struct Plan {
     /// `Some`: the MCP endpoint `/mcp` is served on the same listener, its paid
     /// tools committing into the same ledger. `None`: `/mcp` answers 404.
     pub mcp: Option<crate::mcp::McpPlan>,
+    /// The wire the provider speaks (docs/profiles.md): the generic API by
+    /// default. Shared, as every request reads it.
+    pub profile: Arc<Profile>,
 }
 
 impl Default for Plan {
@@ -50,6 +56,7 @@ impl Default for Plan {
             seed: 0,
             limits: Limits::default(),
             mcp: None,
+            profile: Arc::new(Profile::generic()),
         }
     }
 }

@@ -11,20 +11,29 @@ pub(crate) fn names(raw: Option<&str>) -> Vec<String> {
 
 /// Decodes `application/x-www-form-urlencoded` pairs; a name may appear once.
 pub(crate) fn parse(raw: Option<&str>) -> Result<Vec<(String, String)>, String> {
+    let pairs = parse_all(raw)?;
+    for (index, (name, _)) in pairs.iter().enumerate() {
+        if pairs[..index].iter().any(|(seen, _)| seen == name) {
+            return Err(format!("query parameter `{name}` appears more than once"));
+        }
+    }
+    Ok(pairs)
+}
+
+/// Decodes `application/x-www-form-urlencoded` pairs, repeated names kept
+/// (`expand[]=a&expand[]=b`).
+pub(crate) fn parse_all(raw: Option<&str>) -> Result<Vec<(String, String)>, String> {
     let mut pairs: Vec<(String, String)> = Vec::new();
     for pair in raw.unwrap_or("").split('&').filter(|pair| !pair.is_empty()) {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
         let name = decode(name)?;
         let value = decode(value).map_err(|e| format!("query parameter `{name}`: {e}"))?;
-        if pairs.iter().any(|(seen, _)| *seen == name) {
-            return Err(format!("query parameter `{name}` appears more than once"));
-        }
         pairs.push((name, value));
     }
     Ok(pairs)
 }
 
-fn decode(text: &str) -> Result<String, String> {
+pub(crate) fn decode(text: &str) -> Result<String, String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut index = 0;

@@ -1,8 +1,15 @@
 //! Response bodies of the provider API: errors, problem details, objects.
+//!
+//! Every error is made here, in the profile's envelope: the generic
+//! profile's bodies are written as docs/provider-api.md shows them; a
+//! declared profile's come from its template (`profile::render`).
 
 use bytes::Bytes;
-use http::HeaderValue;
+use http::{HeaderName, HeaderValue};
 use serde_json::{json, Value};
+
+use crate::profile::render::{shaped_error, with_retry_hint};
+use crate::profile::{ErrorKind, ErrorShape, Errors, Profile};
 
 /// `Content-Type` of ordinary answers.
 pub(crate) const JSON: &str = "application/json";
@@ -17,7 +24,7 @@ pub(crate) struct Prepared {
     pub body: Bytes,
     /// Extra headers (`Location`, `Retry-After`, `Idempotent-Replayed`, ...),
     /// as they go out (a `Location` made once is shared by its replays).
-    pub headers: Vec<(&'static str, HeaderValue)>,
+    pub headers: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl Prepared {
@@ -50,8 +57,37 @@ impl Prepared {
     }
 
     pub(crate) fn with_header_value(mut self, name: &'static str, value: HeaderValue) -> Prepared {
-        self.headers.push((name, value));
+        self.headers.push((HeaderName::from_static(name), value));
         self
+    }
+
+    /// Adds a header whose name a profile gives (checked when the profile
+    /// was read); a name or value no header may hold is left out.
+    pub(crate) fn with_header_owned(mut self, name: &str, value: &str) -> Prepared {
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            self.headers.push((name, value));
+        }
+        self
+    }
+}
+
+/// The profile's error envelope, where it declares one.
+fn shaped(profile: &Profile) -> Option<&ErrorShape> {
+    match &profile.errors {
+        Errors::Generic => None,
+        Errors::Shaped(shape) => Some(shape),
+    }
+}
+
+/// An error with a message, in the profile's envelope; the generic
+/// profile's type names the kind.
+pub(crate) fn failure(profile: &Profile, status: u16, kind: ErrorKind, message: &str) -> Prepared {
+    match shaped(profile) {
+        Some(shape) => shaped_error(profile, shape, status, kind, message),
+        None => with_retry_hint(profile, error(status, kind.name(), message), kind),
     }
 }
 
@@ -68,22 +104,56 @@ pub(crate) fn error(status: u16, kind: &str, message: &str) -> Prepared {
     )
 }
 
-pub(crate) fn unauthorized() -> Prepared {
-    bare_error(401, "unauthorized").with_header("www-authenticate", "Bearer")
+pub(crate) fn unauthorized(profile: &Profile) -> Prepared {
+    match shaped(profile) {
+        Some(shape) => shaped_error(
+            profile,
+            shape,
+            401,
+            ErrorKind::Unauthorized,
+            "Invalid API key provided.",
+        ),
+        None => bare_error(401, "unauthorized").with_header("www-authenticate", "Bearer"),
+    }
 }
 
 /// The one not-found answer: unknown path, unknown resource, missing id,
-/// another tenant's id, disabled retrieve.
-pub(crate) fn not_found() -> Prepared {
-    bare_error(404, "not_found")
+/// another tenant's id. The same for each of them, in every profile, so
+/// that another tenant's id reads as one that does not exist.
+pub(crate) fn not_found(profile: &Profile) -> Prepared {
+    match shaped(profile) {
+        Some(shape) => shaped_error(
+            profile,
+            shape,
+            404,
+            ErrorKind::NotFound,
+            "No such object or path.",
+        ),
+        None => bare_error(404, "not_found"),
+    }
 }
 
-pub(crate) fn invalid_request(message: &str) -> Prepared {
-    error(400, "invalid_request", message)
+/// 405 with the methods the route does take.
+pub(crate) fn method_not_allowed(profile: &Profile, allow: &str) -> Prepared {
+    let prepared = match shaped(profile) {
+        Some(shape) => shaped_error(
+            profile,
+            shape,
+            405,
+            ErrorKind::MethodNotAllowed,
+            &format!("This path takes {allow}."),
+        ),
+        None => bare_error(405, "method_not_allowed"),
+    };
+    prepared.with_header("allow", allow)
 }
 
-pub(crate) fn unsupported_query(message: &str) -> Prepared {
-    error(400, "unsupported_query", message)
+pub(crate) fn invalid_request(profile: &Profile, message: &str) -> Prepared {
+    failure(profile, 400, ErrorKind::InvalidRequest, message)
+}
+
+pub(crate) fn unsupported_query(profile: &Profile, message: &str) -> Prepared {
+    failure(profile, 400, ErrorKind::UnsupportedQuery, message)
 }
 
 /// RFC 9457 problem details, as the IETF idempotency draft answers.
@@ -101,7 +171,17 @@ pub(crate) fn problem(status: u16, name: &str, title: &str, detail: &str) -> Pre
 }
 
 /// The answer of a `status` fault: what a real provider would say with that code.
-pub(crate) fn fault_status(code: u16) -> Prepared {
+pub(crate) fn fault_status(profile: &Profile, code: u16) -> Prepared {
+    if let Some(shape) = shaped(profile) {
+        let kind = ErrorKind::of_status(code);
+        let message = format!("The provider answered {code} (a fault the scenario injects).");
+        let prepared = shaped_error(profile, shape, code, kind, &message);
+        return if code == 429 {
+            prepared.with_header("retry-after", "1")
+        } else {
+            prepared
+        };
+    }
     let kind = match code {
         400 => "invalid_request",
         401 => "unauthorized",

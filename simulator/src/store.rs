@@ -20,11 +20,13 @@ use serde_json::{Map, Value};
 
 use crate::fixed_map::{fixed_hash, FixedMap};
 use crate::journal::Interner;
-use crate::names::{object_id, random_id};
+use crate::names::{object_id, prefixed_id, random_id};
 use crate::plan::{Plan, SettleResult};
+use crate::profile::render::{self, object_value, status_word, ObjectFacts};
+use crate::profile::{ObjectShape, Objects, Profile};
 use crate::record::{Effect, Event, EventKind, ObjectStatus};
 use crate::scratch;
-use crate::time::{rfc3339, Rfc3339};
+use crate::time::Rfc3339;
 
 use crate::json_text::JsonText;
 pub(crate) use stored::Stored;
@@ -137,12 +139,37 @@ where
     }
 }
 
-pub(crate) fn object_json(object: &Stored) -> Value {
-    serde_json::from_slice(&object_body(object)).unwrap_or(Value::Null)
+pub(crate) fn object_json(profile: &Profile, object: &Stored) -> Value {
+    match &profile.objects {
+        Objects::Generic => {
+            serde_json::from_slice(&object_body(profile, object)).unwrap_or(Value::Null)
+        }
+        Objects::Shaped(shape) => object_value(profile, shape, stored_facts(object)),
+    }
+}
+
+fn stored_facts(object: &Stored) -> ObjectFacts<'_> {
+    ObjectFacts {
+        id: &object.id,
+        resource: &object.resource,
+        status: object.status,
+        client_reference: object.client_reference.as_deref(),
+        created_at_ms: object.created_at_ms,
+        args: &object.args,
+        metadata: object.metadata.as_ref(),
+    }
+}
+
+/// A shaped object's body.
+fn shaped_body(profile: &Profile, shape: &ObjectShape, facts: ObjectFacts<'_>) -> Bytes {
+    Bytes::from(object_value(profile, shape, facts).to_string())
 }
 
 /// An object's API body.
-pub(crate) fn object_body(object: &Stored) -> Bytes {
+pub(crate) fn object_body(profile: &Profile, object: &Stored) -> Bytes {
+    if let Objects::Shaped(shape) = &profile.objects {
+        return shaped_body(profile, shape, stored_facts(object));
+    }
     let head = Head {
         id: &object.id,
         object: &object.resource,
@@ -155,7 +182,19 @@ pub(crate) fn object_body(object: &Stored) -> Bytes {
 
 /// [`object_body`] of a just-committed object, from its ledger form (the
 /// create's answer; the same text, as `Stored::args` is this map written out).
-pub(crate) fn effect_body(effect: &Effect) -> Bytes {
+pub(crate) fn effect_body(profile: &Profile, effect: &Effect) -> Bytes {
+    if let Objects::Shaped(shape) = &profile.objects {
+        let facts = ObjectFacts {
+            id: &effect.id,
+            resource: &effect.resource,
+            status: effect.status,
+            client_reference: effect.client_reference.as_deref(),
+            created_at_ms: effect.created_at_ms,
+            args: &effect.args,
+            metadata: effect.metadata.as_deref(),
+        };
+        return shaped_body(profile, shape, facts);
+    }
     let head = Head {
         id: &effect.id,
         object: &effect.resource,
@@ -244,8 +283,15 @@ impl Store {
                 max_objects: plan.limits.max_objects,
             });
         }
+        let prefix = plan
+            .profile
+            .resource(&new.resource)
+            .map(|r| r.id_prefix.as_str());
         let (id, hash) = loop {
-            let candidate = object_id(&new.resource, &mut self.object_ids);
+            let candidate = match prefix {
+                Some(prefix) => prefixed_id(prefix, &mut self.object_ids),
+                None => object_id(&new.resource, &mut self.object_ids),
+            };
             let hash = id_hash(&candidate);
             if !self.by_id.contains_key(&hash) {
                 break (candidate, hash);
@@ -321,13 +367,22 @@ impl Store {
             return;
         }
         let effect = &self.effects[index];
+        let profile = &plan.profile;
         let id = random_id("evt", &mut self.event_ids);
-        let event_type = format!("{}.{}", effect.resource, kind.name());
-        let mut payload = Map::new();
-        payload.insert("id".to_owned(), Value::String(id.clone()));
-        payload.insert("type".to_owned(), Value::String(event_type.clone()));
-        payload.insert("created_at".to_owned(), Value::String(rfc3339(now_ms)));
-        payload.insert("data".to_owned(), object_json(effect));
+        let word = match kind {
+            EventKind::Created => None,
+            EventKind::Succeeded | EventKind::Failed => {
+                status_word(profile.resource(&effect.resource), effect.status)
+            }
+        };
+        let event_type = render::event_type(profile, &effect.resource, word.unwrap_or(kind.name()));
+        let body = render::event_body(
+            profile,
+            &id,
+            &event_type,
+            now_ms,
+            object_json(profile, effect),
+        );
         let event = Event {
             id,
             kind,
@@ -335,7 +390,7 @@ impl Store {
             object_id: effect.id.to_string(),
             tenant: effect.tenant.to_string(),
             created_at_ms: now_ms,
-            body: Value::Object(payload).to_string(),
+            body,
         };
         self.events.push(event);
     }
@@ -419,9 +474,10 @@ mod tests {
             object(None, None),
             object(Some("ref \"1\""), Some(serde_json::json!({"b": 2, "a": 1}))),
         ] {
-            let body = object_body(&o);
+            let generic = Profile::generic();
+            let body = object_body(&generic, &o);
             let text = std::str::from_utf8(&body).unwrap_or_default();
-            assert_eq!(text, object_json(&o).to_string());
+            assert_eq!(text, object_json(&generic, &o).to_string());
             assert!(text.contains(r#""args":{"z":1.5,"a":["é\n",null,{"k":true}],"m":-3}"#));
         }
     }

@@ -7,7 +7,7 @@ use crate::names::is_valid_resource_name;
 use crate::plan::{FaultResponse, Limits, Plan, Position, Release, StallThen};
 use crate::provider::MAX_CLIENT_REFERENCE_BYTES;
 use crate::time::{max_clock_ms, min_clock_ms};
-use crate::webhook::secret_key;
+use crate::webhook::signing_key;
 
 /// Checks `plan`; returns the decoded webhook key (if any).
 pub(crate) fn check_plan(plan: &Plan) -> Result<Option<Vec<u8>>, String> {
@@ -124,7 +124,10 @@ pub(crate) fn check_plan(plan: &Plan) -> Result<Option<Vec<u8>>, String> {
     }
     plan.webhooks
         .as_ref()
-        .map(|hooks| secret_key(&hooks.secret).map_err(|e| format!("webhooks.secret: {e}")))
+        .map(|hooks| {
+            signing_key(plan.profile.webhooks.scheme, &hooks.secret)
+                .map_err(|e| format!("webhooks.secret: {e}"))
+        })
         .transpose()
 }
 

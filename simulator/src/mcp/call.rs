@@ -89,7 +89,10 @@ fn ms(duration: Duration) -> u64 {
 pub(crate) async fn tools_call(ctx: Ctx, site: CallSite, params: Map<String, Value>) -> Outcome {
     let shared = ctx.shared.clone();
     let Some(mcp) = plan_of(&shared) else {
-        return ctx.respond(responses::not_found(), Shape::Full);
+        return ctx.respond(
+            responses::not_found(crate::profile::Profile::generic_ref()),
+            Shape::Full,
+        );
     };
     let Some(tool) = params.get("name").and_then(Value::as_str) else {
         let error = Answer::Error(INVALID_PARAMS, "tools/call needs params.name".to_owned());
@@ -599,7 +602,10 @@ async fn run(
         }
         McpFault::Http { status, at } => {
             at_point(&ctx, &site, work, at).await;
-            ctx.respond(responses::fault_status(status), Shape::Full)
+            ctx.respond(
+                responses::fault_status(crate::profile::Profile::generic_ref(), status),
+                Shape::Full,
+            )
         }
         McpFault::Drop { at } => {
             at_point(&ctx, &site, work, at).await;

@@ -19,7 +19,7 @@ use super::wire::{self, Form};
 use crate::conn::{hold_until_client_leaves, Conn};
 use crate::provider::ctx::{Ctx, Outcome, Shape};
 use crate::provider::request_body::{drain, read_body, BodyError};
-use crate::provider::route::{authenticate, method_not_allowed};
+use crate::provider::route::authenticate_bearer as authenticate;
 use crate::record::{CancelArrival, JournalEntry, ResponseFate, RpcCall};
 use crate::responses::{self, Prepared};
 use crate::shared::Shared;
@@ -68,7 +68,10 @@ pub(crate) async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Reques
     };
     let (Some(mcp), Some(tenant)) = (shared.plan.mcp.as_ref(), tenant) else {
         drain(body).await;
-        return ctx.respond(responses::unauthorized(), Shape::Full);
+        return ctx.respond(
+            responses::unauthorized(crate::profile::Profile::generic_ref()),
+            Shape::Full,
+        );
     };
     if parts.method == Method::POST {
         let bytes = match read_body(body, &parts.headers, mcp.limits.max_body_bytes).await {
@@ -89,7 +92,7 @@ pub(crate) async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Reques
         end_session(&ctx, &tenant, &parts.headers)
     } else {
         // No server-initiated stream: GET is not offered.
-        method_not_allowed("POST, DELETE")
+        responses::method_not_allowed(crate::profile::Profile::generic_ref(), "POST, DELETE")
     };
     ctx.respond(reply, Shape::Full)
 }

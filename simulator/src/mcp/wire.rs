@@ -82,7 +82,10 @@ pub(crate) fn answer(form: Form, seq: u64, message: &Value) -> Prepared {
             status: 200,
             content_type: EVENT_STREAM,
             body: event(&format!("{seq}-1"), message),
-            headers: vec![("cache-control", http::HeaderValue::from_static("no-cache"))],
+            headers: vec![(
+                http::header::CACHE_CONTROL,
+                http::HeaderValue::from_static("no-cache"),
+            )],
         },
     }
 }

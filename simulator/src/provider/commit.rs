@@ -11,6 +11,7 @@ use super::idempotency_replies::saved_of;
 use crate::conn::Ending;
 use crate::idempotency::{Failure, Scope};
 use crate::plan::{FaultResponse, Position, StallThen};
+use crate::profile::{Objects, Profile};
 use crate::record::Effect;
 use crate::responses::{self, Prepared};
 use crate::scratch;
@@ -69,7 +70,7 @@ pub(super) fn commit_stage(
                 }
                 FaultResponse::Gather { requests, at_most } => ctx.gather(requests, at_most).await,
                 FaultResponse::Status { code } => {
-                    let reply = responses::fault_status(code);
+                    let reply = responses::fault_status(&ctx.shared.plan.profile, code);
                     fail_key(ctx, &intake, Failure::Status(saved_of(&reply)));
                     return ctx.respond(reply, Shape::Full);
                 }
@@ -163,14 +164,19 @@ fn commit_effect(ctx: &Ctx, intake: Intake) -> Result<Committed, Prepared> {
     };
     match committed {
         Ok(effect) => Ok(Committed {
-            reply: created(plan.asynchronous.is_some(), &effect),
+            reply: created(&plan.profile, plan.asynchronous.is_some(), &effect),
             effect,
             ticket,
             fingerprint,
         }),
         Err(StoreFull { max_objects }) => {
             let message = format!("this tenant already holds {max_objects} objects");
-            let reply = responses::error(507, "insufficient_storage", &message);
+            let reply = responses::failure(
+                &plan.profile,
+                507,
+                crate::profile::ErrorKind::InsufficientStorage,
+                &message,
+            );
             fail_scope(ctx, ticket, &fingerprint, Failure::Status(saved_of(&reply)));
             Err(reply)
         }
@@ -189,13 +195,35 @@ pub(crate) async fn run_commit_hook(ctx: &Ctx, effect: &Effect) {
     }
 }
 
-fn created(asynchronous: bool, effect: &Effect) -> Prepared {
-    let status = if asynchronous { 202 } else { 201 };
-    let reply = Prepared::json_body(status, effect_body(effect));
-    match location(&effect.resource, &effect.id) {
+fn created(profile: &Profile, asynchronous: bool, effect: &Effect) -> Prepared {
+    let (status, location_header) = match &profile.objects {
+        Objects::Generic => (if asynchronous { 202 } else { 201 }, true),
+        Objects::Shaped(shape) => (
+            if asynchronous {
+                shape.accepted_status
+            } else {
+                shape.created_status
+            },
+            shape.location,
+        ),
+    };
+    let reply = Prepared::json_body(status, effect_body(profile, effect));
+    if !location_header {
+        return reply;
+    }
+    let path = match profile.resource(&effect.resource) {
+        Some(resource) => location_under(&resource.path, &effect.id),
+        None => location(&effect.resource, &effect.id),
+    };
+    match path {
         Some(location) => reply.with_header_value("location", location),
         None => reply,
     }
+}
+
+/// `{path}/{id}`: a declared collection's object's address.
+fn location_under(path: &str, id: &str) -> Option<HeaderValue> {
+    HeaderValue::try_from(format!("{path}/{id}")).ok()
 }
 
 /// `/v1/{resource}/{id}`, the new object's address, made in one allocation

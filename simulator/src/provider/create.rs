@@ -14,6 +14,7 @@ use crate::canonical::canonical_shared;
 use crate::idempotency::{parse_key, Decision};
 use crate::json_text::JsonText;
 use crate::plan::IdempotencyMode;
+use crate::profile::{decode_form, BodyFormat, Encoding, Profile};
 use crate::query;
 use crate::responses::{self, Prepared};
 use crate::shared::retention_ms;
@@ -35,16 +36,23 @@ pub(super) async fn create(
     body: Incoming,
 ) -> Result<Outcome, Prepared> {
     let plan = &ctx.shared.plan;
+    let profile = &plan.profile;
     let bytes = match read_body(body, headers, plan.limits.max_body_bytes).await {
         Ok(bytes) => bytes,
         Err(BodyError::TooLarge) => {
             let message = format!("request body exceeds {} bytes", plan.limits.max_body_bytes);
-            return Err(responses::error(413, "payload_too_large", &message));
+            return Err(responses::failure(
+                profile,
+                413,
+                crate::profile::ErrorKind::PayloadTooLarge,
+                &message,
+            ));
         }
         Err(BodyError::Unreadable(why)) => {
-            return Err(responses::invalid_request(&format!(
-                "cannot read the request body: {why}"
-            )))
+            return Err(responses::invalid_request(
+                profile,
+                &format!("cannot read the request body: {why}"),
+            ))
         }
     };
     let intake = intake(ctx, tenant, resource, path, raw_query, headers, &bytes)?;
@@ -72,27 +80,22 @@ fn intake(
     bytes: &[u8],
 ) -> Result<Intake, Prepared> {
     let plan = &ctx.shared.plan;
+    let profile = &plan.profile;
     let mode = plan.idempotency.mode;
     if let Some(name) = query::names(raw_query).first() {
-        return Err(responses::invalid_request(&format!(
-            "create takes no query parameters; got `{name}`"
-        )));
+        return Err(responses::invalid_request(
+            profile,
+            &format!("create takes no query parameters; got `{name}`"),
+        ));
     }
-    let mut value: Value = serde_json::from_slice(bytes)
-        .map_err(|e| responses::invalid_request(&format!("request body is not valid JSON: {e}")))?;
-    // `null` for a reserved field means absent, as it does for most JSON APIs,
-    // so it must not make two attempts' fingerprints differ either.
-    if let Value::Object(fields) = &mut value {
-        fields
-            .retain(|name, v| !(v.is_null() && (name == "client_reference" || name == "metadata")));
-    }
+    let value = decode_body(profile, headers, bytes)?;
     // One copy, shared by the journal entry, the attempt count and the object.
     let fingerprint: SharedStr = canonical_shared(&value);
     // Everything below up to the key check reads only the request, so it runs
     // before the lock; the attempt count and the key check then share one
     // lock (one fewer per create: the lock was contended at 64 connections).
     // Attempts are counted whether or not the body then passes, as before.
-    let checked = validate(value, headers, mode, plan.idempotency.required);
+    let checked = validate(profile, value, headers, mode, plan.idempotency.required);
     // A block, not `drop`: the guard must not look live across the awaits below.
     let (attempt, fields, client_reference, metadata, key_header, decision, names) = {
         let mut state = ctx.shared.state();
@@ -142,10 +145,10 @@ fn intake(
         Decision::Proceed(scope) => Some(scope),
         Decision::Replay(saved) => {
             ctx.shared.state().journal.set_replayed(ctx.seq);
-            return Err(replay(mode, saved));
+            return Err(replay(profile, mode, saved));
         }
-        Decision::Mismatch => return Err(mismatch(mode)),
-        Decision::InFlight => return Err(in_flight(mode)),
+        Decision::Mismatch => return Err(mismatch(profile, mode)),
+        Decision::InFlight => return Err(in_flight(profile, mode)),
     };
     let intake = Intake {
         new: NewObject {
@@ -176,19 +179,96 @@ type Checked = (
     Option<String>,
 );
 
+/// A create's body as the engine reads it: a JSON object whose reserved
+/// fields carry the engine's names (`client_reference`, `metadata`), with
+/// the fields that only modify the request left out. The generic API's
+/// body is its JSON as sent; a form body is decoded first.
+fn decode_body(profile: &Profile, headers: &HeaderMap, bytes: &[u8]) -> Result<Value, Prepared> {
+    let mut value: Value = match profile.body.encoding {
+        Encoding::Json => serde_json::from_slice(bytes).map_err(|e| {
+            responses::invalid_request(profile, &format!("request body is not valid JSON: {e}"))
+        })?,
+        Encoding::Form => {
+            let content_type = headers
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            let essence = content_type.split(';').next().unwrap_or("").trim();
+            let form = essence.eq_ignore_ascii_case("application/x-www-form-urlencoded");
+            let empty = essence.is_empty() && bytes.is_empty();
+            if !(form || empty) {
+                return Err(responses::invalid_request(
+                    profile,
+                    &format!(
+                        "this provider takes form-encoded bodies (application/x-www-form-urlencoded), got `{content_type}`"
+                    ),
+                ));
+            }
+            Value::Object(
+                decode_form(bytes).map_err(|why| responses::invalid_request(profile, &why))?,
+            )
+        }
+    };
+    if let Value::Object(fields) = &mut value {
+        rename_reserved(&profile.body, fields);
+        // `null` for a reserved field means absent, as it does for most JSON
+        // APIs, so it must not make two attempts' fingerprints differ either.
+        fields
+            .retain(|name, v| !(v.is_null() && (name == "client_reference" || name == "metadata")));
+    }
+    Ok(value)
+}
+
+/// Puts a declared profile's reserved fields under the engine's names and
+/// drops the fields that modify the request. The generic API's names are
+/// the engine's, so its bodies pass through untouched.
+fn rename_reserved(format: &BodyFormat, fields: &mut serde_json::Map<String, Value>) {
+    for name in &format.ignored {
+        fields.remove(name);
+    }
+    for (declared, engine) in [
+        (&format.client_reference, "client_reference"),
+        (&format.metadata, "metadata"),
+    ] {
+        match declared.as_deref() {
+            Some(name) if name == engine => {}
+            Some(name) => {
+                let moved = fields.remove(name);
+                let displaced = fields.remove(engine);
+                if let Some(value) = moved {
+                    fields.insert(engine.to_owned(), value);
+                }
+                // An argument that happens to share the engine's name stays an argument.
+                if let Some(value) = displaced {
+                    fields.insert(format!("{engine}_"), value);
+                }
+            }
+            None => {
+                if let Some(value) = fields.remove(engine) {
+                    fields.insert(format!("{engine}_"), value);
+                }
+            }
+        }
+    }
+}
+
 /// The checks of a create that read only the request, in the order their
 /// errors take precedence.
 fn validate(
+    profile: &Profile,
     value: Value,
     headers: &HeaderMap,
     mode: IdempotencyMode,
     required: bool,
 ) -> Result<Checked, Prepared> {
     let Value::Object(mut fields) = value else {
-        return Err(responses::invalid_request(&format!(
-            "request body must be a JSON object, got {}",
-            json_kind(&value)
-        )));
+        return Err(responses::invalid_request(
+            profile,
+            &format!(
+                "request body must be a JSON object, got {}",
+                json_kind(&value)
+            ),
+        ));
     };
     let client_reference = match fields.remove("client_reference") {
         None => None,
@@ -196,30 +276,39 @@ fn validate(
             Some(reference)
         }
         Some(Value::String(reference)) => {
-            return Err(responses::invalid_request(&format!(
+            return Err(responses::invalid_request(
+                profile,
+                &format!(
                 "client_reference is {} bytes; at most {MAX_CLIENT_REFERENCE_BYTES} are accepted",
                 reference.len()
-            )))
+            ),
+            ))
         }
         Some(other) => {
-            return Err(responses::invalid_request(&format!(
-                "client_reference must be a string, got {}",
-                json_kind(&other)
-            )))
+            return Err(responses::invalid_request(
+                profile,
+                &format!(
+                    "client_reference must be a string, got {}",
+                    json_kind(&other)
+                ),
+            ))
         }
     };
     let metadata = match fields.remove("metadata") {
         None => None,
         Some(object @ Value::Object(_)) => Some(object),
         Some(other) => {
-            return Err(responses::invalid_request(&format!(
-                "metadata must be an object, got {}",
-                json_kind(&other)
-            )))
+            return Err(responses::invalid_request(
+                profile,
+                &format!("metadata must be an object, got {}", json_kind(&other)),
+            ))
         }
     };
-    let key_headers: Vec<&HeaderValue> = headers.get_all("idempotency-key").iter().collect();
-    let key = parse_key(mode, required, &key_headers).map_err(|e| key_error(mode, &e))?;
+    let key_headers: Vec<&HeaderValue> = headers
+        .get_all(profile.keys.header.as_str())
+        .iter()
+        .collect();
+    let key = parse_key(mode, required, &key_headers).map_err(|e| key_error(profile, mode, &e))?;
     let key_header = key_headers
         .first()
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());

@@ -209,9 +209,10 @@ impl Ctx {
                 self.gather(requests, at_most).await;
                 self.respond(prepared, Shape::Full)
             })),
-            FaultResponse::Status { code } => {
-                ready(self.respond(responses::fault_status(code), Shape::Full))
-            }
+            FaultResponse::Status { code } => ready(self.respond(
+                responses::fault_status(&self.shared.plan.profile, code),
+                Shape::Full,
+            )),
             FaultResponse::Partial { bytes } => {
                 ready(self.respond(prepared, Shape::Partial(bytes)))
             }

@@ -4,6 +4,8 @@
 
 use crate::idempotency::{KeyError, Saved};
 use crate::plan::IdempotencyMode;
+use crate::profile::render::with_retry_hint;
+use crate::profile::{ErrorKind, Errors, Profile};
 use crate::responses::{self, Prepared};
 
 /// `ietf` answers with problem details; every other keyed mode answers like Stripe.
@@ -11,7 +13,7 @@ fn is_ietf(mode: IdempotencyMode) -> bool {
     mode == IdempotencyMode::Ietf
 }
 
-pub(super) fn key_error(mode: IdempotencyMode, error: &KeyError) -> Prepared {
+pub(super) fn key_error(profile: &Profile, mode: IdempotencyMode, error: &KeyError) -> Prepared {
     match (error, is_ietf(mode)) {
         (KeyError::Missing, _) => responses::problem(
             400,
@@ -25,11 +27,19 @@ pub(super) fn key_error(mode: IdempotencyMode, error: &KeyError) -> Prepared {
             "Idempotency-Key is invalid",
             why,
         ),
-        (KeyError::Invalid(why), false) => responses::invalid_request(why),
+        (KeyError::Invalid(why), false) => {
+            responses::failure(profile, 400, ErrorKind::KeyInvalid, why)
+        }
     }
 }
 
-pub(super) fn mismatch(mode: IdempotencyMode) -> Prepared {
+/// A declared profile's envelope: the generic API's own bodies are kept as
+/// docs/provider-api.md writes them.
+fn declared(profile: &Profile) -> bool {
+    matches!(profile.errors, Errors::Shaped(_))
+}
+
+pub(super) fn mismatch(profile: &Profile, mode: IdempotencyMode) -> Prepared {
     let detail = "this Idempotency-Key was first used with a different request body";
     if is_ietf(mode) {
         responses::problem(
@@ -38,12 +48,14 @@ pub(super) fn mismatch(mode: IdempotencyMode) -> Prepared {
             "Idempotency-Key reused with a different body",
             detail,
         )
+    } else if declared(profile) {
+        responses::failure(profile, 400, ErrorKind::KeyReused, detail)
     } else {
         responses::error(400, "idempotency_error", detail)
     }
 }
 
-pub(super) fn in_flight(mode: IdempotencyMode) -> Prepared {
+pub(super) fn in_flight(profile: &Profile, mode: IdempotencyMode) -> Prepared {
     let detail = "a request with this Idempotency-Key is still being processed";
     if is_ietf(mode) {
         responses::problem(
@@ -52,15 +64,21 @@ pub(super) fn in_flight(mode: IdempotencyMode) -> Prepared {
             "Idempotency-Key in use",
             detail,
         )
+    } else if declared(profile) {
+        responses::failure(profile, 409, ErrorKind::KeyInFlight, detail)
     } else {
-        Prepared::json(
-            409,
-            &serde_json::json!({"error": {"type": "idempotency_error", "code": "idempotency_key_in_use", "message": detail}}),
+        with_retry_hint(
+            profile,
+            Prepared::json(
+                409,
+                &serde_json::json!({"error": {"type": "idempotency_error", "code": "idempotency_key_in_use", "message": detail}}),
+            ),
+            ErrorKind::KeyInFlight,
         )
     }
 }
 
-pub(super) fn replay(mode: IdempotencyMode, saved: Saved) -> Prepared {
+pub(super) fn replay(profile: &Profile, mode: IdempotencyMode, saved: Saved) -> Prepared {
     let mut prepared = Prepared {
         status: saved.status,
         content_type: responses::JSON,
@@ -70,8 +88,8 @@ pub(super) fn replay(mode: IdempotencyMode, saved: Saved) -> Prepared {
     if let Some(location) = saved.location {
         prepared = prepared.with_header_value("location", location);
     }
-    if !is_ietf(mode) {
-        prepared = prepared.with_header("idempotent-replayed", "true");
+    if let (false, Some((name, value))) = (is_ietf(mode), &profile.keys.replay_header) {
+        prepared = prepared.with_header_owned(name, value);
     }
     prepared
 }
@@ -80,7 +98,7 @@ pub(super) fn saved_of(prepared: &Prepared) -> Saved {
     let location = prepared
         .headers
         .iter()
-        .find(|(name, _)| *name == "location")
+        .find(|(name, _)| *name == http::header::LOCATION)
         .map(|(_, v)| v.clone());
     Saved {
         status: prepared.status,

@@ -1,9 +1,12 @@
 //! Retrieve, search and list: read-only answers from the store, each lookup
-//! offered only when the plan says the provider has it.
+//! offered only when the plan says the provider has it. The generic API's
+//! are here; a declared profile's pages are in `shaped_lookup`.
 
 use super::ctx::Ctx;
 use super::route::Route;
+use super::shaped_lookup::shaped_lookup;
 use crate::plan::RequestKind;
+use crate::profile::{Pages, Profile};
 use crate::query;
 use crate::responses::{self, Prepared};
 use crate::store::{object_body, object_json, Stored};
@@ -20,38 +23,68 @@ pub(super) fn lookup(
     tenant: &str,
     kind: RequestKind,
     route: &Route<'_>,
+    path: &str,
+    raw_query: Option<&str>,
+) -> Prepared {
+    let profile = &ctx.shared.plan.profile;
+    let (resource, id) = match route {
+        Route::Collection(resource) => (*resource, None),
+        Route::Item(resource, id) => (*resource, Some(*id)),
+        Route::Unknown(_) => return responses::not_found(profile),
+    };
+    if let Pages::Shaped(shape) = &profile.pages {
+        let read = super::shaped_lookup::Read {
+            tenant,
+            kind,
+            resource,
+            id,
+            path,
+            raw_query,
+        };
+        return shaped_lookup(ctx, shape, read);
+    }
+    generic_lookup(ctx, profile, tenant, kind, (resource, id), raw_query)
+}
+
+/// The generic API's reads (docs/provider-api.md).
+fn generic_lookup(
+    ctx: &Ctx,
+    profile: &Profile,
+    tenant: &str,
+    kind: RequestKind,
+    (resource, id): (&str, Option<&str>),
     raw_query: Option<&str>,
 ) -> Prepared {
     let lookups = ctx.shared.plan.lookup;
     let pairs = match query::parse(raw_query) {
         Ok(pairs) => pairs,
-        Err(why) => return responses::invalid_request(&why),
-    };
-    let (resource, id) = match route {
-        Route::Collection(resource) => (*resource, None),
-        Route::Item(resource, id) => (*resource, Some(*id)),
-        Route::Unknown(_) => return responses::not_found(),
+        Err(why) => return responses::invalid_request(profile, &why),
     };
     let state = ctx.shared.state();
     match (kind, id) {
         (RequestKind::Retrieve, Some(id)) => {
             // Never a 404: that would read as proof that the object is absent.
             if !lookups.retrieve {
-                return responses::unsupported_query("this provider offers no retrieve by id");
+                return responses::unsupported_query(
+                    profile,
+                    "this provider offers no retrieve by id",
+                );
             }
             if let Some((name, _)) = pairs.first() {
-                return responses::invalid_request(&format!(
-                    "retrieve takes no query parameters; got `{name}`"
-                ));
+                return responses::invalid_request(
+                    profile,
+                    &format!("retrieve takes no query parameters; got `{name}`"),
+                );
             }
             match state.store.get(tenant, resource, id) {
-                Some(effect) => Prepared::json_body(200, object_body(effect)),
-                None => responses::not_found(),
+                Some(effect) => Prepared::json_body(200, object_body(profile, effect)),
+                None => responses::not_found(profile),
             }
         }
         (RequestKind::Search, None) => {
             if !lookups.client_reference {
                 return responses::unsupported_query(
+                    profile,
                     "this provider offers no search by client_reference",
                 );
             }
@@ -60,9 +93,12 @@ pub(super) fn lookup(
                 match name.as_str() {
                     "client_reference" => reference = Some(value.clone()),
                     other => {
-                        return responses::invalid_request(&format!(
+                        return responses::invalid_request(
+                            profile,
+                            &format!(
                             "unknown query parameter `{other}`: search takes only client_reference"
-                        ))
+                        ),
+                        )
                     }
                 }
             }
@@ -70,11 +106,12 @@ pub(super) fn lookup(
             let found = state.store.newest_first(tenant, resource, |e| {
                 e.client_reference.as_deref() == Some(reference.as_str())
             });
-            page(&found, MAX_PAGE_OBJECTS)
+            page(profile, &found, MAX_PAGE_OBJECTS)
         }
         (RequestKind::List, None) => {
             if !lookups.list_recent {
                 return responses::unsupported_query(
+                    profile,
                     "this provider offers no list of recent objects",
                 );
             }
@@ -85,7 +122,7 @@ pub(super) fn lookup(
                     "created_gte" => match parse_rfc3339(value) {
                         Some(ms) => since_ms = ms,
                         None => {
-                            return responses::invalid_request(&format!(
+                            return responses::invalid_request(profile, &format!(
                                 "created_gte `{value}` is not an RFC 3339 time such as 2026-01-01T00:00:00Z"
                             ))
                         }
@@ -93,13 +130,13 @@ pub(super) fn lookup(
                     "limit" => match value.parse::<usize>() {
                         Ok(n) if (1..=MAX_PAGE_OBJECTS).contains(&n) => limit = n,
                         _ => {
-                            return responses::invalid_request(&format!(
+                            return responses::invalid_request(profile, &format!(
                                 "limit `{value}` must be an integer from 1 to {MAX_PAGE_OBJECTS}"
                             ))
                         }
                     },
                     other => {
-                        return responses::invalid_request(&format!(
+                        return responses::invalid_request(profile, &format!(
                             "unknown query parameter `{other}`: list takes created_gte and limit"
                         ))
                     }
@@ -108,16 +145,20 @@ pub(super) fn lookup(
             let found = state
                 .store
                 .newest_first(tenant, resource, |e| e.created_at_ms >= since_ms);
-            page(&found, limit)
+            page(profile, &found, limit)
         }
         (
             RequestKind::Create | RequestKind::Retrieve | RequestKind::Search | RequestKind::List,
             _,
-        ) => responses::not_found(),
+        ) => responses::not_found(profile),
     }
 }
 
-fn page(found: &[&Stored], limit: usize) -> Prepared {
-    let data = found.iter().take(limit).map(|e| object_json(e)).collect();
+fn page(profile: &Profile, found: &[&Stored], limit: usize) -> Prepared {
+    let data = found
+        .iter()
+        .take(limit)
+        .map(|e| object_json(profile, e))
+        .collect();
     responses::list(data, found.len() > limit)
 }

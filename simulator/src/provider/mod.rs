@@ -31,6 +31,7 @@ mod idempotency_replies;
 mod lookup;
 pub(crate) mod request_body;
 pub(crate) mod route;
+mod shaped_lookup;
 
 use std::sync::Arc;
 
@@ -50,12 +51,13 @@ pub use create::MAX_CLIENT_REFERENCE_BYTES;
 pub use lookup::{DEFAULT_LIST_LIMIT, MAX_PAGE_OBJECTS};
 pub use request_body::{BODY_READ_TIMEOUT, DRAIN_LIMIT_BYTES};
 
+use crate::profile::wire;
 use create::create;
 use ctx::{Ctx, Outcome, Shape};
 use detached::Detached;
 use lookup::lookup;
 use request_body::drain;
-use route::{authenticate, method_not_allowed, parse_route, request_kind, resource_exists, Route};
+use route::{authenticate, resource_exists, Route};
 
 /// Every request outside the control API, straight from hyper's service.
 ///
@@ -113,8 +115,13 @@ fn handle(
     let path = uri.path();
     let raw_query = uri.query();
     let query_names = query::names(raw_query);
-    let route = parse_route(path);
-    let kind = request_kind(&parts.method, &route, &query_names);
+    let (route, kind) = wire::route(
+        &shared.plan.profile,
+        &parts.method,
+        path,
+        raw_query,
+        &query_names,
+    );
     let resource = route.resource();
     let tenant = authenticate(&shared, &parts.headers);
     let step = shared.stage.step();
@@ -128,7 +135,7 @@ fn handle(
         // first of several, as the provider reads it.
         let raw_key = parts
             .headers
-            .get("idempotency-key")
+            .get(shared.plan.profile.keys.header.as_str())
             .map(|v| String::from_utf8_lossy(v.as_bytes()));
         let mut arrival = Arrival {
             at_ms: 0,
@@ -174,7 +181,7 @@ fn handle(
         fault,
     };
     let headers = parts.headers;
-    respond(ctx, kind, headers, body, uri)
+    respond(ctx, kind, parts.method, headers, body, uri)
 }
 
 /// The rest of [`handle`]: the waits, the dispatch by route and kind, and how
@@ -187,6 +194,7 @@ fn handle(
 fn respond(
     ctx: Ctx,
     kind: Option<RequestKind>,
+    method: http::Method,
     headers: http::HeaderMap,
     body: Incoming,
     uri: http::Uri,
@@ -195,7 +203,8 @@ fn respond(
         let seq = ctx.seq;
         // Read again from the path the future keeps (see `Route`).
         let (path, raw_query) = (uri.path(), uri.query());
-        let route = parse_route(path);
+        let profile = &ctx.shared.plan.profile;
+        let route = wire::route_only(profile, &method, path, raw_query);
         // A gathered lookup is read when it arrives and waits with its answer
         // made: requests that meet then answer what each saw on arrival, so
         // two searches both see "nothing yet" however the machine schedules
@@ -223,7 +232,7 @@ fn respond(
                 FaultResponse::Gather { requests, at_most } => ctx.gather(requests, at_most).await,
                 FaultResponse::Status { code } => {
                     drain(body).await;
-                    return ctx.respond(responses::fault_status(code), Shape::Full);
+                    return ctx.respond(responses::fault_status(profile, code), Shape::Full);
                 }
                 // Rejected by plan validation: there is no response to cut before reading.
                 FaultResponse::Partial { .. } | FaultResponse::Idle => {}
@@ -231,15 +240,17 @@ fn respond(
         }
 
         let reply = match (&ctx.tenant, kind, route) {
-            (None, _, _) => responses::unauthorized(),
-            (Some(_), _, Route::Unknown(_)) => responses::not_found(),
+            (None, _, _) => responses::unauthorized(profile),
+            (Some(_), _, Route::Unknown(_)) => responses::not_found(profile),
             (Some(_), _, Route::Collection(r) | Route::Item(r, _))
                 if !resource_exists(&ctx.shared, r) =>
             {
-                responses::not_found()
+                responses::not_found(profile)
             }
-            (Some(_), None, Route::Collection(_)) => method_not_allowed("GET, POST"),
-            (Some(_), None, Route::Item(..)) => method_not_allowed("GET"),
+            (Some(_), None, Route::Collection(_)) => {
+                responses::method_not_allowed(profile, "GET, POST")
+            }
+            (Some(_), None, Route::Item(..)) => responses::method_not_allowed(profile, "GET"),
             // Boxed apart: a create's own state (its body being read under a
             // bounded wait, about 600 bytes) inline made every request's
             // future larger than the allocator's per-thread cache serves
@@ -256,7 +267,9 @@ fn respond(
                     Err(reply) => return ctx.deliver(reply, ctx.rule_on_the_way_out()).await,
                 }
             }
-            (Some(tenant), Some(kind), route) => lookup(&ctx, tenant, kind, &route, raw_query),
+            (Some(tenant), Some(kind), route) => {
+                lookup(&ctx, tenant, kind, &route, path, raw_query)
+            }
         };
         if let Some((requests, at_most)) = gather_with_answer {
             ctx.gather(requests, at_most).await;

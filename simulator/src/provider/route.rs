@@ -6,7 +6,7 @@ use lostreply_text::SharedStr;
 
 use crate::names::is_valid_resource_name;
 use crate::plan::RequestKind;
-use crate::responses::{self, Prepared};
+use crate::profile::wire::credential;
 use crate::shared::Shared;
 
 /// Where the path points: parts of the path itself, borrowed. A request's
@@ -69,14 +69,19 @@ pub(crate) fn request_kind(
     }
 }
 
-/// The tenant whose credential is in `Authorization: Bearer <credential>`.
+/// The tenant whose credential the request carries where the profile
+/// looks for it (`Authorization: Bearer <credential>` in the generic API).
 pub(crate) fn authenticate(shared: &Shared, headers: &HeaderMap) -> Option<SharedStr> {
-    let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, credential) = value.split_once(' ')?;
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        return None;
-    }
-    let credential = credential.trim();
+    tenant_of(shared, credential(&shared.plan.profile.auth, headers)?)
+}
+
+/// The tenant of a bearer credential, whatever the profile: the MCP face
+/// always takes `Authorization: Bearer`.
+pub(crate) fn authenticate_bearer(shared: &Shared, headers: &HeaderMap) -> Option<SharedStr> {
+    tenant_of(shared, credential(&crate::profile::Auth::Bearer, headers)?)
+}
+
+fn tenant_of(shared: &Shared, credential: &str) -> Option<SharedStr> {
     shared
         .tenants
         .iter()
@@ -92,11 +97,6 @@ pub(crate) fn resource_exists(shared: &Shared, resource: &str) -> bool {
         .resources
         .as_ref()
         .is_none_or(|set| set.contains(resource))
-}
-
-/// 405 with the methods the route does take.
-pub(crate) fn method_not_allowed(allow: &str) -> Prepared {
-    responses::bare_error(405, "method_not_allowed").with_header("allow", allow)
 }
 
 #[cfg(test)]

@@ -1,0 +1,185 @@
+//! Form bodies as Stripe's SDKs write them: `application/x-www-form-urlencoded`
+//! pairs whose names use bracket notation for nesting (`metadata[order_id]=X`),
+//! indexed lists (`items[0][price]=p`, what stripe-python and stripe-node
+//! send) and appended lists (`expand[]=a`).
+//!
+//! A form carries only strings, so a decoded body is a JSON object of
+//! strings, objects and arrays; [`wire_args`] writes an operation's typed
+//! arguments the same way, so that the two compare equal.
+
+use serde_json::{Map, Value};
+
+use crate::query;
+
+/// Decodes a form body into the JSON object it describes. An error names the parameter.
+pub fn decode_form(body: &[u8]) -> Result<Map<String, Value>, String> {
+    let text = std::str::from_utf8(body).map_err(|_| "the form body is not UTF-8".to_owned())?;
+    let mut root = Map::new();
+    for pair in text.split('&').filter(|pair| !pair.is_empty()) {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let name = query::decode(name)?;
+        let value = query::decode(value).map_err(|e| format!("parameter `{name}`: {e}"))?;
+        let path = split_name(&name)?;
+        insert(&mut root, &name, &path, value)?;
+    }
+    Ok(finish_object(root))
+}
+
+/// `a[b][0][]` into `["a", "b", "0", ""]`.
+fn split_name(name: &str) -> Result<Vec<&str>, String> {
+    let (head, mut rest) = match name.find('[') {
+        Some(at) => (&name[..at], &name[at..]),
+        None => (name, ""),
+    };
+    if head.is_empty() {
+        return Err(format!(
+            "parameter `{name}` has no name before its brackets"
+        ));
+    }
+    let mut path = vec![head];
+    while !rest.is_empty() {
+        let Some(inner) = rest.strip_prefix('[') else {
+            return Err(format!("parameter `{name}`: expected `[` after `]`"));
+        };
+        let Some(close) = inner.find(']') else {
+            return Err(format!("parameter `{name}`: a `[` is never closed"));
+        };
+        path.push(&inner[..close]);
+        rest = &inner[close + 1..];
+    }
+    Ok(path)
+}
+
+/// Puts `value` at `path` under `node`: an empty segment appends (its index
+/// is the count so far), every other names a member.
+fn insert(
+    node: &mut Map<String, Value>,
+    name: &str,
+    path: &[&str],
+    value: String,
+) -> Result<(), String> {
+    let Some((first, rest)) = path.split_first() else {
+        return Ok(());
+    };
+    let key = if first.is_empty() {
+        node.len().to_string()
+    } else {
+        (*first).to_owned()
+    };
+    if rest.is_empty() {
+        return match node.insert(key, Value::String(value)) {
+            None => Ok(()),
+            Some(_) => Err(format!("parameter `{name}` is given more than once")),
+        };
+    }
+    let child = node.entry(key).or_insert_with(|| Value::Object(Map::new()));
+    match child {
+        Value::Object(child) => insert(child, name, rest, value),
+        _ => Err(format!(
+            "parameter `{name}` nests under a name that already has a value"
+        )),
+    }
+}
+
+/// Objects whose members are all indices become arrays, in index order.
+fn finish_object(map: Map<String, Value>) -> Map<String, Value> {
+    map.into_iter().map(|(k, v)| (k, finish(v))).collect()
+}
+
+fn finish(value: Value) -> Value {
+    let Value::Object(map) = value else {
+        return value;
+    };
+    let indexed = !map.is_empty() && map.keys().all(|k| is_index(k));
+    if !indexed {
+        return Value::Object(finish_object(map));
+    }
+    let mut items: Vec<(usize, Value)> = map
+        .into_iter()
+        .map(|(k, v)| (k.parse().unwrap_or(usize::MAX), finish(v)))
+        .collect();
+    items.sort_by_key(|(index, _)| *index);
+    Value::Array(items.into_iter().map(|(_, v)| v).collect())
+}
+
+fn is_index(key: &str) -> bool {
+    !key.is_empty()
+        && key.len() <= 6
+        && key.bytes().all(|b| b.is_ascii_digit())
+        && (key == "0" || !key.starts_with('0'))
+}
+
+/// Typed arguments as a form carries them: numbers and booleans as their
+/// text (`1200` as `"1200"`, `true` as `"true"`), `null`, empty lists and
+/// empty objects left out (a form cannot say them).
+pub fn wire_args(args: &Map<String, Value>) -> Map<String, Value> {
+    args.iter()
+        .filter_map(|(k, v)| wire_value(v).map(|v| (k.clone(), v)))
+        .collect()
+}
+
+fn wire_value(value: &Value) -> Option<Value> {
+    match value {
+        Value::Null => None,
+        Value::Bool(b) => Some(Value::String(b.to_string())),
+        Value::Number(n) => Some(Value::String(n.to_string())),
+        Value::String(s) => Some(Value::String(s.clone())),
+        Value::Array(items) => {
+            let items: Vec<Value> = items.iter().filter_map(wire_value).collect();
+            (!items.is_empty()).then_some(Value::Array(items))
+        }
+        Value::Object(map) => {
+            let map = wire_args(map);
+            (!map.is_empty()).then_some(Value::Object(map))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn decoded(body: &str) -> Value {
+        Value::Object(decode_form(body.as_bytes()).unwrap())
+    }
+
+    #[test]
+    fn brackets_nest_and_indices_make_lists() {
+        assert_eq!(
+            decoded("amount=1200&currency=usd&metadata[order_id]=A%201&expand[]=customer&expand[]=latest_charge&items[0][price]=p1&items[1][price]=p2&items[1][quantity]=2"),
+            json!({
+                "amount": "1200",
+                "currency": "usd",
+                "metadata": {"order_id": "A 1"},
+                "expand": ["customer", "latest_charge"],
+                "items": [{"price": "p1"}, {"price": "p2", "quantity": "2"}]
+            })
+        );
+        assert_eq!(decoded("a[10]=x&a[2]=y"), json!({"a": ["y", "x"]}));
+        assert_eq!(decoded(""), json!({}));
+    }
+
+    #[test]
+    fn conflicting_or_broken_names_are_refused_by_name() {
+        let error = |body: &str| decode_form(body.as_bytes()).unwrap_err();
+        assert!(error("a=1&a=2").contains("`a`"));
+        assert!(error("a=1&a[b]=2").contains("`a[b]`"));
+        assert!(error("a[b=1").contains("never closed"));
+        assert!(error("[a]=1").contains("no name"));
+        assert!(error("a[b]c=1").contains("expected `[`"));
+        assert!(error("a=%zz").contains("percent"));
+        assert!(decode_form(&[0xff]).is_err());
+    }
+
+    #[test]
+    fn typed_arguments_are_written_as_a_form_carries_them() {
+        let args = json!({"amount": 1200, "capture": true, "note": null, "tags": [], "nested": {"x": 1.5, "y": [1, "b"]}});
+        let Value::Object(args) = args else { panic!() };
+        assert_eq!(
+            Value::Object(wire_args(&args)),
+            json!({"amount": "1200", "capture": "true", "nested": {"x": "1.5", "y": ["1", "b"]}})
+        );
+    }
+}

@@ -1,0 +1,324 @@
+//! The answers of a declared profile, made from its templates: objects,
+//! pages, errors and events. The generic profile never comes here: its
+//! answers are written by the engine's own fast paths.
+
+use bytes::Bytes;
+use serde_json::{Map, Value};
+
+use super::{
+    ArgsPlacement, ErrorKind, ErrorShape, EventEnvelope, ObjectShape, PageShape, Profile, Resource,
+    TimeFormat,
+};
+use crate::json_text::JsonText;
+use crate::record::ObjectStatus;
+use crate::responses::Prepared;
+use crate::time::rfc3339;
+
+/// What an object is, whatever the profile shows of it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ObjectFacts<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) resource: &'a str,
+    pub(crate) status: ObjectStatus,
+    pub(crate) client_reference: Option<&'a str>,
+    pub(crate) created_at_ms: i64,
+    pub(crate) args: &'a JsonText,
+    pub(crate) metadata: Option<&'a JsonText>,
+}
+
+/// A time as the profile writes it.
+pub(crate) fn time_value(ms: i64, format: TimeFormat) -> Value {
+    match format {
+        TimeFormat::Rfc3339 => Value::String(rfc3339(ms)),
+        TimeFormat::UnixSeconds => Value::from(ms.div_euclid(1000)),
+    }
+}
+
+/// The profile's word for an engine status, where the resource has a status field.
+pub(crate) fn status_word(resource: Option<&Resource>, status: ObjectStatus) -> Option<&str> {
+    let values = resource?.status.as_ref()?;
+    Some(match status {
+        ObjectStatus::Processing => &values.processing,
+        ObjectStatus::Succeeded => &values.succeeded,
+        ObjectStatus::Failed => &values.failed,
+    })
+}
+
+/// An object in a declared shape.
+pub(crate) fn object_value(
+    profile: &Profile,
+    shape: &ObjectShape,
+    facts: ObjectFacts<'_>,
+) -> Value {
+    let resource = profile.resource(facts.resource);
+    let mut out = Map::new();
+    out.insert(shape.id_field.clone(), Value::String(facts.id.to_owned()));
+    if let Some(field) = &shape.type_field {
+        let name = resource.map_or(facts.resource, |r| r.object.as_str());
+        out.insert(field.clone(), Value::String(name.to_owned()));
+    }
+    for (name, value) in shape
+        .constants
+        .iter()
+        .chain(resource.iter().flat_map(|r| r.constants.iter()))
+    {
+        out.insert(name.clone(), value.clone());
+    }
+    if let Some(created) = &shape.created {
+        out.insert(
+            created.field.clone(),
+            time_value(facts.created_at_ms, created.format),
+        );
+    }
+    if let (Some(values), Some(word)) = (
+        resource.and_then(|r| r.status.as_ref()),
+        status_word(resource, facts.status),
+    ) {
+        out.insert(values.field.clone(), Value::String(word.to_owned()));
+    }
+    let args = facts.args.to_map();
+    match &shape.args {
+        ArgsPlacement::Flatten => {
+            for (name, value) in args {
+                out.entry(name).or_insert(value);
+            }
+        }
+        ArgsPlacement::Nested(field) => {
+            out.insert(field.clone(), Value::Object(args));
+        }
+        ArgsPlacement::Pick(names) => {
+            for name in names {
+                if let Some(value) = args.get(name) {
+                    out.insert(name.clone(), value.clone());
+                }
+            }
+        }
+        ArgsPlacement::Omit => {}
+    }
+    if let Some(field) = &shape.metadata {
+        let metadata = facts.metadata.map_or_else(Map::new, JsonText::to_map);
+        out.insert(field.clone(), Value::Object(metadata));
+    }
+    if let Some(field) = &shape.client_reference {
+        let reference = facts
+            .client_reference
+            .map_or(Value::Null, |r| Value::String(r.to_owned()));
+        out.insert(field.clone(), reference);
+    }
+    Value::Object(out)
+}
+
+/// Fills a template: a string leaf that is exactly `{name}` takes the
+/// value `fill` gives for `name`; elsewhere `{name}` is replaced in the
+/// text (a string as it is, anything else as JSON, `null` as nothing).
+/// Names `fill` does not know are left as written.
+pub(crate) fn fill(template: &Value, lookup: &dyn Fn(&str) -> Option<Value>) -> Value {
+    match template {
+        Value::String(text) => fill_text(text, lookup),
+        Value::Array(items) => Value::Array(items.iter().map(|v| fill(v, lookup)).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), fill(v, lookup)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn fill_text(text: &str, lookup: &dyn Fn(&str) -> Option<Value>) -> Value {
+    if let Some(name) = text.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
+        if let Some(value) = lookup(name) {
+            return value;
+        }
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let value = after
+            .find('}')
+            .and_then(|close| lookup(&after[..close]).map(|v| (close, v)));
+        match value {
+            Some((close, value)) => {
+                match value {
+                    Value::String(s) => out.push_str(&s),
+                    Value::Null => {}
+                    other => out.push_str(&other.to_string()),
+                }
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    Value::String(out)
+}
+
+/// An error in a declared envelope, with the profile's retry hint.
+pub(crate) fn shaped_error(
+    profile: &Profile,
+    shape: &ErrorShape,
+    status: u16,
+    kind: ErrorKind,
+    message: &str,
+) -> Prepared {
+    let code = shape.kinds.get(&kind).unwrap_or(&shape.fallback);
+    let lookup = |name: &str| match name {
+        "type" => Some(Value::String(code.kind.clone())),
+        "code" => Some(code.code.clone().map_or(Value::Null, Value::String)),
+        "message" => Some(Value::String(message.to_owned())),
+        "status" => Some(Value::from(status)),
+        _ => None,
+    };
+    let body = fill(&shape.envelope, &lookup);
+    with_retry_hint(profile, Prepared::json(status, &body), kind)
+}
+
+/// Adds the profile's retry hint for `kind`, if it has one.
+pub(crate) fn with_retry_hint(profile: &Profile, prepared: Prepared, kind: ErrorKind) -> Prepared {
+    let Some(hints) = &profile.retry_hints else {
+        return prepared;
+    };
+    let value = if hints.retry.contains(&kind) {
+        "true"
+    } else if hints.no_retry.contains(&kind) {
+        "false"
+    } else {
+        return prepared;
+    };
+    prepared.with_header_owned(&hints.header, value)
+}
+
+/// Which envelope a page is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PageKind {
+    List,
+    Search,
+}
+
+/// A page of objects in a declared envelope.
+pub(crate) fn page_body(
+    shape: &PageShape,
+    kind: PageKind,
+    url: &str,
+    data: Vec<(String, Value)>,
+    has_more: bool,
+) -> Bytes {
+    let template = match kind {
+        PageKind::List => &shape.list_envelope,
+        PageKind::Search => &shape.search_envelope,
+    };
+    let first_id = data.first().map(|(id, _)| id.clone());
+    let last_id = data.last().map(|(id, _)| id.clone());
+    let objects: Vec<Value> = data.into_iter().map(|(_, v)| v).collect();
+    let data = Value::Array(objects);
+    let lookup = |name: &str| match name {
+        "data" => Some(data.clone()),
+        "has_more" => Some(Value::Bool(has_more)),
+        "url" => Some(Value::String(url.to_owned())),
+        "first_id" => Some(first_id.clone().map_or(Value::Null, Value::String)),
+        "last_id" => Some(last_id.clone().map_or(Value::Null, Value::String)),
+        "next_page" => Some(Value::Null),
+        _ => None,
+    };
+    Bytes::from(fill(template, &lookup).to_string())
+}
+
+/// An event's body in the profile's envelope.
+pub(crate) fn event_body(
+    profile: &Profile,
+    id: &str,
+    event_type: &str,
+    created_at_ms: i64,
+    object: Value,
+) -> String {
+    let template = match &profile.webhooks.envelope {
+        EventEnvelope::Generic => {
+            let mut payload = Map::new();
+            payload.insert("id".to_owned(), Value::String(id.to_owned()));
+            payload.insert("type".to_owned(), Value::String(event_type.to_owned()));
+            payload.insert(
+                "created_at".to_owned(),
+                Value::String(rfc3339(created_at_ms)),
+            );
+            payload.insert("data".to_owned(), object);
+            return Value::Object(payload).to_string();
+        }
+        EventEnvelope::Shaped(template) => template,
+    };
+    let lookup = |name: &str| match name {
+        "id" => Some(Value::String(id.to_owned())),
+        "type" => Some(Value::String(event_type.to_owned())),
+        "created" => Some(time_value(created_at_ms, TimeFormat::UnixSeconds)),
+        "created_at" => Some(time_value(created_at_ms, TimeFormat::Rfc3339)),
+        "object" => Some(object.clone()),
+        _ => None,
+    };
+    fill(template, &lookup).to_string()
+}
+
+/// An event's type: the profile's template with `{resource}`, `{object}`
+/// and `{event}` (`created`, or the status word the object settled to).
+pub(crate) fn event_type(profile: &Profile, resource: &str, event: &str) -> String {
+    let found = profile.resource(resource);
+    let object = found.map_or(resource, |r| r.object.as_str());
+    profile
+        .webhooks
+        .event_type
+        .replace("{resource}", resource)
+        .replace("{object}", object)
+        .replace("{event}", event)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn whole_leaves_take_values_and_text_leaves_take_their_text() {
+        let lookup = |name: &str| match name {
+            "code" => Some(Value::Null),
+            "status" => Some(Value::from(409)),
+            "message" => Some(Value::String("in use".to_owned())),
+            _ => None,
+        };
+        let template = json!({"code": "{code}", "status": "{status}", "text": "{status}: {message}{code} {other}", "n": 1});
+        assert_eq!(
+            fill(&template, &lookup),
+            json!({"code": null, "status": 409, "text": "409: in use {other}", "n": 1})
+        );
+    }
+
+    #[test]
+    fn a_stripe_object_carries_its_parameters_at_the_top_and_its_status_word() {
+        let profile = crate::profile::builtin::stripe();
+        let crate::profile::Objects::Shaped(shape) = &profile.objects else {
+            panic!("stripe objects are shaped")
+        };
+        let args = JsonText::of(&json!({"amount": "1200", "currency": "usd"}));
+        let metadata = JsonText::of(&json!({"operation_id": "op-1"}));
+        let facts = ObjectFacts {
+            id: "pi_1",
+            resource: "payment_intents",
+            status: ObjectStatus::Failed,
+            client_reference: None,
+            created_at_ms: 1_767_225_600_500,
+            args: &args,
+            metadata: Some(&metadata),
+        };
+        assert_eq!(
+            object_value(&profile, shape, facts).to_string(),
+            r#"{"id":"pi_1","object":"payment_intent","livemode":false,"created":1767225600,"status":"canceled","amount":"1200","currency":"usd","metadata":{"operation_id":"op-1"}}"#
+        );
+        assert_eq!(
+            event_type(&profile, "payment_intents", "canceled"),
+            "payment_intent.canceled"
+        );
+    }
+}
