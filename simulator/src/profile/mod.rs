@@ -41,7 +41,6 @@ pub use form::{decode_form, wire_args};
 
 /// How one provider speaks: everything the simulator needs to take its shape.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub struct Profile {
     /// The name reports, the journal's banner and the adapter's contract use.
     pub name: String,
@@ -153,7 +152,6 @@ impl Profile {
 
 /// Which paths exist.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub enum Routes {
     /// `/v1/{resource}` and `/v1/{resource}/{id}` for any valid name; a
     /// search is a `GET` with `client_reference`, a list any other `GET`.
@@ -164,7 +162,6 @@ pub enum Routes {
 
 /// One collection of a declared profile.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub struct Resource {
     /// The ledger's name of the collection (`[a-z][a-z0-9_]{0,39}`): what
     /// scenarios, fault rules and reports say.
@@ -201,7 +198,6 @@ pub struct Offers {
 
 /// An object's status field and the provider's word for each engine status.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct StatusValues {
     /// The field (`status`).
     pub field: String,
@@ -224,7 +220,6 @@ pub enum Auth {
 
 /// A create's body.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct BodyFormat {
     /// JSON or form.
     pub encoding: Encoding,
@@ -249,7 +244,6 @@ pub enum Encoding {
 
 /// What an object looks like.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub enum Objects {
     /// docs/provider-api.md's object, answered `201`/`202` with `Location`.
     Generic,
@@ -261,7 +255,6 @@ pub enum Objects {
 /// type field, the constants, the creation time, the status, the arguments,
 /// the metadata, the reference.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub struct ObjectShape {
     /// The id's field.
     pub id_field: String,
@@ -288,7 +281,6 @@ pub struct ObjectShape {
 
 /// A time field.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct TimeField {
     /// The field's name.
     pub field: String,
@@ -320,7 +312,6 @@ pub enum ArgsPlacement {
 
 /// What an error looks like.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub enum Errors {
     /// docs/provider-api.md's `{"error":{"type":…,"message":…}}`.
     Generic,
@@ -334,7 +325,6 @@ pub enum Errors {
 /// `null`, `{status}` a number); elsewhere the placeholder is replaced in
 /// the text.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub struct ErrorShape {
     /// The template.
     pub envelope: Value,
@@ -346,7 +336,6 @@ pub struct ErrorShape {
 
 /// An error's type and code.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct ErrorCode {
     /// `invalid_request_error`, `not_found_error`, ...
     pub kind: String,
@@ -368,7 +357,6 @@ impl ErrorCode {
 /// engine's (a mismatched key is `400` in `stripe` mode, `422` in `ietf`);
 /// the profile decides only the body and the hints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[non_exhaustive]
 pub enum ErrorKind {
     /// No or an unknown credential (401).
     Unauthorized,
@@ -472,7 +460,6 @@ impl ErrorKind {
 
 /// Lists and searches.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub enum Pages {
     /// `?client_reference=X` and `?created_gte=RFC3339&limit=N`, answered
     /// `{"data":[…],"has_more":…}`.
@@ -488,7 +475,6 @@ pub enum Pages {
 /// `{first_id}`, `{last_id}` (`null` on an empty page) or `{next_page}`
 /// (always `null`: one page is all the simulator answers).
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub struct PageShape {
     /// A list's envelope.
     pub list_envelope: Value,
@@ -511,7 +497,6 @@ pub struct PageShape {
 
 /// How a search is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[non_exhaustive]
 pub enum SearchSyntax {
     /// Stripe's search query language on the resource's search path:
     /// `?query=metadata['order_id']:'X' AND currency:'usd'`.
@@ -523,7 +508,6 @@ pub enum SearchSyntax {
 
 /// The idempotency key's header and the provider's defaults.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct Keys {
     /// The header (lower case).
     pub header: String,
@@ -538,7 +522,6 @@ pub struct Keys {
 
 /// A header that tells clients whether to retry (`Stripe-Should-Retry`, `x-should-retry`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct RetryHints {
     /// The header (lower case).
     pub header: String,
@@ -550,7 +533,6 @@ pub struct RetryHints {
 
 /// Events.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub struct WebhookFormat {
     /// How a delivery is signed.
     pub scheme: SignatureScheme,
@@ -576,7 +558,6 @@ pub enum SignatureScheme {
 
 /// An event's body.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub enum EventEnvelope {
     /// `{"id","type","created_at","data":{object}}`.
     Generic,
