@@ -31,7 +31,7 @@ fn ids(scenarios: &[lostreply_harness::scenario::model::Scenario]) -> Vec<&str> 
 
 #[test]
 fn mcp_is_opt_in() {
-    assert_eq!(OPT_IN_TAGS, ["mcp"]);
+    assert_eq!(OPT_IN_TAGS, ["mcp", "stripe", "openai", "anthropic"]);
     let dir = tempfile::tempdir().unwrap();
     write(
         dir.path(),

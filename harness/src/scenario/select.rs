@@ -2,10 +2,12 @@
 //! built-in library), then tags. Shared by the command line (`run`, `list`)
 //! and `testing::main`: [`select`] is the one place where the selection is made.
 //!
-//! Opt-in tags ([`OPT_IN_TAGS`], today `mcp`): a scenario with one of them is
-//! taken only when the run names that tag (`--tag mcp`), or when its file is
-//! named one by one. An HTTP-only adapter would fail every MCP scenario, so a
-//! default run (`lostreply run`, `testing::main`) leaves them out and says so.
+//! Opt-in tags ([`OPT_IN_TAGS`]: `mcp` and the built-in provider profiles'
+//! `stripe`, `openai`, `anthropic`): a scenario with one of them is taken only
+//! when the run names that tag (`--tag mcp`), or when its file is named one
+//! by one. An HTTP-only adapter would fail every MCP scenario, and an adapter
+//! written for the generic API every Stripe one, so a default run
+//! (`lostreply run`, `testing::main`) leaves them out and says so.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,8 +15,10 @@ use std::path::{Path, PathBuf};
 use super::model::Scenario;
 
 /// Tags whose scenarios a run takes only when asked for by name: `mcp`
-/// (the provider is also an MCP server; the adapter must speak MCP).
-pub const OPT_IN_TAGS: [&str; 1] = ["mcp"];
+/// (the provider is also an MCP server; the adapter must speak MCP), and
+/// `stripe`, `openai`, `anthropic` (the provider speaks that provider's
+/// wire; the adapter must call it, through its SDK).
+pub const OPT_IN_TAGS: [&str; 4] = ["mcp", "stripe", "openai", "anthropic"];
 
 /// What a selection took, and what it left out because of an opt-in tag.
 #[derive(Debug, Clone, Default)]
