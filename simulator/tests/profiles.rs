@@ -305,15 +305,15 @@ async fn anthropic_takes_x_api_key_and_answers_its_error_envelope() {
     let sim = start(plan).await;
     let url = format!("{}/v1/messages", sim.base_url());
     let body = serde_json::json!({"model": "claude-x", "max_tokens": 5, "messages": []});
-    let bearer = client(2000)
+    let stranger = client(2000)
         .post(&url)
-        .bearer_auth(A)
+        .header("x-api-key", "sk_nobody")
         .json(&body)
         .send()
         .await
         .unwrap();
-    assert_eq!(bearer.status(), 401);
-    let error: Value = bearer.json().await.unwrap();
+    assert_eq!(stranger.status(), 401);
+    let error: Value = stranger.json().await.unwrap();
     assert_eq!(error["type"], "error");
     assert_eq!(error["error"]["type"], "authentication_error");
     let overloaded = client(2000)

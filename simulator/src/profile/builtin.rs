@@ -326,7 +326,8 @@ pub fn openai() -> Profile {
 /// Anthropic (API reference: docs.anthropic.com/en/api; anthropic-python 2).
 ///
 /// `POST /v1/messages` is a billed effect with no key and no way to look a
-/// message up afterwards; the credential is `x-api-key`; errors are
+/// message up afterwards; the credential is `x-api-key` (or a bearer token,
+/// which anthropic-python 2.x sends); errors are
 /// `{"type":"error","error":{"type","message"}}`.
 pub fn anthropic() -> Profile {
     let mut messages = resource("messages", "/v1/messages", "msg_", "message");
@@ -338,7 +339,7 @@ pub fn anthropic() -> Profile {
     Profile {
         name: "anthropic".to_owned(),
         routes: Routes::Declared(vec![messages]),
-        auth: Auth::Header("x-api-key".to_owned()),
+        auth: Auth::HeaderOrBearer("x-api-key".to_owned()),
         body: BodyFormat {
             encoding: Encoding::Json,
             client_reference: None,

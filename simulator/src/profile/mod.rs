@@ -216,6 +216,10 @@ pub enum Auth {
     Bearer,
     /// The whole value of this header (lower case, e.g. `x-api-key`).
     Header(String),
+    /// This header, or else `Authorization: Bearer`: Anthropic documents
+    /// `x-api-key`, and anthropic-python 2.x sends its `api_key` as a bearer
+    /// token.
+    HeaderOrBearer(String),
 }
 
 /// A create's body.

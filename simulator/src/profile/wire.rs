@@ -114,6 +114,10 @@ pub(crate) fn credential<'h>(auth: &Auth, headers: &'h HeaderMap) -> Option<&'h 
                 .then(|| credential.trim())
         }
         Auth::Header(name) => Some(headers.get(name.as_str())?.to_str().ok()?.trim()),
+        Auth::HeaderOrBearer(name) => match headers.get(name.as_str()) {
+            Some(value) => Some(value.to_str().ok()?.trim()),
+            None => credential(&Auth::Bearer, headers),
+        },
     }
 }
 
