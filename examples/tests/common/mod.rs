@@ -1,6 +1,7 @@
 //! Shared by the example tests: the library, a runtime, readable verdicts.
 
 pub mod mcp_clients;
+pub mod sdks;
 
 use lostreply_harness::scenario::model::Scenario;
 use lostreply_reports::model::{Check, ScenarioReport};

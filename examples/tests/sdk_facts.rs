@@ -1,0 +1,232 @@
+//! What the real provider SDKs do when a create's answer is lost, measured
+//! against the simulator's own profile of their provider over loopback: one
+//! SDK call (examples/sdk-adapters/*/fact_driver.*) against a simulator
+//! that commits the first create and then closes the connection without a
+//! byte. The journal counts the requests the SDK sent and the keys it sent
+//! them with; the ledger counts what was billed. docs/sdks.md cites these
+//! tests for each claim.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::sdks::{argv_or_skip, Runtime};
+use lostreply_simulator::{
+    FaultResponse, FaultRule, Match, Plan, Position, Profile, RequestKind, ServeOptions, Simulator,
+};
+use serde_json::Value;
+
+/// What one SDK call did, as the simulator saw it.
+#[derive(Debug)]
+struct Seen {
+    /// The driver's line: `kind` is `result` or `error`.
+    line: Value,
+    /// The idempotency key of each create request, in order.
+    keys: Vec<Option<String>>,
+    /// Effects in the ledger.
+    effects: usize,
+    /// How many create requests were answered as replays.
+    replays: usize,
+}
+
+impl Seen {
+    fn error_type(&self) -> &str {
+        self.line["error"]["type"].as_str().unwrap_or("")
+    }
+}
+
+/// Runs `scenario` of the fact driver against `profile` with the first
+/// create's answer dropped after its commit; `None` when the SDKs are absent.
+async fn lost_answer(runtime: Runtime, profile: &str, scenario: &str) -> Option<Seen> {
+    let script = match runtime {
+        Runtime::Python => "fact_driver.py",
+        Runtime::Node => "fact_driver.mjs",
+    };
+    let argv = argv_or_skip(runtime, script, scenario)?;
+    let profile = Profile::builtin(profile).expect("a built-in profile");
+    let mut plan = Plan {
+        idempotency: lostreply_simulator::Idempotency {
+            mode: profile.keys.default_mode,
+            ..Default::default()
+        },
+        profile: Arc::new(profile),
+        ..Plan::default()
+    };
+    plan.faults = vec![FaultRule {
+        when: Match {
+            kind: Some(RequestKind::Create),
+            nth: Some(1),
+            ..Match::default()
+        },
+        at: Position::AfterCommit,
+        response: FaultResponse::Drop,
+    }];
+    let sim = Simulator::start(plan, ServeOptions::default())
+        .await
+        .expect("the simulator starts");
+    let out = tokio::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .args([scenario, &sim.base_url()])
+        .output()
+        .await
+        .expect("the fact driver runs");
+    assert!(
+        out.status.success(),
+        "{scenario}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{scenario}: not one JSON line ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    sim.wait_quiet(std::time::Duration::from_secs(5)).await;
+    let creates: Vec<_> = sim
+        .journal()
+        .into_iter()
+        .filter(|e| e.kind == Some(RequestKind::Create))
+        .collect();
+    let seen = Seen {
+        line,
+        keys: creates
+            .iter()
+            .map(|e| e.idempotency_key.as_ref().map(|k| k.to_string()))
+            .collect(),
+        effects: sim.ledger_len(),
+        replays: creates.iter().filter(|e| e.replayed).count(),
+    };
+    sim.shutdown().await;
+    Some(seen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripe_python_stripe_client_by_default_sends_once_and_raises() {
+    let Some(seen) = lost_answer(Runtime::Python, "stripe", "stripe-create-default-client").await
+    else {
+        return;
+    };
+    assert_eq!(seen.keys.len(), 1, "{seen:?}");
+    assert_eq!(seen.error_type(), "APIConnectionError", "{seen:?}");
+    assert!(
+        seen.keys[0].is_some(),
+        "the SDK sends a key of its own: {seen:?}"
+    );
+    assert_eq!(seen.effects, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripe_python_with_two_retries_resends_the_same_key_and_stripe_replays_it() {
+    let Some(seen) = lost_answer(Runtime::Python, "stripe", "stripe-create-retries-2").await else {
+        return;
+    };
+    assert_eq!(seen.line["kind"], "result", "{seen:?}");
+    assert_eq!(seen.keys.len(), 2, "{seen:?}");
+    assert!(
+        seen.keys[0].is_some() && seen.keys[0] == seen.keys[1],
+        "{seen:?}"
+    );
+    assert_eq!((seen.effects, seen.replays), (1, 1), "{seen:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripe_python_global_api_retries_twice_by_default() {
+    let Some(seen) = lost_answer(Runtime::Python, "stripe", "stripe-create-global-default").await
+    else {
+        return;
+    };
+    assert_eq!(seen.line["kind"], "result", "{seen:?}");
+    assert_eq!(seen.keys.len(), 2, "{seen:?}");
+    assert_eq!(seen.keys[0], seen.keys[1]);
+    assert_eq!(seen.effects, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripe_node_retries_by_default_with_the_same_key() {
+    let Some(seen) = lost_answer(Runtime::Node, "stripe", "stripe-create-default-client").await
+    else {
+        return;
+    };
+    assert_eq!(seen.line["kind"], "result", "{seen:?}");
+    assert_eq!(seen.keys.len(), 2, "{seen:?}");
+    assert!(
+        seen.keys[0].is_some() && seen.keys[0] == seen.keys[1],
+        "{seen:?}"
+    );
+    assert_eq!((seen.effects, seen.replays), (1, 1), "{seen:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripe_node_with_no_retries_still_resends_once_after_a_closed_connection() {
+    let Some(seen) = lost_answer(Runtime::Node, "stripe", "stripe-create-retries-0").await else {
+        return;
+    };
+    assert_eq!(seen.keys.len(), 2, "{seen:?}");
+    assert_eq!(seen.keys[0], seen.keys[1]);
+    assert_eq!(seen.effects, 1, "the key saves it: {seen:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openai_python_by_default_bills_a_lost_answer_twice_without_a_key() {
+    let Some(seen) = lost_answer(Runtime::Python, "openai", "openai-chat-default").await else {
+        return;
+    };
+    assert_eq!(seen.line["kind"], "result", "{seen:?}");
+    assert_eq!(seen.keys, vec![None, None], "{seen:?}");
+    assert_eq!(seen.effects, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openai_python_with_no_retries_bills_once_and_raises() {
+    let Some(seen) = lost_answer(Runtime::Python, "openai", "openai-chat-no-retries").await else {
+        return;
+    };
+    assert_eq!(seen.error_type(), "APIConnectionError", "{seen:?}");
+    assert_eq!((seen.keys.len(), seen.effects), (1, 1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openai_python_responses_by_default_bills_twice() {
+    let Some(seen) = lost_answer(Runtime::Python, "openai", "openai-responses-default").await
+    else {
+        return;
+    };
+    assert_eq!(seen.line["kind"], "result", "{seen:?}");
+    assert_eq!((seen.keys.len(), seen.effects), (2, 2), "{seen:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openai_node_by_default_bills_a_lost_answer_twice_without_a_key() {
+    let Some(seen) = lost_answer(Runtime::Node, "openai", "openai-chat-default").await else {
+        return;
+    };
+    assert_eq!(seen.line["kind"], "result", "{seen:?}");
+    assert_eq!(seen.keys, vec![None, None], "{seen:?}");
+    assert_eq!(seen.effects, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anthropic_python_by_default_bills_a_lost_answer_twice_without_a_key() {
+    let Some(seen) = lost_answer(Runtime::Python, "anthropic", "anthropic-messages-default").await
+    else {
+        return;
+    };
+    assert_eq!(seen.line["kind"], "result", "{seen:?}");
+    assert_eq!(seen.keys, vec![None, None], "{seen:?}");
+    assert_eq!(seen.effects, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anthropic_python_with_no_retries_bills_once_and_raises() {
+    let Some(seen) = lost_answer(
+        Runtime::Python,
+        "anthropic",
+        "anthropic-messages-no-retries",
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(seen.error_type(), "APIConnectionError", "{seen:?}");
+    assert_eq!((seen.keys.len(), seen.effects), (1, 1));
+}
