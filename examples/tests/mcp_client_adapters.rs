@@ -72,6 +72,7 @@ fn common(sim: &Simulator) -> Common {
             base_url: sim.base_url(),
             credential: TENANT.to_owned(),
             contract: Contract {
+                profile: "generic".to_owned(),
                 idempotency: ContractIdempotency {
                     mode: "none".to_owned(),
                     header: "Idempotency-Key".to_owned(),

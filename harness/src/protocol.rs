@@ -41,6 +41,11 @@ pub struct ProviderInfo {
 /// The provider's documented capabilities.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Contract {
+    /// The wire the provider speaks: `generic` (docs/provider-api.md), a
+    /// built-in profile (`stripe`, `openai`, `anthropic`) or a profile
+    /// file's name. An addition to v1: read as `generic` where absent.
+    #[serde(default = "generic_profile")]
+    pub profile: String,
     /// Idempotency support.
     pub idempotency: ContractIdempotency,
     /// Which lookups exist.
@@ -142,11 +147,32 @@ pub struct ContractLookup {
     pub list_recent: bool,
 }
 
+fn generic_profile() -> String {
+    "generic".to_owned()
+}
+
 /// Webhooks as documented.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContractWebhooks {
     /// `whsec_…`.
     pub secret: String,
+    /// How deliveries are signed. An addition to v1: read as
+    /// `standard_webhooks` where absent.
+    #[serde(default)]
+    pub scheme: WebhookScheme,
+}
+
+/// How a provider signs its webhook deliveries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WebhookScheme {
+    /// Standard Webhooks: `webhook-id`, `webhook-timestamp` and
+    /// `webhook-signature: v1,<base64 HMAC-SHA256>` keyed by the decoded `whsec_` secret.
+    #[default]
+    StandardWebhooks,
+    /// Stripe: `stripe-signature: t=<unix>,v1=<hex HMAC-SHA256>` keyed by
+    /// the secret's own bytes.
+    Stripe,
 }
 
 /// One logical side-effecting action.

@@ -160,6 +160,7 @@ fn lists_the_provider_keys_and_step_forms() {
         .map(String::as_str)
         .collect();
     let expected: BTreeSet<&str> = [
+        "profile",
         "idempotency",
         "lookup",
         "asynchronous",
@@ -171,6 +172,13 @@ fn lists_the_provider_keys_and_step_forms() {
     ]
     .into();
     assert_eq!(keys, expected);
+    // A built-in name, or a path to a profile file.
+    let profile = &def(&schema, "ProviderProfile")["anyOf"];
+    assert_eq!(
+        profile[0]["enum"],
+        serde_json::json!(["generic", "stripe", "openai", "anthropic"])
+    );
+    assert!(profile[1]["pattern"].as_str().unwrap().contains("ya?ml"));
     let actions: Vec<&str> = def(&schema, "Step")["oneOf"]
         .as_array()
         .unwrap()
@@ -251,6 +259,7 @@ fn rejects_shapes_the_parser_rejects() {
             "mcp: {client: {profile: cline}}\nfaults: [{call: never, cancel: maybe}]\nsteps:",
         ),
         ("steps:", "client_timeout: 250\nsteps:"),
+        ("operations:", "provider: {profile: strip}\noperations:"),
     ];
     for (from, to) in broken {
         let text = MINIMAL.replace(from, to);

@@ -461,6 +461,86 @@ fn serve_with_mcp_announces_the_mcp_endpoint_in_its_first_line() {
     assert_eq!(bad.status.code(), Some(2));
 }
 
+#[test]
+fn serve_with_a_profile_speaks_its_wire() {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--profile", "stripe"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("serve starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let first = lines.next().expect("a first line").expect("utf8");
+    let banner: serde_json::Value = serde_json::from_str(&first).expect("the first line is JSON");
+    assert_eq!(banner["profile"], "stripe");
+    let base_url = banner["base_url"].as_str().expect("base_url").to_owned();
+    assert!(base_url.starts_with("http://127.0.0.1:"), "{base_url}");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let created = reqwest::Client::new()
+            .post(format!("{base_url}/v1/customers"))
+            .bearer_auth("sk_test_a")
+            .header("Idempotency-Key", "k1")
+            .form(&[("name", "Jenny Rosen"), ("metadata[order_id]", "6735")])
+            .send()
+            .await
+            .expect("create answers");
+        assert_eq!(created.status().as_u16(), 200);
+        let replayed = created
+            .headers()
+            .get("idempotent-replayed")
+            .map(|v| v.to_str().unwrap_or_default().to_owned());
+        let customer: serde_json::Value = created.json().await.expect("a JSON object");
+        assert_eq!(customer["object"], "customer", "{customer}");
+        assert!(
+            customer["id"]
+                .as_str()
+                .is_some_and(|id| id.starts_with("cus_")),
+            "{customer}"
+        );
+        assert_eq!(customer["name"], "Jenny Rosen", "{customer}");
+        // Keys are the profile's default: a first create is no replay.
+        assert_eq!(replayed, None);
+    });
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    assert_eq!(child.wait().expect("serve exits").code(), Some(0));
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert!(
+        rest.iter().any(|l| l.contains("idempotency: stripe")),
+        "the profile's keys apply when --idempotency is not given: {rest:?}"
+    );
+}
+
+#[test]
+fn serve_with_an_unknown_profile_exits_2_naming_the_known_ones() {
+    let out = lostreply(&["serve", "--profile", "nosuch"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("nosuch") && stderr.contains("generic, stripe, openai, anthropic"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn certify_takes_no_profile_but_generic() {
+    let out = lostreply(&["certify", "--simulator", "stripe", "--profile", "stripe"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(
+            "certify probes speak the generic API; --profile stripe is not supported with --simulator"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 /// A supervisor that reads the banner and stops the server at once must find
 /// the signal handlers installed: they are in place before the first line.
 #[test]

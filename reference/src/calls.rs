@@ -570,6 +570,7 @@ mod tests {
     use super::*;
     use lostreply_harness::protocol::{
         ContractIdempotency, ContractLookup, ContractWebhooks, Operation, ProviderInfo, Resolution,
+        WebhookScheme,
     };
 
     const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
@@ -584,6 +585,7 @@ mod tests {
                 base_url: base_url.to_owned(),
                 credential: "sk_test_a".to_owned(),
                 contract: Contract {
+                    profile: "generic".to_owned(),
                     idempotency: ContractIdempotency {
                         mode: mode.to_owned(),
                         header: "Idempotency-Key".to_owned(),
@@ -597,6 +599,7 @@ mod tests {
                     asynchronous: false,
                     webhooks: Some(ContractWebhooks {
                         secret: SECRET.to_owned(),
+                        scheme: WebhookScheme::StandardWebhooks,
                     }),
                     mcp: None,
                 },

@@ -84,6 +84,7 @@ impl Run {
                 base_url: self.sim.base_url(),
                 credential: "sk_test_a".to_owned(),
                 contract: Contract {
+                    profile: "generic".to_owned(),
                     idempotency: ContractIdempotency {
                         mode: "none".to_owned(),
                         header: "Idempotency-Key".to_owned(),

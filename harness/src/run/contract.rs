@@ -3,12 +3,13 @@
 
 use lostreply_reports::model::SharedStr;
 use lostreply_simulator::mcp::Revision;
+use lostreply_simulator::profile::SignatureScheme;
 use lostreply_simulator::{IdempotencyMode, Plan, Simulator};
 use serde_json::Value;
 
 use crate::protocol::{
     Common, Contract, ContractIdempotency, ContractLookup, ContractMcp, ContractRetrieval,
-    ContractTool, ContractWebhooks, Operation, ProviderInfo, PROTOCOL_VERSION,
+    ContractTool, ContractWebhooks, Operation, ProviderInfo, WebhookScheme, PROTOCOL_VERSION,
 };
 use crate::scenario::model::{OperationSpec, Scenario, GET_OPERATION, LIST_RECENT_OPERATIONS};
 
@@ -96,10 +97,12 @@ pub fn operation(spec: &OperationSpec) -> Operation {
 /// section (which needs the scenario's client windows and the server's
 /// address: see [`contract`]).
 pub fn contract_for_plan(plan: &Plan) -> Contract {
+    let profile = &plan.profile;
     Contract {
+        profile: profile.name.clone(),
         idempotency: ContractIdempotency {
             mode: documented_mode(plan.idempotency.mode).to_owned(),
-            header: "Idempotency-Key".to_owned(),
+            header: key_header(&profile.keys.header),
             retention_s: plan.idempotency.retention.as_secs(),
         },
         lookup: ContractLookup {
@@ -110,8 +113,22 @@ pub fn contract_for_plan(plan: &Plan) -> Contract {
         asynchronous: plan.asynchronous.is_some(),
         webhooks: plan.webhooks.as_ref().map(|w| ContractWebhooks {
             secret: w.secret.clone(),
+            scheme: match profile.webhooks.scheme {
+                SignatureScheme::StandardWebhooks => WebhookScheme::StandardWebhooks,
+                SignatureScheme::Stripe => WebhookScheme::Stripe,
+            },
         }),
         mcp: None,
+    }
+}
+
+/// The key's header as documentation writes it: profiles keep header names
+/// in lower case, the contract has always said `Idempotency-Key`.
+fn key_header(header: &str) -> String {
+    if header.eq_ignore_ascii_case("idempotency-key") {
+        "Idempotency-Key".to_owned()
+    } else {
+        header.to_owned()
     }
 }
 

@@ -149,6 +149,8 @@ fn share_operation_texts(obs: &mut Observation) {
     }
 }
 
+/// A `whsec_<base64>` secret: Standard Webhooks key with its decoded bytes,
+/// Stripe with the string itself, so it forges in either scheme.
 fn forged_secret(seed: u64) -> String {
     use base64::Engine as _;
     let mut key = [0u8; 24];

@@ -530,7 +530,15 @@ impl<'a> StepRunner<'a> {
         };
         let mut prepared = Vec::new();
         for attempt in 1..=deliveries.max(1) {
-            let Some(mut delivery) = self.sim.sign(&event) else {
+            // A forgery is signed in the profile's own scheme, with a wrong
+            // secret (a `whsec_` one, which keys every scheme): only the
+            // secret gives it away.
+            let signed = if forged {
+                self.sim.forge(&event, &self.forged_secret)
+            } else {
+                self.sim.sign(&event)
+            };
+            let Some(delivery) = signed else {
                 self.infra_error(
                     step,
                     "the scenario delivers a webhook but the provider has no webhook secret"
@@ -538,32 +546,6 @@ impl<'a> StepRunner<'a> {
                 );
                 return Vec::new();
             };
-            if forged {
-                let id = delivery
-                    .headers
-                    .get("webhook-id")
-                    .cloned()
-                    .unwrap_or_default();
-                let ts = delivery
-                    .headers
-                    .get("webhook-timestamp")
-                    .and_then(|t| t.parse().ok())
-                    .unwrap_or(0);
-                match lostreply_simulator::webhook::signature(
-                    &self.forged_secret,
-                    &id,
-                    ts,
-                    &delivery.body,
-                ) {
-                    Ok(sig) => {
-                        delivery.headers.insert("webhook-signature".to_owned(), sig);
-                    }
-                    Err(e) => {
-                        self.infra_error(step, format!("cannot forge a signature: {e}"));
-                        return Vec::new();
-                    }
-                }
-            }
             let (request, recorded) = self.with_common(
                 json!({ "headers": delivery.headers, "body": delivery.body }),
                 MadeFrom::Nothing,

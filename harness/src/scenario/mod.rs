@@ -12,6 +12,7 @@
 pub mod client_profiles;
 mod error;
 pub mod model;
+pub mod provider_profile;
 mod raw;
 mod schema;
 pub mod select;

@@ -247,7 +247,13 @@ pub(crate) struct RawMcpLimits {
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "Provider")]
 pub(crate) struct RawProvider {
-    /// How the provider treats `Idempotency-Key`. Default: mode none.
+    /// The wire the provider speaks: a built-in profile (generic, stripe,
+    /// openai, anthropic) or a profile file, relative to the scenario's
+    /// directory (a path: it contains `/` or ends .yaml or .yml). Default generic.
+    #[serde(default)]
+    pub profile: Option<Sp<ProviderProfileName>>,
+    /// How the provider treats `Idempotency-Key`. Default: the profile's
+    /// (mode none for generic).
     #[serde(default)]
     pub idempotency: Option<Sp<RawIdempotency>>,
     /// Which lookups the provider answers. Default: all of them.
@@ -274,6 +280,11 @@ pub(crate) struct RawProvider {
     pub limits: Option<Sp<RawLimits>>,
 }
 
+/// A provider profile: a built-in name or a profile file's path (checked by validation).
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct ProviderProfileName(pub String);
+
 /// The idempotency contract.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -281,7 +292,8 @@ pub(crate) struct RawProvider {
 pub(crate) struct RawIdempotency {
     /// none, stripe, ietf, or a known-bad mode.
     pub mode: Sp<ModeName>,
-    /// Keys are forgotten this long after first use (simulator clock). Default 24h.
+    /// Keys are forgotten this long after first use (simulator clock).
+    /// Default: the profile's (24h for the built-in ones).
     #[serde(default)]
     pub retention: Option<Sp<DurationText>>,
     /// ietf only: a create without a key is rejected with 400. Default false.
@@ -333,7 +345,7 @@ pub(crate) enum RawSettle {
     Failed,
 }
 
-/// Signed webhook events (Standard Webhooks).
+/// Signed webhook events (Standard Webhooks, or the profile's scheme).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "Webhooks")]
@@ -480,13 +492,15 @@ pub(crate) enum RawKind {
     Create,
     /// `GET /v1/{resource}/{id}`.
     Retrieve,
-    /// `GET /v1/{resource}?client_reference=X`.
+    /// `GET /v1/{resource}?client_reference=X` (under a profile, its own
+    /// search: Stripe's `GET /v1/{resource}/search?query=...`).
     Search,
     /// `GET /v1/{resource}?created_gte=T&limit=N`.
     List,
 }
 
-/// Query parameters the provider understands.
+/// Query parameters the generic API understands (not a profile's: match
+/// a profile's lookups by `kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[schemars(rename = "Query")]

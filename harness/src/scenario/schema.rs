@@ -10,10 +10,10 @@ use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 
 use super::client_profiles::profile_names;
 use super::raw::{
-    DefectName, DurationText, ModeName, ProfileName, RawCall, RawCallStall, RawCommitPoint,
-    RawCrash, RawEvent, RawGather, RawHttpCall, RawIsError, RawPrime, RawResolveOutcome,
-    RawResponse, RawRpcError, RawScenario, RawSlow, RawStallOptions, RawStep, RawTaskCall,
-    RevisionName, WindowText,
+    DefectName, DurationText, ModeName, ProfileName, ProviderProfileName, RawCall, RawCallStall,
+    RawCommitPoint, RawCrash, RawEvent, RawGather, RawHttpCall, RawIsError, RawPrime,
+    RawResolveOutcome, RawResponse, RawRpcError, RawScenario, RawSlow, RawStallOptions, RawStep,
+    RawTaskCall, RevisionName, WindowText,
 };
 
 /// A JSON Schema (draft 2020-12) describing scenario files, format v1.
@@ -59,6 +59,30 @@ impl JsonSchema for ModeName {
         })
     }
 }
+
+impl JsonSchema for ProviderProfileName {
+    fn schema_name() -> Cow<'static, str> {
+        "ProviderProfile".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "The wire the provider speaks: a built-in profile, or a profile file \
+                            relative to the scenario's directory.",
+            "anyOf": [
+                {"type": "string", "enum": lostreply_simulator::profile::PROFILE_NAMES},
+                {
+                    "type": "string",
+                    "pattern": PROFILE_PATH_PATTERN,
+                    "description": "A profile file: a path with `/`, or ending .yaml or .yml.",
+                },
+            ],
+        })
+    }
+}
+
+/// What makes a profile's name a path (`provider_profile::looks_like_path`).
+const PROFILE_PATH_PATTERN: &str = r"(/|\.ya?ml$)";
 
 impl JsonSchema for RawResponse {
     fn schema_name() -> Cow<'static, str> {

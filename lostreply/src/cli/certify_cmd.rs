@@ -12,6 +12,7 @@ use clap::Args;
 use lostreply_certify::write::{self, Format};
 use lostreply_certify::{certify, contract, simulator, Config};
 use lostreply_harness::exit;
+use lostreply_harness::scenario::provider_profile::ProfileChoice;
 use lostreply_simulator::mcp::Defect;
 use lostreply_simulator::IdempotencyMode;
 
@@ -25,6 +26,10 @@ pub(super) struct CertifyArgs {
     /// Certify a fresh built-in simulator in this idempotency mode (with its shipped contract unless --contract is given).
     #[arg(long, value_name = "MODE", conflicts_with = "mcp_simulator")]
     simulator: Option<String>,
+    /// With --simulator: the wire the simulator speaks. Only generic (the default): the probes
+    /// speak the generic API.
+    #[arg(long, value_name = "NAME|FILE", value_parser = ProfileChoice::parse, requires = "simulator")]
+    profile: Option<ProfileChoice>,
     /// Certify the MCP server at this Streamable HTTP endpoint (http://host:port/path): the pre-flight and
     /// design rules, never a paid tool. Credentials from LOSTREPLY_MCP_CREDENTIAL and
     /// LOSTREPLY_MCP_SECOND_CREDENTIAL. For a paid call, use a `kind: mcp` contract.
@@ -150,6 +155,9 @@ pub(super) async fn certify_cmd(args: CertifyArgs) -> i32 {
             }
         },
     };
+    if let Some(problem) = unsupported_profile(&args) {
+        return usage(&problem);
+    }
     let sim = match mode {
         Some(m) => match simulator::start(m, seed).await {
             Ok(sim) => Some(sim),
@@ -217,6 +225,21 @@ pub(super) async fn certify_cmd(args: CertifyArgs) -> i32 {
         Err(e) => return usage(&e.to_string()),
     };
     emit(&args, &formats, &report)
+}
+
+/// `--profile` other than generic: the probes' shipped contracts send the
+/// generic API's requests (JSON bodies to `/v1/certify_items`, searches by
+/// `client_reference`), which no other profile's paths answer, and the
+/// simulator's plan keeps the generic profile.
+fn unsupported_profile(args: &CertifyArgs) -> Option<String> {
+    let shown = match args.profile.as_ref()? {
+        ProfileChoice::Builtin("generic") => return None,
+        ProfileChoice::Builtin(name) => (*name).to_owned(),
+        ProfileChoice::File(path) => path.display().to_string(),
+    };
+    Some(format!(
+        "certify probes speak the generic API; --profile {shown} is not supported with --simulator"
+    ))
 }
 
 /// Prints the terminal summary, writes the report files, and gives the exit code.

@@ -5,12 +5,14 @@
 
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
+use lostreply_harness::scenario::provider_profile::ProfileChoice;
 use lostreply_simulator::mcp::{AnswerStyle, Defect, McpPlan};
-use lostreply_simulator::{IdempotencyMode, Plan, ServeOptions, Simulator};
+use lostreply_simulator::{Idempotency, IdempotencyMode, Plan, ServeOptions, Simulator};
 
 use lostreply_harness::exit;
 
@@ -25,13 +27,16 @@ pub(super) struct ServeArgs {
     /// Bearer token guarding the control API (required off loopback).
     #[arg(long, value_name = "TOKEN", env = "LOSTREPLY_CONTROL_TOKEN")]
     control_token: Option<String>,
-    /// Idempotency mode: none, stripe, ietf, or a known-bad one (fingerprint_in_key, no_fingerprint, racy, global_scope, stuck_in_flight).
+    /// The wire the provider speaks: generic, stripe, openai, anthropic, or a profile file (a path with `/`, or ending .yaml or .yml). Default generic.
+    #[arg(long, value_name = "NAME|FILE", value_parser = ProfileChoice::parse, conflicts_with = "scenario")]
+    profile: Option<ProfileChoice>,
+    /// Idempotency mode: none, stripe, ietf, or a known-bad one (fingerprint_in_key, no_fingerprint, racy, global_scope, stuck_in_flight). Default: the profile's (none for generic).
     #[arg(long, value_name = "MODE")]
     idempotency: Option<String>,
-    /// How long keys are kept, by the simulator clock (e.g. 24h).
+    /// How long keys are kept, by the simulator clock (e.g. 24h). Default: the profile's (24h).
     #[arg(long, value_name = "DURATION")]
     retention: Option<String>,
-    /// Take the provider and faults sections of a scenario file.
+    /// Take the provider (its profile included) and faults sections of a scenario file.
     #[arg(long, value_name = "FILE")]
     scenario: Option<PathBuf>,
     /// Also serve the fake MCP server (default tools) at /mcp on the same port.
@@ -57,7 +62,16 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
                 return exit::BAD_INPUT;
             }
         },
-        None => Plan::default(),
+        None => match &args.profile {
+            None => Plan::default(),
+            Some(choice) => match plan_for(choice) {
+                Ok(plan) => plan,
+                Err(message) => {
+                    eprintln!("lostreply serve: --profile: {message}");
+                    return exit::BAD_INPUT;
+                }
+            },
+        },
     };
     plan.seed = args.seed;
     if let Some(mode) = &args.idempotency {
@@ -100,6 +114,7 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
         control_token: args.control_token.clone(),
     };
     let credentials = plan.tenants.clone();
+    let profile = plan.profile.name.clone();
     let mode = plan.idempotency.mode;
     let retention = plan.idempotency.retention;
     let faults = plan.faults.len();
@@ -129,6 +144,7 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
         "base_url": sim.base_url(),
         "control_url": sim.control_url(),
         "credentials": credentials,
+        "profile": profile,
     });
     if let Some(mcp_url) = sim.mcp_url() {
         banner["mcp_url"] = serde_json::Value::String(mcp_url);
@@ -136,6 +152,7 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{banner}");
     let _ = writeln!(out, "lostreply simulator listening on {}", sim.base_url());
+    let _ = writeln!(out, "  profile: {profile}");
     let _ = writeln!(
         out,
         "  idempotency: {} (retention {})",
@@ -164,6 +181,23 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
     sim.shutdown().await;
     println!("lostreply simulator stopped");
     exit::OK
+}
+
+/// The default plan under a profile: its keys as the profile's defaults
+/// (the flags that follow may change them). A file is read from the
+/// working directory, as a scenario's is from the scenario's.
+fn plan_for(choice: &ProfileChoice) -> Result<Plan, String> {
+    let profile = choice.load(Path::new("")).map_err(|e| e.to_string())?;
+    let defaults = Plan::default();
+    Ok(Plan {
+        idempotency: Idempotency {
+            mode: profile.keys.default_mode,
+            retention: profile.keys.default_retention,
+            ..defaults.idempotency
+        },
+        profile: Arc::new(profile),
+        ..defaults
+    })
 }
 
 /// The default MCP plan with the flags' defects and answer style.

@@ -6,12 +6,13 @@
 use std::collections::BTreeSet;
 
 use lostreply_simulator::mcp::McpRule;
+use lostreply_simulator::profile::Pages;
 use lostreply_simulator::{
     FaultResponse, FaultRule, Match, Position, Release, RequestKind, StallThen,
 };
 
 use super::provider::{stall_too_short, tenant};
-use super::{duration_in, resource, show, Declared, MAX_ITEMS, MAX_PARTIAL_BYTES, NONZERO};
+use super::{duration_in, show, Declared, MAX_ITEMS, MAX_PARTIAL_BYTES, NONZERO};
 use crate::scenario::error::Diagnostics;
 use crate::scenario::raw::{
     RawFault, RawGather, RawKind, RawMatch, RawMethod, RawPosition, RawQuery, RawResponse, RawThen,
@@ -310,7 +311,7 @@ fn position(raw: RawPosition) -> Position {
 
 fn matcher(d: &mut Diagnostics, raw: &RawMatch, declared: &Declared) -> Match {
     if let Some(r) = &raw.resource {
-        resource(d, r, declared.resources.as_deref());
+        declared.check_resource(d, r);
     }
     if let Some(t) = &raw.tenant {
         tenant(d, t, &declared.tenants);
@@ -334,6 +335,7 @@ fn matcher(d: &mut Diagnostics, raw: &RawMatch, declared: &Declared) -> Match {
             );
         }
     }
+    profile_lookup(d, raw, declared);
     if let Some(query) = &raw.query {
         let query_kind = match query.value {
             RawQuery::ClientReference => RawKind::Search,
@@ -362,6 +364,49 @@ fn matcher(d: &mut Diagnostics, raw: &RawMatch, declared: &Declared) -> Match {
         nth: raw.nth.as_ref().map(|n| n.value),
         times: raw.times.as_ref().map(|n| n.value),
         steps,
+    }
+}
+
+/// What a rule can match of a profile's lookups: its requests carry the
+/// profile's own parameters (Stripe searches with `query=`), not the generic
+/// API's that `query` names, and a lookup the profile does not offer for a
+/// collection never reaches the rule as that kind.
+fn profile_lookup(d: &mut Diagnostics, raw: &RawMatch, declared: &Declared) {
+    let profile = &declared.profile;
+    if let Some(query) = &raw.query {
+        if profile.pages != Pages::Generic {
+            d.error(
+                query.pos,
+                format!(
+                    "`query` names the generic API's parameters; profile {} has lookups of its \
+                     own: match them by `kind` (search, list) instead",
+                    profile.name
+                ),
+            );
+        }
+    }
+    let (Some(resource), Some(kind)) = (&raw.resource, &raw.kind) else {
+        return;
+    };
+    let Some(offers) = declared.profile_resource(&resource.value).map(|r| r.offers) else {
+        return;
+    };
+    let offered = match kind.value {
+        RawKind::Create => true,
+        RawKind::Retrieve => offers.retrieve,
+        RawKind::Search => offers.search,
+        RawKind::List => offers.list,
+    };
+    if !offered {
+        d.error(
+            kind.pos,
+            format!(
+                "profile {} has no {} of {}: the rule never applies",
+                profile.name,
+                kind_of(kind.value).name(),
+                resource.value
+            ),
+        );
     }
 }
 

@@ -9,7 +9,7 @@ use lostreply_simulator::mcp::{
     AnswerStyle, Defect, McpLimits, McpPlan, PaidTool, Retrieval, Revision, TaskSupport,
 };
 
-use super::{duration_in, is_resource_name, resource, show, Declared, MAX_VIRTUAL, NONZERO};
+use super::{duration_in, is_resource_name, show, Declared, MAX_VIRTUAL, NONZERO};
 use crate::scenario::client_profiles::{self, IdleReset, McpClient};
 use crate::scenario::error::Diagnostics;
 use crate::scenario::model::{McpSetup, GET_OPERATION, LIST_RECENT_OPERATIONS};
@@ -455,7 +455,7 @@ fn tools(d: &mut Diagnostics, list: &Sp<Vec<Sp<RawTool>>>, declared: &Declared) 
                 ),
             );
         }
-        resource(d, &tool.resource, declared.resources.as_deref());
+        declared.check_resource(d, &tool.resource);
         let key_argument = tool.key_argument.as_ref().map(|key| {
             let ok = key
                 .value

@@ -14,10 +14,13 @@ pub use provider::DEFAULT_STALL_CAP;
 pub use steps::DEFAULT_EVIDENCE;
 
 use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use lostreply_reports::model::SharedJson;
 use lostreply_reports::shared_str::Recent;
+use lostreply_simulator::Profile;
 
 use crate::scenario::error::Diagnostics;
 use crate::scenario::model::{OpId, OperationFields, OperationSpec, Scenario};
@@ -56,6 +59,10 @@ pub(super) struct Declared {
     pub tenants: Vec<String>,
     /// `provider.resources`, if given.
     pub resources: Option<Vec<String>>,
+    /// `provider.profile` (generic when absent).
+    pub profile: Arc<Profile>,
+    /// The profile's collections, where it declares them (`None`: any valid name).
+    pub profile_resources: Option<Vec<String>>,
     /// `provider.webhooks` is present.
     pub webhooks: bool,
     /// What asynchronous objects settle to, if the provider is asynchronous.
@@ -80,10 +87,29 @@ impl Declared {
             .get_key_value(name)
             .map_or_else(|| OpId::from(name), |(id, _)| id.clone())
     }
+
+    /// Checks a collection name, that the profile has it and that
+    /// `provider.resources` lists it. A name the profile lacks is reported
+    /// once, as the profile's: `provider.resources` is held to the profile too.
+    pub fn check_resource(&self, d: &mut Diagnostics, raw: &Sp<String>) {
+        if is_resource_name(&raw.value)
+            && !in_profile(d, raw, &self.profile, self.profile_resources.as_deref())
+        {
+            return;
+        }
+        resource(d, raw, self.resources.as_deref());
+    }
+
+    /// The profile's collection `name`, where the profile declares its collections.
+    pub fn profile_resource(&self, name: &str) -> Option<&lostreply_simulator::profile::Resource> {
+        self.profile.resource(name)
+    }
 }
 
 /// Checks everything and builds the scenario (meaningful only if `d` stays empty).
 pub(super) fn scenario(raw: &RawScenario, path: &str, d: &mut Diagnostics) -> Scenario {
+    // A profile file is named relative to the scenario that names it.
+    let base_dir = Path::new(path).parent().unwrap_or(Path::new(""));
     if raw.version.value != 1 {
         d.error(
             raw.version.pos,
@@ -150,7 +176,8 @@ pub(super) fn scenario(raw: &RawScenario, path: &str, d: &mut Diagnostics) -> Sc
         }
     }
 
-    let (mut plan, mut declared) = provider::provider(d, raw.provider.as_ref(), client_timeout);
+    let (mut plan, mut declared) =
+        provider::provider(d, raw.provider.as_ref(), client_timeout, base_dir);
     declared.step_count = raw.steps.value.len();
     let mut mcp_setup = None;
     if let Some(raw_mcp) = &raw.mcp {
@@ -215,8 +242,18 @@ fn operations(
         } else {
             declared.operations.insert(id.clone(), op.value.id.pos);
         }
-        let args = args(d, op.value.args.as_ref(), declared.max_body_bytes);
+        let mut args = args(d, op.value.args.as_ref(), declared.max_body_bytes);
         let (resource, tool) = operation_target(d, op, &args, declared);
+        if tool.is_none() {
+            // An HTTP create travels on the profile's wire: the adapter is
+            // given its arguments as that wire carries them (a form body,
+            // strings only), so that what it sends and what the ledger holds
+            // compare equal to them.
+            if let Some(raw_args) = &op.value.args {
+                profile_reserved(d, raw_args, &declared.profile);
+            }
+            args = declared.profile.wire_args(&args);
+        }
         specs.push(OperationSpec::new(OperationFields {
             id,
             resource: names.get(&resource),
@@ -240,7 +277,8 @@ fn operation_target(
     let raw = &op.value;
     match (&raw.resource, &raw.tool) {
         (Some(name), None) => {
-            resource(d, name, declared.resources.as_deref());
+            declared.check_resource(d, name);
+            processing_needs_status(d, name, declared);
             (name.value.clone(), None)
         }
         (Some(_), Some(tool)) => {
@@ -304,8 +342,79 @@ fn operation_target(
     }
 }
 
+/// An asynchronous provider's objects start `processing`, so a profile's
+/// collection must have a status field to say so.
+fn processing_needs_status(d: &mut Diagnostics, name: &Sp<String>, declared: &Declared) {
+    if declared.settle.is_none() {
+        return;
+    }
+    if let Some(collection) = declared.profile_resource(&name.value) {
+        if collection.status.is_none() {
+            d.error(
+                name.pos,
+                format!(
+                    "provider.asynchronous, but resource `{}` has no status field in profile {}: \
+                     its objects cannot be processing",
+                    name.value, declared.profile.name
+                ),
+            );
+        }
+    }
+}
+
+/// Checks that a profile that declares its collections has `raw`'s (true
+/// when it has, or declares none). `names`: the profile's, once collected.
+fn in_profile(
+    d: &mut Diagnostics,
+    raw: &Sp<String>,
+    profile: &Profile,
+    names: Option<&[String]>,
+) -> bool {
+    let Some(names) = names else {
+        return true;
+    };
+    let known = names.contains(&raw.value);
+    if !known {
+        d.error(
+            raw.pos,
+            format!(
+                "resource `{}` is not one of profile {}'s resources ({})",
+                raw.value,
+                profile.name,
+                names.join(", ")
+            ),
+        );
+    }
+    known
+}
+
 /// The reserved create fields: they are not arguments.
 const RESERVED_FIELDS: [&str; 2] = ["client_reference", "metadata"];
+
+/// A profile's own body fields that are not arguments (its reference and
+/// metadata fields, and the fields it drops, such as Stripe's `expand`): the
+/// provider would never record them as an argument, so an operation that
+/// names one could never match its effect.
+fn profile_reserved(d: &mut Diagnostics, raw: &Sp<Args>, profile: &Profile) {
+    let body = &profile.body;
+    let reserved = body
+        .client_reference
+        .iter()
+        .chain(body.metadata.iter())
+        .chain(body.ignored.iter())
+        .filter(|field| !RESERVED_FIELDS.contains(&field.as_str()));
+    for field in reserved {
+        if raw.value.contains_key(field) {
+            d.error(
+                raw.pos,
+                format!(
+                    "`{field}` is a field of profile {}'s create body that is not an argument",
+                    profile.name
+                ),
+            );
+        }
+    }
+}
 
 /// Checks an `args:` mapping (none: empty).
 fn args(d: &mut Diagnostics, raw: Option<&Sp<Args>>, max_body_bytes: usize) -> Args {

@@ -1,17 +1,26 @@
 //! `provider:` -> the simulator's plan (without faults) and what later checks need.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
+use lostreply_simulator::profile::Keys;
 use lostreply_simulator::{
-    Asynchronous, Idempotency, IdempotencyMode, Limits, Lookup, Plan, SeedObject, SettleResult,
-    Webhooks,
+    Asynchronous, Idempotency, IdempotencyMode, Limits, Lookup, Plan, Profile, SeedObject,
+    SettleResult, Webhooks,
 };
 
-use super::{args, duration_in, resource, show, Declared, MAX_ITEMS, MAX_VIRTUAL, NONZERO};
+use super::{
+    args, duration_in, in_profile, is_resource_name, profile_reserved, resource, show, Declared,
+    MAX_ITEMS, MAX_VIRTUAL, NONZERO,
+};
 use crate::scenario::error::Diagnostics;
-use crate::scenario::raw::{RawProvider, RawSeedObject, RawSettle};
+use crate::scenario::provider_profile::ProfileChoice;
+use crate::scenario::raw::{
+    ProviderProfileName, RawIdempotency, RawProvider, RawSeedObject, RawSettle,
+};
 use crate::scenario::span::Sp;
 
 /// Default `provider.limits.stall_cap`: short, so that a stalled run stays short.
@@ -27,6 +36,7 @@ pub(super) fn provider(
     d: &mut Diagnostics,
     raw: Option<&Sp<RawProvider>>,
     client_timeout: Duration,
+    base_dir: &Path,
 ) -> (Plan, Declared) {
     let defaults = Plan::default();
     let Some(raw) = raw.map(|p| &p.value) else {
@@ -38,6 +48,10 @@ pub(super) fn provider(
         return (Plan { limits, ..defaults }, declared);
     };
 
+    let profile = raw.profile.as_ref().map_or_else(
+        || Arc::clone(&defaults.profile),
+        |p| profile(d, p, base_dir),
+    );
     let tenants = match &raw.tenants {
         None => defaults.tenants.clone(),
         Some(list) => tenants(d, list),
@@ -47,52 +61,18 @@ pub(super) fn provider(
     let resources = raw
         .resources
         .as_ref()
-        .map(|list| resources(d, list))
+        .map(|list| resources(d, list, &profile))
         .filter(|r| !r.is_empty());
     let limits = limits(d, raw, defaults.limits);
 
     let idempotency = match &raw.idempotency {
-        None => defaults.idempotency.clone(),
-        Some(idem) => {
-            let idem = &idem.value;
-            let mode = IdempotencyMode::from_name(&idem.mode.value.0).unwrap_or_else(|| {
-                let names: Vec<&str> = IdempotencyMode::ALL.iter().map(|m| m.name()).collect();
-                d.error(
-                    idem.mode.pos,
-                    format!(
-                        "unknown idempotency mode `{}`: one of {}",
-                        idem.mode.value.0,
-                        names.join(", ")
-                    ),
-                );
-                IdempotencyMode::None
-            });
-            let retention = idem
-                .retention
-                .as_ref()
-                .map_or(defaults.idempotency.retention, |r| {
-                    duration_in(d, r, "retention", NONZERO, MAX_VIRTUAL)
-                        .unwrap_or(defaults.idempotency.retention)
-                });
-            let required = idem.required.as_ref().is_some_and(|required| {
-                if required.value && mode != IdempotencyMode::Ietf {
-                    d.error(
-                        required.pos,
-                        format!(
-                            "`required: true` is an ietf rule; mode `{}` processes creates \
-                             without a key",
-                            mode.name()
-                        ),
-                    );
-                }
-                required.value
-            });
-            Idempotency {
-                mode,
-                retention,
-                required,
-            }
-        }
+        // A provider keys creates as its profile says when the file says nothing.
+        None => Idempotency {
+            mode: profile.keys.default_mode,
+            retention: profile.keys.default_retention,
+            required: false,
+        },
+        Some(idem) => idempotency(d, &idem.value, &profile.keys),
     };
 
     let lookup = raw.lookup.as_ref().map_or(defaults.lookup, |l| Lookup {
@@ -136,6 +116,7 @@ pub(super) fn provider(
         seed: 0,
         limits,
         mcp: None,
+        profile,
     };
     let declared = declared(&plan, limits, client_timeout);
     plan.seed_objects = raw
@@ -146,6 +127,59 @@ pub(super) fn provider(
     (plan, declared)
 }
 
+/// `provider.profile`: a built-in profile, or a file beside the scenario.
+/// The generic profile stands in for one that cannot be had (reported at its name).
+fn profile(d: &mut Diagnostics, raw: &Sp<ProviderProfileName>, base_dir: &Path) -> Arc<Profile> {
+    let loaded = ProfileChoice::parse(&raw.value.0).and_then(|choice| choice.load(base_dir));
+    match loaded {
+        Ok(profile) => Arc::new(profile),
+        Err(err) => {
+            // A profile file's own error names its file, line and column; the
+            // first line says it, the rest is that file's snippet.
+            let text = err.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            d.error(raw.pos, first.to_owned());
+            Arc::new(Profile::generic())
+        }
+    }
+}
+
+/// `provider.idempotency`: the retention defaults to the profile's.
+fn idempotency(d: &mut Diagnostics, idem: &RawIdempotency, keys: &Keys) -> Idempotency {
+    let mode = IdempotencyMode::from_name(&idem.mode.value.0).unwrap_or_else(|| {
+        let names: Vec<&str> = IdempotencyMode::ALL.iter().map(|m| m.name()).collect();
+        d.error(
+            idem.mode.pos,
+            format!(
+                "unknown idempotency mode `{}`: one of {}",
+                idem.mode.value.0,
+                names.join(", ")
+            ),
+        );
+        IdempotencyMode::None
+    });
+    let retention = idem.retention.as_ref().map_or(keys.default_retention, |r| {
+        duration_in(d, r, "retention", NONZERO, MAX_VIRTUAL).unwrap_or(keys.default_retention)
+    });
+    let required = idem.required.as_ref().is_some_and(|required| {
+        if required.value && mode != IdempotencyMode::Ietf {
+            d.error(
+                required.pos,
+                format!(
+                    "`required: true` is an ietf rule; mode `{}` processes creates without a key",
+                    mode.name()
+                ),
+            );
+        }
+        required.value
+    });
+    Idempotency {
+        mode,
+        retention,
+        required,
+    }
+}
+
 fn declared(plan: &Plan, limits: Limits, client_timeout: Duration) -> Declared {
     Declared {
         operations: BTreeMap::new(),
@@ -154,6 +188,11 @@ fn declared(plan: &Plan, limits: Limits, client_timeout: Duration) -> Declared {
             .resources
             .as_ref()
             .map(|set| set.iter().cloned().collect()),
+        profile: Arc::clone(&plan.profile),
+        profile_resources: plan
+            .profile
+            .resource_names()
+            .map(|names| names.into_iter().collect()),
         webhooks: plan.webhooks.is_some(),
         settle: plan.asynchronous.map(|a| a.result),
         stall_cap: limits.stall_cap,
@@ -203,7 +242,7 @@ fn tenants(d: &mut Diagnostics, list: &Sp<Vec<Sp<String>>>) -> Vec<String> {
     list.value.iter().map(|t| t.value.clone()).collect()
 }
 
-fn resources(d: &mut Diagnostics, list: &Sp<Vec<Sp<String>>>) -> Vec<String> {
+fn resources(d: &mut Diagnostics, list: &Sp<Vec<Sp<String>>>, profile: &Profile) -> Vec<String> {
     if list.value.is_empty() {
         d.error(
             list.pos,
@@ -214,8 +253,15 @@ fn resources(d: &mut Diagnostics, list: &Sp<Vec<Sp<String>>>) -> Vec<String> {
         d.error(list.pos, format!("at most {MAX_ITEMS} resources"));
     }
     let mut seen = BTreeMap::new();
+    let profile_resources: Option<Vec<String>> = profile
+        .resource_names()
+        .map(|names| names.into_iter().collect());
     for name in &list.value {
         resource(d, name, None);
+        // provider.resources restricts the profile's collections further.
+        if is_resource_name(&name.value) {
+            in_profile(d, name, profile, profile_resources.as_deref());
+        }
         if let Some(first) = seen.insert(name.value.clone(), name.pos) {
             d.error(
                 name.pos,
@@ -281,7 +327,7 @@ fn webhook_secret(d: &mut Diagnostics, secret: &Sp<String>) {
 fn seed_object(d: &mut Diagnostics, raw: &Sp<RawSeedObject>, declared: &Declared) -> SeedObject {
     let seed = &raw.value;
     tenant(d, &seed.tenant, &declared.tenants);
-    resource(d, &seed.resource, declared.resources.as_deref());
+    declared.check_resource(d, &seed.resource);
     let client_reference = seed.client_reference.as_ref().map(|reference| {
         if reference.value.len() > MAX_TOKEN_BYTES {
             d.error(
@@ -297,10 +343,15 @@ fn seed_object(d: &mut Diagnostics, raw: &Sp<RawSeedObject>, declared: &Declared
     let age = seed.age.as_ref().map_or(Duration::ZERO, |age| {
         duration_in(d, age, "age", Duration::ZERO, MAX_VIRTUAL).unwrap_or(Duration::ZERO)
     });
+    let seed_args = args(d, seed.args.as_ref(), declared.max_body_bytes);
+    if let Some(raw_args) = &seed.args {
+        profile_reserved(d, raw_args, &declared.profile);
+    }
     SeedObject {
         tenant: seed.tenant.value.clone(),
         resource: seed.resource.value.clone(),
-        args: args(d, seed.args.as_ref(), declared.max_body_bytes),
+        // As the profile's wire carries them, like an operation's.
+        args: declared.profile.wire_args(&seed_args),
         client_reference,
         age,
     }
