@@ -19,6 +19,7 @@ pub mod driver;
 pub mod exit;
 mod fixed_hash;
 mod position;
+pub mod profile_file;
 pub mod protocol;
 pub mod report_build;
 pub mod run;

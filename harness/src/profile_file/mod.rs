@@ -1,0 +1,343 @@
+//! Profile files: a provider's wire described in YAML (docs/profiles.md), read
+//! into the simulator's [`Profile`], and any [`Profile`] written back.
+//!
+//! The path through this module mirrors the scenario parser's: [`parse_profile`]
+//! reads the YAML into the `raw` serde types (every value with its line and
+//! column, through the scenario module's [`Sp`](crate::scenario::span::Sp);
+//! unknown keys and wrong types stop here), then `check` validates what needs
+//! more than one value's shape (paths distinct across resources, header names,
+//! error kinds, template placeholders) and builds the profile, reporting every
+//! problem it finds in one pass. `write` is the inverse: [`write_profile`]
+//! writes the file that reads back to the same profile, which is how the
+//! built-in profiles are published (`profiles/*.yaml`, `lostreply profile
+//! show`). [`profile_schema`] is the format's JSON Schema.
+
+mod builtin_files;
+mod check;
+mod node;
+mod raw;
+mod schema;
+mod write;
+
+use std::fmt;
+use std::path::Path;
+
+use lostreply_simulator::Profile;
+
+use crate::scenario::span::Pos;
+use crate::scenario::{Diagnostic, MAX_DIAGNOSTICS};
+
+pub use builtin_files::builtin_file;
+pub use schema::profile_schema;
+pub use write::write_profile;
+
+/// Largest profile file read (the built-in ones are a few kilobytes).
+pub const MAX_PROFILE_BYTES: u64 = 256 * 1024;
+/// Most resources one profile declares.
+pub const MAX_RESOURCES: usize = 64;
+/// Deepest nesting of a template or a constant (a provider's envelope is a
+/// few levels; the bound keeps every later walk of it shallow).
+pub const MAX_TEMPLATE_DEPTH: usize = 16;
+/// Most values (leaves and containers) in one template or constant.
+pub const MAX_TEMPLATE_NODES: usize = 4096;
+/// Most names in one list of a profile (ignored fields, picked arguments, kinds).
+pub const MAX_LIST_ITEMS: usize = 64;
+
+/// Why a profile file could not be read. Both variants are bad input (the
+/// CLI's exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileFileError {
+    /// The file could not be read.
+    #[error("{path}: cannot read the profile: {source}")]
+    Read {
+        /// The path given to [`read_profile_file`].
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file was read but is not a valid profile.
+    #[error("{}", Rendered(diagnostics, *omitted))]
+    Invalid {
+        /// The problems found, in file order (at most [`MAX_DIAGNOSTICS`]).
+        diagnostics: Vec<Diagnostic>,
+        /// How many more problems were found than are kept.
+        omitted: usize,
+    },
+}
+
+impl ProfileFileError {
+    /// The problems found (empty for a read error).
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        match self {
+            ProfileFileError::Read { .. } => &[],
+            ProfileFileError::Invalid { diagnostics, .. } => diagnostics,
+        }
+    }
+}
+
+/// The diagnostics one per line (each with its source line and caret), as
+/// the scenario parser prints them.
+struct Rendered<'a>(&'a [Diagnostic], usize);
+
+impl fmt::Display for Rendered<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, diagnostic) in self.0.iter().enumerate() {
+            if index > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{diagnostic}")?;
+        }
+        if self.1 > 0 {
+            write!(f, "\n... and {} more", self.1)?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads and validates the profile file at `path` (named in diagnostics as given).
+pub fn read_profile_file(path: &Path) -> Result<Profile, ProfileFileError> {
+    let shown = path.display().to_string();
+    let read_error = |source| ProfileFileError::Read {
+        path: shown.clone(),
+        source,
+    };
+    let size = std::fs::metadata(path).map_err(read_error)?.len();
+    if size > MAX_PROFILE_BYTES {
+        let mut found = Found::new(&shown, "");
+        found.error(
+            Pos { line: 0, column: 0 },
+            format!("the file is {size} bytes; a profile may have at most {MAX_PROFILE_BYTES}"),
+        );
+        return Err(found.into_error());
+    }
+    let bytes = std::fs::read(path).map_err(read_error)?;
+    match std::str::from_utf8(&bytes) {
+        Ok(text) => parse_profile(text, path),
+        Err(err) => {
+            let valid = String::from_utf8_lossy(&bytes[..err.valid_up_to()]).into_owned();
+            let mut found = Found::new(&shown, &valid);
+            found.error(
+                end_of(&valid),
+                "the file is not UTF-8 text (a bad byte starts here)",
+            );
+            Err(found.into_error())
+        }
+    }
+}
+
+/// Parses and validates profile text; `path` only names the file in diagnostics.
+pub fn parse_profile(text: &str, path: &Path) -> Result<Profile, ProfileFileError> {
+    let shown = path.display().to_string();
+    let mut found = Found::new(&shown, text);
+    if text.len() as u64 > MAX_PROFILE_BYTES {
+        found.error(
+            Pos { line: 0, column: 0 },
+            format!(
+                "the text is {} bytes; a profile may have at most {MAX_PROFILE_BYTES}",
+                text.len()
+            ),
+        );
+        return Err(found.into_error());
+    }
+    if is_blank(text) {
+        found.error(
+            Pos::START,
+            "the file is empty: a profile starts with `version: 1` and `name:`",
+        );
+        return Err(found.into_error());
+    }
+    let raw = match serde_saphyr::from_str_with_options::<raw::RawProfile>(text, yaml_options()) {
+        Ok(raw) => raw,
+        Err(err) => {
+            let pos = err.location().map_or(Pos::START, |at| Pos {
+                line: at.line(),
+                column: at.column(),
+            });
+            found.error(pos, yaml_message(&err));
+            return Err(found.into_error());
+        }
+    };
+    let profile = check::profile(&raw, &mut found);
+    if found.is_empty() {
+        Ok(profile)
+    } else {
+        Err(found.into_error())
+    }
+}
+
+/// Whether `text` is a profile file rather than a scenario, by the rule
+/// `lostreply validate` documents: a line that starts (unindented) with
+/// `resources:` or `routes:`, and none that starts with `steps:`. A scenario
+/// keeps its collections under `provider:`, never at the top level, and a
+/// profile has no steps; a line scan decides even for a file whose YAML is
+/// broken further down, so its errors come from the right parser.
+pub fn is_profile_text(text: &str) -> bool {
+    let top_level = |key: &str| {
+        text.lines().any(|line| {
+            line.strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with(':'))
+        })
+    };
+    (top_level("resources") || top_level("routes")) && !top_level("steps")
+}
+
+fn yaml_options() -> serde_saphyr::Options {
+    serde_saphyr::options! {
+        // `yes`, `no`, `on` stay strings in templates and constants.
+        strict_booleans: true,
+        // Snippets are rendered by `Diagnostic`, once, as for scenarios.
+        with_snippet: false,
+    }
+}
+
+/// The reader's message, with its terse type names made readable.
+fn yaml_message(err: &serde_saphyr::Error) -> String {
+    use serde_saphyr::MessageFormatter as _;
+    let message = serde_saphyr::DefaultMessageFormatter
+        .format_message(err)
+        .into_owned();
+    let whole = |max: u64| format!("expected a whole number from 0 to {max}");
+    match message.as_str() {
+        "invalid u16" => whole(u16::MAX.into()),
+        "invalid u32" => whole(u32::MAX.into()),
+        "invalid u64" => whole(u64::MAX),
+        "expected mapping start" => {
+            "expected a mapping (`key: value` lines or {key: value})".to_owned()
+        }
+        "expected sequence start" => "expected a list (`- item` lines or [a, b])".to_owned(),
+        _ => message,
+    }
+}
+
+/// Only whitespace and comments: no document at all.
+fn is_blank(text: &str) -> bool {
+    text.lines().all(|line| {
+        let line = line.trim();
+        line.is_empty() || line.starts_with('#')
+    })
+}
+
+/// The position just after `text` (where the first bad byte of a file sits).
+fn end_of(text: &str) -> Pos {
+    let line = text.matches('\n').count() as u64 + 1;
+    let column = text
+        .rsplit('\n')
+        .next()
+        .map_or(0, |last| last.chars().count()) as u64
+        + 1;
+    Pos { line, column }
+}
+
+/// Collects the problems of one file. The scenario parser's collector is
+/// private to its module; this one makes the same public [`Diagnostic`]s
+/// (same order, bound, source line and caret), so both kinds of file print
+/// alike.
+#[derive(Debug)]
+pub(crate) struct Found<'a> {
+    path: &'a str,
+    source: &'a str,
+    found: Vec<(Pos, String)>,
+}
+
+impl<'a> Found<'a> {
+    fn new(path: &'a str, source: &'a str) -> Self {
+        Found {
+            path,
+            source,
+            found: Vec::new(),
+        }
+    }
+
+    /// Records a problem at `pos`.
+    pub(crate) fn error(&mut self, pos: Pos, message: impl Into<String>) {
+        self.found.push((pos, message.into()));
+    }
+
+    fn is_empty(&self) -> bool {
+        self.found.is_empty()
+    }
+
+    fn into_error(self) -> ProfileFileError {
+        let mut found = self.found;
+        // Stable: two problems at one place keep the order they were found in.
+        found.sort_by_key(|(pos, _)| *pos);
+        found.dedup();
+        let omitted = found.len().saturating_sub(MAX_DIAGNOSTICS);
+        let lines: Vec<&str> = yaml_lines(self.source).collect();
+        let diagnostics = found
+            .into_iter()
+            .take(MAX_DIAGNOSTICS)
+            .map(|(pos, message)| Diagnostic {
+                path: self.path.to_owned(),
+                line: pos.line,
+                column: pos.column,
+                message: visible(&message),
+                source_line: usize::try_from(pos.line)
+                    .ok()
+                    .and_then(|line| line.checked_sub(1))
+                    .and_then(|index| lines.get(index))
+                    .map(|line| visible(line)),
+            })
+            .collect();
+        ProfileFileError::Invalid {
+            diagnostics,
+            omitted,
+        }
+    }
+}
+
+/// Lines the way YAML counts them: `\r\n`, `\n` and a lone `\r` each end a line.
+fn yaml_lines(source: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(source);
+    std::iter::from_fn(move || {
+        let text = rest?;
+        match text.find(['\n', '\r']) {
+            Some(end) => {
+                let skip = if text[end..].starts_with("\r\n") {
+                    2
+                } else {
+                    1
+                };
+                rest = Some(&text[end + skip..]);
+                Some(&text[..end])
+            }
+            None => {
+                rest = None;
+                Some(text)
+            }
+        }
+    })
+}
+
+/// User-controlled text made safe for a terminal: control characters (other
+/// than tab) become escapes, so junk input cannot move the cursor.
+fn visible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() && c != '\t' {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profiles_are_told_from_scenarios_by_their_top_level_keys() {
+        assert!(is_profile_text(
+            "version: 1\nname: x\nresources:\n  - name: a\n"
+        ));
+        assert!(is_profile_text("version: 1\nname: x\nroutes : generic\n"));
+        assert!(!is_profile_text(
+            "version: 1\nid: x\nprovider:\n  resources: [a]\nsteps:\n  - execute: op-1\n"
+        ));
+        assert!(!is_profile_text("routes: generic\nsteps: []\n"));
+        assert!(!is_profile_text("resources_x: 1\n"));
+    }
+}
