@@ -6,6 +6,7 @@ mod adapter_cmd;
 mod certify_cmd;
 mod list_cmd;
 mod output;
+mod profile_cmd;
 mod report_cmd;
 mod run_cmd;
 mod select;
@@ -36,9 +37,10 @@ pub struct Cli {
 enum Command {
     /// Run scenarios against an adapter (default: the built-in library against the reference adapter).
     Run(run_cmd::RunArgs),
-    /// Check scenario files without running them.
+    /// Check scenario and profile files without running them.
     Validate {
-        /// Scenario files or directories of them.
+        /// Scenario or profile files, or directories of them (a profile file has a top-level
+        /// `resources:` or `routes:` and no `steps:`).
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
@@ -54,6 +56,8 @@ enum Command {
     Adapter(adapter_cmd::AdapterArgs),
     /// Certify an API's idempotency contract from the outside (a contract file, or --simulator MODE).
     Certify(certify_cmd::CertifyArgs),
+    /// Provider profiles: `lostreply profile show stripe` prints a built-in one to adapt.
+    Profile(profile_cmd::ProfileArgs),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -99,21 +103,33 @@ pub fn main() -> i32 {
             Command::Serve(args) => serve_cmd::serve(args).await,
             Command::Adapter(args) => adapter_cmd::adapter(args).await,
             Command::Certify(args) => certify_cmd::certify_cmd(args).await,
+            Command::Profile(args) => profile_cmd::profile(args),
         }
     })
 }
 
 fn validate(paths: &[PathBuf]) -> i32 {
-    match lostreply_harness::scenario::select::load_paths(paths) {
+    let split = match profile_cmd::split(paths) {
+        Ok(split) => split,
+        Err(message) => {
+            eprintln!("{message}");
+            return exit::BAD_INPUT;
+        }
+    };
+    let mut code = profile_cmd::validate_profiles(&split.profiles);
+    if split.scenarios.is_empty() {
+        return code;
+    }
+    match lostreply_harness::scenario::select::load_paths(&split.scenarios) {
         Ok(scenarios) => {
             for s in &scenarios {
                 println!("ok  {}  ({}, {} steps)", s.path, s.id, s.steps.len());
             }
-            exit::OK
         }
         Err(message) => {
             eprintln!("{message}");
-            exit::BAD_INPUT
+            code = exit::BAD_INPUT;
         }
     }
+    code
 }

@@ -1,0 +1,148 @@
+//! `lostreply profile show NAME` and `lostreply profile schema`, and the
+//! profile files `lostreply validate` finds among its paths (docs/profiles.md).
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+use lostreply_harness::exit;
+use lostreply_harness::profile_file::{
+    builtin_file, is_profile_text, profile_schema, read_profile_file, MAX_PROFILE_BYTES,
+};
+use lostreply_simulator::profile::{Routes, PROFILE_NAMES};
+
+#[derive(Debug, Args)]
+pub(super) struct ProfileArgs {
+    #[command(subcommand)]
+    command: ProfileCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum ProfileCommand {
+    /// Print a built-in profile as a profile file (generic, stripe, openai, anthropic), to copy and adapt.
+    Show {
+        /// The built-in profile's name.
+        name: String,
+    },
+    /// Print the JSON Schema of profile files (for editors).
+    Schema,
+}
+
+pub(super) fn profile(args: ProfileArgs) -> i32 {
+    match args.command {
+        ProfileCommand::Show { name } => match builtin_file(&name) {
+            Some(text) => {
+                print!("{text}");
+                exit::OK
+            }
+            None => {
+                eprintln!(
+                    "lostreply: no built-in profile `{name}`: one of {}",
+                    PROFILE_NAMES.join(", ")
+                );
+                exit::BAD_INPUT
+            }
+        },
+        ProfileCommand::Schema => match serde_json::to_string_pretty(&profile_schema()) {
+            Ok(text) => {
+                println!("{text}");
+                exit::OK
+            }
+            Err(e) => {
+                eprintln!("lostreply: cannot print the schema: {e}");
+                exit::ADAPTER_OR_INFRA
+            }
+        },
+    }
+}
+
+/// The files `validate` was given, profile files apart from scenarios.
+#[derive(Debug, Default)]
+pub(super) struct Split {
+    /// Profile files.
+    pub(super) profiles: Vec<PathBuf>,
+    /// Everything else: scenario files, for the scenario loader (which also
+    /// reports the ones it cannot read).
+    pub(super) scenarios: Vec<PathBuf>,
+}
+
+/// Expands directories (their `*.yaml` and `*.yml`, sorted) and tells
+/// profile files from scenarios by their text ([`is_profile_text`]: a
+/// top-level `resources:` or `routes:` and no `steps:`), so that one
+/// `lostreply validate profiles/ scenarios/` checks both.
+pub(super) fn split(paths: &[PathBuf]) -> Result<Split, String> {
+    let mut split = Split::default();
+    let mut errors = Vec::new();
+    for path in paths {
+        match expand(path) {
+            Ok(files) => {
+                for file in files {
+                    if is_profile_file(&file) {
+                        split.profiles.push(file);
+                    } else {
+                        split.scenarios.push(file);
+                    }
+                }
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    if errors.is_empty() {
+        Ok(split)
+    } else {
+        Err(errors.join("\n"))
+    }
+}
+
+fn expand(path: &Path) -> Result<Vec<PathBuf>, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if !meta.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(format!(
+            "{}: no *.yaml scenario or profile files in this directory",
+            path.display()
+        ));
+    }
+    Ok(files)
+}
+
+/// A file too large for a profile, unreadable or not text goes to the
+/// scenario loader, which says what is wrong with it.
+fn is_profile_file(path: &Path) -> bool {
+    let small = std::fs::metadata(path).is_ok_and(|m| m.len() <= MAX_PROFILE_BYTES);
+    small && std::fs::read_to_string(path).is_ok_and(|text| is_profile_text(&text))
+}
+
+/// Checks each profile file: `ok` lines on stdout, every problem as
+/// `file:line:column: message` on stderr. Exit code 0, or 2 if any is invalid.
+pub(super) fn validate_profiles(paths: &[PathBuf]) -> i32 {
+    let mut code = exit::OK;
+    for path in paths {
+        match read_profile_file(path) {
+            Ok(profile) => {
+                let routes = match &profile.routes {
+                    Routes::Generic => "generic routes".to_owned(),
+                    Routes::Declared(resources) if resources.len() == 1 => "1 resource".to_owned(),
+                    Routes::Declared(resources) => format!("{} resources", resources.len()),
+                };
+                println!(
+                    "ok  {}  (profile {}, {routes})",
+                    path.display(),
+                    profile.name
+                );
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                code = exit::BAD_INPUT;
+            }
+        }
+    }
+    code
+}
