@@ -6,6 +6,7 @@
 
 mod located;
 
+use std::path::Path;
 use std::time::Duration;
 
 use located::one_error;
@@ -203,6 +204,65 @@ fn a_forged_webhook_step_is_valid_under_a_profile() {
     // The step list ends the base text, so an appended step joins it.
     let text = with("  - {webhook: op-1, event: created, forged: true}\n");
     scenario::parse(&text, "case.yaml").unwrap();
+}
+
+/// The built-in Stripe profile's published file, renamed.
+fn acme_profile() -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    std::fs::read_to_string(root.join("profiles/stripe.yaml"))
+        .unwrap()
+        .replace("\nname: stripe\n", "\nname: acme\n")
+}
+
+#[test]
+fn a_profile_file_is_read_beside_the_scenario() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("profiles")).unwrap();
+    std::fs::write(dir.path().join("profiles/acme.yaml"), acme_profile()).unwrap();
+    let path = dir.path().join("case.yaml");
+    std::fs::write(
+        &path,
+        BASE.replace("profile: stripe", "profile: profiles/acme.yaml"),
+    )
+    .unwrap();
+    let s = scenario::load(&path).unwrap();
+    assert_eq!(s.plan.profile.name, "acme");
+    assert_eq!(
+        serde_json::Value::Object(s.operations[0].args.to_map()),
+        json!({"name": "Jenny", "balance": "1200"})
+    );
+}
+
+#[test]
+fn a_broken_profile_file_is_reported_at_the_scenarios_line_naming_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = acme_profile().replace("\nname: acme\n", "\nname: acme\nbogus: 1\n");
+    std::fs::write(dir.path().join("acme.yaml"), broken).unwrap();
+    let path = dir.path().join("case.yaml");
+    std::fs::write(&path, BASE.replace("profile: stripe", "profile: acme.yaml")).unwrap();
+    let err = scenario::load(&path).unwrap_err();
+    assert!(matches!(err, ScenarioError::Invalid { .. }));
+    let found = err.diagnostics();
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!((found[0].line, found[0].column), (5, 12));
+    let profile_file = dir.path().join("acme.yaml").display().to_string();
+    assert!(
+        found[0].message.starts_with(&format!("{profile_file}:")),
+        "the profile file's own place comes first: {}",
+        found[0].message
+    );
+    assert!(found[0].message.contains("bogus"), "{}", found[0].message);
+
+    let missing = BASE.replace("profile: stripe", "profile: nowhere/acme.yaml");
+    std::fs::write(&path, missing).unwrap();
+    let err = scenario::load(&path).unwrap_err();
+    assert_eq!(err.diagnostics()[0].line, 5);
+    assert!(
+        err.diagnostics()[0]
+            .message
+            .contains("cannot read the profile"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use lostreply_simulator::profile::PROFILE_NAMES;
 use lostreply_simulator::Profile;
 
+use crate::profile_file::{read_profile_file, ProfileFileError};
+
 /// Why a named profile could not be had.
 #[derive(Debug, thiserror::Error)]
 pub enum ProfileChoiceError {
@@ -20,15 +22,10 @@ pub enum ProfileChoiceError {
         /// The name as written.
         name: String,
     },
-    /// A profile file that could not be read into a profile; the message
-    /// locates the problem in that file.
-    #[error("{message}")]
-    File {
-        /// The file, as resolved.
-        path: PathBuf,
-        /// What is wrong, `file:line:column: ...` first.
-        message: String,
-    },
+    /// A profile file that could not be read into a profile: every problem
+    /// at its file, line and column.
+    #[error(transparent)]
+    File(#[from] ProfileFileError),
 }
 
 /// How a value names a profile.
@@ -77,12 +74,7 @@ pub fn looks_like_path(value: &str) -> bool {
 
 /// Reads a profile file.
 pub fn load_profile_path(path: &Path) -> Result<Profile, ProfileChoiceError> {
-    // Profile files are read by a module of their own that is not part of
-    // the engine yet; until it is, naming one is an error at the name.
-    Err(ProfileChoiceError::File {
-        path: path.to_owned(),
-        message: format!("{}: profile files: not available yet", path.display()),
-    })
+    Ok(read_profile_file(path)?)
 }
 
 #[cfg(test)]
