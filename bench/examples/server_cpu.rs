@@ -5,18 +5,45 @@
 //! what else the machine runs, so it tells small changes apart. On the ok
 //! path wiremock is measured too: it serves from a thread it starts itself,
 //! whose CPU time (`/proc/self/task/{id}/schedstat`) counts with the server
-//! thread's, as any thread a server starts does.
+//! thread's, as any thread a server starts does. So is the simulator with its
+//! Stripe profile (`simulator_stripe`: form creates of customers), whose cost
+//! against the generic wire's is the profile part's question.
 //!
 //! `cargo run --release -p lostreply-bench --example server_cpu -- [ok|drop|reset] [connections] [rounds] [shared]`
 //!
-//! `SERVER_CPU_ONLY=simulator` (or `bare_hyper`, `wiremock`) measures that
+//! `SERVER_CPU_ONLY=simulator` (or `simulator_stripe`, `bare_hyper`, `wiremock`) measures that
 //! server alone, so that a profiler or `strace -f -c` wrapped around the
 //! command sees one server's work and nothing of the others'.
 
 use std::time::Duration;
 
-use bench::load::{run_point, LoadSpec, Path};
+use bench::client::Wire;
+use bench::load::{run_point, run_target, LoadSpec, Path};
 use bench::servers::{Behaviour, RunningServer, ServerKind};
+
+/// A server this example measures: one of the benchmark's, or the
+/// simulator on Stripe's wire.
+#[derive(Debug, Clone, Copy)]
+enum Under {
+    Server(ServerKind),
+    SimulatorStripe,
+}
+
+impl Under {
+    fn name(self) -> &'static str {
+        match self {
+            Under::Server(kind) => kind.name(),
+            Under::SimulatorStripe => "simulator_stripe",
+        }
+    }
+
+    async fn start(self, behaviour: Behaviour) -> Result<RunningServer, bench::Error> {
+        match self {
+            Under::Server(kind) => RunningServer::start(kind, behaviour).await,
+            Under::SimulatorStripe => RunningServer::simulator(Wire::Stripe, behaviour).await,
+        }
+    }
+}
 
 /// `println!` that stops quietly when stdout is gone (`| head`) instead of
 /// panicking.
@@ -131,14 +158,19 @@ fn main() -> anyhow::Result<()> {
         return shared_runtime(path, behaviour, connections, rounds);
     }
     // Wiremock answers only the ok path (it cannot lose a response).
-    let kinds: &[ServerKind] = if behaviour == Behaviour::Ok {
+    let kinds: &[Under] = if behaviour == Behaviour::Ok {
         &[
-            ServerKind::Simulator,
-            ServerKind::BareHyper,
-            ServerKind::Wiremock,
+            Under::Server(ServerKind::Simulator),
+            Under::SimulatorStripe,
+            Under::Server(ServerKind::BareHyper),
+            Under::Server(ServerKind::Wiremock),
         ]
     } else {
-        &[ServerKind::Simulator, ServerKind::BareHyper]
+        &[
+            Under::Server(ServerKind::Simulator),
+            Under::SimulatorStripe,
+            Under::Server(ServerKind::BareHyper),
+        ]
     };
     let only = std::env::var("SERVER_CPU_ONLY").ok();
     for &kind in kinds {
@@ -156,10 +188,10 @@ fn main() -> anyhow::Result<()> {
                     // Wiremock serves from a thread of its own that it starts:
                     // the threads a server starts count with this one.
                     let threads = thread_ids();
-                    let server = RunningServer::start(kind, behaviour).await?;
+                    let server = kind.start(behaviour).await?;
                     let started: std::collections::BTreeSet<u32> =
                         thread_ids().difference(&threads).copied().collect();
-                    addr_tx.send(server.addr)?;
+                    addr_tx.send(server.target())?;
                     let before = thread_cpu_ns() + threads_cpu_ns(&started);
                     let _ = stop_rx.await;
                     let used = (thread_cpu_ns() + threads_cpu_ns(&started)).saturating_sub(before);
@@ -168,7 +200,7 @@ fn main() -> anyhow::Result<()> {
                 })
             },
         )?;
-        let addr = addr_rx.recv()?;
+        let target = addr_rx.recv()?;
         let client = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -179,7 +211,7 @@ fn main() -> anyhow::Result<()> {
             measure: Duration::from_secs(600),
             max_rounds: Some(rounds),
         };
-        let point = client.block_on(run_point(addr, path, spec));
+        let point = client.block_on(run_target(target, path, spec));
         let _ = stop_tx.send(());
         let cpu_ns = server
             .join()

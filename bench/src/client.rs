@@ -1,6 +1,7 @@
 //! The load client: hyper's low-level HTTP/1.1 client, one connection per
 //! task, so that the client costs as little as possible and the same for every
-//! server. It speaks just enough of the provider API: create, then retrieve.
+//! server. It speaks just enough of the provider API, on the generic wire or
+//! on Stripe's: create, then retrieve.
 
 use std::error::Error as _;
 use std::net::SocketAddr;
@@ -14,31 +15,92 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
 
-use crate::servers::{CREDENTIAL, RESOURCE};
+use crate::servers::{CREDENTIAL, RESOURCE, STRIPE_RESOURCE};
 use crate::Error;
+
+/// The wire a server speaks, and so the requests the client sends it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Wire {
+    /// The generic provider API: JSON tickets, a create answered 201.
+    Generic,
+    /// The simulator's Stripe profile: form-encoded customers, a create answered 200.
+    Stripe,
+}
+
+impl Wire {
+    /// The name in tables and JSON lines.
+    pub fn name(self) -> &'static str {
+        match self {
+            Wire::Generic => "generic",
+            Wire::Stripe => "stripe",
+        }
+    }
+
+    /// The collection a create posts to.
+    pub fn create_path(self) -> String {
+        match self {
+            Wire::Generic => format!("/v1/{RESOURCE}"),
+            Wire::Stripe => format!("/v1/{STRIPE_RESOURCE}"),
+        }
+    }
+
+    /// The status a committed create answers.
+    pub fn created_status(self) -> StatusCode {
+        match self {
+            Wire::Generic => StatusCode::CREATED,
+            Wire::Stripe => StatusCode::OK,
+        }
+    }
+
+    fn content_type(self) -> HeaderValue {
+        match self {
+            Wire::Generic => HeaderValue::from_static("application/json"),
+            Wire::Stripe => HeaderValue::from_static("application/x-www-form-urlencoded"),
+        }
+    }
+
+    /// A create's body with distinct arguments `n`: a ticket as JSON, or a
+    /// customer as stripe-python writes one (bracket notation for metadata).
+    pub fn create_body(self, n: u64) -> String {
+        match self {
+            Wire::Generic => format!(r#"{{"title":"bench","n":{n}}}"#),
+            Wire::Stripe => {
+                format!("email=bench{n}%40x.io&name=Bench&metadata[operation_id]=op-{n}")
+            }
+        }
+    }
+}
 
 /// Where requests go, with the headers every request carries built once.
 #[derive(Debug, Clone)]
 pub struct Target {
     /// The server's address.
     pub addr: SocketAddr,
+    /// What the server speaks.
+    pub wire: Wire,
     host: HeaderValue,
     auth: HeaderValue,
-    json: HeaderValue,
+    content_type: HeaderValue,
     create_path: String,
 }
 
 impl Target {
-    /// The provider API at `addr`, as the default tenant.
+    /// The generic provider API at `addr`, as the default tenant.
     pub fn new(addr: SocketAddr) -> Target {
+        Target::speaking(addr, Wire::Generic)
+    }
+
+    /// The provider API at `addr` on `wire`, as the default tenant.
+    pub fn speaking(addr: SocketAddr, wire: Wire) -> Target {
         Target {
             addr,
+            wire,
             host: HeaderValue::from_str(&addr.to_string())
                 .unwrap_or_else(|_| HeaderValue::from_static("127.0.0.1")),
             auth: HeaderValue::from_str(&format!("Bearer {CREDENTIAL}"))
                 .unwrap_or_else(|_| HeaderValue::from_static("")),
-            json: HeaderValue::from_static("application/json"),
-            create_path: format!("/v1/{RESOURCE}"),
+            content_type: wire.content_type(),
+            create_path: wire.create_path(),
         }
     }
 }
@@ -62,24 +124,25 @@ pub async fn connect(addr: SocketAddr) -> Result<(Sender, JoinHandle<()>), Error
     Ok((sender, task))
 }
 
-/// `POST /v1/tickets` with distinct arguments `n`; returns the status and the body.
+/// `POST /v1/tickets` (or `/v1/customers` on Stripe's wire) with distinct
+/// arguments `n`; returns the status and the body.
 pub async fn create(
     sender: &mut Sender,
     target: &Target,
     n: u64,
 ) -> Result<(StatusCode, Bytes), hyper::Error> {
-    let body = format!(r#"{{"title":"bench","n":{n}}}"#);
+    let body = target.wire.create_body(n);
     let mut request = Request::new(Full::new(Bytes::from(body)));
     *request.method_mut() = http::Method::POST;
     *request.uri_mut() = path_uri(&target.create_path);
     let headers = request.headers_mut();
     headers.insert(HOST, target.host.clone());
     headers.insert(AUTHORIZATION, target.auth.clone());
-    headers.insert(CONTENT_TYPE, target.json.clone());
+    headers.insert(CONTENT_TYPE, target.content_type.clone());
     send(sender, request).await
 }
 
-/// `GET /v1/tickets/{id}`; returns the status and the body.
+/// `GET /v1/tickets/{id}` (or `/v1/customers/{id}`); returns the status and the body.
 pub async fn retrieve(
     sender: &mut Sender,
     target: &Target,

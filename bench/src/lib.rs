@@ -7,7 +7,8 @@
 //!
 //! Map of the crate:
 //! - [`servers`]: the servers under load (simulator, bare hyper, wiremock),
-//!   each on 127.0.0.1:0 in this process, answering or losing the response.
+//!   each on 127.0.0.1:0 in this process, answering or losing the response;
+//!   the simulator on the generic wire or on Stripe's.
 //! - [`client`] and [`load`]: a closed-loop hyper HTTP/1.1 client: keep-alive
 //!   create-then-retrieve rounds, or one connection per create that the server
 //!   closes or resets after committing; exact percentiles in [`stats`].

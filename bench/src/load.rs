@@ -114,9 +114,62 @@ pub enum Path {
     Reset,
 }
 
-/// Runs one point against the server at `addr`.
+/// Runs one point against the server at `addr`, on the generic wire.
 pub async fn run_point(addr: SocketAddr, path: Path, spec: LoadSpec) -> PointResult {
-    let target = Arc::new(Target::new(addr));
+    run_target(Target::new(addr), path, spec).await
+}
+
+/// Runs one point against `target`, on the wire it names.
+pub async fn run_target(target: Target, path: Path, spec: LoadSpec) -> PointResult {
+    run_samples(target, path, spec).await.finish()
+}
+
+/// What a run measured, its latencies still raw, so that runs taken in
+/// slices (one server's, interleaved with another's) add up to one point
+/// with exact percentiles.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Samples {
+    latencies_us: Vec<u32>,
+    measured: Duration,
+    sent: u64,
+    errors: u64,
+    first_error: Option<String>,
+    closed_seen: u64,
+    reset_seen: u64,
+}
+
+impl Samples {
+    /// Adds a later slice of the same point.
+    pub fn add(&mut self, later: Samples) {
+        self.latencies_us.extend(later.latencies_us);
+        self.measured += later.measured;
+        self.sent += later.sent;
+        self.errors += later.errors;
+        if self.first_error.is_none() {
+            self.first_error = later.first_error;
+        }
+        self.closed_seen += later.closed_seen;
+        self.reset_seen += later.reset_seen;
+    }
+
+    /// The point: counts, the window and the latencies' percentiles.
+    pub fn finish(mut self) -> PointResult {
+        PointResult {
+            counted: self.latencies_us.len() as u64,
+            measured: self.measured,
+            latency: percentiles(&mut self.latencies_us),
+            sent: self.sent,
+            errors: self.errors,
+            first_error: self.first_error,
+            closed_seen: self.closed_seen,
+            reset_seen: self.reset_seen,
+        }
+    }
+}
+
+/// Runs one point (or one slice of one) against `target`, keeping the latencies raw.
+pub async fn run_samples(target: Target, path: Path, spec: LoadSpec) -> Samples {
+    let target = Arc::new(target);
     let start = Instant::now();
     let window = Window {
         measure_from: start + spec.warmup,
@@ -165,14 +218,11 @@ pub async fn run_point(addr: SocketAddr, path: Path, spec: LoadSpec) -> PointRes
             ));
         }
     }
-    let measured = last_done
-        .min(window.end)
-        .saturating_duration_since(window.measure_from);
-    let counted = all.latencies_us.len() as u64;
-    PointResult {
-        counted,
-        measured,
-        latency: percentiles(&mut all.latencies_us),
+    Samples {
+        latencies_us: all.latencies_us,
+        measured: last_done
+            .min(window.end)
+            .saturating_duration_since(window.measure_from),
         sent: all.sent,
         errors: all.errors,
         first_error: all.first_error,
@@ -236,7 +286,7 @@ async fn ok_round(
         .await
         .map_err(|e| format!("create: {e}"))?;
     let done = Instant::now();
-    if status != StatusCode::CREATED {
+    if status != target.wire.created_status() {
         return Err(format!("create answered {status}"));
     }
     stats.record(window, started, done);

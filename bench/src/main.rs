@@ -22,7 +22,7 @@ use clap::Parser;
 #[derive(Debug, Parser)]
 #[command(name = "lostreply-bench", version)]
 struct Args {
-    /// Parts to run, comma-separated: ok, drop, reset, check, cases, serve (alias: memory). Default: all.
+    /// Parts to run, comma-separated: ok, profile, drop, reset, check, cases, serve (alias: memory). Default: all.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     only: Vec<String>,
     /// A very short smoke run (short windows, small sizes, one run per case set).
@@ -99,7 +99,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
                     parts.insert(p);
                 }
                 None => bail!(
-                    "--only {name}: unknown part (ok, drop, reset, check, cases, serve or memory)"
+                    "--only {name}: unknown part (ok, profile, drop, reset, check, cases, serve or memory)"
                 ),
             }
         }

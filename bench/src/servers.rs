@@ -1,9 +1,11 @@
 //! The servers under load, all on 127.0.0.1:0 in this process: the simulator,
 //! a bare hyper server (the practical limit: parse, read the body, answer a
 //! fixed body or close the connection) and wiremock's `MockServer` (what a Rust
-//! user would pick instead of the simulator).
+//! user would pick instead of the simulator). The simulator speaks the generic
+//! wire or, with its Stripe profile, Stripe's.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -12,15 +14,18 @@ use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use lostreply_simulator::{
-    FaultResponse, FaultRule, Match, Plan, Position, ServeOptions, Simulator,
+    FaultResponse, FaultRule, Match, Plan, Position, Profile, ServeOptions, Simulator,
 };
 use tokio::net::TcpListener;
 use tokio::task::{JoinHandle, JoinSet};
 
+use crate::client::{Target, Wire};
 use crate::Error;
 
 /// The collection every benchmark creates in.
 pub const RESOURCE: &str = "tickets";
+/// The collection creates go to on Stripe's wire.
+pub const STRIPE_RESOURCE: &str = "customers";
 /// The adapter tenant's credential in the simulator's default plan.
 pub const CREDENTIAL: &str = "sk_test_a";
 /// What the references answer to every create and retrieve: the shape and
@@ -78,6 +83,8 @@ pub struct RunningServer {
     pub kind: ServerKind,
     /// Where it listens.
     pub addr: SocketAddr,
+    /// What it speaks.
+    pub wire: Wire,
     inner: Inner,
 }
 
@@ -102,27 +109,7 @@ impl RunningServer {
     /// so it only serves [`Behaviour::Ok`].
     pub async fn start(kind: ServerKind, behaviour: Behaviour) -> Result<RunningServer, Error> {
         match kind {
-            ServerKind::Simulator => {
-                let mut plan = Plan::default();
-                if let Some(response) = behaviour.fault() {
-                    plan.faults.push(FaultRule {
-                        when: Match {
-                            method: Some("POST".to_owned()),
-                            ..Match::default()
-                        },
-                        at: Position::AfterCommit,
-                        response,
-                    });
-                }
-                let sim = Simulator::start(plan, ServeOptions::default())
-                    .await
-                    .map_err(|e| Error::Start(e.to_string()))?;
-                Ok(RunningServer {
-                    kind,
-                    addr: sim.local_addr(),
-                    inner: Inner::Simulator(sim),
-                })
-            }
+            ServerKind::Simulator => RunningServer::simulator(Wire::Generic, behaviour).await,
             ServerKind::BareHyper => {
                 let listener = bind().await?;
                 let addr = listener
@@ -132,6 +119,7 @@ impl RunningServer {
                 Ok(RunningServer {
                     kind,
                     addr,
+                    wire: Wire::Generic,
                     inner: Inner::Bare(task),
                 })
             }
@@ -146,10 +134,49 @@ impl RunningServer {
                 Ok(RunningServer {
                     kind,
                     addr,
+                    wire: Wire::Generic,
                     inner: Inner::Wiremock(server),
                 })
             }
         }
+    }
+
+    /// Starts the simulator speaking `wire`, with `behaviour`. A profile's
+    /// plan takes the profile's own idempotency mode, as a scenario that
+    /// names the profile gets it.
+    pub async fn simulator(wire: Wire, behaviour: Behaviour) -> Result<RunningServer, Error> {
+        let mut plan = Plan::default();
+        if wire == Wire::Stripe {
+            let profile = Profile::builtin("stripe").ok_or_else(|| {
+                Error::Unsupported("the simulator has no stripe profile".to_owned())
+            })?;
+            plan.idempotency.mode = profile.keys.default_mode;
+            plan.profile = Arc::new(profile);
+        }
+        if let Some(response) = behaviour.fault() {
+            plan.faults.push(FaultRule {
+                when: Match {
+                    method: Some("POST".to_owned()),
+                    ..Match::default()
+                },
+                at: Position::AfterCommit,
+                response,
+            });
+        }
+        let sim = Simulator::start(plan, ServeOptions::default())
+            .await
+            .map_err(|e| Error::Start(e.to_string()))?;
+        Ok(RunningServer {
+            kind: ServerKind::Simulator,
+            addr: sim.local_addr(),
+            wire,
+            inner: Inner::Simulator(sim),
+        })
+    }
+
+    /// Where the load client sends its requests, on the wire this server speaks.
+    pub fn target(&self) -> Target {
+        Target::speaking(self.addr, self.wire)
     }
 
     /// The simulator's ledger length (effects committed); `None` for the references.

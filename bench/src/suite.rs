@@ -8,9 +8,10 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::cases::{self, AdapterChoice, CasesTiming};
+use crate::client::Wire;
 use crate::cost::{self, CostRun, Ending, StepFigures};
 use crate::figures::{mib, num, table, Out};
-use crate::load::{run_point, LoadSpec, Path as LoadPath, PointResult};
+use crate::load::{run_point, run_samples, LoadSpec, Path as LoadPath, PointResult, Samples};
 use crate::procfs;
 use crate::serve_mem;
 use crate::servers::{Behaviour, RunningServer, ServerKind};
@@ -22,6 +23,8 @@ use crate::targets::{self, split_cell, LostPoint, Results};
 pub enum Part {
     /// Ok path: create then retrieve, keep-alive.
     Ok,
+    /// The ok path on the generic wire and on Stripe's, side by side.
+    Profile,
     /// Commit, then the connection is closed (FIN).
     Drop,
     /// Commit, then the connection is reset (RST).
@@ -36,8 +39,9 @@ pub enum Part {
 
 impl Part {
     /// Every part, in the order they run.
-    pub const ALL: [Part; 6] = [
+    pub const ALL: [Part; 7] = [
         Part::Ok,
+        Part::Profile,
         Part::Drop,
         Part::Reset,
         Part::Check,
@@ -49,6 +53,7 @@ impl Part {
     pub fn name(self) -> &'static str {
         match self {
             Part::Ok => "ok",
+            Part::Profile => "profile",
             Part::Drop => "drop",
             Part::Reset => "reset",
             Part::Check => "check",
@@ -122,6 +127,7 @@ pub async fn run(config: &Config, out: &mut Out<'_>) {
     for part in &config.parts {
         match part {
             Part::Ok => results.ok = ok_path(config, out).await,
+            Part::Profile => results.profile = profile_part(config, out).await,
             Part::Drop => results
                 .lost
                 .extend(lost_path(config, out, Behaviour::DropAfterCommit).await),
@@ -186,15 +192,7 @@ async fn ok_path(config: &Config, out: &mut Out<'_>) -> Vec<(usize, ServerKind, 
                 "ok_path",
                 merge(json!({"server": kind.name(), "connections": connections, "rps": p.rate_per_s()}), point_fields(&p)),
             );
-            rows.push(vec![
-                connections.to_string(),
-                kind.name().to_owned(),
-                num(p.rate_per_s()),
-                p.latency.p50_us.to_string(),
-                p.latency.p99_us.to_string(),
-                p.latency.max_us.to_string(),
-                p.errors.to_string(),
-            ]);
+            rows.push(point_row(connections, kind.name(), &p));
             points.push((connections, kind, p));
         }
         let rate = |k: ServerKind| {
@@ -227,6 +225,115 @@ async fn ok_path(config: &Config, out: &mut Out<'_>) -> Vec<(usize, ServerKind, 
         &ratios,
     ));
     points
+}
+
+/// The slices of a profile point when the generic wire goes first: A B B A,
+/// so that drift that grows steadily over the point falls on both wires alike.
+const SLICES: [Wire; 4] = [Wire::Generic, Wire::Stripe, Wire::Stripe, Wire::Generic];
+
+/// The ok path against the simulator on the generic wire and on Stripe's.
+/// Both servers run through the whole point and take turns in slices of
+/// half the window (A B B A, then B A A B at the next point), so a burst of
+/// other work on the machine lands on both rather than on whichever ran
+/// second; each wire's slices add up to one point of the configured window.
+async fn profile_part(config: &Config, out: &mut Out<'_>) -> Vec<(usize, Wire, PointResult)> {
+    let mut points = Vec::new();
+    let (mut rows, mut ratios) = (Vec::new(), Vec::new());
+    for (index, &connections) in config.connections.iter().enumerate() {
+        let measured = match profile_point(config, connections, index % 2 == 1).await {
+            Ok(measured) => measured,
+            Err((wire, e)) => {
+                out.figure("profile_path", json!({"wire": wire.name(), "connections": connections, "status": "failed", "error": e.to_string()}));
+                continue;
+            }
+        };
+        for (wire, p) in measured {
+            out.figure(
+                "profile_path",
+                merge(
+                    json!({"wire": wire.name(), "connections": connections, "rps": p.rate_per_s()}),
+                    point_fields(&p),
+                ),
+            );
+            rows.push(point_row(connections, wire.name(), &p));
+            points.push((connections, wire, p));
+        }
+        let ratio = targets::stripe_over_generic(&points, connections);
+        out.figure(
+            "profile_ratio",
+            json!({"connections": connections, "stripe_over_generic": ratio}),
+        );
+        ratios.push(vec![
+            connections.to_string(),
+            ratio.map_or("-".to_owned(), num),
+        ]);
+    }
+    out.text(&table(
+        "ok path by wire: the simulator with the generic profile (POST /v1/tickets JSON, GET /v1/tickets/{id}) and the stripe profile (POST /v1/customers form, GET /v1/customers/{id}), keep-alive, each request counted, slices A B B A",
+        &["conns", "wire", "req/s", "p50 µs", "p99 µs", "max µs", "errors"],
+        &rows,
+    ));
+    out.text(&table(
+        "ok path by wire: throughput ratio",
+        &["conns", "stripe/generic"],
+        &ratios,
+    ));
+    points
+}
+
+/// One point of the profile part: both servers started, their slices run
+/// in turn (`stripe_first` swaps the order), then both stopped.
+async fn profile_point(
+    config: &Config,
+    connections: usize,
+    stripe_first: bool,
+) -> Result<[(Wire, PointResult); 2], (Wire, crate::Error)> {
+    let generic = RunningServer::simulator(Wire::Generic, Behaviour::Ok)
+        .await
+        .map_err(|e| (Wire::Generic, e))?;
+    let stripe = match RunningServer::simulator(Wire::Stripe, Behaviour::Ok).await {
+        Ok(s) => s,
+        Err(e) => {
+            generic.shutdown().await;
+            return Err((Wire::Stripe, e));
+        }
+    };
+    let slice = LoadSpec {
+        connections,
+        warmup: config.warmup,
+        measure: config.measure / 2,
+        max_rounds: None,
+    };
+    let (mut on_generic, mut on_stripe) = (Samples::default(), Samples::default());
+    for wire in SLICES {
+        match (wire, stripe_first) {
+            (Wire::Generic, false) | (Wire::Stripe, true) => {
+                on_generic.add(run_samples(generic.target(), LoadPath::Ok, slice).await);
+            }
+            (Wire::Stripe, false) | (Wire::Generic, true) => {
+                on_stripe.add(run_samples(stripe.target(), LoadPath::Ok, slice).await);
+            }
+        }
+    }
+    generic.shutdown().await;
+    stripe.shutdown().await;
+    Ok([
+        (Wire::Generic, on_generic.finish()),
+        (Wire::Stripe, on_stripe.finish()),
+    ])
+}
+
+/// A table row of a keep-alive point: connections, what ran, rate, latencies, errors.
+fn point_row(connections: usize, name: &str, p: &PointResult) -> Vec<String> {
+    vec![
+        connections.to_string(),
+        name.to_owned(),
+        num(p.rate_per_s()),
+        p.latency.p50_us.to_string(),
+        p.latency.p99_us.to_string(),
+        p.latency.max_us.to_string(),
+        p.errors.to_string(),
+    ]
 }
 
 async fn lost_path(config: &Config, out: &mut Out<'_>, behaviour: Behaviour) -> Vec<LostPoint> {

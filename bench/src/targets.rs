@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::cases::{AdapterChoice, CasesTiming};
+use crate::client::Wire;
 use crate::cost::{finished_pipelines, CostRun, Ending, Phase, StepFigures, PIPELINE_STEP};
 use crate::figures::{mib, num, table, Out};
 use crate::load::PointResult;
@@ -21,6 +22,8 @@ use crate::stats::growth_exponent;
 pub struct Results {
     /// The ok path: (connections, server) -> point.
     pub ok: Vec<(usize, ServerKind, PointResult)>,
+    /// The ok path against the simulator by wire: (connections, wire) -> point.
+    pub profile: Vec<(usize, Wire, PointResult)>,
     /// The commit-then-drop and commit-then-reset paths.
     pub lost: Vec<LostPoint>,
     /// The checking and reporting cost, per phase and size.
@@ -108,6 +111,10 @@ impl Target {
 const OK_VS_BARE_AT: [usize; 2] = [16, 64];
 const OK_VS_WIREMOCK_AT: [usize; 3] = [1, 16, 64];
 const LOST_VS_BARE_AT: [usize; 3] = [1, 16, 64];
+/// The Stripe wire's ok path is stated at these connection counts.
+const PROFILE_AT: [usize; 3] = [1, 16, 64];
+/// The Stripe wire's ok path within 10% of the generic wire's.
+const PROFILE_FLOOR: f64 = 0.9;
 /// Issue 12: the ok path at >= 0.7 of bare hyper, the lost paths at >= 0.8.
 const OK_FLOOR: f64 = 0.7;
 const LOST_FLOOR: f64 = 0.8;
@@ -125,6 +132,7 @@ const MAX_EXPONENT: f64 = 1.1;
 pub fn judge(results: &Results, cost_budget: Duration) -> Vec<Target> {
     let mut list = Vec::new();
     list.extend(ok_targets(&results.ok));
+    list.extend(profile_targets(&results.profile));
     list.extend(lost_targets(&results.lost));
     let (time, memory) = check_targets(cost_budget, &results.cost);
     list.push(time);
@@ -207,6 +215,48 @@ fn ok_targets(ok: &[(usize, ServerKind, PointResult)]) -> Vec<Target> {
         },
     );
     list
+}
+
+/// The simulator's ok-path rate on Stripe's wire over its rate on the
+/// generic wire at `connections`; `None` unless both were measured and the
+/// generic one served something.
+pub fn stripe_over_generic(
+    points: &[(usize, Wire, PointResult)],
+    connections: usize,
+) -> Option<f64> {
+    let rate = |w: Wire| {
+        points
+            .iter()
+            .find(|(c, wire, _)| *c == connections && *wire == w)
+            .map(|(_, _, p)| p.rate_per_s())
+    };
+    let generic = rate(Wire::Generic).filter(|g| *g > 0.0)?;
+    rate(Wire::Stripe).map(|s| s / generic)
+}
+
+/// The Stripe wire's ok path within 10% of the generic wire's, at each
+/// connection count; a point where either wire failed a request says so in
+/// its note, since a failed round ends early and flatters nothing.
+fn profile_targets(points: &[(usize, Wire, PointResult)]) -> Vec<Target> {
+    PROFILE_AT
+        .into_iter()
+        .map(|c| {
+            let errors: Vec<String> = points
+                .iter()
+                .filter(|(n, _, p)| *n == c && p.errors > 0)
+                .map(|(_, w, p)| {
+                    let first = p.first_error.as_deref().unwrap_or("?");
+                    format!("{}: {} errors, first: {first}", w.name(), p.errors)
+                })
+                .collect();
+            Target::new(
+                format!("stripe_ok_{c}_vs_generic"),
+                format!("stripe/generic >= {PROFILE_FLOOR} at {c} conns"),
+            )
+            .ratio(stripe_over_generic(points, c), PROFILE_FLOOR, false)
+            .noted(errors.join("; "))
+        })
+        .collect()
 }
 
 /// The lost paths' ratios at each connection count, and one target for
@@ -823,6 +873,42 @@ mod tests {
         // No 1-connection point and no wiremock at 64: not measured, not met.
         assert_eq!(find(&list, "ok_1_vs_wiremock").met, None);
         assert_eq!(find(&list, "ok_64_vs_wiremock").met, None);
+    }
+
+    #[test]
+    fn the_stripe_wire_is_judged_per_point_and_only_where_both_wires_ran() {
+        let profile = vec![
+            (1, Wire::Generic, point(100)),
+            (1, Wire::Stripe, point(90)),
+            (16, Wire::Stripe, point(89)),
+            (16, Wire::Generic, point(100)),
+            // No generic point at 64: nothing to compare with.
+            (64, Wire::Stripe, point(100)),
+        ];
+        let list = profile_targets(&profile);
+        let one = find(&list, "stripe_ok_1_vs_generic");
+        assert_eq!(
+            (one.value, one.met),
+            (Some(0.9), Some(true)),
+            "0.9 itself is met"
+        );
+        let sixteen = find(&list, "stripe_ok_16_vs_generic");
+        assert_eq!(sixteen.met, Some(false));
+        let unmeasured = find(&list, "stripe_ok_64_vs_generic");
+        assert_eq!((unmeasured.met, unmeasured.value), (None, None));
+        assert_eq!(unmeasured.shown, "not measured");
+
+        // A stripe point that failed every request is measured, and missed.
+        let mut failed = point(0);
+        failed.errors = 10;
+        failed.first_error = Some("create answered 400 Bad Request".to_owned());
+        let list = profile_targets(&[(1, Wire::Generic, point(100)), (1, Wire::Stripe, failed)]);
+        let one = find(&list, "stripe_ok_1_vs_generic");
+        assert_eq!(one.met, Some(false));
+        assert!(one.note.contains("400"), "{}", one.note);
+        // A generic point that served nothing gives no ratio to judge.
+        let list = profile_targets(&[(1, Wire::Generic, point(0)), (1, Wire::Stripe, point(5))]);
+        assert_eq!(find(&list, "stripe_ok_1_vs_generic").met, None);
     }
 
     fn lost(behaviour: Behaviour, c: usize, server: ServerKind, rate: u64) -> LostPoint {

@@ -6,9 +6,10 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use bench::client::{self, Wire};
 use bench::cost::{self, Ending, Phase};
 use bench::figures::Out;
-use bench::load::{run_point, LoadSpec, Path};
+use bench::load::{run_point, run_target, LoadSpec, Path};
 use bench::servers::{Behaviour, RunningServer, ServerKind};
 use bench::suite::{self, Config, Part};
 use bench::synthetic::SyntheticSpec;
@@ -45,6 +46,37 @@ async fn the_ok_path_runs_against_every_server() {
         }
         server.shutdown().await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ok_path_runs_on_the_stripe_wire() {
+    let server = RunningServer::simulator(Wire::Stripe, Behaviour::Ok)
+        .await
+        .unwrap();
+    let p = run_target(server.target(), Path::Ok, rounds(2, 5)).await;
+    assert_eq!(
+        (p.counted, p.sent, p.errors),
+        (20, 20, 0),
+        "{:?}",
+        p.first_error
+    );
+    assert_eq!(server.effects(), Some(10));
+    // What the load loop reads: a Stripe customer, answered 200, retrievable.
+    let target = server.target();
+    let (mut sender, _task) = client::connect(server.addr).await.unwrap();
+    let (status, body) = client::create(&mut sender, &target, 7).await.unwrap();
+    assert_eq!(status, 200, "{body:?}");
+    let object: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    let id = client::object_id(&body).unwrap();
+    assert!(id.starts_with("cus_"), "{object}");
+    assert_eq!(object["object"], "customer");
+    assert_eq!(object["email"], "bench7@x.io");
+    assert_eq!(object["metadata"]["operation_id"], "op-7");
+    let (status, found) = client::retrieve(&mut sender, &target, &id).await.unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(client::object_id(&found).as_deref(), Some(id.as_str()));
+    drop(sender);
+    server.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -135,7 +167,7 @@ async fn cost_children_report_every_step() {
 #[tokio::test]
 async fn the_suite_writes_figures_and_targets() {
     let config = Config {
-        parts: BTreeSet::from([Part::Check, Part::Serve]),
+        parts: BTreeSet::from([Part::Profile, Part::Check, Part::Serve]),
         connections: vec![1],
         warmup: Duration::ZERO,
         measure: Duration::from_millis(10),
@@ -160,6 +192,11 @@ async fn the_suite_writes_figures_and_targets() {
     let count = |bench: &str| lines.iter().filter(|l| l["bench"] == bench).count();
     // Two sizes; three steps of check, three of report, two of pipeline.
     assert_eq!(count("cost"), 16);
+    // One connection count: a point per wire, and their ratio.
+    assert_eq!((count("profile_path"), count("profile_ratio")), (2, 1));
+    for line in lines.iter().filter(|l| l["bench"] == "profile_path") {
+        assert_eq!(line["errors"], 0, "{line}");
+    }
     // Every target is listed, whatever parts ran: those of parts that did not
     // run are "not measured".
     let names: Vec<&str> = lines
@@ -176,6 +213,9 @@ async fn the_suite_writes_figures_and_targets() {
             "ok_16_vs_wiremock",
             "ok_64_vs_wiremock",
             "ok_16_p99",
+            "stripe_ok_1_vs_generic",
+            "stripe_ok_16_vs_generic",
+            "stripe_ok_64_vs_generic",
             "drop_1_vs_bare",
             "drop_16_vs_bare",
             "drop_64_vs_bare",
@@ -219,6 +259,12 @@ async fn the_suite_writes_figures_and_targets() {
     // The serve part ran and failed (no binary): nothing measured, nothing met.
     assert_eq!(
         target("serve_keeps_serving")["met"],
+        serde_json::Value::Null
+    );
+    // The profile part ran at 1 connection only: that point is judged, the others are not.
+    assert!(target("stripe_ok_1_vs_generic")["value"].is_number());
+    assert_eq!(
+        target("stripe_ok_16_vs_generic")["met"],
         serde_json::Value::Null
     );
     // Two sizes of the pipeline finished: their growth is judged.
