@@ -48,11 +48,24 @@ impl Selected {
             1 => "1 scenario".to_owned(),
             n => format!("{n} scenarios"),
         };
+        let needs: Vec<&str> = tags.iter().map(|t| opt_in_need(t)).collect();
         Some(format!(
-            "{count} tagged {} left out: they need an adapter that speaks MCP; {} takes them",
+            "{count} tagged {} left out: they need an adapter that {}; {} takes them",
             tags.join(", "),
+            needs.join(" or "),
             flags.join(" ")
         ))
+    }
+}
+
+/// What an adapter must speak to run the scenarios of an opt-in tag.
+fn opt_in_need(tag: &str) -> &'static str {
+    match tag {
+        "mcp" => "speaks MCP",
+        "stripe" => "calls Stripe (its SDK)",
+        "openai" => "calls OpenAI (its SDK)",
+        "anthropic" => "calls Anthropic (its SDK)",
+        _ => "asks for them",
     }
 }
 
