@@ -162,7 +162,7 @@ fn stored_facts(object: &Stored) -> ObjectFacts<'_> {
 
 /// A shaped object's body.
 fn shaped_body(profile: &Profile, shape: &ObjectShape, facts: ObjectFacts<'_>) -> Bytes {
-    Bytes::from(object_value(profile, shape, facts).to_string())
+    render::object_bytes(profile, shape, facts)
 }
 
 /// An object's API body.

@@ -15,14 +15,42 @@ use crate::query;
 pub fn decode_form(body: &[u8]) -> Result<Map<String, Value>, String> {
     let text = std::str::from_utf8(body).map_err(|_| "the form body is not UTF-8".to_owned())?;
     let mut root = Map::new();
+    let mut nested = false;
     for pair in text.split('&').filter(|pair| !pair.is_empty()) {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let name = query::decode(name)?;
-        let value = query::decode(value).map_err(|e| format!("parameter `{name}`: {e}"))?;
+        let name = decoded(name)?;
+        let value = decoded(value)
+            .map_err(|e| format!("parameter `{name}`: {e}"))?
+            .into_owned();
+        if !name.contains('[') {
+            // Most parameters are plain names: no path to split.
+            if root
+                .insert(name.to_string(), Value::String(value))
+                .is_some()
+            {
+                return Err(format!("parameter `{name}` is given more than once"));
+            }
+            continue;
+        }
+        nested = true;
         let path = split_name(&name)?;
         insert(&mut root, &name, &path, value)?;
     }
-    Ok(finish_object(root))
+    if nested {
+        for value in root.values_mut() {
+            finish_in_place(value);
+        }
+    }
+    Ok(root)
+}
+
+/// `text` percent-decoded, borrowed when there is nothing to decode.
+fn decoded(text: &str) -> Result<std::borrow::Cow<'_, str>, String> {
+    if text.bytes().any(|b| b == b'%' || b == b'+') {
+        query::decode(text).map(std::borrow::Cow::Owned)
+    } else {
+        Ok(std::borrow::Cow::Borrowed(text))
+    }
 }
 
 /// `a[b][0][]` into `["a", "b", "0", ""]`.
@@ -82,24 +110,22 @@ fn insert(
 }
 
 /// Objects whose members are all indices become arrays, in index order.
-fn finish_object(map: Map<String, Value>) -> Map<String, Value> {
-    map.into_iter().map(|(k, v)| (k, finish(v))).collect()
-}
-
-fn finish(value: Value) -> Value {
+fn finish_in_place(value: &mut Value) {
     let Value::Object(map) = value else {
-        return value;
+        return;
     };
-    let indexed = !map.is_empty() && map.keys().all(|k| is_index(k));
-    if !indexed {
-        return Value::Object(finish_object(map));
+    for member in map.values_mut() {
+        finish_in_place(member);
     }
-    let mut items: Vec<(usize, Value)> = map
+    if map.is_empty() || !map.keys().all(|k| is_index(k)) {
+        return;
+    }
+    let mut items: Vec<(usize, Value)> = std::mem::take(map)
         .into_iter()
-        .map(|(k, v)| (k.parse().unwrap_or(usize::MAX), finish(v)))
+        .map(|(k, v)| (k.parse().unwrap_or(usize::MAX), v))
         .collect();
     items.sort_by_key(|(index, _)| *index);
-    Value::Array(items.into_iter().map(|(_, v)| v).collect())
+    *value = Value::Array(items.into_iter().map(|(_, v)| v).collect());
 }
 
 fn is_index(key: &str) -> bool {

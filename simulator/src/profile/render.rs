@@ -2,7 +2,13 @@
 //! pages, errors and events. The generic profile never comes here: its
 //! answers are written by the engine's own fast paths.
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{
@@ -12,6 +18,7 @@ use super::{
 use crate::json_text::JsonText;
 use crate::record::ObjectStatus;
 use crate::responses::Prepared;
+use crate::scratch;
 use crate::time::rfc3339;
 
 /// What an object is, whatever the profile shows of it.
@@ -44,68 +51,180 @@ pub(crate) fn status_word(resource: Option<&Resource>, status: ObjectStatus) -> 
     })
 }
 
-/// An object in a declared shape.
+/// An object in a declared shape, as a `Value` (for pages and events,
+/// which place it inside a template).
 pub(crate) fn object_value(
     profile: &Profile,
     shape: &ObjectShape,
     facts: ObjectFacts<'_>,
 ) -> Value {
-    let resource = profile.resource(facts.resource);
-    let mut out = Map::new();
-    out.insert(shape.id_field.clone(), Value::String(facts.id.to_owned()));
-    if let Some(field) = &shape.type_field {
-        let name = resource.map_or(facts.resource, |r| r.object.as_str());
-        out.insert(field.clone(), Value::String(name.to_owned()));
+    serde_json::to_value(ShapedObject::new(profile, shape, facts)).unwrap_or(Value::Null)
+}
+
+/// An object in a declared shape, written straight into its body: the
+/// arguments and the metadata are pasted as the JSON text the store keeps,
+/// never parsed into values, as the generic API's objects are.
+pub(crate) fn object_bytes(
+    profile: &Profile,
+    shape: &ObjectShape,
+    facts: ObjectFacts<'_>,
+) -> Bytes {
+    let view = ShapedObject::new(profile, shape, facts);
+    let mut written = true;
+    let body = scratch::bytes(|out| written = serde_json::to_writer(out, &view).is_ok());
+    if written {
+        body
+    } else {
+        Bytes::from_static(b"null")
     }
-    for (name, value) in shape
-        .constants
-        .iter()
-        .chain(resource.iter().flat_map(|r| r.constants.iter()))
-    {
-        out.insert(name.clone(), value.clone());
-    }
-    if let Some(created) = &shape.created {
-        out.insert(
-            created.field.clone(),
-            time_value(facts.created_at_ms, created.format),
-        );
-    }
-    if let (Some(values), Some(word)) = (
-        resource.and_then(|r| r.status.as_ref()),
-        status_word(resource, facts.status),
-    ) {
-        out.insert(values.field.clone(), Value::String(word.to_owned()));
-    }
-    let args = facts.args.to_map();
-    match &shape.args {
-        ArgsPlacement::Flatten => {
-            for (name, value) in args {
-                out.entry(name).or_insert(value);
-            }
+}
+
+/// The object's fields in the shape's order, borrowed.
+struct ShapedObject<'a> {
+    shape: &'a ObjectShape,
+    resource: Option<&'a Resource>,
+    facts: ObjectFacts<'a>,
+    /// The arguments' members, each its own JSON text.
+    args: Members<'a>,
+    metadata: Option<&'a RawValue>,
+}
+
+impl<'a> ShapedObject<'a> {
+    fn new(profile: &'a Profile, shape: &'a ObjectShape, facts: ObjectFacts<'a>) -> Self {
+        ShapedObject {
+            shape,
+            resource: profile.resource(facts.resource),
+            facts,
+            args: serde_json::from_str(facts.args.get()).unwrap_or_default(),
+            metadata: facts
+                .metadata
+                .and_then(|m| serde_json::from_str::<&RawValue>(m.get()).ok()),
         }
-        ArgsPlacement::Nested(field) => {
-            out.insert(field.clone(), Value::Object(args));
+    }
+
+    /// Whether a field of the shape itself already has this name: such a
+    /// field wins over an argument of the same name.
+    fn shape_has(&self, name: &str) -> bool {
+        let shape = self.shape;
+        name == shape.id_field
+            || shape.type_field.as_deref() == Some(name)
+            || shape.constants.contains_key(name)
+            || self
+                .resource
+                .is_some_and(|r| r.constants.contains_key(name))
+            || shape.created.as_ref().is_some_and(|c| c.field == name)
+            || self
+                .resource
+                .and_then(|r| r.status.as_ref())
+                .is_some_and(|s| s.field == name)
+            || shape.metadata.as_deref() == Some(name)
+            || shape.client_reference.as_deref() == Some(name)
+    }
+}
+
+impl Serialize for ShapedObject<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (shape, facts) = (self.shape, self.facts);
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry(&shape.id_field, facts.id)?;
+        if let Some(field) = &shape.type_field {
+            let name = self.resource.map_or(facts.resource, |r| r.object.as_str());
+            map.serialize_entry(field, name)?;
         }
-        ArgsPlacement::Pick(names) => {
-            for name in names {
-                if let Some(value) = args.get(name) {
-                    out.insert(name.clone(), value.clone());
+        let resource_constants = self.resource.iter().flat_map(|r| r.constants.iter());
+        for (name, value) in shape.constants.iter().chain(resource_constants) {
+            map.serialize_entry(name, value)?;
+        }
+        if let Some(created) = &shape.created {
+            map.serialize_entry(
+                &created.field,
+                &time_value(facts.created_at_ms, created.format),
+            )?;
+        }
+        if let (Some(values), Some(word)) = (
+            self.resource.and_then(|r| r.status.as_ref()),
+            status_word(self.resource, facts.status),
+        ) {
+            map.serialize_entry(&values.field, word)?;
+        }
+        match &shape.args {
+            ArgsPlacement::Flatten => {
+                for (name, value) in &self.args.0 {
+                    if !self.shape_has(name) {
+                        map.serialize_entry(name.as_ref(), value)?;
+                    }
                 }
             }
+            ArgsPlacement::Nested(field) => map.serialize_entry(field, facts.args)?,
+            ArgsPlacement::Pick(names) => {
+                for (name, value) in &self.args.0 {
+                    if names.iter().any(|n| n == name.as_ref()) {
+                        map.serialize_entry(name.as_ref(), value)?;
+                    }
+                }
+            }
+            ArgsPlacement::Omit => {}
         }
-        ArgsPlacement::Omit => {}
+        if let Some(field) = &shape.metadata {
+            match self.metadata {
+                Some(raw) => map.serialize_entry(field, raw)?,
+                None => map.serialize_entry(field, &Map::new())?,
+            }
+        }
+        if let Some(field) = &shape.client_reference {
+            map.serialize_entry(field, &facts.client_reference)?;
+        }
+        map.end()
     }
-    if let Some(field) = &shape.metadata {
-        let metadata = facts.metadata.map_or_else(Map::new, JsonText::to_map);
-        out.insert(field.clone(), Value::Object(metadata));
+}
+
+/// An object's members in their order, each value its own JSON text
+/// (borrowed from the stored text; a name with escapes is unescaped).
+#[derive(Default)]
+struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for Members<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> Visitor<'de> for Visit {
+            type Value = Members<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Members<'de>, A::Error> {
+                let mut members = Vec::new();
+                while let Some((Name(name), value)) =
+                    access.next_entry::<Name<'de>, &'de RawValue>()?
+                {
+                    members.push((name, value));
+                }
+                Ok(Members(members))
+            }
+        }
+        deserializer.deserialize_map(Visit)
     }
-    if let Some(field) = &shape.client_reference {
-        let reference = facts
-            .client_reference
-            .map_or(Value::Null, |r| Value::String(r.to_owned()));
-        out.insert(field.clone(), reference);
+}
+
+/// A member's name, borrowed when it needs no unescaping.
+struct Name<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Name<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> Visitor<'de> for Visit {
+            type Value = Name<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, name: &'de str) -> Result<Name<'de>, E> {
+                Ok(Name(Cow::Borrowed(name)))
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<Name<'de>, E> {
+                Ok(Name(Cow::Owned(name.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(Visit)
     }
-    Value::Object(out)
 }
 
 /// Fills a template: a string leaf that is exactly `{name}` takes the
