@@ -228,6 +228,10 @@ pub(crate) struct RawObjects {
     /// Whether a create's answer carries `Location: {path}/{id}`. Default true.
     #[serde(default)]
     pub location: Option<Sp<bool>>,
+    /// Whether arguments that arrived as a form's text are shown typed
+    /// (`"1200"` as `1200`, `"true"` as `true`). Default false.
+    #[serde(default)]
+    pub typed_values: Option<Sp<bool>>,
 }
 
 /// A time field.

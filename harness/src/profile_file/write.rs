@@ -137,6 +137,7 @@ fn objects(objects: &Objects) -> Value {
         "created_status": shape.created_status,
         "accepted_status": shape.accepted_status,
         "location": shape.location,
+        "typed_values": shape.typed_values,
     })
 }
 

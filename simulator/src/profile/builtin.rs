@@ -132,6 +132,7 @@ pub fn stripe() -> Profile {
             created_status: 200,
             accepted_status: 200,
             location: false,
+            typed_values: true,
         })),
         errors: Errors::Shaped(ErrorShape {
             envelope,
@@ -273,6 +274,7 @@ pub fn openai() -> Profile {
             created_status: 200,
             accepted_status: 200,
             location: false,
+            typed_values: false,
         })),
         errors: Errors::Shaped(ErrorShape {
             envelope: json!({"error": {"message": "{message}", "type": "{type}", "param": null, "code": "{code}"}}),
@@ -363,6 +365,7 @@ pub fn anthropic() -> Profile {
             created_status: 200,
             accepted_status: 200,
             location: false,
+            typed_values: false,
         })),
         errors: Errors::Shaped(ErrorShape {
             envelope: json!({"type": "error", "error": {"type": "{type}", "message": "{message}"}}),

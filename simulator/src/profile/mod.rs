@@ -281,6 +281,12 @@ pub struct ObjectShape {
     pub accepted_status: u16,
     /// Whether a create's answer carries `Location: {path}/{id}`.
     pub location: bool,
+    /// Whether an argument that arrived as a form's text is shown typed, as
+    /// the provider's schema would show it: `"1200"` as `1200`, `"true"` as
+    /// `true` (top-level arguments only; metadata stays text, as Stripe's
+    /// does). A form carries only strings, and an SDK user's code reads
+    /// `intent.amount` as the integer Stripe answers.
+    pub typed_values: bool,
 }
 
 /// A time field.

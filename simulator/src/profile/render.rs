@@ -147,11 +147,12 @@ impl Serialize for ShapedObject<'_> {
         ) {
             map.serialize_entry(&values.field, word)?;
         }
+        let typed = shape.typed_values;
         match &shape.args {
             ArgsPlacement::Flatten => {
                 for (name, value) in &self.args.0 {
                     if !self.shape_has(name) {
-                        map.serialize_entry(name.as_ref(), value)?;
+                        map.serialize_entry(name.as_ref(), &Typed(value, typed))?;
                     }
                 }
             }
@@ -159,7 +160,7 @@ impl Serialize for ShapedObject<'_> {
             ArgsPlacement::Pick(names) => {
                 for (name, value) in &self.args.0 {
                     if names.iter().any(|n| n == name.as_ref()) {
-                        map.serialize_entry(name.as_ref(), value)?;
+                        map.serialize_entry(name.as_ref(), &Typed(value, typed))?;
                     }
                 }
             }
@@ -176,6 +177,43 @@ impl Serialize for ShapedObject<'_> {
         }
         map.end()
     }
+}
+
+/// An argument's JSON text, shown typed when the shape asks for it (see
+/// `ObjectShape::typed_values`): a string that is an integer or a boolean
+/// is written as one; everything else as it is.
+struct Typed<'a>(&'a RawValue, bool);
+
+impl Serialize for Typed<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Typed(raw, typed) = *self;
+        let text = raw.get();
+        if typed && text.starts_with('"') {
+            if let Ok(inner) = serde_json::from_str::<&str>(text) {
+                match inner {
+                    "true" => return serializer.serialize_bool(true),
+                    "false" => return serializer.serialize_bool(false),
+                    number if is_integer(number) => {
+                        if let Ok(n) = number.parse::<i64>() {
+                            return serializer.serialize_i64(n);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        raw.serialize(serializer)
+    }
+}
+
+/// `0`, or digits without a leading zero, with an optional minus: the text
+/// an integer parameter has on the wire (not `007`, `+1` or `1.0`).
+fn is_integer(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    !digits.is_empty()
+        && digits.len() <= 18
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'))
 }
 
 /// An object's members in their order, each value its own JSON text
@@ -433,7 +471,7 @@ mod tests {
         };
         assert_eq!(
             object_value(&profile, shape, facts).to_string(),
-            r#"{"id":"pi_1","object":"payment_intent","livemode":false,"created":1767225600,"status":"canceled","amount":"1200","currency":"usd","metadata":{"operation_id":"op-1"}}"#
+            r#"{"id":"pi_1","object":"payment_intent","livemode":false,"created":1767225600,"status":"canceled","amount":1200,"currency":"usd","metadata":{"operation_id":"op-1"}}"#
         );
         assert_eq!(
             event_type(&profile, "payment_intents", "canceled"),

@@ -147,6 +147,7 @@ pub(super) fn objects(found: &mut Found, raw: Option<&Sp<OrGeneric<RawObjects>>>
             "accepted_status",
         ),
         location: raw.location.as_ref().is_none_or(|l| l.value),
+        typed_values: raw.typed_values.as_ref().is_some_and(|t| t.value),
     }))
 }
 
