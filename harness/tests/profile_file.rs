@@ -204,3 +204,33 @@ fn the_schema_rejects_shapes_the_parser_rejects() {
         );
     }
 }
+
+/// ARCHITECTURE.md: no fault rule, invariant, expectation or report knows
+/// which provider profile served a request. The checks and the report
+/// writers name no profile type at all.
+#[test]
+fn no_check_or_report_writer_knows_the_profile() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace");
+    let mut offenders = Vec::new();
+    for dir in ["harness/src/check", "reports/src"] {
+        let mut stack = vec![root.join(dir)];
+        while let Some(path) = stack.pop() {
+            if path.is_dir() {
+                for entry in std::fs::read_dir(&path).expect("a readable folder") {
+                    stack.push(entry.expect("an entry").path());
+                }
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("a readable file");
+                if text.contains("Profile") || text.contains("profile::") {
+                    offenders.push(path.display().to_string());
+                }
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "these know the profile: {offenders:?}"
+    );
+}
