@@ -10,10 +10,11 @@ use lostreply_certify::{certify, simulator, Config};
 use lostreply_simulator::IdempotencyMode;
 
 async fn run(mode: IdempotencyMode, seed: u64) -> Certification {
-    let sim = simulator::start(mode, seed)
+    let sim = simulator::start(simulator::Wire::Generic, mode, seed)
         .await
         .expect("simulator starts");
-    let contract = simulator::contract(mode, &sim.base_url()).expect("shipped contract");
+    let contract = simulator::contract(simulator::Wire::Generic, mode, &sim.base_url())
+        .expect("shipped contract");
     let config = Config {
         only: Vec::new(),
         budget: None,

@@ -161,19 +161,40 @@ fn unreachable_endpoint_exits_3() {
 
 #[test]
 fn serve_with_the_shipped_contract_gets_the_same_verdicts() {
-    for (mode, expected_code, failing) in [
-        ("stripe", 0, None),
-        ("ietf", 0, None),
-        ("global_scope", 1, Some("cross_tenant")),
+    const GENERIC: &str = "certify/contracts/simulator.scenario.yaml";
+    const STRIPE_WIRE: &str = "certify/contracts/simulator-stripe-profile.scenario.yaml";
+    for (mode, scenario, contract, expected_code, failing) in [
+        (
+            "stripe",
+            GENERIC,
+            "certify/contracts/simulator-stripe.yaml",
+            0,
+            None,
+        ),
+        (
+            "ietf",
+            GENERIC,
+            "certify/contracts/simulator-ietf.yaml",
+            0,
+            None,
+        ),
+        (
+            "global_scope",
+            GENERIC,
+            "certify/contracts/simulator-stripe.yaml",
+            1,
+            Some("cross_tenant"),
+        ),
+        (
+            "stripe",
+            STRIPE_WIRE,
+            "certify/contracts/simulator-stripe-profile.yaml",
+            0,
+            None,
+        ),
     ] {
         let mut child = Command::new(BIN)
-            .args([
-                "serve",
-                "--idempotency",
-                mode,
-                "--scenario",
-                "certify/contracts/simulator.scenario.yaml",
-            ])
+            .args(["serve", "--idempotency", mode, "--scenario", scenario])
             .current_dir(repo())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -185,11 +206,6 @@ fn serve_with_the_shipped_contract_gets_the_same_verdicts() {
             .expect("banner");
         let banner: serde_json::Value = serde_json::from_str(&first).expect("banner is JSON");
         let url = banner["base_url"].as_str().expect("base_url").to_owned();
-        let contract = if mode == "ietf" {
-            "certify/contracts/simulator-ietf.yaml"
-        } else {
-            "certify/contracts/simulator-stripe.yaml"
-        };
         // stripe is certified twice against the same `serve`: the contract's
         // `readback.reset` restores the `nth: 1` rejection before each run.
         let seeds: &[&str] = if mode == "stripe" {
@@ -223,6 +239,131 @@ fn serve_with_the_shipped_contract_gets_the_same_verdicts() {
             }
         }
     }
+}
+
+// Stripe's wire: `--simulator MODE --profile stripe`.
+
+/// Certifies `--simulator MODE` with `extra` arguments and gives the exit
+/// code, the terminal text and the JSON report.
+fn certify_json(mode: &str, extra: &[&str]) -> (i32, String, serde_json::Value) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dir_s = dir.path().display().to_string();
+    let mut args = vec![
+        "--simulator",
+        mode,
+        "--report-dir",
+        &dir_s,
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    let (code, out, err) = certify(&args, &[]);
+    let text = std::fs::read_to_string(dir.path().join("certify.json"))
+        .unwrap_or_else(|e| panic!("{mode} {extra:?}: no JSON report ({e}): {out}\n{err}"));
+    let json = serde_json::from_str(&text).expect("the report is JSON");
+    (code, out, json)
+}
+
+/// Each probe's verdict in a JSON report, in order.
+fn verdicts(report: &serde_json::Value) -> Vec<(String, String)> {
+    report["probes"]
+        .as_array()
+        .map(|probes| {
+            probes
+                .iter()
+                .map(|p| {
+                    let text = |field: &str| p[field].as_str().unwrap_or_default().to_owned();
+                    (text("name"), text("verdict"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn simulator_stripe_on_stripes_wire_passes_every_probe() {
+    let (code, out, json) = certify_json("stripe", &["--profile", "stripe", "--seed", "5"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("13 passed, 0 failed"), "{out}");
+    assert_eq!(
+        json["contract_source"], "certify/contracts/simulator-stripe-profile.yaml",
+        "{out}"
+    );
+    assert_eq!(
+        json["reproduce"],
+        "lostreply certify --simulator stripe --profile stripe --seed 5"
+    );
+    let create = &json["probes"][0]["evidence"][0];
+    let request = create["request"].as_str().unwrap_or_default();
+    assert!(request.starts_with("POST /v1/customers name="), "{create}");
+    assert!(
+        create["body"]
+            .as_str()
+            .is_some_and(|b| b.contains("\"object\":\"customer\"")),
+        "{create}"
+    );
+}
+
+#[test]
+fn known_bad_modes_fail_the_same_probes_on_both_wires() {
+    let cases = [
+        ("fingerprint_in_key", "key_reuse_other_args"),
+        ("global_scope", "cross_tenant"),
+        ("racy", "concurrent_duplicates"),
+    ];
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = cases
+            .iter()
+            .map(|&(mode, own)| {
+                let generic = scope.spawn(move || certify_json(mode, &["--seed", "6"]));
+                let stripe = scope
+                    .spawn(move || certify_json(mode, &["--profile", "stripe", "--seed", "6"]));
+                (mode, own, generic, stripe)
+            })
+            .collect();
+        for (mode, own, generic, stripe) in runs {
+            let (g_code, g_out, g_json) = generic.join().expect("the generic run");
+            let (s_code, s_out, s_json) = stripe.join().expect("the Stripe-wire run");
+            assert_eq!((g_code, s_code), (1, 1), "{mode}\n{g_out}\n{s_out}");
+            assert_eq!(
+                verdicts(&g_json),
+                verdicts(&s_json),
+                "{mode}: the wires disagree\n{g_out}\n{s_out}"
+            );
+            let own_line = s_out.lines().find(|l| l.contains(own)).unwrap_or_default();
+            assert!(
+                own_line.starts_with("FAIL") || own_line.starts_with("HARD"),
+                "{mode} must fail {own} on Stripe's wire: {s_out}"
+            );
+        }
+    });
+}
+
+#[test]
+fn profiles_without_a_worked_example_exit_2() {
+    let (code, _, err) = certify(&["--simulator", "stripe", "--profile", "nosuch"], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("generic, stripe, openai, anthropic"), "{err}");
+    for profile in ["openai", "anthropic", "profiles/stripe.yaml"] {
+        let (code, out, err) = certify(&["--simulator", "stripe", "--profile", profile], &[]);
+        assert_eq!(code, 2, "{profile}: {out}\n{err}");
+        assert!(
+            err.contains(&format!(
+                "--profile {profile} is not supported with --simulator (one of generic, stripe)"
+            )),
+            "{profile}: {err}"
+        );
+    }
+    let (code, _, err) = certify(
+        &[
+            "--contract",
+            "certify/contracts/simulator-stripe-profile.yaml",
+            "--profile",
+            "stripe",
+        ],
+        &[],
+    );
+    assert_eq!(code, 2, "--profile needs --simulator: {err}");
 }
 
 // MCP servers: `--mcp-simulator`, `--mcp URL`, `kind: mcp` contracts.

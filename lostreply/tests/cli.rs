@@ -529,12 +529,12 @@ fn serve_with_an_unknown_profile_exits_2_naming_the_known_ones() {
 }
 
 #[test]
-fn certify_takes_no_profile_but_generic() {
-    let out = lostreply(&["certify", "--simulator", "stripe", "--profile", "stripe"]);
+fn certify_takes_no_profile_but_generic_and_stripe() {
+    let out = lostreply(&["certify", "--simulator", "stripe", "--profile", "openai"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).contains(
-            "certify probes speak the generic API; --profile stripe is not supported with --simulator"
+            "certify's worked examples speak the generic API and Stripe's; --profile openai is not supported with --simulator (one of generic, stripe)"
         ),
         "{}",
         text(&out.stderr)

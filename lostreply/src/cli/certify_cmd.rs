@@ -1,6 +1,7 @@
 //! `lostreply certify`: vendor certification of an idempotency contract from
 //! the outside (see docs/certify.md). `--simulator MODE` certifies a fresh
-//! built-in simulator with the shipped contract: the worked example.
+//! built-in simulator with the shipped contract: the worked example, on the
+//! generic API or (`--profile stripe`) on Stripe's wire.
 //! MCP servers: `--mcp URL`, a `kind: mcp` contract, or `--mcp-simulator
 //! [--mcp-defect NAME ...]` (docs/certify.md, "MCP servers").
 
@@ -9,8 +10,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::output::ReportFiles;
 use clap::Args;
+use lostreply_certify::simulator::{self, Wire};
 use lostreply_certify::write::{self, Format};
-use lostreply_certify::{certify, contract, simulator, Config};
+use lostreply_certify::{certify, contract, Config};
 use lostreply_harness::exit;
 use lostreply_harness::scenario::provider_profile::ProfileChoice;
 use lostreply_simulator::mcp::Defect;
@@ -26,9 +28,9 @@ pub(super) struct CertifyArgs {
     /// Certify a fresh built-in simulator in this idempotency mode (with its shipped contract unless --contract is given).
     #[arg(long, value_name = "MODE", conflicts_with = "mcp_simulator")]
     simulator: Option<String>,
-    /// With --simulator: the wire the simulator speaks. Only generic (the default): the probes
-    /// speak the generic API.
-    #[arg(long, value_name = "NAME|FILE", value_parser = ProfileChoice::parse, requires = "simulator")]
+    /// With --simulator: the wire the simulator speaks, generic (the default) or stripe (Stripe's
+    /// paths, form bodies and statuses, certified with a contract written for that wire).
+    #[arg(long, value_name = "NAME", value_parser = ProfileChoice::parse, requires = "simulator")]
     profile: Option<ProfileChoice>,
     /// Certify the MCP server at this Streamable HTTP endpoint (http://host:port/path): the pre-flight and
     /// design rules, never a paid tool. Credentials from LOSTREPLY_MCP_CREDENTIAL and
@@ -155,11 +157,12 @@ pub(super) async fn certify_cmd(args: CertifyArgs) -> i32 {
             }
         },
     };
-    if let Some(problem) = unsupported_profile(&args) {
-        return usage(&problem);
-    }
+    let wire = match chosen_wire(&args) {
+        Ok(w) => w,
+        Err(problem) => return usage(&problem),
+    };
     let sim = match mode {
-        Some(m) => match simulator::start(m, seed).await {
+        Some(m) => match simulator::start(wire, m, seed).await {
             Ok(sim) => Some(sim),
             Err(e) => {
                 eprintln!("lostreply certify: cannot start the simulator: {e}");
@@ -189,7 +192,7 @@ pub(super) async fn certify_cmd(args: CertifyArgs) -> i32 {
             })
         }
         (Some(path), None, _) => contract::load(path),
-        (None, Some(sim), Some(m)) => simulator::contract(m, &sim.base_url()),
+        (None, Some(sim), Some(m)) => simulator::contract(wire, m, &sim.base_url()),
         (None, _, _) => return usage("give --contract FILE or --simulator MODE"),
     };
     let contract = match loaded {
@@ -202,6 +205,9 @@ pub(super) async fn certify_cmd(args: CertifyArgs) -> i32 {
     let mut reproduce = String::from("lostreply certify");
     if let Some(m) = &args.simulator {
         reproduce.push_str(&format!(" --simulator {m}"));
+    }
+    if args.profile.is_some() {
+        reproduce.push_str(&format!(" --profile {}", wire.name()));
     }
     if let Some(p) = &args.contract {
         reproduce.push_str(&format!(" --contract {}", p.display()));
@@ -227,18 +233,26 @@ pub(super) async fn certify_cmd(args: CertifyArgs) -> i32 {
     emit(&args, &formats, &report)
 }
 
-/// `--profile` other than generic: the probes' shipped contracts send the
-/// generic API's requests (JSON bodies to `/v1/certify_items`, searches by
-/// `client_reference`), which no other profile's paths answer, and the
-/// simulator's plan keeps the generic profile.
-fn unsupported_profile(args: &CertifyArgs) -> Option<String> {
-    let shown = match args.profile.as_ref()? {
-        ProfileChoice::Builtin("generic") => return None,
-        ProfileChoice::Builtin(name) => (*name).to_owned(),
-        ProfileChoice::File(path) => path.display().to_string(),
+/// The wire `--profile` names: the generic API (the default) or Stripe's,
+/// the two with a shipped scenario and contract. The others have none:
+/// OpenAI's and Anthropic's wires honour no idempotency key, so there is no
+/// idempotency contract to certify, and a profile file's collections are
+/// unknown until read, so no shipped scenario can name its slow and
+/// rejecting ones.
+fn chosen_wire(args: &CertifyArgs) -> Result<Wire, String> {
+    let shown = match &args.profile {
+        None => return Ok(Wire::Generic),
+        Some(ProfileChoice::Builtin(name)) => match Wire::from_name(name) {
+            Some(w) => return Ok(w),
+            None => (*name).to_owned(),
+        },
+        Some(ProfileChoice::File(path)) => path.display().to_string(),
     };
-    Some(format!(
-        "certify probes speak the generic API; --profile {shown} is not supported with --simulator"
+    let known: Vec<&str> = Wire::ALL.iter().map(|w| w.name()).collect();
+    Err(format!(
+        "certify's worked examples speak the generic API and Stripe's; --profile {shown} is not \
+         supported with --simulator (one of {})",
+        known.join(", ")
     ))
 }
 
