@@ -21,7 +21,7 @@ fn builtin(path: &str) -> Scenario {
     lostreply_harness::builtin::scenarios()
         .unwrap()
         .into_iter()
-        .find(|s| s.path.ends_with(path))
+        .find(|s| s.path.rsplit('/').next() == Some(path))
         .unwrap_or_else(|| panic!("no built-in scenario {path}"))
 }
 
