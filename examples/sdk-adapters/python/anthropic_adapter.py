@@ -17,6 +17,10 @@ So the only honest design is the smallest one:
   413, 422, 429) is ``failed``, and anything else (timeout, reset, closed, 5xx, 529, 409, an
   unreadable body) is ``unknown`` with ``needs_review`` at once: nothing the contract offers
   can ever tell, so automation stops and a person decides (``resolve``).
+
+``--flaw NAME`` (before the call name) plants one mistake, in a branch marked ``FLAW <name>``,
+so that the anthropic scenario can be shown to catch it (examples/tests/sdk_verdicts.rs):
+``sdk-default-retries``, ``lost-answer-is-failure``.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from lr_common import BadRequest, Record, Verdict
 
 REJECTIONS = (400, 401, 403, 404, 413, 422, 429)
 
+FLAWS = ("sdk-default-retries", "lost-answer-is-failure")
+
 
 def sdk() -> Any:
     """The SDK, imported on first use: only execute sends anything, and importing anthropic
@@ -36,6 +42,16 @@ def sdk() -> Any:
     import anthropic
 
     return anthropic
+
+
+def no_answer(err: Exception, what: str) -> Verdict:
+    """A create that got no answer (a timeout is an APIConnectionError too)."""
+    if lr.flawed("lost-answer-is-failure"):
+        # FLAW lost-answer-is-failure: no answer is taken as a refusal.
+        return Verdict("failed", None, f"{what}: {type(err).__name__}: taken as a failure")
+    if isinstance(err, sdk().APITimeoutError):
+        return Verdict("unknown", None, f"{what}: APITimeoutError: no answer in time; the message may have been generated")
+    return Verdict("unknown", None, f"{what}: APIConnectionError ({err}); the message may have been generated")
 
 
 class AnthropicAdapter(lr.AdapterBase):
@@ -49,11 +65,15 @@ class AnthropicAdapter(lr.AdapterBase):
 
     def send_first(self, record: Record) -> Verdict:
         anthropic = sdk()
+        retries: dict[str, Any] = {"max_retries": 0}
+        if lr.flawed("sdk-default-retries"):
+            # FLAW sdk-default-retries: the SDK keeps its 2 retries, each a new message.
+            retries = {}
         client = anthropic.Anthropic(
             base_url=self.common.base_url,
             api_key=self.common.credential,
-            max_retries=0,
             timeout=self.common.timeout_s,
+            **retries,
         )
         method = client.messages.create
         what = "POST /v1/messages"
@@ -61,10 +81,8 @@ class AnthropicAdapter(lr.AdapterBase):
         ambiguous = True
         try:
             message = method(**lr.sdk_call_kwargs(method, dict(record.args)))
-        except anthropic.APITimeoutError:
-            verdict = Verdict("unknown", None, f"{what}: APITimeoutError: no answer in time; the message may have been generated")
         except anthropic.APIConnectionError as err:
-            verdict = Verdict("unknown", None, f"{what}: APIConnectionError ({err}); the message may have been generated")
+            verdict = no_answer(err, what)
         except anthropic.APIStatusError as err:
             body = err.body if isinstance(err.body, dict) else {}
             inner = body.get("error") if isinstance(body.get("error"), dict) else {}
@@ -99,4 +117,4 @@ def make(store: lr.Store, common: lr.Common) -> AnthropicAdapter:
 
 
 if __name__ == "__main__":
-    sys.exit(lr.main(sys.argv, lr.make_handler(make)))
+    sys.exit(lr.main(sys.argv, lr.make_handler(make), FLAWS))

@@ -20,6 +20,13 @@ is set up, what its answers and errors mean, and how each provider can be asked 
   resolution as final, ``status`` that only reads, and escalation when no rung of the ladder
   can give evidence any more.
 
+* planted flaws: ``main`` takes ``--flaw NAME`` before the call name (the harness appends the
+  call). An adapter lists the flaws it can plant (``FLAWS``); each one changes exactly one thing,
+  in a branch marked ``FLAW <name>``, so that the scenario libraries can be shown to catch real
+  mistakes in a correct adapter, not only in a naive one. Two of them live here because the
+  lock and the intent record do: ``no-lock`` and ``intent-in-memory``. Without ``--flaw`` no
+  branch is taken.
+
 Standard library only: the SDKs are imported by the adapters, not here.
 """
 
@@ -57,6 +64,14 @@ MAX_INCONCLUSIVE_RECONCILES = 5
 WEBHOOK_TOLERANCE_S = 300
 
 _PROGRAM = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "adapter"
+
+# The planted flaw this process runs with (``--flaw NAME``), or None: the correct adapter.
+FLAW: str | None = None
+
+
+def flawed(name: str) -> bool:
+    """Whether this process plants the flaw ``name``."""
+    return FLAW == name
 
 
 def log(message: str) -> None:
@@ -356,7 +371,10 @@ class Store:
 
     def save(self, record: Record) -> None:
         final = self._path(record.op_id, ".json")
-        tmp = final + ".tmp"
+        # The temporary file is this process's own: the lock is what serialises writers, and a
+        # shared name would turn a missing lock into a store error instead of the lost update
+        # that it is.
+        tmp = f"{final}.{os.getpid()}.tmp"
         payload = json.dumps(record.to_json(), sort_keys=True, indent=2).encode()
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -467,13 +485,30 @@ class AdapterBase:
     def key_retained(self, record: Record) -> bool:
         return record.key is not None and self.contract.has_keys and self.age_s(record) < self.contract.retention_s
 
+    def lock(self, op_id: str) -> contextlib.AbstractContextManager[None]:
+        """The operation's lock: one process at a time decides, sends and writes for it."""
+        if flawed("no-lock"):
+            # FLAW no-lock: nothing is serialised. Two reconcilers both look, both find
+            # nothing, both create.
+            return contextlib.nullcontext()
+        return self.store.lock(op_id)
+
+    def save_before_send(self, record: Record) -> None:
+        """Makes the record durable before the SDK sends anything: a process that dies with a
+        create on the wire leaves its key and its intent behind."""
+        if flawed("intent-in-memory") and record.sends <= 1:
+            # FLAW intent-in-memory: the first create goes out before anything is written; the
+            # record is first saved with the answer, so a crash in between leaves nothing.
+            return
+        self.store.save(record)
+
     @contextlib.contextmanager
     def locked_record(self, op_id: str) -> Iterator[Record | None]:
         """The record under its lock, or None (no lock file for ids the store never knew)."""
         if self.store.load(op_id) is None:
             yield None
             return
-        with self.store.lock(op_id):
+        with self.lock(op_id):
             record = self.store.load(op_id)
             if record is not None and record.in_flight:
                 # Its process died with a create on the wire: that create may have committed.
@@ -485,7 +520,7 @@ class AdapterBase:
         """Durably marks a create as on the wire before the SDK gets it."""
         record.in_flight = True
         record.sends += 1
-        self.store.save(record)
+        self.save_before_send(record)
 
     def end_send(self, record: Record, ambiguous: bool) -> None:
         record.in_flight = False
@@ -547,7 +582,7 @@ class AdapterBase:
         args = field_of(operation, "args", dict, "operation.")
         self.check_profile()
         self.validate_args(resource, args)
-        with self.store.lock(op_id):
+        with self.lock(op_id):
             record = self.store.load(op_id)
             if record is not None:
                 if record.in_flight:
@@ -567,7 +602,7 @@ class AdapterBase:
                 first_sent_at=format_time_exact(self.common.now),
             )
             # Intent is durable before the SDK sends anything.
-            self.store.save(record)
+            self.save_before_send(record)
             self.apply(record, self.send_first(record), reconciling=False)
             self.store.save(record)
             return record.reply()
@@ -768,12 +803,33 @@ def _serve(handle: Handler, state_dir: str) -> int:
         sys.stdout.flush()
 
 
-def main(argv: list[str], handle: Handler) -> int:
-    """Protocol plumbing: argv, environment, stdin, stdout, exit status."""
-    if len(argv) != 2 or argv[1] not in (*CALLS, SERVE):
-        log(f"usage: {_PROGRAM} <{'|'.join((*CALLS, SERVE))}> (got {argv[1:]!r})")
+def take_flaw(args: list[str], flaws: tuple[str, ...]) -> tuple[str | None, list[str]] | None:
+    """``[--flaw NAME] CALL`` (or ``--flaw=NAME``) as (flaw, the rest); None when NAME is not one
+    of ``flaws``. The call comes last because the harness appends it to the command line."""
+    if len(args) >= 2 and args[0] == "--flaw":
+        name, rest = args[1], args[2:]
+    elif args and args[0].startswith("--flaw="):
+        name, rest = args[0].split("=", 1)[1], args[1:]
+    else:
+        return None, args
+    return (name, rest) if name in flaws else None
+
+
+def main(argv: list[str], handle: Handler, flaws: tuple[str, ...] = ()) -> int:
+    """Protocol plumbing: argv (with ``--flaw NAME`` where the adapter plants ``flaws``),
+    environment, stdin, stdout, exit status."""
+    global FLAW
+    flaw_option = "[--flaw " + "|".join(flaws) + "] " if flaws else ""
+    usage = f"usage: {_PROGRAM} {flaw_option}<{'|'.join((*CALLS, SERVE))}>"
+    taken = take_flaw(argv[1:], flaws)
+    if taken is None:
+        log(f"{usage} (got {argv[1:]!r}: no such flaw)")
         return 2
-    call = argv[1]
+    FLAW, args = taken
+    if len(args) != 1 or args[0] not in (*CALLS, SERVE):
+        log(f"{usage} (got {argv[1:]!r})")
+        return 2
+    call = args[0]
     version = os.environ.get("LOSTREPLY_PROTOCOL")
     if version is not None and version != str(PROTOCOL_VERSION):
         log(f"LOSTREPLY_PROTOCOL={version!r}: this adapter speaks protocol {PROTOCOL_VERSION} only")

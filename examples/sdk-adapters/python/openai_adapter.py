@@ -27,6 +27,11 @@ adapter therefore:
   send by the request's ``now``: a generation whose answer was lost may still be running.
   Where no lookup can find the operation (a response whose id never arrived, no
   ``client_reference`` lookup, ``store: false``) a person is asked at once (``needs_review``).
+
+``--flaw NAME`` (before the call name) plants one mistake, each in a branch marked ``FLAW
+<name>``, so that the openai scenarios can be shown to catch it (examples/tests/sdk_verdicts.rs):
+``sdk-default-retries``, ``lost-answer-is-failure``, ``no-lock`` and ``intent-in-memory``
+(these two in lr_common.py).
 """
 
 from __future__ import annotations
@@ -56,6 +61,8 @@ REJECTIONS = (400, 401, 403, 404, 422, 429)
 ABSENCE_SETTLE_S = 600
 LIST_LIMIT = 100
 
+FLAWS = ("sdk-default-retries", "no-lock", "lost-answer-is-failure", "intent-in-memory")
+
 
 def sdk() -> Any:
     """The SDK, imported on first use: status and resolve never need it, and importing openai
@@ -81,6 +88,10 @@ def classify_object(resource: str, obj: Any, source: str) -> Verdict:
 def classify_error(err: Exception, what: str) -> tuple[Verdict, bool]:
     """(verdict, ambiguous) for an SDK error raised by a create."""
     openai = sdk()
+    if isinstance(err, openai.APIConnectionError) and lr.flawed("lost-answer-is-failure"):
+        # FLAW lost-answer-is-failure: no answer (a timeout is an APIConnectionError too) is
+        # taken as a refusal.
+        return Verdict("failed", None, f"{what}: {type(err).__name__}: taken as a failure"), True
     if isinstance(err, openai.APITimeoutError):
         return Verdict("unknown", None, f"{what}: APITimeoutError: no answer in time; the generation may have run"), True
     if isinstance(err, openai.APIConnectionError):
@@ -106,11 +117,15 @@ class OpenAIAdapter(lr.AdapterBase):
     @property
     def client(self) -> Any:
         if getattr(self, "_client", None) is None:
+            retries: dict[str, Any] = {"max_retries": 0}
+            if lr.flawed("sdk-default-retries"):
+                # FLAW sdk-default-retries: the SDK keeps its 2 retries, each a new generation.
+                retries = {}
             self._client = sdk().OpenAI(
                 base_url=self.common.base_url + "/v1",
                 api_key=self.common.credential,
-                max_retries=0,
                 timeout=self.common.timeout_s,
+                **retries,
             )
         return self._client
 
@@ -212,4 +227,4 @@ def make(store: lr.Store, common: lr.Common) -> OpenAIAdapter:
 
 
 if __name__ == "__main__":
-    sys.exit(lr.main(sys.argv, lr.make_handler(make)))
+    sys.exit(lr.main(sys.argv, lr.make_handler(make), FLAWS))

@@ -38,12 +38,19 @@ for an at-most-once payment, provided the adapter around it does what the SDK ca
   the timestamp is checked here against the request's ``now`` instead. Events are correlated
   by ``data.object.metadata.operation_id``, deduplicated by event id, and never regress a
   terminal record.
+
+``--flaw NAME`` (before the call name) plants one mistake, each in a branch marked ``FLAW
+<name>``, so that the stripe scenarios can be shown to catch it (examples/tests/sdk_verdicts.rs):
+``new-key-per-attempt``, ``intent-in-memory``, ``no-lock`` (these two in lr_common.py),
+``replay-expired-key``, ``processing-is-done``, ``lost-answer-is-failure``,
+``unverified-webhooks``, ``webhook-regresses``, ``args-change-on-retry``.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,6 +93,18 @@ LIST_WINDOW_BEFORE_S = 60
 LIST_LIMIT = 100
 # Definite rejections: the request was refused before anything ran.
 REJECTIONS = (400, 401, 402, 403, 404, 429)
+
+FLAWS = (
+    "new-key-per-attempt",
+    "intent-in-memory",
+    "no-lock",
+    "replay-expired-key",
+    "processing-is-done",
+    "lost-answer-is-failure",
+    "unverified-webhooks",
+    "webhook-regresses",
+    "args-change-on-retry",
+)
 
 
 @dataclass(frozen=True)
@@ -169,6 +188,10 @@ def classify_object(resource: str, obj: Any, source: str) -> Verdict:
     status = obj.get("status")
     if resource == "payment_intents":
         outcome = PAYMENT_INTENT_OUTCOME.get(status)  # type: ignore[arg-type]
+        if lr.flawed("processing-is-done") and status == "processing":
+            # FLAW processing-is-done: Stripe has the payment, so it is taken as made; it may
+            # still settle canceled.
+            outcome = "succeeded"
     elif resource == "refunds":
         outcome = "succeeded" if status is None else REFUND_OUTCOME.get(status)
     else:
@@ -196,7 +219,18 @@ class StripeAdapter(lr.AdapterBase):
         )
 
     def key_for(self, op_id: str) -> str | None:
+        if lr.flawed("intent-in-memory"):
+            # FLAW intent-in-memory: a random key, as the SDK makes its own; with the record
+            # unwritten until the answer (lr_common.py), a crash takes the key along.
+            return f"lr-{uuid.uuid4().hex}"
         return f"lr-{op_id}"
+
+    def key_retained(self, record: Record) -> bool:
+        if lr.flawed("replay-expired-key"):
+            # FLAW replay-expired-key: a stored key is replayed whatever its age; past Stripe's
+            # 24 h the replay is a new payment.
+            return record.key is not None and self.contract.has_keys
+        return super().key_retained(record)
 
     def service(self, resource: str) -> Any:
         return getattr(self.client.v1, resource)
@@ -208,6 +242,10 @@ class StripeAdapter(lr.AdapterBase):
         params = dict(record.args)
         metadata = params.get("metadata") if isinstance(params.get("metadata"), dict) else {}
         params["metadata"] = {**metadata, "operation_id": record.op_id}
+        if lr.flawed("args-change-on-retry") and record.sends > 1:
+            # FLAW args-change-on-retry: a retry says so in its description, so Stripe sees
+            # other parameters under the same key.
+            params["description"] = f"retry {record.sends - 1} of {record.op_id}"
         return params
 
     def send_create(self, record: Record) -> Verdict:
@@ -219,6 +257,10 @@ class StripeAdapter(lr.AdapterBase):
         options: dict[str, Any] = {}
         if self.contract.has_keys and record.key is not None:
             options["idempotency_key"] = record.key
+            if lr.flawed("new-key-per-attempt"):
+                # FLAW new-key-per-attempt: every create call makes up its own key (the SDK
+                # repeats it only on its own retries inside the call).
+                options["idempotency_key"] = f"lr-{uuid.uuid4().hex}"
         try:
             obj = self.service(record.resource).create(params=self.create_params(record), options=options)
         except stripe.StripeError as err:
@@ -234,6 +276,9 @@ class StripeAdapter(lr.AdapterBase):
     def classify_error(self, err: stripe.StripeError, ambiguous_before: bool) -> Verdict:
         status, etype, code = error_parts(err)
         seen = f"[{self.attempts_said()}]"
+        if isinstance(err, stripe.APIConnectionError) and lr.flawed("lost-answer-is-failure"):
+            # FLAW lost-answer-is-failure: no answer is taken as a refusal.
+            return Verdict("failed", None, f"{seen}: {type(err).__name__}: taken as a failure")
         if isinstance(err, stripe.APIConnectionError) or status is None:
             return Verdict("unknown", None, f"{seen}: {type(err).__name__}: the create may or may not have committed")
         if 200 <= status < 300:
@@ -421,10 +466,7 @@ class StripeAdapter(lr.AdapterBase):
             return dict(lr.REJECTED)
         signature = headers.get("stripe-signature")
         try:
-            # tolerance=None: the SDK would compare the timestamp with the machine's clock
-            # (stripe/_webhook.py, verify_header); the scenario's clock is the request's
-            # `now`, checked below.
-            event = stripe.Webhook.construct_event(body, signature, secret, tolerance=None)
+            event = _verified_event(body, signature, secret)
         except (stripe.SignatureVerificationError, ValueError) as err:
             lr.log(f"webhook rejected: {type(err).__name__}: {err}")
             return dict(lr.REJECTED)
@@ -448,6 +490,34 @@ class StripeAdapter(lr.AdapterBase):
             verdict = classify_object(record.resource, obj, f"event {event_id} ({data['type']})")
         return self.apply_event(op_id, event_id, verdict)
 
+    def apply_event(self, op_id: str, event_id: str, verdict: Verdict | None) -> dict[str, Any]:
+        if lr.flawed("webhook-regresses") and verdict is not None and verdict.outcome != "unknown":
+            # FLAW webhook-regresses: the latest event's status is the record's, final or not.
+            return self.overwrite_with_event(op_id, event_id, verdict)
+        return super().apply_event(op_id, event_id, verdict)
+
+    def overwrite_with_event(self, op_id: str, event_id: str, verdict: Verdict) -> dict[str, Any]:
+        """``apply_event`` without the guard that keeps a terminal outcome final."""
+        with self.locked_record(op_id) as record:
+            if record is None:
+                return {"accepted": True, "operation_id": None}
+            if event_id not in record.events_seen and record.provider_ref in (None, verdict.provider_ref):
+                record.events_seen = (record.events_seen + [event_id])[-lr.MAX_EVENTS_REMEMBERED:]
+                record.outcome, record.provider_ref = verdict.outcome, verdict.provider_ref
+                record.needs_review, record.evidence = False, verdict.evidence
+                self.store.save(record)
+            return {"accepted": True, "operation_id": op_id}
+
+
+def _verified_event(body: str, signature: str | None, secret: str) -> Any:
+    """The event, once ``Stripe-Signature`` proves Stripe sent it. tolerance=None: the SDK would
+    compare the timestamp with the machine's clock (stripe/_webhook.py, verify_header); the
+    scenario's clock is the request's ``now``, checked by the caller."""
+    if lr.flawed("unverified-webhooks"):
+        # FLAW unverified-webhooks: the body is trusted as it came; any signature will do.
+        return stripe.Event.construct_from(json.loads(body), None)
+    return stripe.Webhook.construct_event(body, signature, secret, tolerance=None)
+
 
 def _signature_timestamp(header: str) -> int | None:
     for part in header.split(","):
@@ -465,4 +535,4 @@ def make(store: lr.Store, common: lr.Common) -> StripeAdapter:
 
 
 if __name__ == "__main__":
-    sys.exit(lr.main(sys.argv, lr.make_handler(make)))
+    sys.exit(lr.main(sys.argv, lr.make_handler(make), FLAWS))
