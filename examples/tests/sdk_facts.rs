@@ -6,6 +6,7 @@
 //! them with; the ledger counts what was billed. docs/sdks.md cites these
 //! tests for each claim.
 
+#[allow(dead_code)]
 mod common;
 
 use std::sync::Arc;
@@ -38,6 +39,18 @@ impl Seen {
 /// Runs `scenario` of the fact driver against `profile` with the first
 /// create's answer dropped after its commit; `None` when the SDKs are absent.
 async fn lost_answer(runtime: Runtime, profile: &str, scenario: &str) -> Option<Seen> {
+    answered(runtime, profile, scenario, FaultResponse::Drop).await
+}
+
+/// Runs `scenario` of the fact driver against `profile` with the first
+/// create answered by `response` after its commit; `None` when the SDKs are
+/// absent.
+async fn answered(
+    runtime: Runtime,
+    profile: &str,
+    scenario: &str,
+    response: FaultResponse,
+) -> Option<Seen> {
     let script = match runtime {
         Runtime::Python => "fact_driver.py",
         Runtime::Node => "fact_driver.mjs",
@@ -59,7 +72,7 @@ async fn lost_answer(runtime: Runtime, profile: &str, scenario: &str) -> Option<
             ..Match::default()
         },
         at: Position::AfterCommit,
-        response: FaultResponse::Drop,
+        response,
     }];
     let sim = Simulator::start(plan, ServeOptions::default())
         .await
@@ -229,4 +242,116 @@ async fn anthropic_python_with_no_retries_bills_once_and_raises() {
     };
     assert_eq!(seen.error_type(), "APIConnectionError", "{seen:?}");
     assert_eq!((seen.keys.len(), seen.effects), (1, 1));
+}
+
+/// The first bytes of a create's answer, then a closed connection.
+const TRUNCATED: FaultResponse = FaultResponse::Partial { bytes: 10 };
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripe_python_sends_the_callers_key_on_every_retry() {
+    let Some(seen) = lost_answer(Runtime::Python, "stripe", "stripe-create-retries-2-key").await
+    else {
+        return;
+    };
+    assert_eq!(seen.line["kind"], "result", "{seen:?}");
+    let key = Some("fact-key-1".to_owned());
+    assert_eq!(seen.keys, vec![key.clone(), key], "{seen:?}");
+    assert_eq!((seen.effects, seen.replays), (1, 1), "{seen:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripe_python_with_two_retries_resends_after_a_500_with_the_same_key() {
+    let fault = FaultResponse::Status { code: 500 };
+    let Some(seen) = answered(Runtime::Python, "stripe", "stripe-create-retries-2", fault).await
+    else {
+        return;
+    };
+    assert_eq!(seen.line["kind"], "result", "{seen:?}");
+    assert_eq!(seen.keys.len(), 2, "{seen:?}");
+    assert_eq!(seen.keys[0], seen.keys[1], "{seen:?}");
+    assert_eq!((seen.effects, seen.replays), (1, 1), "{seen:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripe_python_does_not_resend_after_a_truncated_body() {
+    let Some(seen) = answered(
+        Runtime::Python,
+        "stripe",
+        "stripe-create-retries-2",
+        TRUNCATED,
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(seen.keys.len(), 1, "{seen:?}");
+    assert_eq!(seen.error_type(), "APIConnectionError", "{seen:?}");
+    assert_eq!(seen.effects, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripe_node_does_not_resend_after_a_truncated_body() {
+    let Some(seen) = answered(
+        Runtime::Node,
+        "stripe",
+        "stripe-create-retries-2",
+        TRUNCATED,
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(seen.keys.len(), 1, "{seen:?}");
+    assert_eq!(seen.error_type(), "StripeConnectionError", "{seen:?}");
+    assert_eq!(seen.effects, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openai_python_by_default_resends_after_a_truncated_body() {
+    let Some(seen) = answered(Runtime::Python, "openai", "openai-chat-default", TRUNCATED).await
+    else {
+        return;
+    };
+    assert_eq!(seen.line["kind"], "result", "{seen:?}");
+    assert_eq!((seen.keys.len(), seen.effects), (2, 2), "{seen:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openai_python_by_default_resends_after_a_500() {
+    let fault = FaultResponse::Status { code: 500 };
+    let Some(seen) = answered(Runtime::Python, "openai", "openai-chat-default", fault).await else {
+        return;
+    };
+    assert_eq!(seen.line["kind"], "result", "{seen:?}");
+    assert_eq!((seen.keys.len(), seen.effects), (2, 2), "{seen:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openai_node_throws_a_raw_type_error_after_a_truncated_body_and_does_not_resend() {
+    let Some(seen) = answered(Runtime::Node, "openai", "openai-chat-default", TRUNCATED).await
+    else {
+        return;
+    };
+    assert_eq!(seen.error_type(), "TypeError", "{seen:?}");
+    assert_eq!(
+        seen.line["error"]["module"], "other",
+        "not an OpenAIError: {seen:?}"
+    );
+    assert_eq!((seen.keys.len(), seen.effects), (1, 1), "{seen:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anthropic_python_by_default_resends_after_a_truncated_body() {
+    let Some(seen) = answered(
+        Runtime::Python,
+        "anthropic",
+        "anthropic-messages-default",
+        TRUNCATED,
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(seen.line["kind"], "result", "{seen:?}");
+    assert_eq!((seen.keys.len(), seen.effects), (2, 2), "{seen:?}");
 }
