@@ -25,7 +25,7 @@ use std::path::Path;
 use lostreply_simulator::Profile;
 
 use crate::scenario::span::Pos;
-use crate::scenario::{Diagnostic, MAX_DIAGNOSTICS};
+use crate::scenario::Diagnostic;
 
 pub use builtin_files::builtin_file;
 pub use schema::profile_schema;
@@ -109,7 +109,7 @@ pub fn read_profile_file(path: &Path) -> Result<Profile, ProfileFileError> {
             Pos { line: 0, column: 0 },
             format!("the file is {size} bytes; a profile may have at most {MAX_PROFILE_BYTES}"),
         );
-        return Err(found.into_error());
+        return Err(into_error(found));
     }
     let bytes = std::fs::read(path).map_err(read_error)?;
     match std::str::from_utf8(&bytes) {
@@ -121,7 +121,7 @@ pub fn read_profile_file(path: &Path) -> Result<Profile, ProfileFileError> {
                 end_of(&valid),
                 "the file is not UTF-8 text (a bad byte starts here)",
             );
-            Err(found.into_error())
+            Err(into_error(found))
         }
     }
 }
@@ -138,14 +138,14 @@ pub fn parse_profile(text: &str, path: &Path) -> Result<Profile, ProfileFileErro
                 text.len()
             ),
         );
-        return Err(found.into_error());
+        return Err(into_error(found));
     }
     if is_blank(text) {
         found.error(
             Pos::START,
             "the file is empty: a profile starts with `version: 1` and `name:`",
         );
-        return Err(found.into_error());
+        return Err(into_error(found));
     }
     let raw = match serde_saphyr::from_str_with_options::<raw::RawProfile>(text, yaml_options()) {
         Ok(raw) => raw,
@@ -155,14 +155,14 @@ pub fn parse_profile(text: &str, path: &Path) -> Result<Profile, ProfileFileErro
                 column: at.column(),
             });
             found.error(pos, yaml_message(&err));
-            return Err(found.into_error());
+            return Err(into_error(found));
         }
     };
     let profile = check::profile(&raw, &mut found);
     if found.is_empty() {
         Ok(profile)
     } else {
-        Err(found.into_error())
+        Err(into_error(found))
     }
 }
 
@@ -229,99 +229,17 @@ fn end_of(text: &str) -> Pos {
     Pos { line, column }
 }
 
-/// Collects the problems of one file. The scenario parser's collector is
-/// private to its module; this one makes the same public [`Diagnostic`]s
-/// (same order, bound, source line and caret), so both kinds of file print
-/// alike.
-#[derive(Debug)]
-pub(crate) struct Found<'a> {
-    path: &'a str,
-    source: &'a str,
-    found: Vec<(Pos, String)>,
-}
+/// Collects the problems of one file: the scenario parser's collector, so
+/// both kinds of file print alike (order, bound, source line and caret).
+pub(crate) type Found<'a> = crate::scenario::error::Diagnostics<'a>;
 
-impl<'a> Found<'a> {
-    fn new(path: &'a str, source: &'a str) -> Self {
-        Found {
-            path,
-            source,
-            found: Vec::new(),
-        }
+/// A profile file's error for everything `found` recorded.
+fn into_error(found: Found<'_>) -> ProfileFileError {
+    let (diagnostics, omitted) = found.into_parts();
+    ProfileFileError::Invalid {
+        diagnostics,
+        omitted,
     }
-
-    /// Records a problem at `pos`.
-    pub(crate) fn error(&mut self, pos: Pos, message: impl Into<String>) {
-        self.found.push((pos, message.into()));
-    }
-
-    fn is_empty(&self) -> bool {
-        self.found.is_empty()
-    }
-
-    fn into_error(self) -> ProfileFileError {
-        let mut found = self.found;
-        // Stable: two problems at one place keep the order they were found in.
-        found.sort_by_key(|(pos, _)| *pos);
-        found.dedup();
-        let omitted = found.len().saturating_sub(MAX_DIAGNOSTICS);
-        let lines: Vec<&str> = yaml_lines(self.source).collect();
-        let diagnostics = found
-            .into_iter()
-            .take(MAX_DIAGNOSTICS)
-            .map(|(pos, message)| Diagnostic {
-                path: self.path.to_owned(),
-                line: pos.line,
-                column: pos.column,
-                message: visible(&message),
-                source_line: usize::try_from(pos.line)
-                    .ok()
-                    .and_then(|line| line.checked_sub(1))
-                    .and_then(|index| lines.get(index))
-                    .map(|line| visible(line)),
-            })
-            .collect();
-        ProfileFileError::Invalid {
-            diagnostics,
-            omitted,
-        }
-    }
-}
-
-/// Lines the way YAML counts them: `\r\n`, `\n` and a lone `\r` each end a line.
-fn yaml_lines(source: &str) -> impl Iterator<Item = &str> {
-    let mut rest = Some(source);
-    std::iter::from_fn(move || {
-        let text = rest?;
-        match text.find(['\n', '\r']) {
-            Some(end) => {
-                let skip = if text[end..].starts_with("\r\n") {
-                    2
-                } else {
-                    1
-                };
-                rest = Some(&text[end + skip..]);
-                Some(&text[..end])
-            }
-            None => {
-                rest = None;
-                Some(text)
-            }
-        }
-    })
-}
-
-/// User-controlled text made safe for a terminal: control characters (other
-/// than tab) become escapes, so junk input cannot move the cursor.
-fn visible(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_control() && c != '\t' {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 #[cfg(test)]

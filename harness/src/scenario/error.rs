@@ -143,6 +143,17 @@ impl<'a> Diagnostics<'a> {
 
     /// The error for everything recorded so far, in file order.
     pub fn into_error(self) -> ScenarioError {
+        let (diagnostics, omitted) = self.into_parts();
+        ScenarioError::Invalid {
+            diagnostics,
+            omitted,
+        }
+    }
+
+    /// Everything recorded so far, in file order, at most
+    /// [`MAX_DIAGNOSTICS`] of them, and how many more were left out: what a
+    /// profile file's error is made of too.
+    pub fn into_parts(self) -> (Vec<Diagnostic>, usize) {
         let mut found = self.found;
         // Stable: two problems at one place keep the order they were found in.
         found.sort_by_key(|(pos, _)| *pos);
@@ -159,10 +170,7 @@ impl<'a> Diagnostics<'a> {
                 source_line: source_line(self.source, pos.line),
             })
             .collect();
-        ScenarioError::Invalid {
-            diagnostics,
-            omitted,
-        }
+        (diagnostics, omitted)
     }
 }
 

@@ -10,7 +10,7 @@
 
 /// MCP client profiles: named windows with real clients' figures, and scaling.
 pub mod client_profiles;
-mod error;
+pub(crate) mod error;
 pub mod model;
 pub mod provider_profile;
 mod raw;
