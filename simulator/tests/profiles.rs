@@ -180,6 +180,21 @@ async fn a_body_in_the_wrong_encoding_gets_the_profiles_400_and_commits_nothing(
         .as_str()
         .unwrap()
         .contains("form-encoded"));
+    // Stripe has no `client_reference` parameter: refused by name, as Stripe
+    // refuses an unknown parameter.
+    let unknown = form(
+        &sim,
+        "/v1/customers",
+        "email=a%40x.io&client_reference=op-1",
+        None,
+    )
+    .await;
+    assert_eq!(unknown.status(), 400);
+    let error: Value = unknown.json().await.unwrap();
+    assert!(error["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("client_reference"));
     let openai = start(with_profile("openai")).await;
     let response = client(2000)
         .post(format!("{}/v1/chat/completions", openai.base_url()))

@@ -25,7 +25,7 @@ use std::path::Path;
 use lostreply_simulator::Profile;
 
 use crate::scenario::span::Pos;
-use crate::scenario::Diagnostic;
+use crate::scenario::{end_of, is_blank, yaml_message, yaml_options, Diagnostic};
 
 pub use builtin_files::builtin_file;
 pub use schema::profile_schema;
@@ -180,53 +180,6 @@ pub fn is_profile_text(text: &str) -> bool {
         })
     };
     (top_level("resources") || top_level("routes")) && !top_level("steps")
-}
-
-fn yaml_options() -> serde_saphyr::Options {
-    serde_saphyr::options! {
-        // `yes`, `no`, `on` stay strings in templates and constants.
-        strict_booleans: true,
-        // Snippets are rendered by `Diagnostic`, once, as for scenarios.
-        with_snippet: false,
-    }
-}
-
-/// The reader's message, with its terse type names made readable.
-fn yaml_message(err: &serde_saphyr::Error) -> String {
-    use serde_saphyr::MessageFormatter as _;
-    let message = serde_saphyr::DefaultMessageFormatter
-        .format_message(err)
-        .into_owned();
-    let whole = |max: u64| format!("expected a whole number from 0 to {max}");
-    match message.as_str() {
-        "invalid u16" => whole(u16::MAX.into()),
-        "invalid u32" => whole(u32::MAX.into()),
-        "invalid u64" => whole(u64::MAX),
-        "expected mapping start" => {
-            "expected a mapping (`key: value` lines or {key: value})".to_owned()
-        }
-        "expected sequence start" => "expected a list (`- item` lines or [a, b])".to_owned(),
-        _ => message,
-    }
-}
-
-/// Only whitespace and comments: no document at all.
-fn is_blank(text: &str) -> bool {
-    text.lines().all(|line| {
-        let line = line.trim();
-        line.is_empty() || line.starts_with('#')
-    })
-}
-
-/// The position just after `text` (where the first bad byte of a file sits).
-fn end_of(text: &str) -> Pos {
-    let line = text.matches('\n').count() as u64 + 1;
-    let column = text
-        .rsplit('\n')
-        .next()
-        .map_or(0, |last| last.chars().count()) as u64
-        + 1;
-    Pos { line, column }
 }
 
 /// Collects the problems of one file: the scenario parser's collector, so

@@ -11,6 +11,7 @@ use serde::de::{self, value::MapAccessDeserializer, Deserializer, MapAccess, Vis
 use serde::Deserialize;
 
 use super::node::Node;
+pub(crate) use crate::scenario::raw::{DurationText, ModeName};
 use crate::scenario::span::{present, Sp, SpMap};
 
 /// A lostreply provider profile (format v1): how one provider's wire maps
@@ -424,16 +425,6 @@ impl<'de> Deserialize<'de> for HeaderValue {
         deserializer.deserialize_any(ValueVisitor)
     }
 }
-
-/// An idempotency mode's name (checked against the simulator's list).
-#[derive(Debug, Deserialize)]
-#[serde(transparent)]
-pub(crate) struct ModeName(pub String);
-
-/// A duration written the humantime way: `300ms`, `60s`, `24h`, `7days`.
-#[derive(Debug, Deserialize)]
-#[serde(transparent)]
-pub(crate) struct DurationText(pub String);
 
 /// A retry-hint header.
 #[derive(Debug, Deserialize, JsonSchema)]

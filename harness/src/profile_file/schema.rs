@@ -5,13 +5,10 @@
 use std::borrow::Cow;
 
 use lostreply_simulator::profile::ErrorKind;
-use lostreply_simulator::IdempotencyMode;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 
 use super::node::Node;
-use super::raw::{
-    DurationText, HeaderValue, KindName, ModeName, OrGeneric, RawErrorCode, RawProfile,
-};
+use super::raw::{HeaderValue, KindName, OrGeneric, RawErrorCode, RawProfile};
 
 /// A JSON Schema (draft 2020-12) describing profile files, format v1.
 ///
@@ -73,40 +70,6 @@ impl JsonSchema for KindName {
             "type": "string",
             "enum": names,
             "description": "What went wrong, whatever status the engine answers it with.",
-        })
-    }
-}
-
-impl JsonSchema for ModeName {
-    fn schema_name() -> Cow<'static, str> {
-        "IdempotencyMode".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        let names: Vec<&str> = IdempotencyMode::ALL.iter().map(|m| m.name()).collect();
-        json_schema!({
-            "type": "string",
-            "enum": names,
-            "description": "none, stripe and ietf are honest; the others are known-bad servers.",
-        })
-    }
-}
-
-/// The pattern a duration must have (humantime's grammar, loosely: the
-/// parser is the judge of unit names).
-const DURATION_PATTERN: &str = r"^\s*([0-9]+\s*[a-zA-Zµ]+\s*)+$";
-
-impl JsonSchema for DurationText {
-    fn schema_name() -> Cow<'static, str> {
-        "Duration".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({
-            "type": "string",
-            "pattern": DURATION_PATTERN,
-            "description": "A duration with its unit: 300ms, 60s, 2m, 24h.",
-            "examples": ["24h", "7days"],
         })
     }
 }

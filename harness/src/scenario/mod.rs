@@ -13,7 +13,7 @@ pub mod client_profiles;
 pub(crate) mod error;
 pub mod model;
 pub mod provider_profile;
-mod raw;
+pub(crate) mod raw;
 mod schema;
 pub mod select;
 /// Values that remember their line and column; other YAML readers of the
@@ -105,9 +105,10 @@ pub fn parse(text: &str, path: &str) -> Result<Scenario, ScenarioError> {
     }
 }
 
-fn yaml_options() -> serde_saphyr::Options {
+pub(crate) fn yaml_options() -> serde_saphyr::Options {
     serde_saphyr::options! {
-        // `y`, `no`, `on` stay strings inside `args` (the YAML 1.1 "Norway problem").
+        // `y`, `no`, `on` stay strings inside `args` and a profile's templates
+        // (the YAML 1.1 "Norway problem").
         strict_booleans: true,
         // Snippets are rendered by `Diagnostic`, once, the same way for every error.
         with_snippet: false,
@@ -115,7 +116,7 @@ fn yaml_options() -> serde_saphyr::Options {
 }
 
 /// The reader's message, with its terse type names made readable.
-fn yaml_message(err: &serde_saphyr::Error) -> String {
+pub(crate) fn yaml_message(err: &serde_saphyr::Error) -> String {
     use serde_saphyr::MessageFormatter as _;
     let message = serde_saphyr::DefaultMessageFormatter
         .format_message(err)
@@ -135,7 +136,7 @@ fn yaml_message(err: &serde_saphyr::Error) -> String {
 }
 
 /// Only whitespace and comments: no document at all.
-fn is_blank(text: &str) -> bool {
+pub(crate) fn is_blank(text: &str) -> bool {
     text.lines().all(|line| {
         let line = line.trim();
         line.is_empty() || line.starts_with('#')
@@ -143,7 +144,7 @@ fn is_blank(text: &str) -> bool {
 }
 
 /// The position just after `text` (where the first bad byte of a file sits).
-fn end_of(text: &str) -> Pos {
+pub(crate) fn end_of(text: &str) -> Pos {
     let line = text.matches('\n').count() as u64 + 1;
     let column = text
         .rsplit('\n')

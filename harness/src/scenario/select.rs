@@ -135,7 +135,7 @@ fn load_marked(paths: &[PathBuf]) -> Result<Vec<(Scenario, bool)>, String> {
     let mut files = Vec::new();
     let mut errors = Vec::new();
     for path in paths {
-        match expand(path) {
+        match yaml_files(path) {
             Ok(found) => {
                 let named = found.len() == 1 && found[0] == *path;
                 files.extend(found.into_iter().map(|f| (f, named)));
@@ -170,7 +170,9 @@ pub fn load_or_builtin(paths: &[PathBuf]) -> Result<Vec<Scenario>, String> {
     }
 }
 
-fn expand(path: &Path) -> Result<Vec<PathBuf>, String> {
+/// A file as it is, or a directory's `*.yaml`/`*.yml` files in name order
+/// (none is an error): how `run`, `list` and `validate` read their paths.
+pub fn yaml_files(path: &Path) -> Result<Vec<PathBuf>, String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
     if !meta.is_dir() {
         return Ok(vec![path.to_path_buf()]);
@@ -183,7 +185,7 @@ fn expand(path: &Path) -> Result<Vec<PathBuf>, String> {
     files.sort();
     if files.is_empty() {
         return Err(format!(
-            "{}: no *.yaml scenario files in this directory",
+            "{}: no *.yaml scenario or profile files in this directory",
             path.display()
         ));
     }

@@ -70,6 +70,25 @@ fn usage(message: &str) -> i32 {
     exit::BAD_INPUT
 }
 
+/// The command that runs this certification again, with its seed.
+fn reproduce_line(args: &CertifyArgs, wire: simulator::Wire, only: &[String], seed: u64) -> String {
+    let mut reproduce = String::from("lostreply certify");
+    if let Some(m) = &args.simulator {
+        reproduce.push_str(&format!(" --simulator {m}"));
+    }
+    if args.profile.is_some() {
+        reproduce.push_str(&format!(" --profile {}", wire.name()));
+    }
+    if let Some(p) = &args.contract {
+        reproduce.push_str(&format!(" --contract {}", p.display()));
+    }
+    if !only.is_empty() {
+        reproduce.push_str(&format!(" --only {}", only.join(",")));
+    }
+    reproduce.push_str(&format!(" --seed {seed}"));
+    reproduce
+}
+
 pub(super) async fn certify_cmd(args: CertifyArgs) -> i32 {
     if args.schema {
         match serde_json::to_string_pretty(&contract::schema()) {
@@ -202,20 +221,7 @@ pub(super) async fn certify_cmd(args: CertifyArgs) -> i32 {
             return exit::BAD_INPUT;
         }
     };
-    let mut reproduce = String::from("lostreply certify");
-    if let Some(m) = &args.simulator {
-        reproduce.push_str(&format!(" --simulator {m}"));
-    }
-    if args.profile.is_some() {
-        reproduce.push_str(&format!(" --profile {}", wire.name()));
-    }
-    if let Some(p) = &args.contract {
-        reproduce.push_str(&format!(" --contract {}", p.display()));
-    }
-    if !only.is_empty() {
-        reproduce.push_str(&format!(" --only {}", only.join(",")));
-    }
-    reproduce.push_str(&format!(" --seed {seed}"));
+    let reproduce = reproduce_line(&args, wire, &only, seed);
     let config = Config {
         only,
         budget: args.budget,

@@ -73,7 +73,7 @@ pub(super) fn split(paths: &[PathBuf]) -> Result<Split, String> {
     let mut split = Split::default();
     let mut errors = Vec::new();
     for path in paths {
-        match expand(path) {
+        match lostreply_harness::scenario::select::yaml_files(path) {
             Ok(files) => {
                 for file in files {
                     if is_profile_file(&file) {
@@ -91,26 +91,6 @@ pub(super) fn split(paths: &[PathBuf]) -> Result<Split, String> {
     } else {
         Err(errors.join("\n"))
     }
-}
-
-fn expand(path: &Path) -> Result<Vec<PathBuf>, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if !meta.is_dir() {
-        return Ok(vec![path.to_path_buf()]);
-    }
-    let mut files: Vec<PathBuf> = std::fs::read_dir(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
-        .collect();
-    files.sort();
-    if files.is_empty() {
-        return Err(format!(
-            "{}: no *.yaml scenario or profile files in this directory",
-            path.display()
-        ));
-    }
-    Ok(files)
 }
 
 /// A file too large for a profile, unreadable or not text goes to the

@@ -404,3 +404,17 @@ pub fn anthropic() -> Profile {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_names_are_the_built_ins_and_each_makes_its_own_profile() {
+        let names: Vec<&str> = BUILTIN_PROFILES.iter().map(|(name, _)| *name).collect();
+        assert_eq!(names, PROFILE_NAMES);
+        for (name, make) in BUILTIN_PROFILES {
+            assert_eq!(make().name, name);
+        }
+    }
+}

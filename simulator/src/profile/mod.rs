@@ -113,14 +113,6 @@ impl Profile {
         builtin::by_name(name)
     }
 
-    /// True for the simulator's own API, whose answers take the engine's fast paths.
-    pub fn is_generic(&self) -> bool {
-        self.routes == Routes::Generic
-            && self.objects == Objects::Generic
-            && self.errors == Errors::Generic
-            && self.pages == Pages::Generic
-    }
-
     /// The resource named `name`, where the profile declares its resources.
     pub fn resource(&self, name: &str) -> Option<&Resource> {
         match &self.routes {

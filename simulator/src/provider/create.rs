@@ -210,7 +210,9 @@ fn decode_body(profile: &Profile, headers: &HeaderMap, bytes: &[u8]) -> Result<V
         }
     };
     if let Value::Object(fields) = &mut value {
-        rename_reserved(&profile.body, fields);
+        rename_reserved(&profile.body, fields).map_err(|field| {
+            responses::invalid_request(profile, &format!("Received unknown parameter: {field}"))
+        })?;
         // `null` for a reserved field means absent, as it does for most JSON
         // APIs, so it must not make two attempts' fingerprints differ either.
         fields
@@ -221,8 +223,16 @@ fn decode_body(profile: &Profile, headers: &HeaderMap, bytes: &[u8]) -> Result<V
 
 /// Puts a declared profile's reserved fields under the engine's names and
 /// drops the fields that modify the request. The generic API's names are
-/// the engine's, so its bodies pass through untouched.
-fn rename_reserved(format: &BodyFormat, fields: &mut serde_json::Map<String, Value>) {
+/// the engine's, so its bodies pass through untouched. A field that carries
+/// one of the engine's reserved names without being the profile's own
+/// reference or metadata field is not part of this provider's API: `Err`
+/// names it, and the provider refuses it as real ones refuse an unknown
+/// parameter (an argument of that name could not be told from the reserved
+/// field in the ledger).
+fn rename_reserved(
+    format: &BodyFormat,
+    fields: &mut serde_json::Map<String, Value>,
+) -> Result<(), &'static str> {
     for name in &format.ignored {
         fields.remove(name);
     }
@@ -230,26 +240,17 @@ fn rename_reserved(format: &BodyFormat, fields: &mut serde_json::Map<String, Val
         (&format.client_reference, "client_reference"),
         (&format.metadata, "metadata"),
     ] {
-        match declared.as_deref() {
-            Some(name) if name == engine => {}
-            Some(name) => {
-                let moved = fields.remove(name);
-                let displaced = fields.remove(engine);
-                if let Some(value) = moved {
-                    fields.insert(engine.to_owned(), value);
-                }
-                // An argument that happens to share the engine's name stays an argument.
-                if let Some(value) = displaced {
-                    fields.insert(format!("{engine}_"), value);
-                }
-            }
-            None => {
-                if let Some(value) = fields.remove(engine) {
-                    fields.insert(format!("{engine}_"), value);
-                }
-            }
+        if declared.as_deref() == Some(engine) {
+            continue;
+        }
+        if fields.contains_key(engine) {
+            return Err(engine);
+        }
+        if let Some(value) = declared.as_deref().and_then(|name| fields.remove(name)) {
+            fields.insert(engine.to_owned(), value);
         }
     }
+    Ok(())
 }
 
 /// The checks of a create that read only the request, in the order their
