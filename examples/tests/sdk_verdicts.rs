@@ -600,7 +600,7 @@ fn claims_broken(matrix: &str, judged: &Judged) -> Vec<String> {
                 ));
             }
             for (_, check) in design.caught_by.iter().filter(|(id, _)| *id == scenario.id) {
-                let wanted = short(check);
+                let wanted = common::short_check(check);
                 if !cell.split(", ").any(|c| c.starts_with(&wanted)) {
                     problems.push(format!(
                         "{}: D{} ({}) shows {cell:?}, not {wanted}",
@@ -681,38 +681,11 @@ fn render_library(judged: &Judged) -> String {
                 .scenarios
                 .iter()
                 .find(|s| s.id == scenario.id)
-                .map(cell)
+                .map(common::matrix_cell)
                 .unwrap_or_default();
             out.push_str(&format!(" {cell} |"));
         }
         out.push('\n');
     }
     out
-}
-
-/// `pass`, or the checks broken (short names), and whether an adapter error
-/// happened.
-fn cell(s: &ScenarioReport) -> String {
-    if s.verdict == Verdict::Passed {
-        return "pass".to_owned();
-    }
-    let mut checks: Vec<String> = s
-        .violations
-        .iter()
-        .map(|v| short(&common::check_name(&v.check)))
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    if !s.errors.is_empty() {
-        checks.push("adapter error".to_owned());
-    }
-    checks.join(", ")
-}
-
-/// `invariant 1 (at-most-once)` → `inv 1`.
-fn short(check: &str) -> String {
-    match check.strip_prefix("invariant ") {
-        Some(rest) => format!("inv {}", rest.split(' ').next().unwrap_or(rest)),
-        None => check.to_owned(),
-    }
 }

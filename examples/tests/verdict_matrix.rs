@@ -426,7 +426,7 @@ fn claims_broken(matrix: &str, library: &[Scenario]) -> Vec<String> {
                 if *id != scenario.id {
                     continue;
                 }
-                let wanted = short(check);
+                let wanted = common::short_check(check);
                 let cell = cells.get(column).copied().unwrap_or("");
                 if !cell.split(", ").any(|c| c.starts_with(&wanted)) {
                     problems.push(format!(
@@ -472,35 +472,11 @@ fn render(library: &[Scenario], results: &[(String, Report)]) -> String {
                 .scenarios
                 .iter()
                 .find(|s| s.id == scenario.id)
-                .map(|s| {
-                    if s.verdict == Verdict::Passed {
-                        "pass".to_owned()
-                    } else {
-                        let mut checks: Vec<String> = s
-                            .violations
-                            .iter()
-                            .map(|v| short(&common::check_name(&v.check)))
-                            .collect::<BTreeSet<_>>()
-                            .into_iter()
-                            .collect();
-                        if !s.errors.is_empty() {
-                            checks.push("adapter error".to_owned());
-                        }
-                        checks.join(", ")
-                    }
-                })
+                .map(common::matrix_cell)
                 .unwrap_or_default();
             out.push_str(&format!(" {cell} |"));
         }
         out.push('\n');
     }
     out
-}
-
-/// `invariant 1 (at-most-once)` → `inv 1`.
-fn short(check: &str) -> String {
-    match check.strip_prefix("invariant ") {
-        Some(rest) => format!("inv {}", rest.split(' ').next().unwrap_or(rest)),
-        None => check.to_owned(),
-    }
 }

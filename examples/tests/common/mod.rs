@@ -91,3 +91,32 @@ pub fn python_adapter(strategy: &str) -> lostreply_harness::driver::AdapterUnder
     .expect("command");
     lostreply_harness::driver::AdapterUnderTest::Process(command)
 }
+
+/// A verdict-matrix cell: `pass`, or the checks broken (short names), and
+/// `adapter error` when one happened.
+#[allow(dead_code)]
+pub fn matrix_cell(s: &ScenarioReport) -> String {
+    if s.verdict == lostreply_reports::model::Verdict::Passed {
+        return "pass".to_owned();
+    }
+    let mut checks: Vec<String> = s
+        .violations
+        .iter()
+        .map(|v| short_check(&check_name(&v.check)))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if !s.errors.is_empty() {
+        checks.push("adapter error".to_owned());
+    }
+    checks.join(", ")
+}
+
+/// `invariant 1 (at-most-once)` → `inv 1`.
+#[allow(dead_code)]
+pub fn short_check(check: &str) -> String {
+    match check.strip_prefix("invariant ") {
+        Some(rest) => format!("inv {}", rest.split(' ').next().unwrap_or(rest)),
+        None => check.to_owned(),
+    }
+}
