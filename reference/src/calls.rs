@@ -194,12 +194,31 @@ fn create_body(record: &OpRecord) -> Value {
 /// Sends the create exactly as every attempt of this operation sends it: same
 /// body, same key (when the provider has keys).
 async fn send_create(client: &ProviderClient, record: &OpRecord, contract: &Contract) -> Verdict {
+    create_verdict(
+        &post_create(client, record, contract).await,
+        client.timeout_ms(),
+    )
+}
+
+/// [`send_create`] for a create sent again after an ambiguous attempt: a
+/// refusal of it is not the operation's failure ([`classify::retry_verdict`]).
+async fn resend_create(client: &ProviderClient, record: &OpRecord, contract: &Contract) -> Verdict {
+    classify::retry_verdict(
+        &post_create(client, record, contract).await,
+        client.timeout_ms(),
+    )
+}
+
+async fn post_create(
+    client: &ProviderClient,
+    record: &OpRecord,
+    contract: &Contract,
+) -> crate::client::Answer {
     let key =
         keyed(contract).then_some((contract.idempotency.header.as_str(), record.key.as_str()));
-    let answer = client
+    client
         .create(&record.operation.resource, &create_body(record), key)
-        .await;
-    create_verdict(&answer, client.timeout_ms())
+        .await
 }
 
 /// Looks for our object by correlation, with the best lookup the contract offers;
@@ -285,7 +304,7 @@ async fn find(
     let retained = i64::try_from(contract.idempotency.retention_s)
         .map_or(true, |retention_s| age_s < retention_s);
     if keyed(contract) && retained {
-        let verdict = send_create(client, record, contract).await;
+        let verdict = resend_create(client, record, contract).await;
         let verdict = Verdict {
             evidence: format!("replay with the same key: {}", verdict.evidence),
             ..verdict
@@ -371,6 +390,24 @@ fn event_verdict(event: &Value, resource: &str, event_id: &str) -> Option<Verdic
     }
 }
 
+/// True when an event's verdict contradicts the operator's decision the
+/// record holds: an object alive where the person said `failed`, another
+/// live object beside the one they named, or the named one settled failed.
+fn contradicts_decision(record: &OpRecord, event: &Verdict) -> bool {
+    let alive = event.outcome != OutcomeKind::Failed;
+    match (
+        record.outcome,
+        record.provider_ref.as_deref(),
+        event.provider_ref.as_deref(),
+    ) {
+        (OutcomeKind::Failed, _, Some(_)) => alive,
+        (OutcomeKind::Succeeded, Some(named), Some(seen)) if named == seen => !alive,
+        (OutcomeKind::Succeeded, Some(_), Some(_)) => alive,
+        (OutcomeKind::Succeeded, None, Some(_)) => !alive,
+        _ => false,
+    }
+}
+
 const REJECTED: WebhookReply = WebhookReply {
     accepted: false,
     operation_id: None,
@@ -423,13 +460,14 @@ impl Adapter for ReferenceAdapter {
             inconclusive: 0,
             events_seen: Vec::new(),
             mcp: None,
+            resolved_by_person: false,
         };
         // The intent is durable before the request leaves: a crash after the
         // remote commit leaves a record whose key and reference find the effect.
         self.save(&record).await?;
         let mut verdict = send_create(&client, &record, contract).await;
         if verdict.is_ambiguous() && keyed(contract) {
-            let retry = send_create(&client, &record, contract).await;
+            let retry = resend_create(&client, &record, contract).await;
             verdict = Verdict {
                 evidence: format!(
                     "first attempt: {}; retry with the same key: {}",
@@ -490,10 +528,17 @@ impl Adapter for ReferenceAdapter {
         record.remember_event(&webhook_id);
         // Terminal outcomes never change (a late event after an operator's
         // resolution included); an event never carries `unknown`, so pending
-        // cannot regress either.
-        if !record.is_terminal() {
-            if let Some(verdict) = event_verdict(&event, &record.operation.resource, &webhook_id) {
+        // cannot regress either. An event that contradicts an operator's
+        // decision raises the operation for review again, outcome kept.
+        if let Some(verdict) = event_verdict(&event, &record.operation.resource, &webhook_id) {
+            if !record.is_terminal() {
                 absorb(&mut record, verdict);
+            } else if record.resolved_by_person && contradicts_decision(&record, &verdict) {
+                record.needs_review = true;
+                record.evidence = format!(
+                    "{}; contradicted by {}: review again",
+                    record.evidence, verdict.evidence
+                );
             }
         }
         self.save(&record).await?;
@@ -525,6 +570,7 @@ impl Adapter for ReferenceAdapter {
                 record.provider_ref = resolution.provider_ref;
                 record.needs_review = false;
                 record.inconclusive = 0;
+                record.resolved_by_person = true;
                 record.evidence = format!("operator: {}", resolution.evidence);
                 self.save(&record).await?;
                 Ok(record.reply())
@@ -812,6 +858,7 @@ mod tests {
             inconclusive: 0,
             events_seen: vec![],
             mcp: None,
+            resolved_by_person: false,
         };
         Store::open(dir).unwrap().save(&record).unwrap();
     }

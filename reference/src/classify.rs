@@ -130,6 +130,25 @@ pub fn create_verdict(answer: &Answer, timeout_ms: u64) -> Verdict {
     }
 }
 
+/// The answer to a create sent again after an ambiguous attempt (a same-key
+/// retry or replay). A refusal (400, 401, 404, 413, 429) refuses this
+/// request only: the earlier attempt may have committed, so it proves
+/// nothing about the operation.
+pub fn retry_verdict(answer: &Answer, timeout_ms: u64) -> Verdict {
+    let verdict = create_verdict(answer, timeout_ms);
+    let refused = verdict.outcome == OutcomeKind::Failed && verdict.provider_ref.is_none();
+    if refused {
+        Verdict::unknown(format!(
+            "{}: a refusal of a request sent again says nothing about the earlier attempt",
+            verdict
+                .evidence
+                .replacen("rejected before execution", "refused", 1)
+        ))
+    } else {
+        verdict
+    }
+}
+
 /// What a lookup established.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Lookup {
@@ -294,6 +313,37 @@ mod tests {
             250,
         );
         assert_eq!(v.outcome, OutcomeKind::Failed);
+    }
+
+    #[test]
+    fn a_refused_retry_says_nothing_about_the_earlier_attempt() {
+        for (status, kind) in [
+            (400, "invalid_request"),
+            (401, "unauthorized"),
+            (404, "not_found"),
+            (413, "too_large"),
+            (429, "rate_limited"),
+        ] {
+            let v = retry_verdict(&http(status, json!({"error": {"type": kind}})), 250);
+            assert_eq!(outcome(&v), (OutcomeKind::Unknown, None, false), "{status}");
+            assert!(
+                v.evidence.starts_with(&format!("refused: {status} {kind}")),
+                "{}",
+                v.evidence
+            );
+        }
+        // What a retry proves, it proves as a first attempt would.
+        let replay = Ok(HttpAnswer {
+            status: 201,
+            replayed: true,
+            body: object("succeeded").to_string().into_bytes(),
+        });
+        assert_eq!(
+            outcome(&retry_verdict(&replay, 250)),
+            (OutcomeKind::Succeeded, Some("tkt_1"), false)
+        );
+        let mismatch = http(400, json!({"error": {"type": "idempotency_error"}}));
+        assert!(retry_verdict(&mismatch, 250).needs_review);
     }
 
     #[test]

@@ -79,6 +79,10 @@ pub struct OpRecord {
     /// For a paid MCP tool call: what the adapter knows of the call itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<McpState>,
+    /// The outcome is an operator's decision: final, and raised for review
+    /// again (never changed) when later evidence contradicts it.
+    #[serde(default)]
+    pub resolved_by_person: bool,
 }
 
 /// What a paid MCP tool call's record adds.
@@ -278,6 +282,7 @@ mod tests {
             inconclusive: 0,
             events_seen: vec![],
             mcp: None,
+            resolved_by_person: false,
         }
     }
 

@@ -6,6 +6,7 @@ use lostreply_simulator::{Effect, ObjectStatus};
 use super::attribution::Attribution;
 use super::grouped::{pos, Pos, NONE};
 use super::index::Index;
+use super::resolution;
 use super::truth::status_at;
 use crate::protocol::{CallName, OutcomeKind};
 use crate::run::observation::{CallAt, Observation};
@@ -19,7 +20,17 @@ pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
     same_key_same_args(obs, a, &mut v);
     status_is_read_only(obs, &mut v);
     forged_changes_nothing(obs, &mut v);
+    resolution::review_after_contradiction(obs, a, &mut v);
     v
+}
+
+/// The person's decisions the operation at `position` took (see
+/// [`resolution::relays_person`]): empty, unallocated, for most operations.
+fn persons_word<'o>(ix: &Index<'o>, position: usize) -> Vec<resolution::Applied<'o>> {
+    resolution::applied(
+        ix.outcome_calls_at(position)
+            .filter(|c| c.name == CallName::Resolve),
+    )
 }
 
 fn effect_evidence(effects: &[&Effect]) -> Vec<Evidence> {
@@ -83,11 +94,12 @@ fn success_has_effect(
             continue;
         };
         let mut reported = false;
+        let person = persons_word(ix, position);
         for call in ix.outcome_calls_at(position) {
             let Some(reply) = call.outcome() else {
                 continue;
             };
-            if reply.outcome != OutcomeKind::Succeeded {
+            if reply.outcome != OutcomeKind::Succeeded || resolution::relays_person(&person, call) {
                 continue;
             }
             let effect = reply.provider_ref.as_deref().and_then(|r| ix.effect(r));
@@ -174,10 +186,14 @@ fn failure_has_no_effect(
                 .iter()
                 .filter_map(|&p| obs.ledger.get(p as usize))
         };
+        let person = persons_word(ix, position);
         for call in ix.outcome_calls_at(position) {
             let Some(reply) = call.outcome() else {
                 continue;
             };
+            if resolution::relays_person(&person, call) {
+                continue;
+            }
             // Gathered only for the outcome that needs them: one Vec per call
             // was most of this check's allocations at a million operations.
             let problem = match reply.outcome {
@@ -250,7 +266,8 @@ fn ids(effects: &[&Effect]) -> String {
         .join(", ")
 }
 
-/// Invariant 4: once `succeeded` or `failed` is reported, every later report says the same.
+/// Invariant 4: once `succeeded` or `failed` is reported, every later report says the same
+/// (a `succeeded` without an id may come to name one).
 fn terminal_is_final(obs: &Observation, ix: &Index<'_>, v: &mut Vec<Violation>) {
     for (position, op) in obs.scenario.operations.iter().enumerate() {
         let mut terminal: Option<CallAt<'_>> = None;
@@ -265,7 +282,17 @@ fn terminal_is_final(obs: &Observation, ix: &Index<'_>, v: &mut Vec<Violation>) 
                     }
                 }
                 Some((first_call, first)) => {
-                    if first.outcome != reply.outcome || first.provider_ref != reply.provider_ref {
+                    // A `succeeded` with no id (a person's word may name
+                    // none) may later name the object: that adds, it
+                    // changes nothing (invariant 2 judges the id).
+                    let names_the_object = first.outcome == OutcomeKind::Succeeded
+                        && first.provider_ref.is_none()
+                        && reply.outcome == OutcomeKind::Succeeded;
+                    if names_the_object {
+                        terminal = Some(call);
+                    } else if first.outcome != reply.outcome
+                        || first.provider_ref != reply.provider_ref
+                    {
                         v.push(Violation {
                             check: Check::Invariant(Invariant::TerminalIsFinal),
                             operation_id: Some(op.id.to_string()),

@@ -10,6 +10,7 @@ mod group_keys;
 pub(crate) mod grouped;
 pub(crate) mod index;
 pub(crate) mod invariants;
+pub(crate) mod resolution;
 mod split_body;
 mod truth;
 

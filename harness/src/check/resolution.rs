@@ -1,0 +1,291 @@
+//! A `resolve` relays a person's decision: what the operator's console said
+//! is the person's word, not the adapter's claim. An adapter that applies it
+//! as the protocol requires is not judged by invariants 2 and 3 for it, even
+//! when the ledger says otherwise; the report shows such a resolution as a
+//! finding of its own, with the evidence, so that a person looks again.
+//!
+//! One rule follows from a resolution's finality (docs/adapter-protocol.md,
+//! "When evidence contradicts a resolution"): a genuine event that arrives
+//! after it and contradicts it leaves the outcome as decided and raises the
+//! operation for review again (`needs_review: true`). Checked on the final
+//! `status`, whatever the adapter did in between.
+
+use lostreply_reports::model::{Check, Evidence, Finding, FindingKind, Rule, Violation};
+use lostreply_simulator::{Effect, ObjectStatus};
+
+use super::attribution::Attribution;
+use super::truth::status_at;
+use crate::protocol::{CallName, OutcomeKind, OutcomeReply};
+use crate::run::observation::{Call, CallAt, Observation};
+
+/// A person's decision as the harness sent it in a `resolve` request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Decision {
+    pub outcome: OutcomeKind,
+    pub provider_ref: Option<String>,
+}
+
+impl Decision {
+    /// What a `resolve` call asked, read from its request.
+    fn asked(call: &Call) -> Option<Decision> {
+        if call.name != CallName::Resolve {
+            return None;
+        }
+        let request = call.request.to_value();
+        let resolution = request.get("resolution")?;
+        let outcome = match resolution.get("outcome")?.as_str()? {
+            "succeeded" => OutcomeKind::Succeeded,
+            "failed" => OutcomeKind::Failed,
+            _ => return None,
+        };
+        let provider_ref = resolution
+            .get("provider_ref")
+            .and_then(|r| r.as_str())
+            .map(str::to_owned);
+        Some(Decision {
+            outcome,
+            provider_ref,
+        })
+    }
+
+    /// True when `reply` says exactly this decision.
+    fn is_said_by(&self, reply: &OutcomeReply) -> bool {
+        reply.outcome == self.outcome
+            && reply.provider_ref.as_deref() == self.provider_ref.as_deref()
+    }
+
+    fn describe(&self) -> String {
+        match &self.provider_ref {
+            Some(r) => format!("{} ({r})", self.outcome.as_str()),
+            None => format!("{} (no provider_ref)", self.outcome.as_str()),
+        }
+    }
+}
+
+/// A decision an operation's record took: the `resolve` call whose reply
+/// relays it.
+#[derive(Clone, Copy)]
+pub(crate) struct Applied<'o> {
+    pub call: CallAt<'o>,
+}
+
+impl Applied<'_> {
+    fn decision(&self) -> Option<Decision> {
+        Decision::asked(self.call.call)
+    }
+}
+
+/// The decisions `calls` (one operation's outcome calls, in the order they
+/// ended) applied: each `resolve` whose reply says what it was asked.
+pub(crate) fn applied<'o>(calls: impl Iterator<Item = CallAt<'o>>) -> Vec<Applied<'o>> {
+    calls
+        .filter(|call| {
+            let (Some(decision), Some(reply)) = (Decision::asked(call.call), call.outcome()) else {
+                return false;
+            };
+            decision.is_said_by(reply)
+        })
+        .map(|call| Applied { call })
+        .collect()
+}
+
+/// True when `call`'s reply is the person's word: it says what a decision
+/// the record took says, and it is that `resolve` or came after it. Such a
+/// reply relays the person, and is not judged as the adapter's claim.
+pub(crate) fn relays_person(decisions: &[Applied<'_>], call: CallAt<'_>) -> bool {
+    let Some(reply) = call.outcome() else {
+        return false;
+    };
+    decisions.iter().any(|d| {
+        (d.call.position == call.position || call.end_ms >= d.call.start_ms)
+            && d.decision()
+                .is_some_and(|decision| decision.is_said_by(reply))
+    })
+}
+
+/// What the ledger says against `decision` at simulator time `at_ms`, given
+/// the operation's effects: a sentence, or `None` when it agrees.
+fn contradiction(
+    obs: &Observation,
+    decision: &Decision,
+    effects: &[&Effect],
+    at_ms: i64,
+) -> Option<String> {
+    let plan = &obs.scenario.plan;
+    let failed = |e: &Effect| status_at(plan, e, at_ms) == ObjectStatus::Failed;
+    match (decision.outcome, decision.provider_ref.as_deref()) {
+        (OutcomeKind::Failed, _) => {
+            let live: Vec<&str> = effects
+                .iter()
+                .filter(|e| !failed(e))
+                .map(|e| e.id.as_str())
+                .collect();
+            (!live.is_empty()).then(|| format!("the provider holds {}", live.join(", ")))
+        }
+        (_, Some(r)) => match effects.iter().find(|e| e.id.as_str() == r) {
+            None if obs.ledger.iter().any(|e| e.id.as_str() == r) => {
+                Some(format!("{r} is not an effect of this operation"))
+            }
+            None => Some(format!("{r} is not in the provider's ledger")),
+            Some(e) if failed(e) => Some(format!("{r} settled failed")),
+            Some(_) => {
+                let others: Vec<&str> = effects
+                    .iter()
+                    .filter(|e| e.id.as_str() != r && !failed(e))
+                    .map(|e| e.id.as_str())
+                    .collect();
+                (!others.is_empty())
+                    .then(|| format!("the provider also holds {}", others.join(", ")))
+            }
+        },
+        (_, None) => (effects.iter().all(|e| failed(e))).then(|| {
+            if effects.is_empty() {
+                "the provider holds no effect of this operation".to_owned()
+            } else {
+                "every effect of this operation settled failed".to_owned()
+            }
+        }),
+    }
+}
+
+fn effect_evidence<'e>(effects: &'e [&'e Effect]) -> impl Iterator<Item = Evidence> + 'e {
+    effects.iter().map(|e| Evidence::Effect {
+        id: e.id.to_string(),
+    })
+}
+
+/// The resolutions that contradict the ledger at the moment they were
+/// applied, as findings (never violations: the decision is the person's).
+pub(crate) fn findings(obs: &Observation, a: &Attribution<'_>) -> Vec<Finding> {
+    let mut found = Vec::new();
+    for (position, op) in obs.scenario.operations.iter().enumerate() {
+        let Some(group) = a.group_at(position) else {
+            continue;
+        };
+        let calls = CallAt::all(&obs.calls)
+            .filter(|c| c.name == CallName::Resolve && c.operation_id.as_deref() == Some(&op.id));
+        for applied in applied(calls) {
+            let Some(decision) = applied.decision() else {
+                continue;
+            };
+            let effects = a.effects_of_group(group, &obs.ledger);
+            if let Some(why) = contradiction(obs, &decision, &effects, applied.call.sim_ms) {
+                let mut evidence = vec![applied.call.evidence()];
+                evidence.extend(effect_evidence(&effects));
+                found.push(Finding {
+                    kind: FindingKind::ResolutionContradictsLedger,
+                    operation_id: op.id.to_string(),
+                    message: format!(
+                        "{}: the operator resolved {}, but {why}",
+                        op.id,
+                        decision.describe()
+                    ),
+                    evidence,
+                });
+            }
+        }
+    }
+    found
+}
+
+/// The rule: a genuine event delivered after the operation's last applied
+/// decision, about one of its effects, that contradicts that decision,
+/// leaves the outcome as decided and the operation in review at the end.
+pub(crate) fn review_after_contradiction(
+    obs: &Observation,
+    a: &Attribution<'_>,
+    v: &mut Vec<Violation>,
+) {
+    for (position, op) in obs.scenario.operations.iter().enumerate() {
+        let Some(group) = a.group_at(position) else {
+            continue;
+        };
+        let about_op = |c: &CallAt<'_>| c.operation_id.as_deref() == Some(&op.id);
+        let resolves =
+            CallAt::all(&obs.calls).filter(|c| c.name == CallName::Resolve && about_op(c));
+        let Some(last) = applied(resolves).pop() else {
+            continue;
+        };
+        let Some(decision) = last.decision() else {
+            continue;
+        };
+        let effects = a.effects_of_group(group, &obs.ledger);
+        let Some((delivery, why)) = contradicting_delivery(obs, &decision, &effects, last) else {
+            continue;
+        };
+        let Some(status) = obs.final_status.get(position).and_then(|i| {
+            let call = obs.calls.get(i)?;
+            Some(CallAt { position: i, call })
+        }) else {
+            continue;
+        };
+        let Some(reply) = status.outcome() else {
+            continue;
+        };
+        if reply.needs_review && reply.outcome == decision.outcome {
+            continue;
+        }
+        let what = if reply.outcome != decision.outcome {
+            format!("the final status says {}", reply.outcome.as_str())
+        } else {
+            "the final status has needs_review false".to_owned()
+        };
+        v.push(Violation {
+            check: Check::Rule {
+                rule: Rule::ReviewAfterContradiction,
+            },
+            operation_id: Some(op.id.to_string()),
+            message: format!(
+                "{}: the operator resolved {}, then a genuine event showed that {why}; {what}: a contradicted resolution keeps its outcome and is raised for review again",
+                op.id,
+                decision.describe()
+            ),
+            evidence: vec![
+                last.call.evidence(),
+                Evidence::Delivery {
+                    call_index: delivery,
+                },
+                status.evidence(),
+            ],
+        });
+    }
+}
+
+/// What an event about `effect`, of the operation, shows against `decision`
+/// at simulator time `at_ms`: a sentence, or `None` when it agrees.
+fn event_contradicts(
+    obs: &Observation,
+    decision: &Decision,
+    effect: &Effect,
+    at_ms: i64,
+) -> Option<String> {
+    let id = effect.id.as_str();
+    let failed = status_at(&obs.scenario.plan, effect, at_ms) == ObjectStatus::Failed;
+    match (decision.outcome, decision.provider_ref.as_deref()) {
+        (OutcomeKind::Failed, _) => (!failed).then(|| format!("the provider holds {id}")),
+        (_, Some(r)) if r == id => failed.then(|| format!("{id} settled failed")),
+        (_, Some(_)) => (!failed).then(|| format!("the provider also holds {id}")),
+        (_, None) => failed.then(|| format!("{id} settled failed")),
+    }
+}
+
+/// The first genuine delivery after `last` ended, about an effect of the
+/// operation, whose effect's state at the delivery contradicts `decision`,
+/// with no later decision after it: its call index and why.
+fn contradicting_delivery(
+    obs: &Observation,
+    decision: &Decision,
+    effects: &[&Effect],
+    last: Applied<'_>,
+) -> Option<(usize, String)> {
+    obs.deliveries.iter().find_map(|d| {
+        let call = obs.calls.get(d.call_index)?;
+        if d.forged || call.start_ms < last.call.end_ms {
+            return None;
+        }
+        let about = d.object_id.as_deref()?;
+        let effect = effects.iter().find(|e| e.id.as_str() == about)?;
+        let why = event_contradicts(obs, decision, effect, call.sim_ms)?;
+        Some((d.call_index, why))
+    })
+}
