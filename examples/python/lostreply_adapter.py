@@ -57,7 +57,9 @@ The shape of the file follows the shape of the problem:
   unparsable), because "what exactly did we see" is the evidence.
 * classification: turns an HTTP answer into a claim. Only a definite answer
   is ``succeeded``/``failed``; a key "in flight" (409) is ``pending``; anything
-  ambiguous is ``unknown``.
+  ambiguous is ``unknown``. A refusal answers the request it refuses: on a
+  create sent again after an ambiguous answer it leaves the operation
+  ``unknown``, since the earlier attempt may have committed.
 * webhook verification: Standard Webhooks signatures, checked in constant time
   against the simulator clock.
 * the five calls, each holding the operation's lock for its whole duration, so
@@ -94,7 +96,7 @@ import socket
 import sys
 import time
 import urllib.parse
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator
 
 PROTOCOL_VERSION = 1
@@ -305,6 +307,9 @@ class Record:
     evidence: str = "create about to be sent"
     inconclusive: int = 0
     events_seen: list[str] = field(default_factory=list)
+    # The outcome is an operator's decision: final, and raised for review
+    # again (never changed) when a later genuine event contradicts it.
+    resolved_by_person: bool = False
 
     @property
     def op_id(self) -> str:
@@ -344,6 +349,7 @@ class Record:
             "evidence": self.evidence,
             "inconclusive": self.inconclusive,
             "events_seen": self.events_seen,
+            "resolved_by_person": self.resolved_by_person,
         }
 
     @classmethod
@@ -367,6 +373,9 @@ class Record:
                 evidence=str(data.get("evidence", "")),
                 inconclusive=int(data.get("inconclusive", 0)),
                 events_seen=[str(e) for e in data.get("events_seen", [])],
+                # Records written before the flag existed hold no decision
+                # the adapter can tell from its own outcome: read as false.
+                resolved_by_person=bool(data.get("resolved_by_person", False)),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise StoreError(f"stored record is malformed: {err}") from None
@@ -659,6 +668,10 @@ class Verdict:
     provider_ref: str | None
     evidence: str
     needs_review: bool = False
+    # A create sent again was refused (400, 401, 404, 413, 429): nothing ran
+    # for this request, and pressing the provider again in the same call
+    # would only be refused again.
+    refused: bool = False
 
     @property
     def inconclusive(self) -> bool:
@@ -668,8 +681,12 @@ class Verdict:
 OBJECT_STATUS_OUTCOME = {"succeeded": "succeeded", "processing": "pending", "failed": "failed"}
 
 # Statuses that mean "refused before anything ran": the provider's contract
-# says these commit nothing, so the operation has definitely not happened.
+# says these commit nothing. They answer the request they refuse, and only
+# that one: on a first attempt the operation has definitely not happened;
+# on a create sent again after an ambiguous attempt they say nothing about
+# that attempt, which may have committed (classify_retry).
 REJECTED_BEFORE_EXECUTION = (400, 401, 404, 413, 429)
+REJECTED_EVIDENCE = "rejected before execution"
 
 
 def classify_object(obj: Any, source: str) -> Verdict:
@@ -747,13 +764,31 @@ def classify_create(answer: HttpAnswer, key: str | None, mode: str) -> Verdict:
             needs_review=True,
         )
     if status in REJECTED_BEFORE_EXECUTION:
-        return Verdict("failed", None, f"rejected before execution: {status} {answer.error_type()}")
+        return Verdict("failed", None, f"{REJECTED_EVIDENCE}: {status} {answer.error_type()}")
     if 500 <= status <= 599:
         return Verdict(
             "unknown", None, f"create answered {status} {answer.error_type()}: the provider may or may not have committed"
         )
     return Verdict(
         "unknown", None, f"create answered an unexpected {status} {answer.error_type()}: cannot tell whether it committed"
+    )
+
+
+def classify_retry(answer: HttpAnswer, key: str | None, mode: str) -> Verdict:
+    """What the answer to a create sent again after an ambiguous attempt (a
+    same-key retry or replay) proves. An object, a key in flight or a key
+    mismatch proves what it proves on a first attempt; a refusal refuses this
+    request only. The earlier attempt may have committed, so the operation
+    stays ``unknown`` and the next reconcile climbs the ladder again."""
+    verdict = classify_create(answer, key, mode)
+    if verdict.outcome != "failed" or verdict.provider_ref is not None:
+        return verdict
+    refused = verdict.evidence.replace(REJECTED_EVIDENCE, "refused", 1)
+    return Verdict(
+        "unknown",
+        None,
+        f"{refused}: a refusal of a request sent again says nothing about the earlier attempt",
+        refused=True,
     )
 
 
@@ -862,7 +897,10 @@ class Adapter:
         body["metadata"] = {"operation_id": record.op_id}
         return body
 
-    def _send_create(self, record: Record) -> Verdict:
+    def _send_create(self, record: Record, again: bool = False) -> Verdict:
+        """Sends the operation's create. ``again`` when an earlier attempt is
+        in doubt (a retry, a replay, a resend in the call whose create lost
+        its answer): then a refusal is not the operation's failure."""
         key = record.key if self.contract.has_keys else None
         headers = {self.contract.idempotency_header: key} if key is not None else {}
         try:
@@ -871,7 +909,8 @@ class Adapter:
             )
         except LostAnswer as lost:
             return Verdict("unknown", None, f"{lost.evidence}: the create may or may not have committed")
-        return classify_create(answer, key, self.contract.idempotency_mode)
+        classify = classify_retry if again else classify_create
+        return classify(answer, key, self.contract.idempotency_mode)
 
     def _get_json(self, path: str) -> tuple[Any, str | None, int | None]:
         """A lookup's answer: (parsed 200 body, None, 200), or (None, why it
@@ -1027,20 +1066,35 @@ class Adapter:
         lookup = "no lookup that works without an object id" if contract.retrieve else "no lookup"
         return f"{keys} and {lookup}: cannot tell whether the create committed; a person must check"
 
-    def _find_or_recreate(self, record: Record, may_recreate: bool = True) -> Verdict:
+    def _find_or_recreate(self, record: Record, lost_in_this_call: bool = False) -> Verdict:
         """Step c: adopt our object if a lookup shows it; re-create (same key,
-        if any) only when a lookup proved absence."""
+        if any) only when a lookup proved absence.
+
+        ``lost_in_this_call``: a create of this very call lost its answer. It
+        may still be on its way to the provider and commit after the lookup,
+        so an absence seen now is no proof: only a retained-key replay, which
+        the provider deduplicates against the lost create, may be sent, and a
+        refusal of it says nothing about that create. A later call's lookup
+        (the provider has long answered or dropped the request) is proof.
+        """
         obj, absent, said = self._look_up(record)
         if obj is not None:
             return classify_object(obj, said)
         if not absent:
             return Verdict("unknown", None, said)
-        if not may_recreate:
-            return Verdict(
-                "unknown",
-                None,
-                f"{said}, but without a retained key our lost create may still be running at the provider: "
-                "not re-created in this call, a reconcile will look again",
+        if lost_in_this_call:
+            if not self._key_usable(record):
+                return Verdict(
+                    "unknown",
+                    None,
+                    f"{said}, but without a retained key our lost create may still be running at the provider: "
+                    "not re-created in this call, a reconcile will look again",
+                )
+            verdict = self._send_create(record, again=True)
+            return _prefixed(
+                verdict,
+                f"{said}, but our lost create may still be running; replayed with key {record.key}, "
+                "which the provider deduplicates against it",
             )
         verdict = self._send_create(record)
         keyed = f" with key {record.key}" if self.contract.has_keys else ""
@@ -1071,7 +1125,9 @@ class Adapter:
         # how a keyed API hands back a lost response (or says, 409, that the
         # first request is still running).
         if self._key_usable(record):
-            return _prefixed(self._send_create(record), f"replayed the create with key {record.key}")
+            # Sent again after an earlier attempt in doubt: a refusal of it
+            # leaves the operation unknown (classify_retry).
+            return _prefixed(self._send_create(record, again=True), f"replayed the create with key {record.key}")
         # c. Look for our object; re-create only when a lookup proves absence.
         return self._find_or_recreate(record)
 
@@ -1084,24 +1140,27 @@ class Adapter:
                 return first
             # One immediate replay under the same key: on a keyed API it
             # either returns the committed object or does the work once.
-            return _prefixed(self._send_create(record), f"after [{first.evidence}] retried with key {record.key}")
+            return _prefixed(
+                self._send_create(record, again=True), f"after [{first.evidence}] retried with key {record.key}"
+            )
         # eager: the whole ladder, now.
         steps = [f"after [{first.evidence}]"]
         for n in range(1, EAGER_REPLAYS + 1):
             if not self._key_usable(record):
                 break
-            verdict = self._send_create(record)
+            verdict = self._send_create(record, again=True)
             steps.append(f"replay {n} with key {record.key}: {verdict.evidence}")
-            if not verdict.inconclusive:
+            if not verdict.inconclusive or verdict.refused:
                 # Evidence, including a 409 (still running: replaying again
-                # now would only be refused again) or a key mismatch.
+                # now would only be refused again) or a key mismatch; or a
+                # refusal, which a replay now would only meet again: the
+                # operation stays unknown and a reconcile climbs again.
                 return _with_evidence(verdict, "; ".join(steps))
         if not self.contract.has_lookup:
             return Verdict("unknown", None, "; ".join(steps))
-        # Without a retained key, absence seen a moment after our create was
-        # lost is not proof: that create may still be running, and nothing
-        # would stop a second one. With the key, a re-create is a replay.
-        verdict = self._find_or_recreate(record, may_recreate=self._key_usable(record))
+        # Absence seen a moment after our create was lost is not proof: that
+        # create may still be running. Only a retained-key replay may follow.
+        verdict = self._find_or_recreate(record, lost_in_this_call=True)
         steps.append(verdict.evidence)
         return _with_evidence(verdict, "; ".join(steps))
 
@@ -1237,6 +1296,7 @@ class Adapter:
             record.outcome = outcome
             record.provider_ref = provider_ref
             record.needs_review = False
+            record.resolved_by_person = True
             record.evidence = f"operator: {said}"
             self.store.save(record)
             return record.reply()
@@ -1286,9 +1346,16 @@ class Adapter:
                 return {"accepted": True, "operation_id": op_id}
             record.events_seen = (record.events_seen + [event_id])[-MAX_EVENTS_REMEMBERED:]
             verdict = _event_verdict(event["type"], data, event_id, record.resource)
-            if verdict is not None and _same_object(record, verdict):
+            if verdict is not None and record.terminal:
+                # Terminal outcomes never change (a resolution's included).
+                # An event that contradicts an operator's decision raises the
+                # operation for review again, outcome and object kept.
+                if record.resolved_by_person and _contradicts_decision(record, verdict):
+                    record.needs_review = True
+                    record.evidence = f"{record.evidence}; contradicted by {verdict.evidence}: a person must review again"
+            elif verdict is not None and _same_object(record, verdict):
                 # _apply never regresses: a late "created (processing)" after
-                # a settle, or any event after a resolution, changes nothing.
+                # a settle changes nothing.
                 self._apply(record, verdict, reconciling=False)
             self.store.save(record)
             return {"accepted": True, "operation_id": op_id}
@@ -1302,7 +1369,7 @@ def format_rfc3339_exact(moment: dt.datetime) -> str:
 
 def _with_evidence(verdict: Verdict, evidence: str) -> Verdict:
     """The same claim, resting on a fuller account of how it was reached."""
-    return Verdict(verdict.outcome, verdict.provider_ref, evidence, verdict.needs_review)
+    return replace(verdict, evidence=evidence)
 
 
 def _prefixed(verdict: Verdict, prefix: str) -> Verdict:
@@ -1350,6 +1417,25 @@ def _event_verdict(event_type: str, data: dict[str, Any], event_id: str, resourc
     if suffix in ("succeeded", "failed") and isinstance(data.get("id"), str):
         return Verdict(suffix, data["id"], f"{source}: object {data['id']} is {suffix}")
     return None
+
+
+def _contradicts_decision(record: Record, event: Verdict) -> bool:
+    """True when a genuine event about an object of the operation contradicts
+    the operator's decision the record holds: an object alive (not failed)
+    where the person said ``failed``; another live object beside the one they
+    named in ``succeeded``; the named object settled ``failed``; or, for a
+    ``succeeded`` naming no object, an object settled ``failed``. An event
+    that proves nothing (no id, an unrecognised status) contradicts nothing."""
+    if event.outcome == "unknown" or event.provider_ref is None:
+        return False
+    alive = event.outcome != "failed"
+    if record.outcome == "failed":
+        return alive
+    if record.outcome != "succeeded":
+        return False
+    if record.provider_ref is None or record.provider_ref == event.provider_ref:
+        return not alive
+    return alive
 
 
 def _same_object(record: Record, verdict: Verdict) -> bool:

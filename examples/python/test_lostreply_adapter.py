@@ -438,6 +438,15 @@ class StoreTest(unittest.TestCase):
         self.assertEqual(loaded, record)
         self.assertEqual(sorted(os.listdir(self.store.ops_dir)), ["op-1.json"])
 
+    def test_a_record_without_the_operator_flag_reads_as_not_resolved_by_a_person(self) -> None:
+        record = sample_record("succeeded")
+        record.resolved_by_person = True
+        self.store.save(record)
+        self.assertTrue(self.store.load("op-1").resolved_by_person)
+        old = record.to_json()
+        del old["resolved_by_person"]
+        self.assertFalse(la.Record.from_json(old).resolved_by_person)
+
     def test_an_interrupted_write_leaves_the_previous_record(self) -> None:
         # A writer killed before its rename leaves only a partial .tmp behind:
         # readers must still see the last complete record.
@@ -556,6 +565,27 @@ class ClassificationTest(unittest.TestCase):
         self.check(answer(413, {"error": {"type": "too_large"}}), "failed", says="413")
         self.check(answer(429, {"error": {"type": "rate_limited"}}, {"retry-after": "1"}), "failed", says="429 rate_limited")
         self.check(answer(400, {"type": "about:blank", "title": "Idempotency-Key is missing"}), "failed")
+
+    def test_a_refusal_of_a_create_sent_again_says_nothing_about_the_earlier_attempt(self) -> None:
+        for status, kind in ((400, "invalid_request"), (401, "unauthorized"), (404, "not_found"),
+                             (413, "too_large"), (429, "rate_limited")):
+            with self.subTest(status=status):
+                verdict = la.classify_retry(answer(status, {"error": {"type": kind}}), "lr-op-1", "stripe")
+                self.assertEqual((verdict.outcome, verdict.provider_ref, verdict.needs_review), ("unknown", None, False))
+                self.assertTrue(verdict.refused and verdict.inconclusive)
+                self.assertEqual(
+                    verdict.evidence,
+                    f"refused: {status} {kind}: a refusal of a request sent again says nothing about the earlier attempt",
+                )
+        # What a create sent again proves, it proves as a first attempt does.
+        replayed = la.classify_retry(answer(201, obj(), {"idempotent-replayed": "true"}), "lr-op-1", "stripe")
+        self.assertEqual((replayed.outcome, replayed.provider_ref, replayed.refused), ("succeeded", "tkt_1", False))
+        settled = la.classify_retry(answer(201, obj(status="failed")), "lr-op-1", "stripe")
+        self.assertEqual((settled.outcome, settled.provider_ref), ("failed", "tkt_1"))
+        mismatch = la.classify_retry(answer(400, {"error": {"type": "idempotency_error"}}), "lr-op-1", "stripe")
+        self.assertEqual((mismatch.outcome, mismatch.needs_review), ("unknown", True))
+        in_flight = la.classify_retry(answer(409, STRIPE_IN_USE[2]), "lr-op-1", "stripe")
+        self.assertEqual(in_flight.outcome, "pending")
 
     def test_key_mismatch_needs_review(self) -> None:
         self.check(answer(400, {"error": {"type": "idempotency_error"}}), "unknown", review=True, says="other arguments")
@@ -694,6 +724,32 @@ class ExecuteTest(AdapterTest):
         self.assertEqual(reply["evidence"], "rejected before execution: 429 rate_limited")
         self.assertEqual(len(provider.requests()), 1)
 
+    def test_a_refused_retry_leaves_the_operation_unknown_for_the_next_reconcile(self) -> None:
+        refusals = (("json", 429, {"error": {"type": "rate_limited"}}, {"Retry-After": "1"}),
+                    ("json", 400, {"error": {"type": "invalid_request"}}), ("json", 401, {"error": {"type": "unauthorized"}}),
+                    ("json", 404, {"error": {"type": "not_found"}}), ("json", 413, {"error": {"type": "too_large"}}))
+        for refusal in refusals:
+            for strategy in (None, "eager"):
+                with self.subTest(status=refusal[1], strategy=strategy):
+                    self.new_state_dir()
+                    replayed = ("json", 201, obj(), {"Idempotent-Replayed": "true"})
+                    provider = self.serve(sequence(("drop",), refusal, replayed))
+                    reply = self.call("execute", execute_request(provider.base_url), strategy)
+                    self.assertEqual(
+                        (reply["outcome"], reply["provider_ref"], reply["needs_review"]), ("unknown", None, False),
+                        reply["evidence"],
+                    )
+                    self.assertIn(
+                        f"refused: {refusal[1]} {refusal[2]['error']['type']}: a refusal of a request sent again "
+                        "says nothing about the earlier attempt",
+                        reply["evidence"],
+                    )
+                    # The climb stops at the refusal: no second replay, no lookup.
+                    self.assertEqual([s.method for s in provider.requests()], ["POST", "POST"])
+                    # The earlier attempt committed: the next reconcile replays and learns it.
+                    done = self.call("reconcile", op_request(provider.base_url), strategy)
+                    self.assertEqual((done["outcome"], done["provider_ref"]), ("succeeded", "tkt_1"), done["evidence"])
+
     def test_key_mismatch_is_escalated_not_retried(self) -> None:
         provider = self.serve(sequence(("json", 400, {"error": {"type": "idempotency_error"}})))
         reply = self.call("execute", execute_request(provider.base_url))
@@ -795,6 +851,36 @@ class ReconcileTest(AdapterTest):
         self.assertEqual((reply["outcome"], reply["provider_ref"]), ("succeeded", "tkt_1"))
         (post,) = provider.requests()
         self.assertEqual((post.method, post.headers["idempotency-key"]), ("POST", "lr-op-1"))
+
+    def test_a_refused_replay_is_not_a_failure_and_the_next_reconcile_replays_again(self) -> None:
+        provider = self.lose_first_create()
+        self.answers += [
+            ("json", 429, {"error": {"type": "rate_limited"}}, {"Retry-After": "1"}),
+            ("json", 201, obj(), {"Idempotent-Replayed": "true"}),
+        ]
+        refused = self.call("reconcile", op_request(provider.base_url, now="2026-01-01T00:01:00Z"))
+        self.assertEqual((refused["outcome"], refused["needs_review"]), ("unknown", False), refused["evidence"])
+        self.assertIn("refused: 429 rate_limited: a refusal of a request sent again", refused["evidence"])
+        self.assertEqual(self.record()["inconclusive"], 1)
+        done = self.call("reconcile", op_request(provider.base_url, now="2026-01-01T00:02:00Z"))
+        self.assertEqual((done["outcome"], done["provider_ref"]), ("succeeded", "tkt_1"), done["evidence"])
+        self.assertEqual([s.method for s in provider.requests()], ["POST", "POST"])
+
+    def test_a_refused_replay_keeps_a_key_in_flight_pending(self) -> None:
+        provider = self.serve(sequence(("drop",), STRIPE_IN_USE, ("json", 400, {"error": {"type": "invalid_request"}})))
+        self.assertEqual(self.call("execute", execute_request(provider.base_url))["outcome"], "pending")
+        reply = self.call("reconcile", op_request(provider.base_url, now="2026-01-01T00:00:05Z"))
+        self.assertEqual((reply["outcome"], reply["needs_review"]), ("pending", False), reply["evidence"])
+        self.assertIn("refused: 400 invalid_request", reply["evidence"])
+
+    def test_a_refused_re_create_after_absence_proven_by_a_later_call_is_a_failure(self) -> None:
+        # The lookup of a later call proves that nothing of ours committed, so
+        # the re-create is the only attempt left in play: its refusal is final.
+        provider = self.lose_first_create(mode="none")
+        self.answers += [("json", 200, {"data": [], "has_more": False}), ("json", 400, {"error": {"type": "invalid_request"}})]
+        reply = self.call("reconcile", op_request(provider.base_url, mode="none"))
+        self.assertEqual((reply["outcome"], reply["provider_ref"]), ("failed", None), reply["evidence"])
+        self.assertIn("so the create never committed; re-created: rejected before execution: 400 invalid_request", reply["evidence"])
 
     def test_after_retention_looks_up_instead_of_replaying(self) -> None:
         provider = self.lose_first_create()
@@ -1123,7 +1209,7 @@ class StrategyTest(AdapterTest):
         self.assertIn("search by client_reference op-1 found ours", reply["evidence"])
         self.assertEqual([s.method for s in provider.requests()], ["POST", "POST", "POST", "GET"])
 
-    def test_eager_re_creates_on_proven_absence_with_the_same_key_holding_the_lock(self) -> None:
+    def test_eager_replays_on_absence_seen_in_the_same_call_with_the_same_key_holding_the_lock(self) -> None:
         held: list[bool] = []
         script: list[Action] = [("drop",), ("drop",), ("drop",)]
 
@@ -1138,7 +1224,14 @@ class StrategyTest(AdapterTest):
         provider = self.serve(respond)
         reply = self.call("execute", execute_request(provider.base_url), "eager")
         self.assertEqual((reply["outcome"], reply["provider_ref"]), ("succeeded", "tkt_2"), reply["evidence"])
-        self.assertIn("found no object of ours, so the create never committed; re-created with key lr-op-1", reply["evidence"])
+        # An absence seen in the call whose create was lost proves nothing
+        # about that create: the resend is a replay the provider
+        # deduplicates, and the evidence says so.
+        self.assertIn(
+            "found no object of ours, but our lost create may still be running; replayed with key lr-op-1",
+            reply["evidence"],
+        )
+        self.assertNotIn("never committed", reply["evidence"])
         self.assertEqual(held, [True, True], "the lock must be held while execute climbs the ladder")
         posts = provider.requests("POST")
         self.assertEqual(len(posts), 4)
@@ -1159,6 +1252,28 @@ class StrategyTest(AdapterTest):
         self.assertIn("search by client_reference op-1 proved nothing", reply["evidence"])
         search, listing = provider.requests("GET")
         self.assertEqual((search.query.keys(), listing.query.keys()), ({"client_reference"}, {"created_gte", "limit"}))
+
+    def test_eager_with_an_expired_key_never_re_creates_in_the_same_call(self) -> None:
+        # A provider that forgets keys at once: a resend would be new work,
+        # and the lost create may still commit after the search.
+        empty = ("json", 200, {"data": [], "has_more": False})
+        provider = self.serve(sequence(("drop",), empty, empty, ("json", 201, obj("tkt_2"))))
+        reply = self.call("execute", execute_request(provider.base_url, retention_s=0), "eager")
+        self.assertEqual((reply["outcome"], reply["needs_review"]), ("unknown", False), reply["evidence"])
+        self.assertIn("not re-created in this call", reply["evidence"])
+        self.assertEqual([s.method for s in provider.requests()], ["POST", "GET"])
+        # A later call's lookup is proof: that reconcile re-creates once.
+        later = self.call("reconcile", op_request(provider.base_url, retention_s=0), "eager")
+        self.assertEqual((later["outcome"], later["provider_ref"]), ("succeeded", "tkt_2"), later["evidence"])
+        self.assertEqual([s.method for s in provider.requests()], ["POST", "GET", "GET", "POST"])
+
+    def test_eager_a_refused_replay_after_a_same_call_absence_leaves_unknown(self) -> None:
+        lost: list[Action] = [("drop",)] * 3
+        empty = ("json", 200, {"data": [], "has_more": False})
+        provider = self.serve(sequence(*lost, empty, ("json", 404, {"error": {"type": "not_found"}})))
+        reply = self.call("execute", execute_request(provider.base_url), "eager")
+        self.assertEqual((reply["outcome"], reply["needs_review"]), ("unknown", False), reply["evidence"])
+        self.assertIn("replayed with key lr-op-1, which the provider deduplicates against it: refused: 404", reply["evidence"])
 
     def test_eager_with_nothing_left_to_try_asks_a_person_at_once(self) -> None:
         kw = dict(mode="none", retrieve=False, client_reference=False, list_recent=False)
@@ -1287,6 +1402,75 @@ class ResolveAndStatusTest(AdapterTest):
         missing = self.call("status", op_request(provider.base_url, op_id="op-2"))
         self.assertEqual((missing["outcome"], missing["evidence"]), ("unknown", "no record of this operation in the store"))
         self.assertEqual(provider.requests(), [])
+
+
+class ContradictionTest(AdapterTest):
+    """A resolution is final; a genuine event that contradicts it later keeps
+    the outcome and the object, and asks a person to look again."""
+
+    KW = dict(mode="none", retrieve=False, client_reference=False, list_recent=False, webhooks=VECTOR_SECRET)
+
+    def resolved(self, outcome: str, provider_ref: str | None) -> None:
+        """A fresh operation in review, then resolved by an operator."""
+        self.new_state_dir()
+        la.Store(self.state_dir).save(la.Record(
+            operation=dict(OPERATION), key="lr-op-1", client_reference="op-1",
+            first_sent_at="2026-01-01T00:00:00.000000Z", needs_review=True, evidence="a person must check",
+        ))
+        resolution = {"outcome": outcome, "provider_ref": provider_ref, "evidence": "checked", "by": "operator"}
+        reply = self.call("resolve", {"operation_id": "op-1", "resolution": resolution, **common("http://127.0.0.1:9", **self.KW)})
+        self.assertEqual((reply["outcome"], reply["provider_ref"], reply["needs_review"]), (outcome, provider_ref, False))
+        self.assertTrue(self.record()["resolved_by_person"])
+
+    def deliver(self, event_id: str, event_type: str, oid: str, status: str) -> dict[str, Any]:
+        reply = self.call("webhook", delivery(event_id, event_type, obj(oid, status=status), **self.KW))
+        self.assertEqual(reply, {"accepted": True, "operation_id": "op-1"})
+        return self.call("status", op_request("http://127.0.0.1:9", **self.KW))
+
+    def test_an_event_that_contradicts_the_decision_raises_it_for_review_again(self) -> None:
+        cases = (
+            ("failed", None, "tickets.created", "tkt_1", "processing"),
+            ("failed", None, "tickets.succeeded", "tkt_1", "succeeded"),
+            ("succeeded", "tkt_9", "tickets.created", "tkt_2", "processing"),
+            ("succeeded", "tkt_9", "tickets.failed", "tkt_9", "failed"),
+            ("succeeded", None, "tickets.failed", "tkt_1", "failed"),
+        )
+        for outcome, ref, event_type, oid, status in cases:
+            with self.subTest(decision=(outcome, ref), event=(event_type, oid)):
+                self.resolved(outcome, ref)
+                after = self.deliver("evt_1", event_type, oid, status)
+                # Outcome and object as the person decided; automation stops.
+                self.assertEqual((after["outcome"], after["provider_ref"], after["needs_review"]), (outcome, ref, True))
+                self.assertIn(f"operator: checked; contradicted by event evt_1 ({event_type})", after["evidence"])
+                # Nothing later takes the review back or moves the outcome.
+                again = self.call("reconcile", op_request("http://127.0.0.1:9", **self.KW))
+                self.assertEqual((again["outcome"], again["provider_ref"], again["needs_review"]), (outcome, ref, True))
+
+    def test_an_event_that_agrees_with_the_decision_changes_nothing(self) -> None:
+        cases = (
+            ("failed", None, "tickets.failed", "tkt_1", "failed"),
+            ("succeeded", "tkt_9", "tickets.created", "tkt_9", "processing"),
+            ("succeeded", "tkt_9", "tickets.succeeded", "tkt_9", "succeeded"),
+            ("succeeded", "tkt_9", "tickets.failed", "tkt_2", "failed"),
+            ("succeeded", None, "tickets.succeeded", "tkt_1", "succeeded"),
+        )
+        for outcome, ref, event_type, oid, status in cases:
+            with self.subTest(decision=(outcome, ref), event=(event_type, oid)):
+                self.resolved(outcome, ref)
+                after = self.deliver("evt_1", event_type, oid, status)
+                self.assertEqual(after, {
+                    "operation_id": "op-1", "outcome": outcome, "provider_ref": ref, "needs_review": False,
+                    "evidence": "operator: checked",
+                })
+
+    def test_an_outcome_reached_by_evidence_is_not_an_operator_decision(self) -> None:
+        provider = self.serve(sequence(("json", 201, obj())))
+        kw = dict(self.KW, mode="stripe")
+        self.call("execute", execute_request(provider.base_url, **kw))
+        self.assertFalse(self.record()["resolved_by_person"])
+        self.call("webhook", delivery("evt_1", "tickets.failed", obj(status="failed"), **kw))
+        after = self.call("status", op_request(provider.base_url, **kw))
+        self.assertEqual((after["outcome"], after["provider_ref"], after["needs_review"]), ("succeeded", "tkt_1", False))
 
 
 class ProtocolMisuseTest(AdapterTest):
