@@ -2,12 +2,19 @@
 //! inline JS; nothing fetched from the network) with, per scenario, an SVG
 //! timeline and the violations listed under it.
 //!
+//! The page opens on what failed: the summary links to each scenario that did
+//! not pass, and those scenarios come first, open; the passing ones follow,
+//! one line each until expanded. Each group keeps the run's order, and a
+//! section's anchor is its position in the run, whatever its place on the page.
+//!
 //! Every string that came from the adapter or the scenario goes through
 //! [`escape`] before it reaches the page, in text and in attributes alike; the
 //! inline script reads the DOM and embeds no data, so nothing can break out of it.
 //!
-//! Stable hooks for browser tests and styling: `section.scenario[data-scenario]`,
-//! `svg.timeline[data-scenario]`, `.violation`, `.evidence` (timeline items a
+//! Stable hooks for browser tests and styling: `section.scenario[data-scenario]`
+//! (its `details` open when the scenario failed), `.failed-index a` (the
+//! summary's links), `svg.timeline[data-scenario]`, `.plot-area` (the part of a
+//! timeline that labels stay in), `.violation`, `.evidence` (timeline items a
 //! violation points at), `body[data-rendered="yes"]` once the script ran.
 
 mod timeline;
@@ -21,16 +28,45 @@ use crate::text;
 /// Writes the run as one self-contained HTML page.
 pub fn write_html(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     write_head(w)?;
+    write_summary(w, report)?;
+    for (position, scenario) in page_order(&report.scenarios) {
+        write_scenario(w, position, scenario)?;
+    }
+    write_tail(w)
+}
+
+/// The top of the page: the run's header, what failed, every scenario's line,
+/// then each section about the run as a whole, in reading order. Any further
+/// run-level section is written from here.
+fn write_summary(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     write_header(w, report)?;
-    write_index(w, &report.scenarios)?;
+    let order = page_order(&report.scenarios);
+    write_failed_index(w, &order)?;
+    write_index(w, &order)?;
     let backlog = report.backlog();
     if !backlog.is_empty() {
         write_backlog(w, &backlog)?;
     }
-    for (position, scenario) in report.scenarios.iter().enumerate() {
-        write_scenario(w, position, scenario)?;
+    Ok(())
+}
+
+/// Whether a scenario is shown first and open: it needs a reader's attention.
+fn failed(verdict: Verdict) -> bool {
+    match verdict {
+        Verdict::Passed => false,
+        Verdict::Violated | Verdict::AdapterError | Verdict::InfraError => true,
     }
-    write_tail(w)
+}
+
+/// The scenarios in the page's order, each with its position in the run (which
+/// names its anchor): those that failed, then those that passed, each group in
+/// the run's order.
+fn page_order(scenarios: &[ScenarioReport]) -> Vec<(usize, &ScenarioReport)> {
+    let (failing, passing): (Vec<_>, Vec<_>) = scenarios
+        .iter()
+        .enumerate()
+        .partition(|(_, scenario)| failed(scenario.verdict));
+    failing.into_iter().chain(passing).collect()
 }
 
 /// Escapes text for HTML text and attribute values alike. Control characters
@@ -82,7 +118,14 @@ table { border-collapse: collapse; margin: 8px 0 16px; } td, th { border-bottom:
 .badge { display: inline-block; padding: 0 8px; border-radius: 9px; color: #fff; font-size: 12px; font-weight: 600; }
 .badge.passed { background: var(--green); } .badge.violated { background: var(--red); }
 .badge.adapter-error { background: var(--amber); } .badge.infra-error { background: var(--violet); }
+nav.failed-index { border-left: 4px solid var(--red); padding: 2px 0 2px 12px; margin: 12px 0; }
+nav.failed-index ol { padding-left: 20px; margin: 4px 0; } nav.failed-index ul { padding-left: 16px; margin: 2px 0 6px; }
+nav.failed-index li li a { color: var(--red); }
+details.index > summary, section.scenario > details > summary { cursor: pointer; }
 section.scenario { border-top: 2px solid #e3e3e8; padding-top: 14px; margin-top: 22px; }
+section.scenario > details > summary h2 { display: inline; }
+section.scenario.passed { border-top-width: 1px; padding-top: 6px; margin-top: 6px; }
+section.scenario.passed h2 { font-size: 15px; }
 svg.timeline { display: block; width: 100%; height: auto; margin: 10px 0; background: #fcfcfd; border: 1px solid #ececf0; }
 svg.timeline text { font: 11px ui-monospace, Menlo, Consolas, monospace; fill: var(--ink); }
 svg.timeline .lane-label { fill: var(--mute); font-weight: 600; }
@@ -187,13 +230,72 @@ fn write_header(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     writeln!(w, "</header>")
 }
 
-fn write_index(w: &mut dyn Write, scenarios: &[ScenarioReport]) -> io::Result<()> {
+/// A link to each scenario that did not pass, with its violations and errors
+/// linked or named: the first thing a reader of a failed run needs.
+fn write_failed_index(w: &mut dyn Write, order: &[(usize, &ScenarioReport)]) -> io::Result<()> {
+    let failing: Vec<_> = order.iter().filter(|(_, s)| failed(s.verdict)).collect();
+    if failing.is_empty() {
+        return Ok(());
+    }
+    writeln!(w, "<nav class=\"failed-index\">")?;
+    writeln!(w, "<h2>What failed</h2>")?;
+    writeln!(w, "<ol>")?;
+    for (position, scenario) in failing {
+        let anchor = scenario_anchor(*position);
+        writeln!(
+            w,
+            "<li><span class=\"badge {}\">{}</span> <a href=\"#{anchor}\"><code>{}</code></a> {}",
+            verdict_class(scenario.verdict),
+            text::verdict_words(scenario.verdict),
+            escape(&scenario.id),
+            escape(&scenario.title)
+        )?;
+        writeln!(w, "<ul>")?;
+        for (number, violation) in scenario.violations.iter().enumerate() {
+            writeln!(
+                w,
+                "<li><a href=\"#{anchor}-violation-{}\">{}</a>{}</li>",
+                number + 1,
+                escape(&text::check_label(&violation.check)),
+                violation
+                    .operation_id
+                    .as_deref()
+                    .map(|op| format!(", <code>{}</code>", escape(op)))
+                    .unwrap_or_default()
+            )?;
+        }
+        for error in &scenario.errors {
+            writeln!(
+                w,
+                "<li class=\"error\">error {}</li>",
+                escape(&text::error_heading(error))
+            )?;
+        }
+        writeln!(w, "</ul></li>")?;
+    }
+    writeln!(w, "</ol>")?;
+    writeln!(w, "</nav>")
+}
+
+/// Every scenario's line, in the page's order; folded away when something
+/// failed, since the list above and the sections below already lead there.
+fn write_index(w: &mut dyn Write, order: &[(usize, &ScenarioReport)]) -> io::Result<()> {
+    let open = if order.iter().any(|(_, s)| failed(s.verdict)) {
+        ""
+    } else {
+        " open"
+    };
     writeln!(w, "<nav>")?;
+    writeln!(
+        w,
+        "<details class=\"index\"{open}><summary>All {}</summary>",
+        text::count(order.len(), "scenario", "scenarios")
+    )?;
     writeln!(
         w,
         "<table class=\"scenario-index\"><thead><tr><th>Verdict</th><th>Scenario</th><th>Case</th><th>Title</th><th>Time</th></tr></thead><tbody>"
     )?;
-    for (position, scenario) in scenarios.iter().enumerate() {
+    for &(position, scenario) in order {
         writeln!(
             w,
             "<tr><td><span class=\"badge {}\">{}</span></td><td><a href=\"#{}\"><code>{}</code></a></td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -207,6 +309,7 @@ fn write_index(w: &mut dyn Write, scenarios: &[ScenarioReport]) -> io::Result<()
         )?;
     }
     writeln!(w, "</tbody></table>")?;
+    writeln!(w, "</details>")?;
     writeln!(w, "</nav>")
 }
 
@@ -245,9 +348,16 @@ fn write_scenario(w: &mut dyn Write, position: usize, scenario: &ScenarioReport)
         escape(&scenario.id),
         scenario.verdict.as_str()
     )?;
+    // What failed is open; a passing scenario is its one line until asked for.
+    let open = if failed(scenario.verdict) {
+        " open"
+    } else {
+        ""
+    };
+    writeln!(w, "<details{open}>")?;
     writeln!(
         w,
-        "<h2><span class=\"badge {}\">{}</span> <code>{}</code> {}</h2>",
+        "<summary><h2><span class=\"badge {}\">{}</span> <code>{}</code> {}</h2></summary>",
         verdict_class(scenario.verdict),
         text::verdict_words(scenario.verdict),
         escape(&scenario.id),
@@ -278,6 +388,7 @@ fn write_scenario(w: &mut dyn Write, position: usize, scenario: &ScenarioReport)
         escape(&scenario.reproduce)
     )?;
     write_records(w, scenario)?;
+    writeln!(w, "</details>")?;
     writeln!(w, "</section>")
 }
 
