@@ -26,6 +26,7 @@ pub mod run;
 pub mod scenario;
 pub mod seed;
 mod seq_positions;
+pub mod signals;
 pub mod serve_call;
 pub mod suite;
 mod sync;

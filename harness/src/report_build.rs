@@ -1,5 +1,6 @@
 //! Turns an [`Observation`] and its violations into the report model the writers read.
 
+use lostreply_reports::model::Signals;
 use lostreply_reports::model::{
     CallEnd, CallRecord, Check, EffectRecord, ErrorRecord, McpClientReport, OperationReport,
     OperationSpec, Outcome, RequestRecord, ScenarioReport, SharedJson, Verdict, Violation,
@@ -60,6 +61,7 @@ pub fn scenario_report_on(
     two_threads: bool,
 ) -> ScenarioReport {
     let Prepared {
+        signals,
         effects_of_op,
         op_of_effect,
     } = prepared;
@@ -132,6 +134,7 @@ pub fn scenario_report_on(
     let verdict = verdict(&violations, infra_failed, !errors.is_empty());
     ScenarioReport {
         mcp_client: scenario.mcp.as_ref().map(|m| mcp_client_report(&m.client)),
+        signals,
         id: scenario.id,
         title: scenario.title,
         path: scenario.path,
@@ -203,6 +206,9 @@ fn call_records(calls: Vec<Call>, stderr: CallStderr) -> (Vec<CallRecord>, Vec<E
 /// point of checking and reporting).
 #[derive(Debug)]
 pub struct Prepared {
+    /// The production signals (`crate::signals`): they read which operation
+    /// each create and effect belongs to, as the checks attributed them.
+    signals: Signals,
     /// By operation position: the ledger positions of its group's effects.
     effects_of_op: Grouped,
     /// By ledger position: the position of the first operation of the
@@ -230,6 +236,7 @@ pub fn prepare(obs: &Observation, attribution: &Attribution<'_>) -> Prepared {
         })
         .collect();
     Prepared {
+        signals: crate::signals::compute(obs, attribution),
         effects_of_op,
         op_of_effect,
     }

@@ -17,6 +17,7 @@
 //! timeline that labels stay in), `.violation`, `.evidence` (timeline items a
 //! violation points at), `body[data-rendered="yes"]` once the script ran.
 
+mod signals;
 mod timeline;
 
 use std::collections::BTreeMap;
@@ -47,7 +48,7 @@ fn write_summary(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     if !backlog.is_empty() {
         write_backlog(w, &backlog)?;
     }
-    Ok(())
+    signals::write_signals(w, report)
 }
 
 /// Whether a scenario is shown first and open: it needs a reader's attention.

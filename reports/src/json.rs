@@ -1,13 +1,15 @@
 //! The JSON writer and reader. The JSON is the model serialized as it is
 //! (documented field by field in `docs/report-json.md`), so reading it back gives
-//! an equal [`Report`]. A shard's report adds one top-level field, `shard`
-//! ([`write_shard_json`], [`read_json_with_shard`]).
+//! an equal [`Report`], with one top-level field more: `signals`, the
+//! production signals' totals over the scenarios ([`SignalTotals`]), which
+//! a reader recomputes from the scenarios' own. A shard's report adds
+//! another, `shard` ([`write_shard_json`], [`read_json_with_shard`]).
 
 use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Report, Shard, SCHEMA_VERSION};
+use crate::model::{Report, Shard, SignalTotals, SCHEMA_VERSION};
 use crate::pretty;
 
 /// Why a JSON report could not be read back.
@@ -34,7 +36,21 @@ pub enum ReadJsonError {
 /// Writes the report as pretty-printed JSON followed by a newline (the bytes
 /// of `serde_json::to_writer_pretty`, written by a faster serializer of its own).
 pub fn write_json(w: &mut dyn Write, report: &Report) -> io::Result<()> {
-    pretty::write_pretty(w, report)
+    pretty::write_pretty(
+        w,
+        &ReportJson {
+            report,
+            signals: SignalTotals::of_report(report),
+        },
+    )
+}
+
+/// A report as written: the report's fields, then the signals' totals.
+#[derive(Serialize)]
+struct ReportJson<'a> {
+    #[serde(flatten)]
+    report: &'a Report,
+    signals: SignalTotals,
 }
 
 /// Only the version, read first so that a report of another version gets a
@@ -57,11 +73,13 @@ pub fn read_json(json: &str) -> Result<Report, ReadJsonError> {
     serde_json::from_str(json).map_err(ReadJsonError::Malformed)
 }
 
-/// A shard's report as written: the report's fields, then `shard`.
+/// A shard's report as written: the report's fields, the signals' totals,
+/// then `shard`.
 #[derive(Serialize)]
 struct ShardJson<'a> {
     #[serde(flatten)]
     report: &'a Report,
+    signals: SignalTotals,
     shard: &'a Shard,
 }
 
@@ -69,7 +87,14 @@ struct ShardJson<'a> {
 /// [`write_json`] with one more top-level field, `shard`, last. Old readers
 /// ignore it, so the schema version stays the same.
 pub fn write_shard_json(w: &mut dyn Write, report: &Report, shard: &Shard) -> io::Result<()> {
-    pretty::write_pretty(w, &ShardJson { report, shard })
+    pretty::write_pretty(
+        w,
+        &ShardJson {
+            report,
+            signals: SignalTotals::of_report(report),
+            shard,
+        },
+    )
 }
 
 /// Only the `shard` field, absent from the reports of unsharded runs and merges.

@@ -11,6 +11,9 @@
 //!   written as the value itself.
 //! - [`shared_str`]: a string of the model that its copies share (ids, keys,
 //!   fates), written as a plain JSON string.
+//! - [`signals`]: the production signals of a scenario (unknown outcomes,
+//!   time to confirmation and what confirmed it, keys near expiry, late
+//!   duplicates, reconcile effort, escalations) and their totals.
 //! - [`invariant`]: the seven invariants as a closed enum (number, name,
 //!   meaning), shared by the harness's checks and every writer.
 //! - `text` (private): the plain-text renderings shared by every writer: one
@@ -23,6 +26,8 @@
 //! - [`junit`]: JUnit XML through quick-junit, for CI test views.
 //! - [`markdown`]: a pull-request comment.
 //! - [`html`]: one offline page with an SVG timeline per scenario.
+//! - [`openmetrics`]: the verdict counts and signals' totals as an
+//!   OpenMetrics text exposition, for charting runs in CI.
 //! - [`merge`](mod@merge): joins the reports of a run's shards (or of disjoint runs) into one.
 //! - [`Format`] and [`write`](fn@write): pick writers by name (`--format json,junit,html`);
 //!   [`write_shard`] for the report of one shard.
@@ -46,9 +51,11 @@ pub mod kept_json;
 pub mod markdown;
 pub mod merge;
 pub mod model;
+pub mod openmetrics;
 pub mod operation_report;
 mod pretty;
 pub mod shared_json;
+pub mod signals;
 pub mod step_label;
 /// The shared string type, from `lostreply-text` (kept here under its old path).
 pub mod shared_str {
@@ -81,11 +88,15 @@ pub enum Format {
     Markdown,
     /// A self-contained page with timelines.
     Html,
+    /// The verdict counts and the signals' totals as OpenMetrics text.
+    OpenMetrics,
 }
 
 /// A format name that is not one of [`Format::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown report format `{name}`: expected one of terminal, json, junit, markdown, html")]
+#[error(
+    "unknown report format `{name}`: expected one of terminal, json, junit, markdown, html, openmetrics"
+)]
 pub struct UnknownFormat {
     /// The name as given.
     pub name: String,
@@ -93,15 +104,17 @@ pub struct UnknownFormat {
 
 impl Format {
     /// Every format, in the order the documentation lists them.
-    pub const ALL: [Format; 5] = [
+    pub const ALL: [Format; 6] = [
         Format::Terminal,
         Format::Json,
         Format::Junit,
         Format::Markdown,
         Format::Html,
+        Format::OpenMetrics,
     ];
 
-    /// The name used on the command line: `terminal`, `json`, `junit`, `markdown`, `html`.
+    /// The name used on the command line: `terminal`, `json`, `junit`,
+    /// `markdown`, `html`, `openmetrics`.
     pub fn name(self) -> &'static str {
         match self {
             Format::Terminal => "terminal",
@@ -109,10 +122,12 @@ impl Format {
             Format::Junit => "junit",
             Format::Markdown => "markdown",
             Format::Html => "html",
+            Format::OpenMetrics => "openmetrics",
         }
     }
 
-    /// The usual file extension, without the dot.
+    /// The usual file extension, without the dot (`om.txt` for OpenMetrics:
+    /// text that a browser or an artifact viewer shows as such).
     pub fn extension(self) -> &'static str {
         match self {
             Format::Terminal => "txt",
@@ -120,6 +135,7 @@ impl Format {
             Format::Junit => "xml",
             Format::Markdown => "md",
             Format::Html => "html",
+            Format::OpenMetrics => "om.txt",
         }
     }
 
@@ -179,6 +195,7 @@ pub fn write_shard(
         Format::Junit => write_junit(w, report),
         Format::Markdown => write_markdown(w, report),
         Format::Html => write_html(w, report),
+        Format::OpenMetrics => openmetrics::write_openmetrics(w, report),
     }
 }
 
@@ -191,6 +208,7 @@ pub fn write(format: Format, w: &mut dyn Write, report: &model::Report) -> io::R
         Format::Junit => write_junit(w, report),
         Format::Markdown => write_markdown(w, report),
         Format::Html => write_html(w, report),
+        Format::OpenMetrics => openmetrics::write_openmetrics(w, report),
     }
 }
 

@@ -9,6 +9,7 @@
 use std::io::{self, Write};
 
 use crate::model::{BacklogItem, Report, ScenarioReport, Verdict};
+use crate::signals::{SignalTotals, Signals};
 use crate::text;
 
 /// Writes the run as Markdown.
@@ -22,7 +23,7 @@ pub fn write_markdown(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     if !backlog.is_empty() {
         write_backlog(w, &backlog)?;
     }
-    Ok(())
+    write_signals(w, report)
 }
 
 fn verdict_badge(verdict: Verdict) -> &'static str {
@@ -140,6 +141,53 @@ fn write_backlog(w: &mut dyn Write, backlog: &[BacklogItem]) -> io::Result<()> {
             table_cell_code(&item.operation_id),
             table_cell_code(&change),
             inline(&item.evidence)
+        )?;
+    }
+    writeln!(w)
+}
+
+/// The production signals: the run's, then each scenario's that has any
+/// (docs/report-json.md says what each means).
+fn write_signals(w: &mut dyn Write, report: &Report) -> io::Result<()> {
+    writeln!(w, "### Signals\n")?;
+    writeln!(w, "| Signal | Run |")?;
+    writeln!(w, "| --- | --- |")?;
+    for row in SignalTotals::of_report(report).rows() {
+        writeln!(w, "| {} | {} |", row.label, inline(&row.value))?;
+    }
+    writeln!(w)?;
+    let mut with_signals = report
+        .scenarios
+        .iter()
+        .filter(|s| s.signals != Signals::default())
+        .peekable();
+    if with_signals.peek().is_none() {
+        return Ok(());
+    }
+    writeln!(
+        w,
+        "| Scenario | Unknown replies | Ambiguous | Confirmed | Median / max to confirmation \
+         | Keys near expiry | Late duplicates | Reconciles | Needs review | Left unknown |"
+    )?;
+    writeln!(
+        w,
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    )?;
+    for scenario in with_signals {
+        let t = SignalTotals::of(std::slice::from_ref(scenario));
+        let spread = t.spread_text();
+        writeln!(
+            w,
+            "| {} | {} | {} | {} | {spread} | {} | {} | {} | {} | {} |",
+            table_cell_code(&scenario.id),
+            t.unknown_reply_count(),
+            t.ambiguous_operations,
+            t.confirmed_by.total(),
+            t.keys_near_expiry,
+            t.late_duplicates,
+            t.reconcile_attempts,
+            t.needs_review,
+            t.left_unknown
         )?;
     }
     writeln!(w)

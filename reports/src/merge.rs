@@ -318,6 +318,7 @@ mod tests {
             violations: vec![],
             errors: vec![],
             mcp_client: None,
+            signals: Default::default(),
         }
     }
 

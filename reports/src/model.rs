@@ -15,6 +15,10 @@ pub use crate::invariant::Invariant;
 pub use crate::kept_json::{Kept, MadeJson};
 pub use crate::operation_report::OperationReport;
 pub use crate::shared_json::{SharedJson, SharedTail};
+pub use crate::signals::{
+    Action, Ambiguity, Confirmation, ConfirmedBy, ConfirmedByCounts, KeyNearExpiry, LateDuplicate,
+    OperationAge, OperationCount, ScenarioOperation, SignalTotals, Signals, UnknownReplies,
+};
 pub use crate::step_label::{StepLabel, StepVerb};
 
 /// Version of the JSON report's shape. Bump on any incompatible change.
@@ -136,6 +140,10 @@ pub struct ScenarioReport {
     /// beside the real client's figures they stand for. Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp_client: Option<McpClientReport>,
+    /// The production signals ([`crate::signals`]); read as empty from a
+    /// report that has none.
+    #[serde(default)]
+    pub signals: Signals,
 }
 
 /// An MCP scenario's client windows: the named profile's real figures (with

@@ -5,6 +5,7 @@
 use std::io::{self, Write};
 
 use crate::model::{BacklogItem, Report, ScenarioReport, Shard, Verdict};
+use crate::signals::SignalTotals;
 use crate::text;
 
 /// How to print for a terminal.
@@ -125,6 +126,8 @@ fn summary(
         write_backlog(w, &backlog, style)?;
     }
     writeln!(w)?;
+    write_signals(w, report, style)?;
+    writeln!(w)?;
     write_totals(w, report, style)
 }
 
@@ -229,6 +232,20 @@ fn write_backlog(
             text::compact_json(&item.args)
         )?;
         writeln!(w, "    last evidence: {}", text::one_line(&item.evidence))?;
+    }
+    Ok(())
+}
+
+/// The production signals of the run, one aligned line each
+/// (docs/report-json.md says what each means).
+fn write_signals(w: &mut dyn Write, report: &Report, style: TerminalStyle) -> io::Result<()> {
+    writeln!(
+        w,
+        "{} (what production monitoring would see):",
+        style.paint(Paint::Bold, "Signals")
+    )?;
+    for row in SignalTotals::of_report(report).rows() {
+        writeln!(w, "  {:<26} {}", row.label, text::one_line(&row.value))?;
     }
     Ok(())
 }

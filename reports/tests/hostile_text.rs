@@ -54,14 +54,40 @@ fn markdown_has_no_raw_html_or_broken_tables() {
             .any(|(i, _)| !line[..i].ends_with('\\'));
         assert!(!raw_angle, "raw HTML in markdown: {line}");
     }
-    for line in md.lines().filter(|l| l.starts_with('|')) {
-        // Four columns: five unescaped pipes per row.
+    // Every row of a table has its header's columns: as many unescaped
+    // pipes (a table is a run of lines that start with one).
+    let mut header_pipes = None;
+    for line in md.lines() {
+        if !line.starts_with('|') {
+            header_pipes = None;
+            continue;
+        }
         let unescaped = line
             .match_indices('|')
             .filter(|(i, _)| !line[..*i].ends_with('\\'))
             .count();
-        assert_eq!(unescaped, 5, "table row broken: {line}");
+        let expected = *header_pipes.get_or_insert(unescaped);
+        assert_eq!(unescaped, expected, "table row broken: {line}");
     }
+}
+
+#[test]
+fn openmetrics_label_values_stay_inside_their_quotes() {
+    let om = render(Format::OpenMetrics);
+    // Each sample is one line: a hostile newline is escaped, and every
+    // label value's quotes pair up once escaped quotes are set aside.
+    for line in om.lines().filter(|l| !l.starts_with('#')) {
+        let unescaped = line.replace("\\\\", "").replace("\\\"", "");
+        assert_eq!(unescaped.matches('"').count() % 2, 0, "{line}");
+        assert!(line.rsplit_once(' ').is_some(), "{line}");
+    }
+    assert!(om.ends_with("# EOF\n"));
+    // The values themselves, escaped as OpenMetrics says and no more.
+    assert!(om.contains(&format!("tool=\"{HOSTILE}\"")), "{om}");
+    assert!(
+        om.contains(&format!("provider=\"{HOSTILE}\\\"\\\\\\n\"")),
+        "{om}"
+    );
 }
 
 #[test]

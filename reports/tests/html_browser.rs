@@ -52,7 +52,11 @@ fn check_rendered(rendered: &Rendered, report: &Report) {
         "an injected element reached the DOM"
     );
     assert_eq!(structure.matches("<script").count(), 1);
-    assert_eq!(structure.matches("<svg").count(), report.scenarios.len());
+    // A timeline per scenario, and the signals' chart.
+    assert_eq!(
+        structure.matches("<svg").count(),
+        report.scenarios.len() + 1
+    );
 }
 
 #[test]
@@ -118,6 +122,41 @@ fn passing_and_error_runs_render() {
         check_rendered(&rendered, &report);
         assert!(!rendered.dom.contains("<li class=\"violation\""));
     }
+}
+
+/// The signals' chart draws a bar per kind of confirmation, each as long
+/// as its count, and the page lists the run's signals and each scenario's.
+#[test]
+fn the_signals_chart_draws_how_ambiguity_was_resolved() {
+    let Some(chromium) = chromium_or_skip() else {
+        return;
+    };
+    let report = fixtures::passing_run();
+    let rendered = render_in_browser(&chromium, &report);
+    let dom = &rendered.dom;
+    assert!(dom.contains("<svg class=\"signals-chart\""), "no chart");
+    for (kind, count, width) in [
+        ("replay", 0, 0),
+        ("new_attempt", 0, 0),
+        ("lookup", 1, 300),
+        ("event", 0, 0),
+        ("person", 0, 0),
+        ("other", 0, 0),
+        ("unconfirmed", 0, 0),
+    ] {
+        let bar = format!("<g class=\"bar\" data-kind=\"{kind}\" data-count=\"{count}\">");
+        let at = dom.find(&bar).unwrap_or_else(|| panic!("no bar {kind}"));
+        let rect = format!("width=\"{width}\"");
+        let end = dom[at..].find("</g>").unwrap() + at;
+        assert!(
+            dom[at..end].contains(&rect),
+            "bar {kind}: {}",
+            &dom[at..end]
+        );
+    }
+    assert!(dom.contains("<table class=\"signals-run\">"));
+    assert!(dom.contains("<tr data-scenario=\"lost-after-commit\">"));
+    assert!(dom.contains("lookup 1 (100%)"));
 }
 
 #[test]

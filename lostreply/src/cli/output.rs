@@ -42,7 +42,7 @@ pub(super) struct ReportFiles {
     /// Write reports into this directory.
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
-    /// Report formats to write with --report-dir (comma-separated): json, junit, markdown, html [default: all four].
+    /// Report formats to write with --report-dir (comma-separated): json, junit, markdown, html, openmetrics (lostreply.om.txt) [default: json, junit, markdown, html].
     #[arg(
         long,
         value_name = "LIST",

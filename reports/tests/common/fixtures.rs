@@ -58,6 +58,7 @@ fn scenario(adapter: &str, id: &str, title: &str, case: Option<u8>, seed: u64) -
         violations: Vec::new(),
         errors: Vec::new(),
         mcp_client: None,
+        signals: Default::default(),
     }
 }
 
@@ -361,7 +362,37 @@ fn reference_lost_after_commit() -> ScenarioReport {
         Some(1),
         Some("op-1"),
     )];
+    s.signals = lost_after_commit_signals();
     s
+}
+
+/// The signals of [`reference_lost_after_commit`]: one unknown reply, then
+/// the lookup an hour later that confirmed it.
+fn lost_after_commit_signals() -> Signals {
+    Signals {
+        unknown_replies: vec![UnknownReplies {
+            tool: "tickets".into(),
+            action: Action::Execute,
+            provider: "generic".into(),
+            count: 1,
+        }],
+        ambiguities: vec![Ambiguity {
+            operation_id: "op-1".into(),
+            since_sim_ms: SIM_START_MS,
+            confirmed: Some(Confirmation {
+                call_index: 1,
+                outcome: OutcomeKind::Succeeded,
+                after_ms: HOUR_MS as u64,
+                by: ConfirmedBy::Lookup,
+            }),
+        }],
+        reconcile_attempts: 1,
+        most_reconciled: Some(OperationCount {
+            operation_id: "op-1".into(),
+            count: 1,
+        }),
+        ..Signals::default()
+    }
 }
 
 fn reference_crash_after_commit() -> ScenarioReport {
@@ -1334,9 +1365,28 @@ pub fn hostile_run() -> Report {
     if let Some(o) = review.operations[0].final_outcome.as_mut() {
         o.evidence = HOSTILE.into();
     }
+    // Signals whose every name is hostile text.
+    s.signals = hostile_signals();
     let mut report = report(HOSTILE, AdapterKind::Process, vec![s, review]);
     report.tool_version = HOSTILE.into();
     report
+}
+
+/// Signals naming a hostile tool, provider and operations.
+fn hostile_signals() -> Signals {
+    let mut signals = lost_after_commit_signals();
+    signals.unknown_replies[0].tool = HOSTILE.into();
+    signals.unknown_replies[0].provider = format!("{HOSTILE}\"\\\n").into();
+    signals.most_reconciled = Some(OperationCount {
+        operation_id: HOSTILE.into(),
+        count: 2,
+    });
+    signals.left_unknown = 1;
+    signals.oldest_unknown = Some(OperationAge {
+        operation_id: HOSTILE.into(),
+        age_ms: 1,
+    });
+    signals
 }
 
 /// Every fixture run, named for snapshot files.
