@@ -128,7 +128,7 @@ section.scenario > details > summary h2 { display: inline; }
 section.scenario.passed { border-top-width: 1px; padding-top: 6px; margin-top: 6px; }
 section.scenario.passed h2 { font-size: 15px; }
 svg.timeline { display: block; width: 100%; height: auto; margin: 10px 0; background: #fcfcfd; border: 1px solid #ececf0; }
-svg.timeline text { font: 11px ui-monospace, Menlo, Consolas, monospace; fill: var(--ink); }
+svg.timeline text { font: 11px ui-monospace, Menlo, Consolas, monospace; fill: var(--ink); white-space: pre; }
 svg.timeline .lane-label { fill: var(--mute); font-weight: 600; }
 svg.timeline .lane-line, svg.timeline .tick { stroke: #ececf0; }
 svg.timeline .item rect { stroke-width: 1; }

@@ -13,6 +13,13 @@
 //!
 //! Items a violation points at carry the class `evidence` (drawn red) and
 //! `data-violations="1 2"` (which of the scenario's violations).
+//!
+//! Every label is drawn whole inside the plot (`rect.plot-area`): right of its
+//! mark, left of it when the right edge is too close, wrapped when neither
+//! side has room (`label.rs`). An item's row in its lane leaves room for its
+//! label, and a row is as tall as its most wrapped label.
+
+mod label;
 
 use std::io::{self, Write};
 
@@ -21,12 +28,13 @@ use serde_json::Value;
 use super::{escape, EvidenceMarks};
 use crate::model::{CallEnd, CallRecord, CallReply, Check, Evidence, OutcomeKind, ScenarioReport};
 use crate::text;
+use label::{Beside, Bounds, Label, LINE_HEIGHT_PX};
 
 /// Width of the lane labels on the left.
 const LABEL_WIDTH_PX: f64 = 130.0;
 /// Width of the time axis.
 const PLOT_WIDTH_PX: f64 = 820.0;
-/// Margin right of the plot, so that the last label has room.
+/// Margin right of the plot, so that a marker at its end is drawn whole.
 const RIGHT_MARGIN_PX: f64 = 10.0;
 /// Height of the axis band on top.
 const AXIS_HEIGHT_PX: f64 = 22.0;
@@ -36,8 +44,16 @@ const ROW_HEIGHT_PX: f64 = 22.0;
 const BAR_HEIGHT_PX: f64 = 14.0;
 /// Narrowest bar drawn, so that an instant call is still visible.
 const MIN_BAR_WIDTH_PX: f64 = 3.0;
-/// Roughly how wide one label character is, to cut labels to their bar.
-const CHAR_WIDTH_PX: f64 = 6.6;
+/// Half the width of a marker (diamond, dot, triangle).
+const MARKER_HALF_PX: f64 = 6.0;
+/// Distance from a bar's start to its label's start.
+const BAR_LABEL_GAP_PX: f64 = 3.0;
+/// Distance from a marker's centre to its label.
+const MARKER_LABEL_GAP_PX: f64 = 8.0;
+/// Space kept between neighbours in one row.
+const ROW_GAP_PX: f64 = 4.0;
+/// Inset of the labels from the plot's edges.
+const PLOT_INSET_PX: f64 = 2.0;
 /// How many intervals the time axis is divided into.
 const AXIS_TICKS: u64 = 5;
 
@@ -119,6 +135,62 @@ impl Scale {
     }
 }
 
+/// A lane laid out: each item's label and row, and each row's top (from the
+/// lane's top).
+struct LaneLayout {
+    labels: Vec<Label>,
+    rows: Vec<usize>,
+    row_tops_px: Vec<f64>,
+    height_px: f64,
+}
+
+/// The band labels stay in: the plot and its right margin, slightly inset.
+fn label_bounds() -> Bounds {
+    Bounds {
+        left_px: LABEL_WIDTH_PX + PLOT_INSET_PX,
+        right_px: LABEL_WIDTH_PX + PLOT_WIDTH_PX + RIGHT_MARGIN_PX - PLOT_INSET_PX,
+    }
+}
+
+/// Where an item's label may go: from inside a bar's start, or past a
+/// marker; or, on the other side, ending before either.
+fn beside(item: &Item, scale: &Scale) -> Beside {
+    let x = scale.x(item.start_ms);
+    let gap_px = match item.marker {
+        None => BAR_LABEL_GAP_PX,
+        Some(_) => MARKER_LABEL_GAP_PX,
+    };
+    Beside {
+        right_from_px: x + gap_px,
+        left_until_px: x - gap_px,
+    }
+}
+
+fn lay_out_lane(lane: &Lane, scale: &Scale) -> LaneLayout {
+    let labels: Vec<Label> = lane
+        .items
+        .iter()
+        .map(|item| Label::place(&item.label, beside(item, scale), label_bounds()))
+        .collect();
+    let rows = pack_rows(&lane.items, &labels, scale);
+    let mut row_lines = vec![1; rows.iter().copied().max().map_or(1, |m| m + 1)];
+    for (label, &row) in labels.iter().zip(&rows) {
+        row_lines[row] = row_lines[row].max(label.line_count());
+    }
+    let mut row_tops_px = Vec::with_capacity(row_lines.len());
+    let mut height_px = 0.0;
+    for lines in row_lines {
+        row_tops_px.push(height_px);
+        height_px += ROW_HEIGHT_PX + LINE_HEIGHT_PX * (lines - 1) as f64;
+    }
+    LaneLayout {
+        labels,
+        rows,
+        row_tops_px,
+        height_px,
+    }
+}
+
 /// Writes `<svg class="timeline" data-scenario="…">` for one scenario.
 pub(super) fn write_timeline(
     w: &mut dyn Write,
@@ -130,15 +202,11 @@ pub(super) fn write_timeline(
         span_ms: span_ms(scenario).max(1),
     };
     let lanes = lanes(scenario, scale.span_ms);
-    let rows: Vec<Vec<usize>> = lanes
+    let layouts: Vec<LaneLayout> = lanes
         .iter()
-        .map(|lane| pack_rows(&lane.items, &scale))
+        .map(|lane| lay_out_lane(lane, &scale))
         .collect();
-    let row_counts: Vec<usize> = rows
-        .iter()
-        .map(|r| r.iter().copied().max().map_or(1, |m| m + 1))
-        .collect();
-    let height = AXIS_HEIGHT_PX + ROW_HEIGHT_PX * row_counts.iter().sum::<usize>() as f64 + 6.0;
+    let height = AXIS_HEIGHT_PX + layouts.iter().map(|l| l.height_px).sum::<f64>() + 6.0;
     let width = LABEL_WIDTH_PX + PLOT_WIDTH_PX + RIGHT_MARGIN_PX;
     writeln!(
         w,
@@ -146,11 +214,16 @@ pub(super) fn write_timeline(
         escape(&scenario.id),
         escape(&scenario.id)
     )?;
+    writeln!(
+        w,
+        "<rect class=\"plot-area\" x=\"{LABEL_WIDTH_PX}\" y=\"0\" width=\"{}\" height=\"{height}\" fill=\"none\"/>",
+        PLOT_WIDTH_PX + RIGHT_MARGIN_PX
+    )?;
     write_axis(w, &scale, height)?;
     let mut top = AXIS_HEIGHT_PX;
-    for ((lane, lane_rows), row_count) in lanes.iter().zip(&rows).zip(&row_counts) {
-        write_lane(w, anchor, lane, lane_rows, top, &scale, marks)?;
-        top += ROW_HEIGHT_PX * *row_count as f64;
+    for (lane, layout) in lanes.iter().zip(&layouts) {
+        write_lane(w, anchor, lane, layout, top, &scale, marks)?;
+        top += layout.height_px;
     }
     writeln!(w, "</svg>")
 }
@@ -191,7 +264,7 @@ fn write_lane(
     w: &mut dyn Write,
     anchor: &str,
     lane: &Lane,
-    rows: &[usize],
+    layout: &LaneLayout,
     top: f64,
     scale: &Scale,
     marks: &EvidenceMarks,
@@ -208,18 +281,9 @@ fn write_lane(
         top + 15.0,
         lane.name
     )?;
-    for (position, (item, row)) in lane.items.iter().zip(rows).enumerate() {
-        let y = top + ROW_HEIGHT_PX * *row as f64 + (ROW_HEIGHT_PX - BAR_HEIGHT_PX) / 2.0;
-        // A label may run until the next item in its row begins.
-        let room_end_px = lane.items[position + 1..]
-            .iter()
-            .zip(&rows[position + 1..])
-            .find(|(_, next_row)| *next_row == row)
-            .map_or(
-                LABEL_WIDTH_PX + PLOT_WIDTH_PX + RIGHT_MARGIN_PX,
-                |(next, _)| scale.x(next.start_ms) - 2.0,
-            );
-        write_item(w, anchor, item, y, room_end_px, scale, marks)?;
+    for ((item, label), &row) in lane.items.iter().zip(&layout.labels).zip(&layout.rows) {
+        let y = top + layout.row_tops_px[row] + (ROW_HEIGHT_PX - BAR_HEIGHT_PX) / 2.0;
+        write_item(w, anchor, item, label, y, scale, marks)?;
     }
     writeln!(w, "</g>")
 }
@@ -228,8 +292,8 @@ fn write_item(
     w: &mut dyn Write,
     anchor: &str,
     item: &Item,
+    label: &Label,
     y: f64,
-    room_end_px: f64,
     scale: &Scale,
     marks: &EvidenceMarks,
 ) -> io::Result<()> {
@@ -257,27 +321,28 @@ fn write_item(
     )?;
     let x = scale.x(item.start_ms);
     let mid_y = y + BAR_HEIGHT_PX / 2.0;
-    let label_x = match item.marker {
+    match item.marker {
         None => {
-            let bar_width = (scale.x(item.end_ms) - x).max(MIN_BAR_WIDTH_PX);
+            let (start_px, end_px) = mark_span(item, scale);
             writeln!(
                 w,
-                "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{bar_width:.1}\" height=\"{BAR_HEIGHT_PX:.1}\" rx=\"2\"/>"
+                "<rect x=\"{start_px:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{BAR_HEIGHT_PX:.1}\" rx=\"2\"/>",
+                end_px - start_px
             )?;
-            x + 3.0
         }
-        Some(marker) => {
-            write_marker(w, marker, x, mid_y)?;
-            x + 8.0
-        }
-    };
-    let max_chars = ((room_end_px - label_x) / CHAR_WIDTH_PX).max(1.0) as usize;
-    writeln!(
-        w,
-        "<text x=\"{label_x:.1}\" y=\"{:.1}\">{}</text></g>",
-        mid_y + 4.0,
-        escape(&text::truncate(&item.label, max_chars))
-    )
+        Some(marker) => write_marker(w, marker, x, mid_y)?,
+    }
+    label.write(w, mid_y + 4.0)?;
+    writeln!(w, "</g>")
+}
+
+/// The horizontal extent of an item's mark: its bar, or its marker.
+fn mark_span(item: &Item, scale: &Scale) -> (f64, f64) {
+    let x = scale.x(item.start_ms);
+    match item.marker {
+        None => (x, scale.x(item.end_ms).max(x + MIN_BAR_WIDTH_PX)),
+        Some(_) => (x - MARKER_HALF_PX, x + MARKER_HALF_PX),
+    }
 }
 
 fn write_marker(w: &mut dyn Write, marker: Marker, x: f64, y: f64) -> io::Result<()> {
@@ -303,20 +368,15 @@ fn write_marker(w: &mut dyn Write, marker: Marker, x: f64, y: f64) -> io::Result
     }
 }
 
-/// Gives each item the first row where it does not overlap the previous item's
-/// bar or label; items are drawn in record order.
-fn pack_rows(items: &[Item], scale: &Scale) -> Vec<usize> {
+/// Gives each item the first row where neither its mark nor its label touches
+/// the previous item's; items are drawn in record order.
+fn pack_rows(items: &[Item], labels: &[Label], scale: &Scale) -> Vec<usize> {
     let mut row_ends_px: Vec<f64> = Vec::new();
     let mut rows = Vec::with_capacity(items.len());
-    for item in items {
-        let start_px = scale.x(item.start_ms);
-        let bar_end_px = scale.x(item.end_ms).max(start_px + MIN_BAR_WIDTH_PX);
-        // A marker's label runs past it; keep a little room so that labels of
-        // close markers do not sit on each other.
-        let end_px = match item.marker {
-            Some(_) => start_px + 10.0 + CHAR_WIDTH_PX * item.label.chars().count().min(16) as f64,
-            None => bar_end_px,
-        };
+    for (item, label) in items.iter().zip(labels) {
+        let (mark_start_px, mark_end_px) = mark_span(item, scale);
+        let start_px = mark_start_px.min(label.left_px());
+        let end_px = mark_end_px.max(label.right_px() + ROW_GAP_PX);
         // Bars that touch (one step ends as the next begins) share a row.
         let row = match row_ends_px.iter().position(|&end| end <= start_px + 0.5) {
             Some(row) => row,
