@@ -32,7 +32,8 @@ const NEAR_EXPIRY_DIVISOR: i64 = 10;
 
 /// The signals of `obs`; `attribution` must be the one built from it.
 pub fn compute(obs: &Observation, attribution: &Attribution<'_>) -> Signals {
-    let calls = CallScan::run(obs, attribution);
+    let duplicated = duplicated_operations(attribution);
+    let calls = CallScan::run(obs, attribution, &duplicated);
     let mut signals = Signals {
         keys_near_expiry: keys_near_expiry(obs, attribution),
         late_duplicates: late_duplicates(obs, attribution, &calls.first_final),
@@ -127,13 +128,16 @@ struct CallScan {
     /// By operation position: its reconcile calls, for those that had any.
     reconciles: FixedMap<usize, u64>,
     reconcile_attempts: u64,
-    /// By operation position: the first call whose reply said `succeeded`
-    /// or `failed`.
+    /// By operation position, for the operations of groups with more
+    /// effects than operations: the first call whose reply said
+    /// `succeeded` or `failed`.
     first_final: FixedMap<usize, usize>,
 }
 
 impl CallScan {
-    fn run(obs: &Observation, attribution: &Attribution<'_>) -> CallScan {
+    /// `duplicated`: the positions, sorted, of the operations whose group
+    /// has more effects than operations.
+    fn run(obs: &Observation, attribution: &Attribution<'_>, duplicated: &[usize]) -> CallScan {
         let labels = Labels::of(obs);
         let mut scan = CallScan {
             unknown: BTreeMap::new(),
@@ -148,6 +152,17 @@ impl CallScan {
             if call.probe {
                 continue;
             }
+            let outcome = call.outcome().map(|o| o.outcome);
+            // Most calls of a plain run matter to no signal: their
+            // operation is not looked up (a million-operation run makes two
+            // million calls).
+            let matters = call.name == CallName::Reconcile
+                || matches!(outcome, Some(OutcomeKind::Unknown | OutcomeKind::Pending))
+                || !scan.ambiguous.is_empty()
+                || !duplicated.is_empty();
+            if !matters {
+                continue;
+            }
             let Some(position) = call
                 .operation_id
                 .as_deref()
@@ -159,7 +174,6 @@ impl CallScan {
                 scan.reconcile_attempts += 1;
                 *scan.reconciles.entry(position).or_default() += 1;
             }
-            let outcome = call.outcome().map(|o| o.outcome);
             if outcome == Some(OutcomeKind::Unknown) {
                 if let Some(action) = action(call.name) {
                     *scan
@@ -169,7 +183,7 @@ impl CallScan {
                 }
             }
             let is_final = matches!(outcome, Some(OutcomeKind::Succeeded | OutcomeKind::Failed));
-            if is_final {
+            if is_final && duplicated.binary_search(&position).is_ok() {
                 scan.first_final.entry(position).or_insert(index);
             }
             scan.follow_ambiguity(obs, attribution, index, position, outcome);
@@ -435,6 +449,24 @@ fn keys_near_expiry(obs: &Observation, attribution: &Attribution<'_>) -> Vec<Key
             remaining_ms,
         })
         .collect()
+}
+
+/// The positions, sorted, of the operations whose group has more effects
+/// than operations (each operation may have one).
+fn duplicated_operations(attribution: &Attribution<'_>) -> Vec<usize> {
+    let mut found: Vec<usize> = (0..attribution.group_count())
+        .filter(|&g| {
+            attribution.effect_positions(g).len() > attribution.op_positions_of_group(g).len()
+        })
+        .flat_map(|g| {
+            attribution
+                .op_positions_of_group(g)
+                .iter()
+                .map(|&p| p as usize)
+        })
+        .collect();
+    found.sort_unstable();
+    found
 }
 
 /// Effects beyond a group's operations' count (each operation may have one,
