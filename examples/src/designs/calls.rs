@@ -303,6 +303,7 @@ impl Adapter for DesignAdapter {
         stored.provider_ref = resolution.provider_ref.clone();
         stored.needs_review = false;
         stored.create_in_doubt = false;
+        stored.resolved_by_person = true;
         self.store.save(&id, &stored)?;
         Ok(stored.reply())
     }
@@ -322,8 +323,10 @@ impl Adapter for DesignAdapter {
 }
 
 /// Applies a genuine, first-seen event: it may move a record forward, never
-/// back, and never touches a terminal one; the flawed `last-writer-wins`
-/// design takes whatever the event says.
+/// back, and never changes a terminal one's outcome; it raises an
+/// operator's decision it contradicts for review again. The flawed
+/// `last-writer-wins` design takes whatever the event says, and the flawed
+/// `ignores-contradiction` design never raises a decision again.
 pub fn apply_event(stored: &mut Record, event: &Event, flaw: Flaw) {
     let Some(outcome) = classify::outcome_of_status(event.status()) else {
         return;
@@ -332,6 +335,12 @@ pub fn apply_event(stored: &mut Record, event: &Event, flaw: Flaw) {
         .object_id()
         .filter(|id| classify::usable_id(id))
         .map(str::to_owned);
+    if stored.is_terminal() && flaw != Flaw::LastWriterWins {
+        if flaw != Flaw::IgnoresContradiction {
+            raise_if_contradicted(stored, event, outcome, object_id.as_deref());
+        }
+        return;
+    }
     if let (Some(known), Some(theirs)) = (&stored.provider_ref, &object_id) {
         if known != theirs {
             // Another object carrying our reference says nothing about ours.
@@ -357,6 +366,28 @@ pub fn apply_event(stored: &mut Record, event: &Event, flaw: Flaw) {
     if moved {
         stored.create_in_doubt = false;
     }
+}
+
+/// Raises an operator's decision for review again when the event shows
+/// object `seen` in a state that contradicts it; outcome and object stay.
+fn raise_if_contradicted(
+    stored: &mut Record,
+    event: &Event,
+    outcome: OutcomeKind,
+    seen: Option<&str>,
+) {
+    let Some(seen) = seen else {
+        return;
+    };
+    let Some(why) = stored.contradiction(outcome, seen) else {
+        return;
+    };
+    let what = format!(
+        "webhook {}: object {seen} is {}",
+        event.kind,
+        event.status()
+    );
+    stored.review_again(&why, &what);
 }
 
 #[cfg(test)]
@@ -403,6 +434,70 @@ mod tests {
         apply_event(&mut open, &settled, Flaw::None);
         assert_eq!(open.outcome, OutcomeKind::Succeeded);
         assert_eq!(open.provider_ref.as_deref(), Some("tkt_1"));
+    }
+
+    fn event_about(kind: &str, id: &str, status: &str) -> Option<Event> {
+        Event::parse(&format!(
+            r#"{{"type":"{kind}","data":{{"id":"{id}","status":"{status}","client_reference":"op-1"}}}}"#
+        ))
+    }
+
+    fn resolved(outcome: OutcomeKind, provider_ref: Option<&str>) -> Option<Record> {
+        let mut decided = record(OutcomeKind::Unknown)?;
+        decided.overwrite(outcome, None, "operator: checked".to_owned());
+        decided.provider_ref = provider_ref.map(str::to_owned);
+        decided.resolved_by_person = true;
+        Some(decided)
+    }
+
+    #[test]
+    fn an_event_contradicting_a_decision_raises_it_for_review_again() {
+        let (Some(mut decided), Some(alive)) = (
+            resolved(OutcomeKind::Failed, None),
+            event_about("tickets.created", "tkt_1", "processing"),
+        ) else {
+            panic!("fixture");
+        };
+        let before = decided.clone();
+        apply_event(&mut decided, &alive, Flaw::IgnoresContradiction);
+        assert_eq!(decided, before);
+        apply_event(&mut decided, &alive, Flaw::None);
+        assert_eq!(
+            (decided.outcome, decided.provider_ref.as_deref()),
+            (OutcomeKind::Failed, None)
+        );
+        assert!(decided.needs_review);
+        assert!(
+            decided.evidence.starts_with("operator: checked; then webhook tickets.created: object tkt_1 is processing, which contradicts the decision (the provider holds tkt_1)"),
+            "{}",
+            decided.evidence
+        );
+
+        let (Some(mut named), Some(other), Some(settled)) = (
+            resolved(OutcomeKind::Succeeded, Some("tkt_9")),
+            event_about("tickets.created", "tkt_2", "processing"),
+            event_about("tickets.succeeded", "tkt_9", "succeeded"),
+        ) else {
+            panic!("fixture");
+        };
+        apply_event(&mut named, &settled, Flaw::None);
+        assert!(!named.needs_review, "{}", named.evidence);
+        apply_event(&mut named, &other, Flaw::None);
+        assert!(named.needs_review);
+        assert_eq!(
+            (named.outcome, named.provider_ref.as_deref()),
+            (OutcomeKind::Succeeded, Some("tkt_9"))
+        );
+
+        // A terminal outcome the adapter reached itself is no decision.
+        let (Some(mut own), Some(failed)) = (
+            record(OutcomeKind::Succeeded),
+            event_about("tickets.failed", "tkt_1", "failed"),
+        ) else {
+            panic!("fixture");
+        };
+        apply_event(&mut own, &failed, Flaw::None);
+        assert!(!own.needs_review);
     }
 
     #[test]

@@ -39,8 +39,10 @@ pub enum Step {
     Settled,
     /// The answer left the effect open: the create may have committed.
     Open,
-    /// Refused for now (429): nothing executed.
-    RateLimited,
+    /// Refused (a 429, or any refusal of a create sent while an earlier
+    /// attempt is in doubt): this request did nothing, and sending it again
+    /// in the same call would only be refused again.
+    Refused,
     /// The provider is still running an earlier request with our key.
     InFlight,
     /// Our key is held for other arguments: a person must look.
@@ -223,13 +225,23 @@ impl<'a> Climb<'a> {
                 self.record.advance(outcome, Some(id), evidence);
                 Step::Settled
             }
+            // The flawed `refused-retry-is-failure` design takes a refusal
+            // of a create sent again for the operation's failure.
+            CreateVerdict::Rejected { evidence } | CreateVerdict::RateLimited { evidence }
+                if earlier_in_doubt && self.design.flaw == Flaw::RefusedRetryIsFailure =>
+            {
+                self.found_evidence = true;
+                self.record.create_in_doubt = false;
+                self.record.advance(OutcomeKind::Failed, None, evidence);
+                Step::Settled
+            }
             // This request did nothing, but an earlier one may have: the
             // refusal says nothing about the operation as a whole.
             CreateVerdict::Rejected { evidence } if earlier_in_doubt => {
                 self.note(format!(
                     "{evidence}, but an earlier attempt may have committed"
                 ));
-                Step::Open
+                Step::Refused
             }
             CreateVerdict::Rejected { evidence } => {
                 self.found_evidence = true;
@@ -241,7 +253,7 @@ impl<'a> Climb<'a> {
                 self.found_evidence = true;
                 self.record.create_in_doubt = earlier_in_doubt;
                 self.note(evidence);
-                Step::RateLimited
+                Step::Refused
             }
             CreateVerdict::InFlight { evidence } => {
                 self.found_evidence = true;
@@ -278,7 +290,7 @@ impl<'a> Climb<'a> {
             match self.send(Attempt::Replay).await? {
                 Step::Open => continue,
                 // Nothing ran; pressing the provider again now would not help.
-                Step::RateLimited => break,
+                Step::Refused => break,
                 // Settled, or the provider told us to stop replaying.
                 Step::Settled | Step::InFlight | Step::Mismatch => return Ok(Next::Done),
             }
@@ -306,17 +318,27 @@ impl<'a> Climb<'a> {
 
     async fn on_absence(&mut self, evidence: String) -> Result<(), AdapterFailure> {
         self.found_evidence = true;
-        if self.lost_own_create && !self.rungs().replay {
-            // Only a keyed, retained resend is deduplicated against a create
-            // still on its way; anything else waits for a later reconcile.
+        // An absence is proof only when no create of this call lost its
+        // answer: such a create may still be on its way and land after the
+        // lookup. The flawed `same-call-absence` design takes it as proof.
+        let proof = !self.lost_own_create || self.design.flaw == Flaw::SameCallAbsence;
+        if proof {
+            self.record.create_in_doubt = false;
+            self.note(evidence);
+            self.send(Attempt::Finish).await?;
+        } else if self.rungs().replay {
+            // A retained-key replay is deduplicated against the lost create,
+            // which stays in doubt: a refusal of the replay is no failure.
+            self.note(format!(
+                "{evidence}; a create of this call lost its answer and may still land, so only a replay of our key is sent"
+            ));
+            self.send(Attempt::Replay).await?;
+        } else {
+            // Anything else waits for a later reconcile.
             self.note(format!(
                 "{evidence}; a create of this call lost its answer and may still land, so a later reconcile finishes the operation"
             ));
-            return Ok(());
         }
-        self.record.create_in_doubt = false;
-        self.note(evidence);
-        self.send(Attempt::Finish).await?;
         Ok(())
     }
 
@@ -398,5 +420,282 @@ impl<'a> Climb<'a> {
         } else {
             Lookup::NoEvidence(tried.join("; "))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use lostreply_harness::adapter::Adapter;
+    use lostreply_harness::protocol::{ExecuteRequest, OperationRequest, OutcomeReply};
+    use serde_json::{json, Value};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+
+    use super::super::calls::DesignAdapter;
+    use super::super::{Design, EAGER, LAZY};
+    use super::*;
+
+    /// One scripted answer: a status and a JSON body, or `None` to close the
+    /// connection without a byte once the request has arrived.
+    type Answer = Option<(u16, Value)>;
+
+    /// A provider on loopback that answers the nth request with the nth
+    /// answer (a 599 past the script) and keeps each request's method.
+    struct Scripted {
+        url: String,
+        methods: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl Scripted {
+        async fn start(script: Vec<Answer>) -> Scripted {
+            let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+            let url = format!("http://{}", listener.local_addr().expect("address"));
+            let methods = Arc::new(Mutex::new(Vec::new()));
+            let seen = Arc::clone(&methods);
+            tokio::spawn(async move {
+                let mut script = script.into_iter();
+                while let Ok((mut socket, _)) = listener.accept().await {
+                    let Some(method) = read_request(&mut socket).await else {
+                        continue;
+                    };
+                    seen.lock().expect("journal").push(method);
+                    let answer = script
+                        .next()
+                        .unwrap_or(Some((599, json!({"error": {"type": "unscripted"}}))));
+                    if let Some((status, body)) = answer {
+                        let body = body.to_string();
+                        let head = format!(
+                            "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                            body.len()
+                        );
+                        let _ = socket.write_all(format!("{head}{body}").as_bytes()).await;
+                    }
+                }
+            });
+            Scripted { url, methods }
+        }
+
+        fn methods(&self) -> Vec<String> {
+            self.methods.lock().expect("journal").clone()
+        }
+    }
+
+    /// Reads one request whole (head and `content-length` body); its method.
+    async fn read_request(socket: &mut TcpStream) -> Option<String> {
+        let mut read = Vec::new();
+        let mut chunk = [0u8; 4096];
+        loop {
+            let n = socket.read(&mut chunk).await.ok()?;
+            if n == 0 {
+                return None;
+            }
+            read.extend_from_slice(&chunk[..n]);
+            let text = String::from_utf8_lossy(&read).into_owned();
+            let Some(end) = text.find("\r\n\r\n") else {
+                continue;
+            };
+            let length = text[..end]
+                .lines()
+                .filter_map(|l| l.split_once(':'))
+                .find(|(name, _)| name.eq_ignore_ascii_case("content-length"))
+                .and_then(|(_, v)| v.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            if read.len() >= end + 4 + length {
+                return text.split(' ').next().map(str::to_owned);
+            }
+        }
+    }
+
+    fn common(url: &str, mode: &str, search: bool) -> Value {
+        json!({
+            "protocol": 1,
+            "now": "2026-01-01T00:00:00Z",
+            "provider": {
+                "base_url": url,
+                "credential": "sk_test_a",
+                "contract": {
+                    "idempotency": {"mode": mode, "header": "Idempotency-Key", "retention_s": 86400},
+                    "lookup": {"retrieve": false, "client_reference": search, "list_recent": false},
+                    "asynchronous": false,
+                    "webhooks": null
+                }
+            },
+            "client_timeout_ms": 5000
+        })
+    }
+
+    fn with_common(mut fields: Value, common: Value) -> Value {
+        if let (Some(fields), Value::Object(common)) = (fields.as_object_mut(), common) {
+            fields.extend(common);
+        }
+        fields
+    }
+
+    async fn execute(adapter: &DesignAdapter, common: Value) -> OutcomeReply {
+        let operation = json!({"id": "op-1", "action": "create", "resource": "tickets",
+                               "args": {"title": "Purchase review"}});
+        let request: ExecuteRequest =
+            serde_json::from_value(with_common(json!({"operation": operation}), common))
+                .expect("an execute request");
+        adapter.execute(request).await.expect("a reply")
+    }
+
+    async fn reconcile(adapter: &DesignAdapter, common: Value) -> OutcomeReply {
+        let request: OperationRequest =
+            serde_json::from_value(with_common(json!({"operation_id": "op-1"}), common))
+                .expect("a reconcile request");
+        adapter.reconcile(request).await.expect("a reply")
+    }
+
+    fn object(id: &str) -> Answer {
+        Some((
+            201,
+            json!({"id": id, "status": "succeeded", "client_reference": "op-1"}),
+        ))
+    }
+
+    fn error(status: u16, kind: &str) -> Answer {
+        Some((status, json!({"error": {"type": kind}})))
+    }
+
+    fn empty_page() -> Answer {
+        Some((200, json!({"data": [], "has_more": false})))
+    }
+
+    fn said(reply: &OutcomeReply) -> (OutcomeKind, Option<&str>, bool) {
+        (
+            reply.outcome,
+            reply.provider_ref.as_deref(),
+            reply.needs_review,
+        )
+    }
+
+    const REFUSALS: [(u16, &str); 5] = [
+        (400, "invalid_request"),
+        (401, "unauthorized"),
+        (404, "not_found"),
+        (413, "payload_too_large"),
+        (429, "rate_limited"),
+    ];
+
+    #[tokio::test]
+    async fn a_refused_retry_in_execute_leaves_the_operation_open() {
+        for (status, kind) in REFUSALS {
+            let dir = tempfile::tempdir().expect("state dir");
+            let adapter = DesignAdapter::open(dir.path(), EAGER).expect("adapter");
+            let provider = Scripted::start(vec![None, error(status, kind), object("tkt_1")]).await;
+            let common = common(&provider.url, "stripe", false);
+            let reply = execute(&adapter, common.clone()).await;
+            assert_eq!(
+                said(&reply),
+                (OutcomeKind::Unknown, None, false),
+                "{status}: {}",
+                reply.evidence
+            );
+            // The refusal ends the call's replays; the next climb starts again.
+            assert_eq!(provider.methods(), ["POST", "POST"], "{status}");
+            let later = reconcile(&adapter, common).await;
+            assert_eq!(
+                said(&later),
+                (OutcomeKind::Succeeded, Some("tkt_1"), false),
+                "{status}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refused_replay_in_reconcile_leaves_the_operation_open() {
+        for (status, kind) in REFUSALS {
+            let dir = tempfile::tempdir().expect("state dir");
+            let adapter = DesignAdapter::open(dir.path(), LAZY).expect("adapter");
+            let provider = Scripted::start(vec![None, error(status, kind), object("tkt_1")]).await;
+            let common = common(&provider.url, "stripe", false);
+            assert_eq!(
+                execute(&adapter, common.clone()).await.outcome,
+                OutcomeKind::Unknown
+            );
+            let refused = reconcile(&adapter, common.clone()).await;
+            assert_eq!(
+                said(&refused),
+                (OutcomeKind::Unknown, None, false),
+                "{status}: {}",
+                refused.evidence
+            );
+            let later = reconcile(&adapter, common).await;
+            assert_eq!(
+                said(&later),
+                (OutcomeKind::Succeeded, Some("tkt_1"), false),
+                "{status}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_first_refusal_is_final_and_a_flawed_design_takes_a_refused_retry_for_one() {
+        let dir = tempfile::tempdir().expect("state dir");
+        let adapter = DesignAdapter::open(dir.path(), EAGER).expect("adapter");
+        let provider = Scripted::start(vec![error(400, "invalid_request")]).await;
+        let reply = execute(&adapter, common(&provider.url, "stripe", false)).await;
+        assert_eq!(said(&reply), (OutcomeKind::Failed, None, false));
+
+        let flawed = Design {
+            flaw: Flaw::RefusedRetryIsFailure,
+            ..EAGER
+        };
+        let dir = tempfile::tempdir().expect("state dir");
+        let adapter = DesignAdapter::open(dir.path(), flawed).expect("adapter");
+        let provider = Scripted::start(vec![None, error(429, "rate_limited")]).await;
+        let reply = execute(&adapter, common(&provider.url, "stripe", false)).await;
+        assert_eq!(said(&reply), (OutcomeKind::Failed, None, false));
+    }
+
+    #[tokio::test]
+    async fn an_absence_seen_in_the_call_whose_unkeyed_create_was_lost_proves_nothing() {
+        let dir = tempfile::tempdir().expect("state dir");
+        let adapter = DesignAdapter::open(dir.path(), EAGER).expect("adapter");
+        let provider =
+            Scripted::start(vec![None, empty_page(), empty_page(), object("tkt_2")]).await;
+        let common = common(&provider.url, "none", true);
+        let reply = execute(&adapter, common.clone()).await;
+        assert_eq!(
+            said(&reply),
+            (OutcomeKind::Unknown, None, false),
+            "{}",
+            reply.evidence
+        );
+        assert_eq!(provider.methods(), ["POST", "GET"]);
+        // A later call's lookup is proof: that one creates again.
+        let later = reconcile(&adapter, common).await;
+        assert_eq!(said(&later), (OutcomeKind::Succeeded, Some("tkt_2"), false));
+        assert_eq!(provider.methods(), ["POST", "GET", "GET", "POST"]);
+
+        let flawed = Design {
+            flaw: Flaw::SameCallAbsence,
+            ..EAGER
+        };
+        let dir = tempfile::tempdir().expect("state dir");
+        let adapter = DesignAdapter::open(dir.path(), flawed).expect("adapter");
+        let provider = Scripted::start(vec![None, empty_page(), object("tkt_2")]).await;
+        execute(&adapter, self::common(&provider.url, "none", true)).await;
+        assert_eq!(provider.methods(), ["POST", "GET", "POST"]);
+    }
+
+    #[tokio::test]
+    async fn a_same_call_absence_with_a_retained_key_is_followed_by_a_replay_only() {
+        let dir = tempfile::tempdir().expect("state dir");
+        let adapter = DesignAdapter::open(dir.path(), EAGER).expect("adapter");
+        let script = vec![None, None, None, empty_page(), error(404, "not_found")];
+        let provider = Scripted::start(script).await;
+        let reply = execute(&adapter, common(&provider.url, "stripe", true)).await;
+        // The replay's refusal says nothing about the lost creates.
+        assert_eq!(
+            said(&reply),
+            (OutcomeKind::Unknown, None, false),
+            "{}",
+            reply.evidence
+        );
+        assert_eq!(provider.methods(), ["POST", "POST", "POST", "GET", "POST"]);
     }
 }

@@ -19,17 +19,30 @@
 //! | `flawed-replays-expired-keys` | as `eager` | | | replays whatever the key's age |
 //! | `flawed-last-writer-wins` | as `eager` | | | a genuine event overwrites anything |
 //! | `flawed-never-escalates` | as `eager` | | | never sets `needs_review` |
+//! | `flawed-refused-retry-is-failure` | as `eager` | | | a refusal of a create sent again after an ambiguous attempt is `failed` |
+//! | `flawed-same-call-absence` | as `eager` | | | an absence seen in the call whose create lost its answer is proof, and the create is sent again |
+//! | `flawed-ignores-contradiction` | as `eager` | | | an event that contradicts an operator's decision changes nothing |
 //!
 //! Decisions every design shares, where the contract leaves a choice:
-//! - 429 is `unknown`, not `failed`: nothing ran, and the record says so,
-//!   so the next climb sends the same request again without a lookup.
+//! - 429 is `unknown`, not `failed`, on any attempt: nothing ran, and the
+//!   record says so, so the next climb sends the same request again
+//!   (without a lookup when no earlier attempt is in doubt).
 //! - A 409 "in flight" is `pending` (the provider has the request), and the
 //!   climb stops there: anything else in the same call would race it.
 //! - A refusal (400/401/404/413) is `failed` only when no earlier attempt
-//!   is in doubt; after an ambiguous attempt it says nothing about that one.
+//!   is in doubt; after an ambiguous attempt (a same-key retry in `execute`,
+//!   a replay in `reconcile`) it refuses that request only, says nothing
+//!   about the earlier one, and ends the call's replays: the operation stays
+//!   open and the next climb starts again.
 //! - An absence seen in the very call whose create lost its answer leads to
 //!   a resend only when that resend is a retained-key replay: an unkeyed
-//!   re-create could overtake a create still on its way.
+//!   re-create could overtake a create still on its way. The earlier create
+//!   stays in doubt, so a refusal of that replay is not `failed` either.
+//! - An operator's resolution is final; a genuine event that contradicts it
+//!   later (an object alive where the person said `failed`, another live
+//!   object beside the one they named, the named object or, when they named
+//!   none, an object settled `failed`) keeps outcome and object and raises
+//!   the operation for review again.
 //! - `try-lock` applies to `execute` and `reconcile`; `webhook` and
 //!   `resolve` send nothing and wait for the lock, so a genuine event or an
 //!   operator's decision is never dropped for want of it.
@@ -118,6 +131,15 @@ pub enum Flaw {
     LastWriterWins,
     /// Never asks a person.
     NeverEscalates,
+    /// A refusal (400/401/404/413/429) of a create sent again after an
+    /// ambiguous attempt is taken for the operation's failure.
+    RefusedRetryIsFailure,
+    /// An absence seen in the call whose create lost its answer is taken
+    /// for proof, and the create is sent again whatever the key.
+    SameCallAbsence,
+    /// A genuine event that contradicts an operator's decision changes
+    /// nothing: the operation is not raised for review again.
+    IgnoresContradiction,
 }
 
 /// `eager`: replays at once after an ambiguous answer, key first, blocking lock.
@@ -154,12 +176,20 @@ const CORRECT: [(&str, Design); 4] = [
     ("try-lock", TRY_LOCK),
 ];
 
-const FLAWED: [(&str, Flaw); 5] = [
+/// The flawed designs, by name: the one list every enumeration of them
+/// (the catalogue, `design <name>`, `lostreply validate --prove`) reads.
+const FLAWED: [(&str, Flaw); 8] = [
     ("flawed-in-flight-is-failure", Flaw::InFlightIsFailure),
     ("flawed-unlocked", Flaw::Unlocked),
     ("flawed-replays-expired-keys", Flaw::ReplaysExpiredKeys),
     ("flawed-last-writer-wins", Flaw::LastWriterWins),
     ("flawed-never-escalates", Flaw::NeverEscalates),
+    (
+        "flawed-refused-retry-is-failure",
+        Flaw::RefusedRetryIsFailure,
+    ),
+    ("flawed-same-call-absence", Flaw::SameCallAbsence),
+    ("flawed-ignores-contradiction", Flaw::IgnoresContradiction),
 ];
 
 /// Builds adapters of one named design.
@@ -233,7 +263,8 @@ mod tests {
             .chain(flawed_designs().iter())
             .map(|f| f.name())
             .collect();
-        assert_eq!(names.len(), 9);
+        assert_eq!(names.len(), CORRECT.len() + FLAWED.len());
+        assert_eq!(names.len(), 12);
         for name in &names {
             assert_eq!(
                 design(name).map(|f| f.name()).as_deref(),

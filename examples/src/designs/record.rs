@@ -71,6 +71,11 @@ pub struct Record {
     pub inconclusive_climbs: u32,
     /// Webhook ids already handled, oldest first.
     pub webhook_ids_seen: Vec<String>,
+    /// The outcome is an operator's decision: final, and raised for review
+    /// again (never changed) when a genuine event contradicts it. A record
+    /// written without the field holds no such decision.
+    #[serde(default)]
+    pub resolved_by_person: bool,
 }
 
 impl Record {
@@ -91,6 +96,7 @@ impl Record {
             creates_sent: 0,
             inconclusive_climbs: 0,
             webhook_ids_seen: Vec::new(),
+            resolved_by_person: false,
         }
     }
 
@@ -151,6 +157,40 @@ impl Record {
             self.needs_review = false;
             self.inconclusive_climbs = 0;
         }
+    }
+
+    /// What an event showing object `seen` in `outcome` says against the
+    /// operator's decision this record holds, or `None` when it agrees (or
+    /// the outcome is not a person's): an object alive where the person
+    /// said `failed`, another live object beside the one they named, the
+    /// named object settled `failed`, or, when they named none, an object
+    /// settled `failed`.
+    pub fn contradiction(&self, outcome: OutcomeKind, seen: &str) -> Option<String> {
+        if !self.resolved_by_person {
+            return None;
+        }
+        let alive = outcome != OutcomeKind::Failed;
+        match (self.outcome, self.provider_ref.as_deref()) {
+            (OutcomeKind::Failed, _) => alive.then(|| format!("the provider holds {seen}")),
+            (OutcomeKind::Succeeded, Some(named)) if named == seen => {
+                (!alive).then(|| format!("{seen} settled failed"))
+            }
+            (OutcomeKind::Succeeded, Some(_)) => {
+                alive.then(|| format!("the provider also holds {seen}"))
+            }
+            (OutcomeKind::Succeeded, None) => (!alive).then(|| format!("{seen} settled failed")),
+            (OutcomeKind::Pending | OutcomeKind::Unknown, _) => None,
+        }
+    }
+
+    /// Raises a decision a genuine event contradicts for review again,
+    /// keeping its outcome and object: the person decides again.
+    pub fn review_again(&mut self, why: &str, seen: &str) {
+        self.needs_review = true;
+        self.evidence = format!(
+            "{}; then {seen}, which contradicts the decision ({why}): a person must review again",
+            self.evidence
+        );
     }
 
     /// Remembers a webhook id; false when it was already handled.
@@ -223,6 +263,70 @@ mod tests {
         for good in ["op-1", "A.b_c-9", "..", &"x".repeat(64)] {
             assert!(OpId::parse(good).is_ok(), "{good:?}");
         }
+    }
+
+    fn resolved(outcome: OutcomeKind, provider_ref: Option<&str>) -> Option<Record> {
+        let id = OpId::parse("op-1").ok()?;
+        let operation = Operation {
+            id: "op-1".to_owned(),
+            action: "create".to_owned(),
+            resource: "tickets".to_owned(),
+            tool: None,
+            args: Map::new(),
+        };
+        let mut record = Record::intent(&id, &operation, Timestamp::UNIX_EPOCH);
+        record.outcome = outcome;
+        record.provider_ref = provider_ref.map(str::to_owned);
+        record.resolved_by_person = true;
+        Some(record)
+    }
+
+    #[test]
+    fn events_that_contradict_a_decision_are_told_from_those_that_agree() {
+        let contradicting = [
+            (Failed, None, Pending, "tkt_1"),
+            (Failed, None, Succeeded, "tkt_1"),
+            (Succeeded, Some("tkt_9"), Pending, "tkt_2"),
+            (Succeeded, Some("tkt_9"), Failed, "tkt_9"),
+            (Succeeded, None, Failed, "tkt_1"),
+        ];
+        for (decided, named, outcome, seen) in contradicting {
+            let record = resolved(decided, named);
+            let why = record.as_ref().and_then(|r| r.contradiction(outcome, seen));
+            assert!(why.is_some(), "{decided:?} {named:?} vs {seen} {outcome:?}");
+        }
+        let agreeing = [
+            (Failed, None, Failed, "tkt_1"),
+            (Succeeded, Some("tkt_9"), Pending, "tkt_9"),
+            (Succeeded, Some("tkt_9"), Succeeded, "tkt_9"),
+            (Succeeded, Some("tkt_9"), Failed, "tkt_2"),
+            (Succeeded, None, Succeeded, "tkt_1"),
+        ];
+        for (decided, named, outcome, seen) in agreeing {
+            let record = resolved(decided, named);
+            let why = record.as_ref().and_then(|r| r.contradiction(outcome, seen));
+            assert_eq!(why, None, "{decided:?} {named:?} vs {seen} {outcome:?}");
+        }
+        // An outcome the adapter reached itself is no person's decision.
+        let mut own = resolved(Failed, None);
+        if let Some(own) = own.as_mut() {
+            own.resolved_by_person = false;
+        }
+        assert_eq!(own.and_then(|r| r.contradiction(Succeeded, "tkt_1")), None);
+    }
+
+    #[test]
+    fn a_record_without_the_decision_flag_reads_as_no_decision() {
+        let Some(record) = resolved(Succeeded, Some("tkt_9")) else {
+            panic!("fixture");
+        };
+        let mut json = serde_json::to_value(&record).unwrap_or_default();
+        assert_eq!(json["resolved_by_person"], true);
+        if let Some(fields) = json.as_object_mut() {
+            fields.remove("resolved_by_person");
+        }
+        let old: Option<Record> = serde_json::from_value(json).ok();
+        assert_eq!(old.map(|r| r.resolved_by_person), Some(false));
     }
 
     #[test]
