@@ -176,6 +176,37 @@ fn flawed() -> Vec<Flawed> {
             caught_by: &[("case10-review-then-late-event", "invariant 4")],
         },
         Flawed {
+            name: "eager, but a refused retry is a failure",
+            factory: design("flawed-refused-retry-is-failure"),
+            caught_by: &[
+                ("extra-refused-retry-after-commit", "invariant 3"),
+                ("extra-refused-replay-while-lookups-fail", "invariant 3"),
+            ],
+        },
+        Flawed {
+            name: "eager, but a same-call absence is proof",
+            factory: design("flawed-same-call-absence"),
+            caught_by: &[("extra-same-call-absence-unkeyed", "invariant 1")],
+        },
+        Flawed {
+            name: "eager, but a contradicted resolution is left alone",
+            factory: design("flawed-ignores-contradiction"),
+            caught_by: &[
+                (
+                    "extra-operator-failed-against-ledger",
+                    "rule review-after-contradiction",
+                ),
+                (
+                    "extra-operator-names-another-object",
+                    "rule review-after-contradiction",
+                ),
+                (
+                    "extra-operator-succeeded-without-id",
+                    "rule review-after-contradiction",
+                ),
+            ],
+        },
+        Flawed {
             name: "eager, but never asks a person",
             factory: design("flawed-never-escalates"),
             caught_by: &[

@@ -2,9 +2,9 @@
 
 use lostreply_reports::model::Signals;
 use lostreply_reports::model::{
-    CallEnd, CallRecord, Check, EffectRecord, ErrorRecord, McpClientReport, OperationReport,
-    OperationSpec, Outcome, RequestRecord, ScenarioReport, SharedJson, Verdict, Violation,
-    WindowFigures,
+    CallEnd, CallRecord, Check, EffectRecord, ErrorRecord, Finding, McpClientReport,
+    OperationReport, OperationSpec, Outcome, RequestRecord, ScenarioReport, SharedJson, Verdict,
+    Violation, WindowFigures,
 };
 use lostreply_reports::shared_str::Recent;
 use lostreply_simulator::{
@@ -64,6 +64,7 @@ pub fn scenario_report_on(
         signals,
         effects_of_op,
         op_of_effect,
+        findings,
     } = prepared;
     let mut obs = obs;
     // The ledger's records first, alone: an effect's arguments are its
@@ -152,6 +153,7 @@ pub fn scenario_report_on(
         ledger,
         deliveries,
         violations,
+        findings,
         errors,
     }
 }
@@ -215,6 +217,8 @@ pub struct Prepared {
     /// effect's group, or [`NONE`] (which names no operation) if it has none.
     /// (A `u32`: 4 bytes an effect where `Option<usize>` took 16.)
     op_of_effect: Vec<Pos>,
+    /// The resolutions that contradict the ledger (`check::resolution`).
+    findings: Vec<Finding>,
 }
 
 /// See [`Prepared`].
@@ -239,6 +243,7 @@ pub fn prepare(obs: &Observation, attribution: &Attribution<'_>) -> Prepared {
         signals: crate::signals::compute(obs, attribution),
         effects_of_op,
         op_of_effect,
+        findings: crate::check::resolution::findings(obs, attribution),
     }
 }
 
@@ -323,6 +328,7 @@ fn verdict(violations: &[Violation], infra_failed: bool, adapter_failed: bool) -
     let invariant_broken = violations.iter().any(|v| match v.check {
         Check::Invariant(_) => true,
         Check::Expectation { .. } => false,
+        Check::Rule { .. } => true,
     });
     if invariant_broken {
         Verdict::Violated

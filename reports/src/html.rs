@@ -319,7 +319,7 @@ fn write_backlog(w: &mut dyn Write, backlog: &[BacklogItem]) -> io::Result<()> {
     writeln!(w, "<h2>Operator backlog</h2>")?;
     writeln!(
         w,
-        "<p>Operations left <code>unknown</code> with <code>needs_review</code>: a person must decide.</p>"
+        "<p>Operations whose final status has <code>needs_review</code> (left <code>unknown</code>, or an operator's decision that later evidence contradicted): a person must decide.</p>"
     )?;
     writeln!(
         w,
@@ -382,6 +382,7 @@ fn write_scenario(w: &mut dyn Write, position: usize, scenario: &ScenarioReport)
     let marks = evidence_marks(scenario);
     timeline::write_timeline(w, &anchor, scenario, &marks)?;
     write_violations(w, &anchor, scenario)?;
+    write_findings(w, &anchor, scenario)?;
     write_errors(w, scenario)?;
     writeln!(
         w,
@@ -408,6 +409,35 @@ fn evidence_marks(scenario: &ScenarioReport) -> EvidenceMarks {
         }
     }
     marks
+}
+
+/// A scenario's findings: what a person should look at again, which the
+/// verdict does not count.
+fn write_findings(w: &mut dyn Write, anchor: &str, scenario: &ScenarioReport) -> io::Result<()> {
+    if scenario.findings.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        w,
+        "<p class=\"findings-intro\">{}</p>",
+        escape(text::FINDINGS_INTRO)
+    )?;
+    writeln!(w, "<ul class=\"findings\">")?;
+    for finding in &scenario.findings {
+        writeln!(
+            w,
+            "<li class=\"finding\" data-kind=\"{}\" data-operation=\"{}\">{}",
+            finding.kind.name(),
+            escape(&finding.operation_id),
+            escape(&text::finding_heading(finding))
+        )?;
+        writeln!(w, "<ul class=\"evidence-list\">")?;
+        for evidence in &finding.evidence {
+            write_evidence_item(w, anchor, scenario, evidence)?;
+        }
+        writeln!(w, "</ul></li>")?;
+    }
+    writeln!(w, "</ul>")
 }
 
 fn write_violations(w: &mut dyn Write, anchor: &str, scenario: &ScenarioReport) -> io::Result<()> {

@@ -19,6 +19,7 @@ pub fn write_markdown(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     for scenario in text::failing(&report.scenarios) {
         write_failure(w, scenario)?;
     }
+    write_findings(w, report)?;
     let backlog = report.backlog();
     if !backlog.is_empty() {
         write_backlog(w, &backlog)?;
@@ -117,11 +118,38 @@ fn write_failure(w: &mut dyn Write, scenario: &ScenarioReport) -> io::Result<()>
     write_code_block(w, "sh", &[text::one_line(&scenario.reproduce)])
 }
 
+/// The run's findings, each under its scenario, with its evidence.
+fn write_findings(w: &mut dyn Write, report: &Report) -> io::Result<()> {
+    let mut findings = report.findings().peekable();
+    if findings.peek().is_none() {
+        return Ok(());
+    }
+    writeln!(w, "### Findings\n")?;
+    writeln!(w, "{}\n", inline(text::FINDINGS_INTRO))?;
+    for (scenario, finding) in findings {
+        writeln!(
+            w,
+            "{}: {}\n",
+            code_span(&scenario.id),
+            inline(&text::finding_heading(finding))
+        )?;
+        let lines: Vec<String> = finding
+            .evidence
+            .iter()
+            .map(|e| text::evidence_line(scenario, e))
+            .collect();
+        if !lines.is_empty() {
+            write_code_block(w, "text", &lines)?;
+        }
+    }
+    Ok(())
+}
+
 fn write_backlog(w: &mut dyn Write, backlog: &[BacklogItem]) -> io::Result<()> {
     writeln!(w, "### Operator backlog\n")?;
     writeln!(
         w,
-        "Operations left `unknown` with `needs_review`: a person must decide.\n"
+        "Operations whose final status has `needs_review` (left `unknown`, or an operator's decision that later evidence contradicted): a person must decide.\n"
     )?;
     writeln!(
         w,

@@ -316,6 +316,7 @@ mod tests {
             ledger: vec![],
             deliveries: vec![],
             violations: vec![],
+            findings: vec![],
             errors: vec![],
             mcp_client: None,
             signals: Default::default(),

@@ -134,6 +134,11 @@ pub struct ScenarioReport {
     pub deliveries: Vec<DeliveryRecord>,
     /// What failed, with evidence. Empty when passed.
     pub violations: Vec<Violation>,
+    /// What the run shows that is no adapter's fault but a person should
+    /// see (a resolution that contradicts the ledger). They never change
+    /// the verdict. Absent from JSON when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Finding>,
     /// Adapter or infrastructure errors (the verdict says which).
     pub errors: Vec<ErrorRecord>,
     /// For an MCP scenario: the client windows the adapter was given, scaled,
@@ -366,6 +371,10 @@ pub struct DeliveryRecord {
     pub event_id: String,
     /// Event type: `tickets.created`.
     pub event_type: String,
+    /// The id of the object the event is about (absent in reports written
+    /// before deliveries named it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object_id: Option<String>,
     /// True when its signature was deliberately wrong.
     pub forged: bool,
     /// Which delivery of this event this was (1, 2 for a duplicate…).
@@ -399,6 +408,64 @@ pub enum Check {
         /// `final`, `after_step`, `effects` or `needs_review`.
         key: String,
     },
+    /// A rule of the adapter protocol beyond the seven invariants, checked
+    /// in every scenario where its situation arises.
+    Rule {
+        /// Which rule.
+        rule: Rule,
+    },
+}
+
+/// The adapter protocol's rules checked beside the seven invariants
+/// (docs/adapter-protocol.md, "Resolutions").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rule {
+    /// A final resolution that later evidence contradicts keeps its outcome
+    /// and is raised for review again (`needs_review: true`).
+    ReviewAfterContradiction,
+}
+
+impl Rule {
+    /// The rule's name, as JSON and every writer spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::ReviewAfterContradiction => "review-after-contradiction",
+        }
+    }
+}
+
+/// Something a person should see that is no adapter's fault.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    /// What kind of finding.
+    pub kind: FindingKind,
+    /// The operation concerned.
+    pub operation_id: String,
+    /// One sentence: what the run shows.
+    pub message: String,
+    /// What shows it.
+    pub evidence: Vec<Evidence>,
+}
+
+/// The kinds of [`Finding`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FindingKind {
+    /// An operator's resolution says what the provider's ledger contradicts:
+    /// `failed` while an effect exists, or `succeeded` naming no effect of
+    /// the operation. The adapter applies it (a person's word is final);
+    /// the report shows it so that a person looks again.
+    ResolutionContradictsLedger,
+}
+
+impl FindingKind {
+    /// The kind's name, as JSON and every writer spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            FindingKind::ResolutionContradictsLedger => "resolution-contradicts-ledger",
+        }
+    }
 }
 
 /// A pointer to what shows a violation.
@@ -438,7 +505,7 @@ pub struct ErrorRecord {
     pub message: String,
 }
 
-/// An operation left `unknown` with `needs_review`: a person must decide.
+/// An operation whose final status has `needs_review`: a person must decide.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BacklogItem {
     /// Scenario id.
@@ -481,14 +548,23 @@ impl Report {
         t
     }
 
-    /// The operator's backlog: every operation whose final status is `unknown` with
+    /// Every scenario's findings, with their scenario, in report order.
+    pub fn findings(&self) -> impl Iterator<Item = (&ScenarioReport, &Finding)> {
+        self.scenarios
+            .iter()
+            .flat_map(|s| s.findings.iter().map(move |f| (s, f)))
+    }
+
+    /// The operator's backlog: every operation whose final status has
     /// `needs_review`, across scenarios.
     pub fn backlog(&self) -> Vec<BacklogItem> {
         let mut items = Vec::new();
         for s in &self.scenarios {
             for op in &s.operations {
                 if let Some(o) = &op.final_outcome {
-                    if o.outcome == OutcomeKind::Unknown && o.needs_review {
+                    // `unknown` in review, or a person's decision that later
+                    // evidence contradicted, raised for review again.
+                    if o.needs_review {
                         items.push(BacklogItem {
                             scenario: s.id.clone(),
                             operation_id: op.id.clone(),

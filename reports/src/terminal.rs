@@ -120,6 +120,7 @@ fn summary(
         writeln!(w)?;
         write_failure(w, scenario, style)?;
     }
+    write_findings(w, report, style)?;
     let backlog = report.backlog();
     if !backlog.is_empty() {
         writeln!(w)?;
@@ -211,6 +212,29 @@ pub(crate) fn failure_lines(scenario: &ScenarioReport, style: TerminalStyle) -> 
     lines
 }
 
+/// The run's findings, each under its scenario, with its evidence.
+fn write_findings(w: &mut dyn Write, report: &Report, style: TerminalStyle) -> io::Result<()> {
+    let mut findings = report.findings().peekable();
+    if findings.peek().is_none() {
+        return Ok(());
+    }
+    writeln!(w)?;
+    writeln!(w, "{}", style.paint(Paint::Bold, text::FINDINGS_INTRO))?;
+    for (scenario, finding) in findings {
+        writeln!(
+            w,
+            "  {} {}: {}",
+            style.paint(Paint::Yellow, "finding"),
+            style.paint(Paint::Bold, &text::one_line(&scenario.id)),
+            text::finding_heading(finding)
+        )?;
+        for evidence in &finding.evidence {
+            writeln!(w, "    {}", text::evidence_line(scenario, evidence))?;
+        }
+    }
+    Ok(())
+}
+
 fn write_backlog(
     w: &mut dyn Write,
     backlog: &[BacklogItem],
@@ -218,7 +242,7 @@ fn write_backlog(
 ) -> io::Result<()> {
     writeln!(
         w,
-        "{} ({} left unknown, a person must decide):",
+        "{} ({} in review, a person must decide):",
         style.paint(Paint::Bold, "Operator backlog"),
         text::count(backlog.len(), "operation", "operations")
     )?;

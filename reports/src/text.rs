@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::model::{
-    CallEnd, CallRecord, Check, DeliveryRecord, EffectRecord, ErrorRecord, Evidence,
+    CallEnd, CallRecord, Check, DeliveryRecord, EffectRecord, ErrorRecord, Evidence, Finding,
     McpClientReport, RequestRecord, ScenarioReport, Totals, Verdict, Violation,
 };
 
@@ -35,13 +35,14 @@ pub(crate) fn verdict_words(verdict: Verdict) -> &'static str {
     }
 }
 
-/// `invariant 1 (at-most-once)` or `expectation expect.final`.
+/// `invariant 1 (at-most-once)`, `expectation expect.final` or `rule review-after-contradiction`.
 pub(crate) fn check_label(check: &Check) -> String {
     match check {
         Check::Invariant(invariant) => {
             format!("invariant {} ({})", invariant.number(), invariant.name())
         }
         Check::Expectation { key } => format!("expectation expect.{}", one_line(key)),
+        Check::Rule { rule } => format!("rule {}", rule.name()),
     }
 }
 
@@ -347,6 +348,20 @@ pub(crate) fn violation_heading(violation: &Violation) -> String {
     let _ = write!(heading, ": {}", one_line(&violation.message));
     heading
 }
+
+/// `finding resolution-contradicts-ledger, op-1: the operator resolved failed, but ...`
+pub(crate) fn finding_heading(finding: &Finding) -> String {
+    format!(
+        "finding {}, {}: {}",
+        finding.kind.name(),
+        one_line(&finding.operation_id),
+        one_line(&finding.message)
+    )
+}
+
+/// What every writer says above a run's findings.
+pub(crate) const FINDINGS_INTRO: &str =
+    "Findings: no adapter's fault, and the verdict does not count them; a person should look again.";
 
 /// `in step 2, call 3: the adapter's stdout was not JSON`
 pub(crate) fn error_heading(error: &ErrorRecord) -> String {

@@ -35,6 +35,7 @@ pub fn check_name(check: &Check) -> String {
             format!("invariant {} ({})", invariant.number(), invariant.name())
         }
         Check::Expectation { key } => format!("expect.{key}"),
+        Check::Rule { rule } => format!("rule {}", rule.name()),
     }
 }
 

@@ -175,11 +175,7 @@ pub(crate) fn findings(obs: &Observation, a: &Attribution<'_>) -> Vec<Finding> {
                 found.push(Finding {
                     kind: FindingKind::ResolutionContradictsLedger,
                     operation_id: op.id.to_string(),
-                    message: format!(
-                        "{}: the operator resolved {}, but {why}",
-                        op.id,
-                        decision.describe()
-                    ),
+                    message: format!("the operator resolved {}, but {why}", decision.describe()),
                     evidence,
                 });
             }

@@ -83,6 +83,7 @@ pub(super) fn check_token(check: &Check) -> String {
     match check {
         Check::Invariant(invariant) => format!("invariant-{}", invariant.number()),
         Check::Expectation { key } => format!("expectation-{key}"),
+        Check::Rule { rule } => format!("rule-{}", rule.name()),
     }
 }
 
