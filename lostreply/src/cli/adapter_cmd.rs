@@ -7,7 +7,8 @@ use lostreply_harness::exit;
 
 #[derive(Debug, Args)]
 pub(super) struct AdapterArgs {
-    /// The bundled adapter (reference).
+    /// The bundled adapter: reference, a design of the examples (eager, lazy, lookup-first,
+    /// try-lock, and the flawed ones), a naive adapter (naive-01-fails-on-timeout, ...).
     name: String,
     /// The call: execute, reconcile, webhook, resolve or status.
     call: String,
@@ -18,7 +19,7 @@ pub(super) async fn adapter(args: AdapterArgs) -> i32 {
         eprintln!(
             "lostreply adapter: no bundled adapter named {:?} (bundled: {})",
             args.name,
-            crate::bundled::ADAPTERS.join(", ")
+            crate::bundled::names().join(", ")
         );
         return exit::BAD_INPUT;
     };

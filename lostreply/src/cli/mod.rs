@@ -11,8 +11,7 @@ mod report_cmd;
 mod run_cmd;
 mod select;
 mod serve_cmd;
-
-use std::path::PathBuf;
+mod validate_cmd;
 
 use clap::{Parser, Subcommand};
 
@@ -26,7 +25,7 @@ use lostreply_harness::exit;
     version,
     about,
     long_about = None,
-    after_help = "Exit codes: 0 everything held, 1 a violation, 2 bad input or usage, 3 an adapter or infrastructure error."
+    after_help = "Exit codes: 0 everything held, 1 a violation, 2 bad input or usage, 3 an adapter or infrastructure error.\nvalidate --prove: 1 a scenario is impossible or design-bound, 2 also when a scenario cannot be judged (a provider profile other than generic), 3 the harness failed on a run."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -37,13 +36,9 @@ pub struct Cli {
 enum Command {
     /// Run scenarios against an adapter (default: the built-in library against the reference adapter).
     Run(run_cmd::RunArgs),
-    /// Check scenario and profile files without running them.
-    Validate {
-        /// Scenario or profile files, or directories of them (a profile file has a top-level
-        /// `resources:` or `routes:` and no `steps:`).
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-    },
+    /// Check scenario and profile files without running them; with --prove, run them against
+    /// the bundled designs to show whether each asks only what the contract asks.
+    Validate(validate_cmd::ValidateArgs),
     /// Print the JSON Schema of the scenario format (for editors).
     Schema,
     /// List the scenarios a run would take (default: the built-in library), without running them.
@@ -87,7 +82,7 @@ pub fn main() -> i32 {
     runtime.block_on(async move {
         match cli.command {
             Command::Run(args) => run_cmd::run(args).await,
-            Command::Validate { paths } => validate(&paths),
+            Command::Validate(args) => validate_cmd::validate(args).await,
             Command::Schema => {
                 match serde_json::to_string_pretty(&lostreply_harness::scenario::schema()) {
                     Ok(text) => println!("{text}"),
@@ -106,30 +101,4 @@ pub fn main() -> i32 {
             Command::Profile(args) => profile_cmd::profile(args),
         }
     })
-}
-
-fn validate(paths: &[PathBuf]) -> i32 {
-    let split = match profile_cmd::split(paths) {
-        Ok(split) => split,
-        Err(message) => {
-            eprintln!("{message}");
-            return exit::BAD_INPUT;
-        }
-    };
-    let mut code = profile_cmd::validate_profiles(&split.profiles);
-    if split.scenarios.is_empty() {
-        return code;
-    }
-    match lostreply_harness::scenario::select::load_paths(&split.scenarios) {
-        Ok(scenarios) => {
-            for s in &scenarios {
-                println!("ok  {}  ({}, {} steps)", s.path, s.id, s.steps.len());
-            }
-        }
-        Err(message) => {
-            eprintln!("{message}");
-            code = exit::BAD_INPUT;
-        }
-    }
-    code
 }

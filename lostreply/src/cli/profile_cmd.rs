@@ -1,6 +1,7 @@
 //! `lostreply profile show NAME` and `lostreply profile schema`, and the
 //! profile files `lostreply validate` finds among its paths (docs/profiles.md).
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
@@ -100,9 +101,10 @@ fn is_profile_file(path: &Path) -> bool {
     small && std::fs::read_to_string(path).is_ok_and(|text| is_profile_text(&text))
 }
 
-/// Checks each profile file: `ok` lines on stdout, every problem as
-/// `file:line:column: message` on stderr. Exit code 0, or 2 if any is invalid.
-pub(super) fn validate_profiles(paths: &[PathBuf]) -> i32 {
+/// Checks each profile file: `ok` lines on `ok` (stdout, or stderr where
+/// stdout is kept for JSON), every problem as `file:line:column: message`
+/// on stderr. Exit code 0, or 2 if any is invalid.
+pub(super) fn validate_profiles(paths: &[PathBuf], ok: &mut dyn Write) -> i32 {
     let mut code = exit::OK;
     for path in paths {
         match read_profile_file(path) {
@@ -112,7 +114,9 @@ pub(super) fn validate_profiles(paths: &[PathBuf]) -> i32 {
                     Routes::Declared(resources) if resources.len() == 1 => "1 resource".to_owned(),
                     Routes::Declared(resources) => format!("{} resources", resources.len()),
                 };
-                println!(
+                // A closed stdout is no reason to call a good file bad.
+                let _ = writeln!(
+                    ok,
                     "ok  {}  (profile {}, {routes})",
                     path.display(),
                     profile.name

@@ -58,7 +58,7 @@ pub(super) async fn run(args: RunArgs) -> i32 {
                 None => {
                     return usage(&format!(
                         "--builtin {name}: no such adapter (bundled: {})",
-                        crate::bundled::ADAPTERS.join(", ")
+                        crate::bundled::names().join(", ")
                     ))
                 }
             }
