@@ -564,3 +564,50 @@ fn serve_stops_cleanly_on_sigterm_sent_right_after_its_first_line() {
         assert_eq!(exit.code(), Some(0), "clean shutdown, not death by SIGTERM");
     }
 }
+
+/// An operator's resolution that the ledger contradicts is the person's
+/// word: the reference adapter applies it, passes, and the report lists the
+/// contradiction as a finding (with the resolve call and the effect), in
+/// JSON and in the terminal summary, and the operation in the backlog.
+#[test]
+fn a_resolution_against_the_ledger_passes_and_is_reported_as_a_finding() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let reports = dir.path().join("out");
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios/extra-operator-failed-against-ledger.yaml");
+    let out = lostreply(&[
+        "run",
+        "--format",
+        "json",
+        "--report-dir",
+        reports.to_str().expect("utf8"),
+        scenario.to_str().expect("utf8"),
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("finding resolution-contradicts-ledger, op-1: the operator resolved failed (no provider_ref), but the provider holds tkt_"),
+        "{stdout}"
+    );
+    let json: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(reports.join("lostreply.json")).expect("the JSON report"),
+    )
+    .expect("JSON");
+    let scenario = &json["scenarios"][0];
+    assert_eq!(scenario["verdict"], "passed");
+    let findings = scenario["findings"].as_array().expect("findings");
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0]["kind"], "resolution-contradicts-ledger");
+    let kinds: Vec<&str> = findings[0]["evidence"]
+        .as_array()
+        .expect("evidence")
+        .iter()
+        .filter_map(|e| e["kind"].as_str())
+        .collect();
+    assert_eq!(kinds, ["call", "effect"]);
+    let fin = &scenario["operations"][0]["final_outcome"];
+    assert_eq!(
+        (&fin["outcome"], &fin["needs_review"]),
+        (&"failed".into(), &true.into())
+    );
+}
