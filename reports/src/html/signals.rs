@@ -9,7 +9,7 @@
 
 use std::io::{self, Write};
 
-use super::escape;
+use super::{escape, scenario_anchor};
 use crate::model::{ConfirmedBy, Report, SignalTotals, Signals};
 use crate::signals::percent;
 
@@ -96,12 +96,13 @@ fn write_chart(w: &mut dyn Write, totals: &SignalTotals) -> io::Result<()> {
     writeln!(w, "</svg>")
 }
 
-/// A row for each scenario with any signal.
+/// A row for each scenario with any signal, linked to its section.
 fn write_scenarios(w: &mut dyn Write, report: &Report) -> io::Result<()> {
     let mut with_signals = report
         .scenarios
         .iter()
-        .filter(|s| s.signals != Signals::default())
+        .enumerate()
+        .filter(|(_, s)| s.signals != Signals::default())
         .peekable();
     if with_signals.peek().is_none() {
         return Ok(());
@@ -111,12 +112,13 @@ fn write_scenarios(w: &mut dyn Write, report: &Report) -> io::Result<()> {
         w,
         "<tr><th>Scenario</th><th>Unknown replies</th><th>Ambiguous</th><th>Confirmed</th><th>Median / max to confirmation</th><th>Keys near expiry</th><th>Late duplicates</th><th>Reconciles</th><th>Needs review</th><th>Left unknown</th></tr>"
     )?;
-    for scenario in with_signals {
+    for (position, scenario) in with_signals {
         let t = SignalTotals::of(std::slice::from_ref(scenario));
         let spread = t.spread_text();
         writeln!(
             w,
-            "<tr data-scenario=\"{id}\"><td><code>{id}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{spread}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr data-scenario=\"{id}\"><td><a href=\"#{}\"><code>{id}</code></a></td><td>{}</td><td>{}</td><td>{}</td><td>{spread}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            scenario_anchor(position),
             t.unknown_reply_count(),
             t.ambiguous_operations,
             t.confirmed_by.total(),
