@@ -265,3 +265,26 @@ fn prove_flags_are_checked() {
         );
     }
 }
+
+#[test]
+fn every_adapter_a_proof_runs_is_bundled() {
+    let out = lostreply(&["adapter", "no-such-adapter", "status"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    let designs = lostreply_examples::correct_designs()
+        .into_iter()
+        .chain(lostreply_examples::flawed_designs())
+        .map(|f| f.name());
+    let naive = lostreply_examples::naive_adapters()
+        .into_iter()
+        .map(|(_, f)| f.name());
+    let mcp = lostreply_examples::naive_mcp::FACTORIES
+        .iter()
+        .map(|f| f.name.to_owned());
+    for name in designs.chain(naive).chain(mcp) {
+        assert!(
+            stderr.contains(&format!(" {name}")),
+            "{name} not bundled: {stderr}"
+        );
+    }
+}
