@@ -123,6 +123,7 @@ nav.failed-index { border-left: 4px solid var(--red); padding: 2px 0 2px 12px; m
 nav.failed-index ol { padding-left: 20px; margin: 4px 0; } nav.failed-index ul { padding-left: 16px; margin: 2px 0 6px; }
 nav.failed-index li li a { color: var(--red); }
 details.index > summary, section.scenario > details > summary { cursor: pointer; }
+details.index { margin: 8px 0 16px; }
 section.scenario { border-top: 2px solid #e3e3e8; padding-top: 14px; margin-top: 22px; }
 section.scenario > details > summary h2 { display: inline; }
 section.scenario.passed { border-top-width: 1px; padding-top: 6px; margin-top: 6px; }

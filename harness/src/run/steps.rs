@@ -30,25 +30,36 @@ const QUIET_MARGIN: Duration = Duration::from_secs(2);
 /// How many adapter calls a step starts at once (what a gather may wait for).
 fn live_calls(step: &Step) -> usize {
     match step {
-        Step::Parallel(inner) => inner
-            .iter()
-            .map(|s| match s {
-                Step::Webhook { deliveries, .. } => *deliveries as usize,
-                Step::Execute { .. }
-                | Step::Reconcile { .. }
-                | Step::Status { .. }
-                | Step::Resolve { .. }
-                | Step::Advance { .. }
-                | Step::Parallel(_) => 1,
-            })
-            .sum(),
+        Step::Parallel(inner) => inner.iter().map(live_calls).sum(),
+        Step::Webhook { deliveries, .. } => *deliveries as usize,
+        Step::During { call, .. } => live_calls(call),
         Step::Execute { .. }
         | Step::Reconcile { .. }
         | Step::Status { .. }
         | Step::Resolve { .. }
-        | Step::Advance { .. }
-        | Step::Webhook { .. } => 1,
+        | Step::Advance { .. } => 1,
     }
+}
+
+/// The calls of a `parallel` step still open, which the calls that wait
+/// (a webhook for its event, a call for its `during` request) give up on.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    /// `execute` and `reconcile` calls started and not returned (a `during`
+    /// one counts once it starts): what may still commit an effect.
+    committers: usize,
+    /// Calls without `during` not returned: what may still send the request
+    /// a `during` call waits for.
+    plain: usize,
+}
+
+/// One delivery a parallel step made: its call, and what the report says of it.
+struct MadeDelivery {
+    index: usize,
+    event: lostreply_simulator::Event,
+    forged: bool,
+    attempt: u32,
+    op: OpId,
 }
 
 /// The state of one scenario run while its steps execute.
@@ -171,59 +182,7 @@ impl<'a> StepRunner<'a> {
                 format!("advance {}", humantime::format_duration(*by))
             }
             Step::Parallel(inner) => {
-                let mut specs = Vec::new();
-                let mut deliveries = Vec::new();
-                for s in inner {
-                    match s {
-                        Step::Webhook {
-                            op,
-                            event,
-                            deliveries: n,
-                            forged,
-                        } => {
-                            for d in self.prepare_deliveries(number, op, *event, *n, *forged) {
-                                deliveries.push((
-                                    specs.len(),
-                                    d.event,
-                                    d.forged,
-                                    d.attempt,
-                                    op.clone(),
-                                ));
-                                specs.push(d.spec);
-                            }
-                        }
-                        Step::Execute { .. }
-                        | Step::Reconcile { .. }
-                        | Step::Status { .. }
-                        | Step::Resolve { .. }
-                        | Step::Advance { .. }
-                        | Step::Parallel(_) => specs.extend(self.call_spec(s)),
-                    }
-                }
-                let ledger_before = self.sim.ledger_len();
-                let futures = specs.into_iter().map(|spec| async {
-                    let index = self.call_one(number, spec, false).await;
-                    // A gather stops waiting for requests this call can no longer send.
-                    self.sim.call_ended();
-                    index
-                });
-                let indices = futures::future::join_all(futures).await;
-                let ledger_after = self.sim.ledger_len();
-                for (position, event, forged, attempt, op) in deliveries {
-                    let index = indices[position];
-                    if forged {
-                        // No before/after probes inside a race: the reply and the
-                        // ledger still show whether the forgery was taken.
-                        self.forged.push(ForgedProbe {
-                            operation_id: op.to_string(),
-                            before: None,
-                            delivery: index,
-                            after: None,
-                            ledger_len: (ledger_before, ledger_after),
-                        });
-                    }
-                    self.record_delivery(number, &event, forged, attempt, index);
-                }
+                self.run_parallel(number, inner).await;
                 step_label(step)
             }
             Step::Webhook {
@@ -238,7 +197,8 @@ impl<'a> StepRunner<'a> {
             Step::Execute { .. }
             | Step::Reconcile { .. }
             | Step::Status { .. }
-            | Step::Resolve { .. } => match self.call_spec(step) {
+            | Step::Resolve { .. }
+            | Step::During { .. } => match self.call_spec(step) {
                 Some(spec) => {
                     let index = self.call_one(number, spec, true).await;
                     let crashed = self
@@ -257,6 +217,204 @@ impl<'a> StepRunner<'a> {
                 None => step_label(step),
             },
         }
+    }
+
+    /// Runs a `parallel` step's calls at once. A call with `during` starts
+    /// once the provider holds the request it waits for, and that answer
+    /// goes once the call has returned; a webhook waits for its event (its
+    /// create may commit inside the step). Neither waits past the calls that
+    /// could still bring what it waits for.
+    async fn run_parallel(&mut self, number: usize, inner: &[Step]) {
+        // A `during` call counts as a committer only once it has started.
+        let committers = inner
+            .iter()
+            .filter(|s| !matches!(s, Step::During { .. }) && is_committer(s))
+            .count();
+        let plain = inner
+            .iter()
+            .filter(|s| !matches!(s, Step::During { .. }))
+            .count();
+        let open = watch::channel(Open { committers, plain }).0;
+        // Armed before any call starts, so no request of the step passes first.
+        let holds: Vec<_> = inner
+            .iter()
+            .map(|s| match s {
+                Step::During { during, .. } => self.sim.arm_during(during.clone()),
+                _ => None,
+            })
+            .collect();
+        let ledger_before = self.sim.ledger_len();
+        let branches = inner
+            .iter()
+            .zip(holds)
+            .map(|(s, hold)| self.parallel_call(number, s, hold, &open));
+        let made: Vec<MadeDelivery> = futures::future::join_all(branches)
+            .await
+            .into_iter()
+            .flatten()
+            .collect();
+        let ledger_after = self.sim.ledger_len();
+        for d in made {
+            if d.forged {
+                // No before/after probes inside a race: the reply and the
+                // ledger still show whether the forgery was taken.
+                self.forged.push(ForgedProbe {
+                    operation_id: d.op.to_string(),
+                    before: None,
+                    delivery: d.index,
+                    after: None,
+                    ledger_len: (ledger_before, ledger_after),
+                });
+            }
+            self.record_delivery(number, &d.event, d.forged, d.attempt, d.index);
+        }
+    }
+
+    /// One call of a `parallel` step, with its waits; the deliveries it made.
+    async fn parallel_call(
+        &self,
+        number: usize,
+        step: &Step,
+        hold: Option<lostreply_simulator::DuringId>,
+        open: &watch::Sender<Open>,
+    ) -> Vec<MadeDelivery> {
+        let (call, during) = match step {
+            Step::During { call, during } => (call.as_ref(), Some(during)),
+            other => (other, None),
+        };
+        let ordered = match (hold, during) {
+            (Some(hold), Some(during)) => self.await_held(number, call, hold, during, open).await,
+            _ => false,
+        };
+        if during.is_some() && is_committer(call) {
+            open.send_modify(|o| o.committers += 1);
+        }
+        let made = match call {
+            Step::Webhook {
+                op,
+                event,
+                deliveries,
+                forged,
+            } => {
+                self.parallel_webhook(number, op, *event, *deliveries, *forged, open)
+                    .await
+            }
+            other => {
+                if let Some(spec) = self.call_spec(other) {
+                    self.call_one(number, spec, false).await;
+                }
+                // A gather stops waiting for requests this call can no longer send.
+                self.sim.call_ended();
+                Vec::new()
+            }
+        };
+        if let (true, Some(hold)) = (ordered, hold) {
+            self.sim.release_during(hold);
+        }
+        open.send_modify(|o| {
+            if is_committer(call) {
+                o.committers = o.committers.saturating_sub(1);
+            }
+            if during.is_none() {
+                o.plain = o.plain.saturating_sub(1);
+            }
+        });
+        made
+    }
+
+    /// Waits until `hold` holds its request (true), or until no call that
+    /// could send one is left (false: the hold is dropped and a note says
+    /// the call ran unordered, after the others).
+    async fn await_held(
+        &self,
+        number: usize,
+        call: &Step,
+        hold: lostreply_simulator::DuringId,
+        during: &lostreply_simulator::Match,
+        open: &watch::Sender<Open>,
+    ) -> bool {
+        let mut open_rx = open.subscribe();
+        let held = tokio::select! {
+            seq = self.sim.wait_during_held(hold) => seq.is_some(),
+            _ = open_rx.wait_for(|o| o.plain == 0) => false,
+        };
+        if !held {
+            self.sim.release_during(hold);
+            // Taken between the two: it is held after all.
+            if self.sim.wait_during_held(hold).await.is_some() {
+                return true;
+            }
+            self.steps_note(
+                number,
+                format!(
+                    "`{}`: no request matching {} reached the provider while the other calls \
+                     ran; it started after they returned",
+                    step_label(call),
+                    match_label(during)
+                ),
+            );
+        }
+        held
+    }
+
+    /// A webhook inside `parallel`: waits for its event (the create of its
+    /// operation may commit while the step runs), then delivers. When every
+    /// call that could commit has returned and the provider is quiet with
+    /// no such event, nothing can be delivered, and the run says so as an
+    /// error: the step the scenario wrote did not happen.
+    async fn parallel_webhook(
+        &self,
+        number: usize,
+        op: &OpId,
+        kind: lostreply_simulator::EventKind,
+        deliveries: u32,
+        forged: bool,
+        open: &watch::Sender<Open>,
+    ) -> Vec<MadeDelivery> {
+        let mut open_rx = open.subscribe();
+        let give_up = async {
+            let _ = open_rx.wait_for(|o| o.committers == 0).await;
+            // A commit made after its client left lands before this.
+            self.sim.wait_quiet(self.quiet_bound()).await;
+        };
+        let event = self
+            .sim
+            .wait_for_event(
+                |ledger, events| self.event_of(ledger, events, op, kind),
+                give_up,
+            )
+            .await;
+        let Some(event) = event else {
+            for _ in 0..deliveries {
+                self.sim.call_ended();
+            }
+            self.infra_error(
+                number,
+                format!(
+                    "`webhook {op} {}` delivered nothing: no {} event about an object of {op} \
+                     existed by the time every call of the step that could commit one had \
+                     returned",
+                    kind.name(),
+                    kind.name()
+                ),
+            );
+            return Vec::new();
+        };
+        let calls = self
+            .sign_deliveries(number, op, &event, deliveries, forged)
+            .into_iter()
+            .map(|d| async move {
+                let index = self.call_one(number, d.spec, false).await;
+                self.sim.call_ended();
+                MadeDelivery {
+                    index,
+                    event: d.event,
+                    forged: d.forged,
+                    attempt: d.attempt,
+                    op: op.clone(),
+                }
+            });
+        futures::future::join_all(calls).await
     }
 
     fn with_calls<R>(&self, f: impl FnOnce(&mut CallLog) -> R) -> R {
@@ -355,6 +513,7 @@ impl<'a> StepRunner<'a> {
                 }});
                 (CallName::Resolve, op, request, MadeFrom::Nothing, None)
             }
+            Step::During { call, .. } => return self.call_spec(call),
             Step::Advance { .. } | Step::Parallel(_) | Step::Webhook { .. } => return None,
         };
         let (request, recorded) = self.with_common(request, made_from);
@@ -510,33 +669,63 @@ impl<'a> StepRunner<'a> {
         deliveries: u32,
         forged: bool,
     ) -> Vec<PreparedDelivery> {
-        let object_ids: Vec<String> = self
-            .effects_of(op)
-            .into_iter()
-            .map(|e| e.id.to_string())
-            .collect();
-        let Some(event) = self
-            .sim
-            .events()
-            .into_iter()
-            .find(|e| e.kind == kind && object_ids.contains(&e.object_id))
-        else {
-            // Not an error: an adapter that never created the object leaves nothing to deliver.
+        let Some(event) = self.event_of(&self.sim.ledger(), &self.sim.events(), op, kind) else {
+            // Not an error: an adapter that never created the object leaves
+            // nothing to deliver (validation refuses a step no create precedes).
             self.steps_note(
                 step,
                 format!("no {} event for {op}: nothing delivered", kind.name()),
             );
             return Vec::new();
         };
+        self.sign_deliveries(step, op, &event, deliveries, forged)
+    }
+
+    /// The event of `kind` about an object of `op` (the adapter tenant's
+    /// effects with its arguments), among `ledger` and `events`.
+    fn event_of(
+        &self,
+        ledger: &[Effect],
+        events: &[lostreply_simulator::Event],
+        op: &str,
+        kind: lostreply_simulator::EventKind,
+    ) -> Option<lostreply_simulator::Event> {
+        let spec = self.operation(op)?;
+        let args = spec.args.to_map();
+        let objects: Vec<&str> = ledger
+            .iter()
+            .filter(|e| {
+                e.request_seq.is_some()
+                    && e.tenant == self.credential
+                    && e.resource == spec.resource
+                    && e.args.to_map() == args
+            })
+            .map(|e| e.id.as_str())
+            .collect();
+        events
+            .iter()
+            .find(|e| e.kind == kind && objects.contains(&e.object_id.as_str()))
+            .cloned()
+    }
+
+    /// `deliveries` deliveries of `event`, signed at the current clock.
+    fn sign_deliveries(
+        &self,
+        step: usize,
+        op: &OpId,
+        event: &lostreply_simulator::Event,
+        deliveries: u32,
+        forged: bool,
+    ) -> Vec<PreparedDelivery> {
         let mut prepared = Vec::new();
         for attempt in 1..=deliveries.max(1) {
             // A forgery is signed in the profile's own scheme, with a wrong
             // secret (a `whsec_` one, which keys every scheme): only the
             // secret gives it away.
             let signed = if forged {
-                self.sim.forge(&event, &self.forged_secret)
+                self.sim.forge(event, &self.forged_secret)
             } else {
-                self.sim.sign(&event)
+                self.sim.sign(event)
             };
             let Some(delivery) = signed else {
                 self.infra_error(
@@ -642,6 +831,19 @@ impl<'a> StepRunner<'a> {
     }
 }
 
+/// An `execute` or a `reconcile`: a call that may commit an effect.
+fn is_committer(step: &Step) -> bool {
+    match step {
+        Step::Execute { .. } | Step::Reconcile { .. } => true,
+        Step::During { call, .. } => is_committer(call),
+        Step::Status { .. }
+        | Step::Resolve { .. }
+        | Step::Webhook { .. }
+        | Step::Advance { .. }
+        | Step::Parallel(_) => false,
+    }
+}
+
 /// A journal length, step number or real time in ms as a call keeps it
 /// (saturating: never reached).
 fn saturating_u32(n: impl TryInto<u32>) -> u32 {
@@ -735,7 +937,24 @@ pub(crate) fn step_label(step: &Step) -> String {
         Step::Resolve { op, outcome, .. } => {
             format!("resolve {op} as {}", outcome.as_str())
         }
+        Step::During { during, call } => {
+            format!("{} during {}", step_label(call), match_label(during))
+        }
     }
+}
+
+/// `{kind: search}` as a `during` key wrote it.
+fn match_label(when: &lostreply_simulator::Match) -> String {
+    let parts: Vec<String> = [
+        when.method.as_ref().map(|m| format!("method: {m}")),
+        when.resource.as_ref().map(|r| format!("resource: {r}")),
+        when.kind.map(|k| format!("kind: {}", k.name())),
+        when.query.as_ref().map(|q| format!("query: {q}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    format!("{{{}}}", parts.join(", "))
 }
 
 /// Holds the commit of one operation's effect until the adapter is dead.
