@@ -261,7 +261,10 @@ async fn stripe_python_sends_the_callers_key_on_every_retry() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stripe_python_with_two_retries_resends_after_a_500_with_the_same_key() {
-    let fault = FaultResponse::Status { code: 500 };
+    let fault = FaultResponse::Status {
+        code: 500,
+        retry_after_s: None,
+    };
     let Some(seen) = answered(Runtime::Python, "stripe", "stripe-create-retries-2", fault).await
     else {
         return;
@@ -318,7 +321,10 @@ async fn openai_python_by_default_resends_after_a_truncated_body() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openai_python_by_default_resends_after_a_500() {
-    let fault = FaultResponse::Status { code: 500 };
+    let fault = FaultResponse::Status {
+        code: 500,
+        retry_after_s: None,
+    };
     let Some(seen) = answered(Runtime::Python, "openai", "openai-chat-default", fault).await else {
         return;
     };

@@ -387,7 +387,14 @@ pub fn fault_name(response: &FaultResponse) -> String {
             humantime::format_duration(*at_most)
         ),
         FaultResponse::Delay { delay } => format!("delay {}", humantime::format_duration(*delay)),
-        FaultResponse::Status { code } => format!("status {code}"),
+        FaultResponse::Status {
+            code,
+            retry_after_s: None,
+        } => format!("status {code}"),
+        FaultResponse::Status {
+            code,
+            retry_after_s: Some(seconds),
+        } => format!("status {code} (Retry-After {seconds})"),
         FaultResponse::Partial { bytes } => format!("partial {bytes} bytes"),
         FaultResponse::Idle => "idle".to_owned(),
     }
@@ -471,6 +478,13 @@ fn request_fault(e: &JournalEntry) -> Option<String> {
 fn request_record(e: JournalEntry, offset_ms: u64, text: &mut Texts) -> RequestRecord {
     text.scratch.clear();
     let lost = fate_text(&e.fate, &mut text.scratch);
+    // A fault that answered a replay attempt is what was sent (its status,
+    // or nothing), not a replay.
+    let replayed = e.replay_sent();
+    if e.replayed && !replayed {
+        text.scratch
+            .push_str(" (a replay attempt: the saved answer was not sent)");
+    }
     let fate = text.fate.get(&text.scratch);
     let fault = request_fault(&e).map(|f| text.fault.get(&f));
     let target = if e.query.is_none() && e.rpc.is_none() {
@@ -490,7 +504,7 @@ fn request_record(e: JournalEntry, offset_ms: u64, text: &mut Texts) -> RequestR
         idempotency_key: e.idempotency_key,
         fault,
         effect: e.effect,
-        replayed: e.replayed,
+        replayed,
         fate,
         lost,
     }

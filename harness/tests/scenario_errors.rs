@@ -489,6 +489,8 @@ fn stalls_must_outlast_the_client() {
 #[test]
 fn step_forms() {
     let step = |s: &str| BASE.replace("  - execute: op-1", &format!("  - {s}"));
+    // Resolves and webhooks come after op-1's execute (step 2, line 11).
+    let later = |s: &str| BASE.replace("  - reconcile: op-2", &format!("  - {s}"));
     // Positions are values' positions: the second action's value.
     one_error(
         &step("{execute: op-1, reconcile: op-2}"),
@@ -508,7 +510,7 @@ fn step_forms() {
         "after_commit",
         "`crash` does not go with `status`",
     );
-    let event = "`event` does not go with `execute` (`execute` takes only crash)";
+    let event = "`event` does not go with `execute` (`execute` takes only crash, during)";
     one_error(
         &step("{execute: op-1, event: created}"),
         10,
@@ -541,33 +543,33 @@ fn step_forms() {
         "2 to 16 calls",
     );
     one_error(
-        &step("{resolve: op-1, outcome: succeeded}"),
-        10,
+        &later("{resolve: op-1, outcome: succeeded}"),
+        11,
         "{",
         "needs `provider_ref`",
     );
     one_error(
-        &step("{resolve: op-1, provider_ref: ledger}"),
-        10,
+        &later("{resolve: op-1, provider_ref: ledger}"),
+        11,
         "{",
         "needs `outcome`",
     );
     one_error(
-        &step("{resolve: op-1, outcome: pending, provider_ref: null}"),
-        10,
+        &later("{resolve: op-1, outcome: pending, provider_ref: null}"),
+        11,
         "pending",
         "unknown variant `pending`",
     );
     one_error(
-        &step("{resolve: op-1, outcome: failed, provider_ref: \"\"}"),
-        10,
+        &later("{resolve: op-1, outcome: failed, provider_ref: \"\"}"),
+        11,
         "\"\"",
         "provider_ref must be 1 to 255",
     );
-    one_error(&step("{webhook: op-1}"), 10, "{", "needs `event`");
+    one_error(&later("{webhook: op-1}"), 11, "{", "needs `event`");
     one_error(
-        &step("{webhook: op-1, event: created, duplicate: 0}"),
-        10,
+        &later("{webhook: op-1, event: created, duplicate: 0}"),
+        11,
         "0",
         "total number of deliveries",
     );
@@ -579,8 +581,8 @@ fn webhook_rules() {
         "provider:\n  webhooks: {secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw}\n",
         "",
     );
-    let text = no_webhooks.replace("  - execute: op-1", "  - {webhook: op-1, event: created}");
-    one_error(&text, 8, "op-1", "needs `provider.webhooks`");
+    let text = format!("{no_webhooks}  - {{webhook: op-1, event: created}}\n");
+    one_error(&text, 10, "op-1", "needs `provider.webhooks`");
     one_error(
         &with("  - {webhook: op-1, event: succeeded}\n"),
         12,

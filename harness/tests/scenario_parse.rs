@@ -166,7 +166,10 @@ fn full_scenario_faults() {
                 w.nth = Some(1);
             }),
             Position::AfterCommit,
-            FaultResponse::Status { code: 503 },
+            FaultResponse::Status {
+                code: 503,
+                retry_after_s: None,
+            },
         ),
         rule(
             m(|w| {
@@ -253,7 +256,10 @@ fn full_scenario_steps() {
                 op: op("op-1"),
                 crash: None,
             },
-            Step::Status { op: op("op-2") },
+            Step::Execute {
+                op: op("op-2"),
+                crash: None,
+            },
         ]),
         Step::Webhook {
             op: op("op-1"),

@@ -258,7 +258,10 @@ async fn status_sends_nothing_to_the_provider() {
     let faults = vec![create_fault(
         1,
         Position::AfterCommit,
-        FaultResponse::Status { code: 500 },
+        FaultResponse::Status {
+            code: 500,
+            retry_after_s: None,
+        },
     )];
     let run = Run::start(plan(IdempotencyMode::None, NO_LOOKUP, faults)).await;
     let adapter = run.adapter();

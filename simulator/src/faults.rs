@@ -2,7 +2,7 @@
 //! for `nth` and `times` (counting only the requests a rule's fields, its
 //! step scope included, let through).
 
-use crate::plan::{FaultRule, RequestKind};
+use crate::plan::{FaultRule, Match, RequestKind};
 
 /// What a rule can see of a request when it arrives (before its body is read).
 #[derive(Debug, Clone, Copy)]
@@ -40,7 +40,7 @@ impl FaultCounters {
     ) -> Option<usize> {
         let mut winner = None;
         for (index, rule) in rules.iter().enumerate() {
-            if !fields_match(rule, facts) {
+            if !rule_matches(rule, facts) {
                 continue;
             }
             let Some(seen) = self.seen.get_mut(index) else {
@@ -60,8 +60,12 @@ impl FaultCounters {
     }
 }
 
-fn fields_match(rule: &FaultRule, facts: &RequestFacts<'_>) -> bool {
-    let when = &rule.when;
+fn rule_matches(rule: &FaultRule, facts: &RequestFacts<'_>) -> bool {
+    fields_match(&rule.when, facts)
+}
+
+/// Whether `when`'s fields (its counts aside) hold of a request with `facts`.
+pub(crate) fn fields_match(when: &Match, facts: &RequestFacts<'_>) -> bool {
     when.method.as_deref().is_none_or(|m| m == facts.method)
         && when
             .resource
@@ -85,7 +89,7 @@ fn fields_match(rule: &FaultRule, facts: &RequestFacts<'_>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{FaultResponse, Match, Position};
+    use crate::plan::{FaultResponse, Position};
 
     fn rule(method: &str, nth: Option<u32>, response: FaultResponse) -> FaultRule {
         FaultRule {
@@ -104,7 +108,14 @@ mod tests {
         let rules = vec![
             rule("POST", Some(1), FaultResponse::Drop),
             rule("POST", Some(2), FaultResponse::Reset),
-            rule("POST", None, FaultResponse::Status { code: 500 }),
+            rule(
+                "POST",
+                None,
+                FaultResponse::Status {
+                    code: 500,
+                    retry_after_s: None,
+                },
+            ),
         ];
         let mut counters = FaultCounters::new(rules.len());
         let facts = RequestFacts {

@@ -93,6 +93,10 @@ use crate::sync::{lock, write};
 /// after the remote commit".
 pub type CommitHook = Arc<dyn Fn(Effect) -> BoxFuture<'static, ()> + Send + Sync>;
 
+/// A `during` hold armed by [`Simulator::arm_during`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DuringId(usize);
+
 /// Where and how the simulator listens.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
@@ -382,6 +386,55 @@ impl Simulator {
         };
         let _ = tokio::time::timeout(bound, wait).await;
         busy()
+    }
+
+    /// Waits until `found` holds of the ledger and the events so far (checked at
+    /// once, then after every commit and clock move), or `give_up` resolves
+    /// first. Returns what `found` returned last. The harness waits here for
+    /// the event a webhook delivers inside a `parallel` step, whose create
+    /// commits while the step runs.
+    pub async fn wait_for_event<T>(
+        &self,
+        mut found: impl FnMut(&[Effect], &[Event]) -> Option<T>,
+        give_up: impl std::future::Future<Output = ()>,
+    ) -> Option<T> {
+        let mut committed = self.shared.committed.subscribe();
+        tokio::pin!(give_up);
+        loop {
+            // Subscribed before reading: a commit after this read bumps the
+            // channel, so it is never missed.
+            if let Some(hit) = found(&self.ledger(), &self.events()) {
+                return Some(hit);
+            }
+            tokio::select! {
+                changed = committed.changed() => {
+                    if changed.is_err() {
+                        return None;
+                    }
+                }
+                () = &mut give_up => return found(&self.ledger(), &self.events()),
+            }
+        }
+    }
+
+    /// Arms a `during` hold for the running step: the first `/v1` request
+    /// of the step matching `when`'s fields (its counts and steps aside) that
+    /// reaches its answer (a lookup read, a create committed or refused) is
+    /// held there until [`Simulator::release_during`]. `None` past 16 holds
+    /// in one step. Every hold ends with its step.
+    pub fn arm_during(&self, when: Match) -> Option<DuringId> {
+        self.shared.stage.arm_during(when).map(DuringId)
+    }
+
+    /// Waits until hold `id` holds a request; its journal position, or
+    /// `None` once the hold was released without one.
+    pub async fn wait_during_held(&self, id: DuringId) -> Option<u64> {
+        self.shared.stage.wait_during_held(id.0).await
+    }
+
+    /// Ends hold `id`: its request's answer goes on; a hold not taken yet takes none.
+    pub fn release_during(&self, id: DuringId) {
+        self.shared.stage.release_during(id.0);
     }
 
     /// Installs (or removes) the hook run between commit and response.

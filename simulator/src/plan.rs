@@ -320,6 +320,10 @@ pub enum FaultResponse {
     Status {
         /// HTTP status code, 400..=599.
         code: u16,
+        /// The `Retry-After` it carries, in whole seconds (at most
+        /// [`MAX_RETRY_AFTER_S`]). `None`: the provider's own habit, 1 second
+        /// on a 429 and no header on any other status.
+        retry_after_s: Option<u32>,
     },
     /// Send status, headers and the first `bytes` bytes of the body, then close.
     Partial {
@@ -329,6 +333,9 @@ pub enum FaultResponse {
     /// Send status and headers, then silence until the client leaves (bounded by the cap).
     Idle,
 }
+
+/// Longest `Retry-After` a status fault may carry: one day, in seconds.
+pub const MAX_RETRY_AFTER_S: u32 = 86_400;
 
 /// When a stall ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

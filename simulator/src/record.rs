@@ -173,7 +173,14 @@ pub fn fault_response_json(response: &FaultResponse) -> serde_json::Value {
         FaultResponse::Delay { delay } => {
             json!({"delay_ms": u64::try_from(delay.as_millis()).unwrap_or(u64::MAX)})
         }
-        FaultResponse::Status { code } => json!({"status": code}),
+        FaultResponse::Status {
+            code,
+            retry_after_s: None,
+        } => json!({"status": code}),
+        FaultResponse::Status {
+            code,
+            retry_after_s: Some(seconds),
+        } => json!({"status": code, "retry_after_s": seconds}),
         FaultResponse::Partial { bytes } => json!({"partial": bytes}),
     }
 }
@@ -225,7 +232,8 @@ pub struct JournalEntry {
     pub fault: Option<Box<AppliedFault>>,
     /// The id of the effect this request committed, if it committed one.
     pub effect: Option<SharedStr>,
-    /// True when the response was an idempotent replay of a saved response.
+    /// True when the key check found this request's saved answer (a replay
+    /// attempt); whether that answer left is [`JournalEntry::replay_sent`].
     pub replayed: bool,
     /// The harness step running when the request arrived (`None` outside steps).
     pub step: Option<NonMaxU32>,
@@ -236,6 +244,39 @@ pub struct JournalEntry {
     /// How the response ended (serialized flat: `"fate":"sent","status":201`).
     #[serde(flatten)]
     pub fate: ResponseFate,
+}
+
+impl JournalEntry {
+    /// True when the saved answer of a replay reached the wire: the key
+    /// check found a saved answer (`replayed`) and no fault answered in its
+    /// place or kept it from leaving (a status, a drop, a reset, a stall).
+    /// A fault's 429 to a replay attempt is that 429, not a replay.
+    pub fn replay_sent(&self) -> bool {
+        self.replayed
+            && !self
+                .fault
+                .as_deref()
+                .is_some_and(AppliedFault::replaces_answer)
+    }
+}
+
+impl AppliedFault {
+    /// Whether this fault sends something else than the provider's answer,
+    /// or nothing: where it strikes after the request was read, the answer
+    /// it had (a replay's, say) never leaves as it was.
+    pub fn replaces_answer(&self) -> bool {
+        match self.response {
+            FaultResponse::Status { .. }
+            | FaultResponse::Drop
+            | FaultResponse::Reset
+            | FaultResponse::Stall { .. } => self.at != Position::BeforeRead,
+            FaultResponse::Ok
+            | FaultResponse::Delay { .. }
+            | FaultResponse::Gather { .. }
+            | FaultResponse::Partial { .. }
+            | FaultResponse::Idle => false,
+        }
+    }
 }
 
 /// `value` as the records keep an optional count or time

@@ -171,16 +171,18 @@ pub(crate) fn problem(status: u16, name: &str, title: &str, detail: &str) -> Pre
 }
 
 /// The answer of a `status` fault: what a real provider would say with that code.
-pub(crate) fn fault_status(profile: &Profile, code: u16) -> Prepared {
+pub(crate) fn fault_status(profile: &Profile, code: u16, retry_after_s: Option<u32>) -> Prepared {
+    // A rate limit says when to come back (1 second unless the rule chose);
+    // another status carries the header only when the rule gives one.
+    let retry_after = retry_after_s.or((code == 429).then_some(1));
+    let with_retry_after = |prepared: Prepared| match retry_after {
+        Some(seconds) => prepared.with_header("retry-after", seconds.to_string()),
+        None => prepared,
+    };
     if let Some(shape) = shaped(profile) {
         let kind = ErrorKind::of_status(code);
         let message = format!("The provider answered {code} (a fault the scenario injects).");
-        let prepared = shaped_error(profile, shape, code, kind, &message);
-        return if code == 429 {
-            prepared.with_header("retry-after", "1")
-        } else {
-            prepared
-        };
+        return with_retry_after(shaped_error(profile, shape, code, kind, &message));
     }
     let kind = match code {
         400 => "invalid_request",
@@ -194,12 +196,7 @@ pub(crate) fn fault_status(profile: &Profile, code: u16) -> Prepared {
         500..=599 => "api_error",
         _ => "invalid_request",
     };
-    let prepared = bare_error(code, kind);
-    if code == 429 {
-        prepared.with_header("retry-after", "1")
-    } else {
-        prepared
-    }
+    with_retry_after(bare_error(code, kind))
 }
 
 /// `{"data":[…],"has_more":…}`.

@@ -127,6 +127,10 @@ pub(crate) struct Shared {
     pub finished: watch::Sender<u64>,
     /// The harness's steps, for step-scoped faults, gathers and parked holds.
     pub stage: crate::stage::Stage,
+    /// Bumped after every commit and every clock move (which may settle
+    /// objects): whatever may have produced an event, so that the harness can
+    /// wait for the event a webhook step delivers without polling.
+    pub committed: watch::Sender<u64>,
     /// Bumped whenever the clock moves, so that an MCP `tasks/result` waiting
     /// for a task's end wakes up without polling.
     pub clock_moved: watch::Sender<u64>,
@@ -182,6 +186,7 @@ impl Shared {
             webhook_key,
             tasks: Tasks::default(),
             finished: watch::channel(0).0,
+            committed: watch::channel(0).0,
             stage: crate::stage::Stage::default(),
             clock_moved: watch::channel(0).0,
             clock_ms,
@@ -219,6 +224,14 @@ impl Shared {
         }
     }
 
+    /// Wakes whoever waits for an effect or an event (see `committed`); free
+    /// when nobody waits, as on every run without a parallel webhook step.
+    pub(crate) fn announce_commit(&self) {
+        if self.committed.receiver_count() > 0 {
+            self.committed.send_modify(|n| *n = n.wrapping_add(1));
+        }
+    }
+
     /// True once request `seq` has ended (or does not exist).
     pub(crate) fn is_done(&self, seq: u64) -> bool {
         !self.state().journal.is_open(seq)
@@ -233,6 +246,7 @@ impl Shared {
         self.clock_ms.store(now_ms, Ordering::Release);
         drop(state);
         self.clock_moved.send_modify(|n| *n = n.wrapping_add(1));
+        self.announce_commit();
         now_ms
     }
 

@@ -2,18 +2,26 @@
 //! adapter calls of it are still alive, which steps have ended, and the
 //! requests that wait for one another (`gather`) or for a step's end.
 //!
+//! A `during` hold ties a call of a `parallel` step to another call's request:
+//! the harness arms it with a matcher; the first request of the step that
+//! matches and reaches its answer (a lookup read, a create committed) is
+//! held there, the harness starts its call, and the answer goes once that
+//! call has returned. The order is made, not hoped for.
+//!
 //! Faults that count requests describe one adapter's design; faults scoped to
 //! a step describe a situation that arises for every design. This is what lets
 //! a rule say "every create during step 1" or "hold this key in flight until
 //! step 2 is over" or "let the two reconcilers' searches meet".
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
 use tokio::sync::watch;
 
+use crate::faults::{fields_match, RequestFacts};
+use crate::plan::Match;
 use crate::sync::lock;
 
 /// Shared by every request task and the harness.
@@ -26,6 +34,9 @@ pub(crate) struct Stage {
     step_now: AtomicU64,
     /// Bumped on every change that a waiting request may be waiting for.
     changed: watch::Sender<u64>,
+    /// How many `during` holds wait for their request: every request reads
+    /// it, and only when one does is the lock taken to match them.
+    armed: AtomicUsize,
 }
 
 #[derive(Debug, Default)]
@@ -41,6 +52,29 @@ struct StageState {
     gathers: HashMap<usize, Gathering>,
     /// Requests held until a step ends: journal seq → that step.
     parked: BTreeMap<u64, u32>,
+    /// The running step's `during` holds, by the id `arm_during` gave.
+    during: Vec<During>,
+}
+
+/// Most `during` holds in one step (a `parallel` step has at most 16 calls):
+/// a request's candidates are a bit set of this width.
+pub(crate) const MAX_DURING: usize = 16;
+
+/// One `during` hold: which request it waits for, and where it is.
+#[derive(Debug)]
+struct During {
+    when: Match,
+    state: DuringState,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DuringState {
+    /// No request held yet.
+    Armed,
+    /// Request `seq` is held with its answer until the hold is released.
+    Held(u64),
+    /// The harness's call returned (or it gave up waiting): nothing is held.
+    Released,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -65,6 +99,7 @@ impl Default for Stage {
             state: Mutex::new(StageState::default()),
             step_now: AtomicU64::new(NO_STEP),
             changed: watch::channel(0).0,
+            armed: AtomicUsize::new(0),
         }
     }
 }
@@ -96,6 +131,8 @@ impl Stage {
             self.set_step(&mut state, Some(number));
             state.live_calls = calls;
             state.gathers.clear();
+            Self::release_all(&self.armed, &mut state);
+            state.during.clear();
         }
         self.bump();
     }
@@ -129,8 +166,128 @@ impl Stage {
                 self.set_step(&mut state, None);
                 state.live_calls = None;
             }
+            // A held answer never outlives its step.
+            Self::release_all(&self.armed, &mut state);
         }
         self.bump();
+    }
+
+    fn release_all(armed: &AtomicUsize, state: &mut StageState) {
+        for during in &mut state.during {
+            if during.state == DuringState::Armed {
+                armed.fetch_sub(1, Ordering::AcqRel);
+            }
+            during.state = DuringState::Released;
+        }
+    }
+
+    /// Arms a `during` hold for the running step: the first request of the
+    /// step matching `when` that reaches its answer is held there. Returns
+    /// its id, or `None` past [`MAX_DURING`] holds in one step.
+    pub(crate) fn arm_during(&self, when: Match) -> Option<usize> {
+        let id = {
+            let mut state = lock(&self.state);
+            if state.during.len() >= MAX_DURING {
+                return None;
+            }
+            state.during.push(During {
+                when,
+                state: DuringState::Armed,
+            });
+            self.armed.fetch_add(1, Ordering::AcqRel);
+            state.during.len() - 1
+        };
+        self.bump();
+        Some(id)
+    }
+
+    /// The armed holds a request with these facts may be held for, as a bit
+    /// set (0, without taking the lock, when none is armed).
+    pub(crate) fn during_candidates(&self, facts: &RequestFacts<'_>) -> u16 {
+        if self.armed.load(Ordering::Acquire) == 0 {
+            return 0;
+        }
+        let state = lock(&self.state);
+        state
+            .during
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.state == DuringState::Armed && fields_match(&d.when, facts))
+            .fold(0, |mask, (id, _)| mask | (1 << id))
+    }
+
+    /// Request `seq`, whose answer is ready, takes the first hold of `mask`
+    /// still armed; its id, if one was.
+    pub(crate) fn claim_during(&self, mask: u16, seq: u64) -> Option<usize> {
+        let id = {
+            let mut state = lock(&self.state);
+            let (id, during) = state
+                .during
+                .iter_mut()
+                .enumerate()
+                .find(|(id, d)| mask & (1 << id) != 0 && d.state == DuringState::Armed)?;
+            during.state = DuringState::Held(seq);
+            self.armed.fetch_sub(1, Ordering::AcqRel);
+            id
+        };
+        self.bump();
+        Some(id)
+    }
+
+    /// Waits until hold `id` holds a request (its seq) or was released first (`None`).
+    pub(crate) async fn wait_during_held(&self, id: usize) -> Option<u64> {
+        let mut changed = self.changed.subscribe();
+        loop {
+            match lock(&self.state).during.get(id).map(|d| d.state) {
+                Some(DuringState::Held(seq)) => return Some(seq),
+                Some(DuringState::Released) | None => return None,
+                Some(DuringState::Armed) => {}
+            }
+            if changed.changed().await.is_err() {
+                return None;
+            }
+        }
+    }
+
+    /// Ends hold `id`: its held answer goes, or, not taken yet, it takes none.
+    pub(crate) fn release_during(&self, id: usize) {
+        {
+            let mut state = lock(&self.state);
+            if let Some(during) = state.during.get_mut(id) {
+                if during.state == DuringState::Armed {
+                    self.armed.fetch_sub(1, Ordering::AcqRel);
+                }
+                during.state = DuringState::Released;
+            }
+        }
+        self.bump();
+    }
+
+    /// Holds the answer of the request that took hold `id` until the hold is
+    /// released, or `cap` passes, or `shutdown`.
+    pub(crate) async fn hold_during(
+        &self,
+        id: usize,
+        cap: Duration,
+        mut shutdown: watch::Receiver<bool>,
+    ) {
+        let mut changed = self.changed.subscribe();
+        let wait = async {
+            loop {
+                let held = lock(&self.state)
+                    .during
+                    .get(id)
+                    .is_some_and(|d| matches!(d.state, DuringState::Held(_)));
+                if !held || changed.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        tokio::select! {
+            () = wait => {}
+            () = tokio::time::sleep(cap) => {}
+            _ = shutdown.wait_for(|down| *down) => {}
+        }
     }
 
     /// Requests parked until a step that has not ended yet.

@@ -147,9 +147,16 @@ fn fault_shape_error(response: FaultResponse, at: Position, limits: &Limits) -> 
             until: Release::StepEnd(0),
             ..
         } => Some("a stall until the end of step 0: steps count from 1".to_owned()),
-        FaultResponse::Status { code } if !(400..=599).contains(&code) => {
+        FaultResponse::Status { code, .. } if !(400..=599).contains(&code) => {
             Some(format!("status {code} is not an error status (400..=599)"))
         }
+        FaultResponse::Status {
+            retry_after_s: Some(seconds),
+            ..
+        } if seconds > crate::plan::MAX_RETRY_AFTER_S => Some(format!(
+            "retry_after {seconds} s is more than {} s",
+            crate::plan::MAX_RETRY_AFTER_S
+        )),
         FaultResponse::Partial { .. } | FaultResponse::Idle => match at {
             Position::BeforeRead | Position::BeforeCommit => Some(format!(
                 "partial and idle cut the provider's response, which exists only at after_commit (got {})",

@@ -225,7 +225,10 @@ async fn control_requests_do_not_count_for_faults() {
             ..Match::default()
         },
         Position::BeforeRead,
-        FaultResponse::Status { code: 503 },
+        FaultResponse::Status {
+            code: 503,
+            retry_after_s: None,
+        },
     )];
     let sim = start(plan).await;
     let http = client(2000);
@@ -267,7 +270,10 @@ async fn resetting_the_faults_restarts_nth_counts_and_nothing_else() {
             ..Match::default()
         },
         Position::BeforeCommit,
-        FaultResponse::Status { code: 429 },
+        FaultResponse::Status {
+            code: 429,
+            retry_after_s: None,
+        },
     )];
     let sim = start(plan).await;
     let status = |r: reqwest::Response| r.status().as_u16();
@@ -423,7 +429,10 @@ async fn inconsistent_plans_are_refused_with_the_field_named() {
                 p.faults = vec![rule(
                     Match::default(),
                     Position::AfterCommit,
-                    FaultResponse::Status { code: 200 },
+                    FaultResponse::Status {
+                        code: 200,
+                        retry_after_s: None,
+                    },
                 )]
             }),
             "faults[0]",

@@ -89,7 +89,14 @@ async fn status_answers_an_error_and_commits_only_after_commit() {
         (Position::BeforeCommit, 0),
         (Position::AfterCommit, 1),
     ] {
-        let sim = with_fault(at, FaultResponse::Status { code: 500 }).await;
+        let sim = with_fault(
+            at,
+            FaultResponse::Status {
+                code: 500,
+                retry_after_s: None,
+            },
+        )
+        .await;
         let (status, body) = json(post(&sim, A, "tickets", &json!({"a": 1}), None).await).await;
         assert_eq!(
             (status, body),
@@ -100,13 +107,59 @@ async fn status_answers_an_error_and_commits_only_after_commit() {
         assert_eq!(fate_of(&sim, 1).await, ResponseFate::Sent { status: 500 });
         sim.shutdown().await;
     }
-    let sim = with_fault(Position::BeforeCommit, FaultResponse::Status { code: 429 }).await;
+    let sim = with_fault(
+        Position::BeforeCommit,
+        FaultResponse::Status {
+            code: 429,
+            retry_after_s: None,
+        },
+    )
+    .await;
     let response = post(&sim, A, "tickets", &json!({"a": 1}), None).await;
     assert_eq!(response.headers()["retry-after"], "1");
     assert_eq!(
         json(response).await,
         (429, json!({"error": {"type": "rate_limited"}}))
     );
+}
+
+/// A rule that chooses its `Retry-After` is answered with that many seconds,
+/// on a 429 and on a 503 alike, at every position; a 500 without one carries
+/// no header at all.
+#[tokio::test]
+async fn a_status_fault_carries_the_retry_after_its_rule_chose() {
+    for (code, retry_after_s, header) in [
+        (429, Some(30), Some("30")),
+        (429, Some(0), Some("0")),
+        (503, Some(120), Some("120")),
+        (500, None, None),
+    ] {
+        for at in [
+            Position::BeforeRead,
+            Position::BeforeCommit,
+            Position::AfterCommit,
+        ] {
+            let sim = with_fault(
+                at,
+                FaultResponse::Status {
+                    code,
+                    retry_after_s,
+                },
+            )
+            .await;
+            let response = post(&sim, A, "tickets", &json!({"a": 1}), None).await;
+            assert_eq!(response.status().as_u16(), code, "{code} {at:?}");
+            assert_eq!(
+                response
+                    .headers()
+                    .get("retry-after")
+                    .and_then(|v| v.to_str().ok()),
+                header,
+                "{code} {at:?}"
+            );
+            sim.shutdown().await;
+        }
+    }
 }
 
 #[tokio::test]
@@ -390,17 +443,26 @@ async fn nth_counts_matching_requests_and_the_first_matching_rule_wins() {
         rule(
             nth(1),
             Position::BeforeCommit,
-            FaultResponse::Status { code: 503 },
+            FaultResponse::Status {
+                code: 503,
+                retry_after_s: None,
+            },
         ),
         rule(
             nth(3),
             Position::BeforeCommit,
-            FaultResponse::Status { code: 502 },
+            FaultResponse::Status {
+                code: 502,
+                retry_after_s: None,
+            },
         ),
         rule(
             nth(3),
             Position::BeforeCommit,
-            FaultResponse::Status { code: 504 },
+            FaultResponse::Status {
+                code: 504,
+                retry_after_s: None,
+            },
         ),
         rule(
             Match {
@@ -408,7 +470,10 @@ async fn nth_counts_matching_requests_and_the_first_matching_rule_wins() {
                 ..Match::default()
             },
             Position::BeforeCommit,
-            FaultResponse::Status { code: 429 },
+            FaultResponse::Status {
+                code: 429,
+                retry_after_s: None,
+            },
         ),
     ];
     let sim = start(plan).await;

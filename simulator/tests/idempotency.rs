@@ -96,7 +96,10 @@ async fn stripe_saves_server_errors_but_not_validation_errors() {
             ..creates()
         },
         Position::BeforeCommit,
-        FaultResponse::Status { code: 500 },
+        FaultResponse::Status {
+            code: 500,
+            retry_after_s: None,
+        },
     )];
     let sim = start(plan).await;
     assert_eq!(post_raw(&sim, A, &json!({"a": 1}), Some("k1")).await.0, 500);

@@ -316,7 +316,10 @@ async fn anthropic_takes_x_api_key_and_answers_its_error_envelope() {
     plan.faults = vec![rule(
         authenticated,
         Position::AfterCommit,
-        FaultResponse::Status { code: 529 },
+        FaultResponse::Status {
+            code: 529,
+            retry_after_s: None,
+        },
     )];
     let sim = start(plan).await;
     let url = format!("{}/v1/messages", sim.base_url());

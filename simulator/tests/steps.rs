@@ -81,7 +81,10 @@ async fn times_takes_the_first_n_matches_of_a_step() {
     plan.faults = vec![rule(
         when,
         Position::AfterCommit,
-        FaultResponse::Status { code: 503 },
+        FaultResponse::Status {
+            code: 503,
+            retry_after_s: None,
+        },
     )];
     let sim = start(plan).await;
     sim.begin_step(1, None);
@@ -283,4 +286,106 @@ async fn null_reserved_fields_mean_absent_and_keep_the_fingerprint() {
     assert_eq!(again["id"], first["id"]);
     assert_eq!(sim.ledger().len(), 1);
     sim.shutdown().await;
+}
+
+/// A `during` hold keeps the first matching request's answer (read on
+/// arrival) until the harness releases it: the request is journaled and
+/// still in progress while held, other requests pass, and once released the
+/// answer the request saw on arrival goes out.
+#[tokio::test]
+async fn a_during_hold_keeps_the_matching_answer_until_its_release() {
+    let sim = std::sync::Arc::new(start(plan()).await);
+    sim.begin_step(1, Some(2));
+    let hold = sim
+        .arm_during(Match {
+            kind: Some(RequestKind::Search),
+            ..Match::default()
+        })
+        .unwrap();
+    let search = {
+        let sim = sim.clone();
+        tokio::spawn(
+            async move { json(get(&sim, A, "/v1/tickets?client_reference=op-1").await).await },
+        )
+    };
+    let seq = sim
+        .wait_during_held(hold)
+        .await
+        .expect("the search is held");
+    assert_eq!(seq, 1);
+    // Held: still in progress, while a create that matches nothing passes.
+    let (status, _) = json(
+        post(
+            &sim,
+            A,
+            "tickets",
+            &json!({"client_reference": "op-1"}),
+            None,
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 201);
+    assert_eq!(sim.journal()[0].fate, ResponseFate::InProgress);
+    assert!(!search.is_finished());
+    sim.release_during(hold);
+    let (status, page) = search.await.unwrap();
+    assert_eq!(status, 200);
+    // Read on arrival, before the create: it found nothing.
+    assert_eq!(page["data"], json!([]));
+    sim.end_step(1);
+    std::sync::Arc::into_inner(sim).unwrap().shutdown().await;
+}
+
+/// A hold released before any request took it holds nothing, and the
+/// waiter hears so; a hold of a step ends with that step.
+#[tokio::test]
+async fn a_during_hold_released_untaken_holds_nothing() {
+    let sim = start(plan()).await;
+    sim.begin_step(1, Some(1));
+    let hold = sim.arm_during(creates()).unwrap();
+    sim.release_during(hold);
+    assert_eq!(sim.wait_during_held(hold).await, None);
+    let (status, _) = json(post(&sim, A, "tickets", &json!({"a": 1}), None).await).await;
+    assert_eq!(status, 201);
+    let other = sim.arm_during(Match::default()).unwrap();
+    sim.end_step(1);
+    assert_eq!(sim.wait_during_held(other).await, None);
+    sim.shutdown().await;
+}
+
+/// The harness waits for the event a webhook delivers: woken by the commit
+/// that produces it, not by polling; and a wait whose give-up comes first
+/// answers what it found by then.
+#[tokio::test]
+async fn waiting_for_an_event_wakes_at_the_commit_that_makes_it() {
+    let mut plan = plan();
+    plan.webhooks = Some(lostreply_simulator::Webhooks {
+        secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".to_owned(),
+    });
+    let sim = std::sync::Arc::new(start(plan).await);
+    let none = sim
+        .wait_for_event(|_, events| events.first().map(|e| e.id.clone()), async {})
+        .await;
+    assert_eq!(none, None);
+    let waiter = {
+        let sim = sim.clone();
+        tokio::spawn(async move {
+            sim.wait_for_event(
+                |ledger, events| {
+                    let id = ledger.first()?.id.to_string();
+                    events.iter().find(|e| e.object_id == id).map(|e| e.kind)
+                },
+                std::future::pending(),
+            )
+            .await
+        })
+    };
+    let (status, _) = json(post(&sim, A, "tickets", &json!({"a": 1}), None).await).await;
+    assert_eq!(status, 201);
+    assert_eq!(
+        waiter.await.unwrap(),
+        Some(lostreply_simulator::EventKind::Created)
+    );
+    std::sync::Arc::into_inner(sim).unwrap().shutdown().await;
 }

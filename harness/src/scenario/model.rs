@@ -106,6 +106,15 @@ pub enum Step {
         /// Sign with a wrong secret: the adapter must reject it and change nothing.
         forged: bool,
     },
+    /// A call of a `parallel` step that starts once the provider holds
+    /// another call's request matching `during`, whose answer then waits
+    /// until this call has returned (`during:`). Only inside `Parallel`.
+    During {
+        /// The request it waits for (fields only: no counts, no steps).
+        during: lostreply_simulator::Match,
+        /// The call: `execute`, `reconcile`, `status`, `webhook` or `resolve`.
+        call: Box<Step>,
+    },
     /// An operator's decision.
     Resolve {
         /// Operation id.

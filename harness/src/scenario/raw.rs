@@ -550,8 +550,8 @@ pub(crate) enum RawResponse {
     Gather(Sp<RawGather>),
     /// Wait, then serve normally.
     Delay(Sp<DurationText>),
-    /// Answer with this status instead.
-    Status(Sp<u64>),
+    /// Answer with this status instead (and, written as a mapping, this `Retry-After`).
+    Status(Sp<RawStatus>),
     /// Send this many body bytes, then close.
     Partial(Sp<u64>),
     /// A plain name that is no response (reported by validation, at its place).
@@ -623,6 +623,60 @@ impl<'de> Deserialize<'de> for RawResponse {
         }
 
         deserializer.deserialize_any(ResponseVisitor)
+    }
+}
+
+/// A status fault's value: the code alone (`{status: 429}`), or the code
+/// with the `Retry-After` the answer carries (`{status: {code: 429, retry_after: 30s}}`).
+#[derive(Debug)]
+pub(crate) enum RawStatus {
+    /// `429`: the provider's own `Retry-After` (1 second on a 429, none otherwise).
+    Code(u64),
+    /// `{code: 429, retry_after: 30s}`.
+    Full(RawStatusFull),
+}
+
+/// `{code: 429, retry_after: 30s}`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "StatusWithRetryAfter")]
+pub(crate) struct RawStatusFull {
+    /// HTTP error status (400..=599).
+    #[schemars(range(min = 400, max = 599))]
+    pub code: Sp<u64>,
+    /// The `Retry-After` the answer carries: whole seconds, 0s to 24h (429 and 503 only).
+    /// Default: 1s on a 429, none on any other status.
+    #[serde(default)]
+    pub retry_after: Option<Sp<DurationText>>,
+}
+
+impl<'de> Deserialize<'de> for RawStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct StatusVisitor;
+
+        impl<'de> Visitor<'de> for StatusVisitor {
+            type Value = RawStatus;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an HTTP status (500), or {code: 429, retry_after: 30s}")
+            }
+
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(RawStatus::Code(v))
+            }
+
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                // Negative: kept out of range, so validation names the value.
+                Ok(RawStatus::Code(u64::try_from(v).unwrap_or(0)))
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                RawStatusFull::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(RawStatus::Full)
+            }
+        }
+
+        deserializer.deserialize_any(StatusVisitor)
     }
 }
 
@@ -716,6 +770,30 @@ pub(crate) struct RawStep {
     pub provider_ref: Option<Sp<Option<String>>>,
     #[serde(default)]
     pub evidence: Option<Sp<String>>,
+    #[serde(default)]
+    pub during: Option<Sp<RawDuring>>,
+}
+
+/// `during: {kind: search}` on a call of a `parallel` step: the call starts
+/// once the provider holds the step's first request that matches (a lookup
+/// read, a create committed), and that request's answer waits until the
+/// call has returned. Every key given must hold.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "During")]
+pub(crate) struct RawDuring {
+    /// HTTP method.
+    #[serde(default)]
+    pub method: Option<Sp<RawMethod>>,
+    /// Collection name.
+    #[serde(default)]
+    pub resource: Option<Sp<String>>,
+    /// Kind of request.
+    #[serde(default)]
+    pub kind: Option<Sp<RawKind>>,
+    /// A query parameter that must be present (the generic API's).
+    #[serde(default)]
+    pub query: Option<Sp<RawQuery>>,
 }
 
 /// Where a client-side crash strikes.

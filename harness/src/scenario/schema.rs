@@ -11,9 +11,9 @@ use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use super::client_profiles::profile_names;
 use super::raw::{
     DefectName, DurationText, ModeName, ProfileName, ProviderProfileName, RawCall, RawCallStall,
-    RawCommitPoint, RawCrash, RawEvent, RawGather, RawHttpCall, RawIsError, RawPrime,
-    RawResolveOutcome, RawResponse, RawRpcError, RawScenario, RawSlow, RawStallOptions, RawStep,
-    RawTaskCall, RevisionName, WindowText,
+    RawCommitPoint, RawCrash, RawDuring, RawEvent, RawGather, RawHttpCall, RawIsError, RawPrime,
+    RawResolveOutcome, RawResponse, RawRpcError, RawScenario, RawSlow, RawStallOptions,
+    RawStatusFull, RawStep, RawTaskCall, RevisionName, WindowText,
 };
 
 /// A JSON Schema (draft 2020-12) describing scenario files, format v1.
@@ -93,6 +93,7 @@ impl JsonSchema for RawResponse {
         let stall = generator.subschema_for::<RawStallOptions>();
         let gather = generator.subschema_for::<RawGather>();
         let duration = generator.subschema_for::<DurationText>();
+        let status_full = generator.subschema_for::<RawStatusFull>();
         json_schema!({
             "description": "What the client observes.",
             "oneOf": [
@@ -107,8 +108,12 @@ impl JsonSchema for RawResponse {
                 one_key("delay", duration, "Wait this long (real time), then serve normally."),
                 one_key(
                     "status",
-                    json_schema!({"type": "integer", "minimum": 400, "maximum": 599}),
-                    "Answer with this HTTP error status instead.",
+                    json_schema!({"oneOf": [
+                        {"type": "integer", "minimum": 400, "maximum": 599},
+                        status_full,
+                    ]}),
+                    "Answer with this HTTP error status instead; as {code, retry_after}, with \
+                     the Retry-After it carries (whole seconds; 429 and 503 only).",
                 ),
                 one_key(
                     "partial",
@@ -302,17 +307,22 @@ impl JsonSchema for RawStep {
             ],
             &["resolve", "outcome", "provider_ref"],
         );
+        let during = generator.subschema_for::<RawDuring>();
+        let items: Vec<Schema> = [&execute, &reconcile, &status, &webhook, &resolve]
+            .into_iter()
+            .map(|call| with_during(call, &during))
+            .collect();
         let parallel = form(
-            "Run adapter calls at once (no advance and no nested parallel inside).",
+            "Run adapter calls at once (no advance and no nested parallel inside). A call \
+             with `during` starts once the provider holds another call's request that \
+             matches, and that answer waits until the call has returned.",
             &[(
                 "parallel",
                 json_schema!({
                     "type": "array",
                     "minItems": 2,
                     "maxItems": super::validate::MAX_PARALLEL,
-                    "items": {"oneOf": [
-                        execute.clone(), reconcile.clone(), status.clone(), webhook.clone(), resolve.clone(),
-                    ]},
+                    "items": {"oneOf": items},
                 }),
             )],
             &["parallel"],
@@ -322,6 +332,18 @@ impl JsonSchema for RawStep {
             "oneOf": [execute, reconcile, status, advance, parallel, webhook, resolve],
         })
     }
+}
+
+/// A call's form as a `parallel` item: the same keys, and `during`.
+fn with_during(call: &Schema, during: &Schema) -> Schema {
+    let mut item = call.clone().to_value();
+    if let Some(properties) = item
+        .get_mut("properties")
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        properties.insert("during".to_owned(), during.clone().to_value());
+    }
+    Schema::try_from(item).unwrap_or_else(|_| call.clone())
 }
 
 /// A closed mapping with these keys.

@@ -290,6 +290,7 @@ async fn perform(ctx: &Ctx, site: &CallSite, work: Work) -> Answer {
                 let mut state = shared.state();
                 tasks::commit_pending(&mut state, &shared.plan, mcp, pending, ctx.seq)
             };
+            shared.announce_commit();
             match committed {
                 Ok((effect, result)) => {
                     run_commit_hook(ctx, &effect).await;
@@ -603,7 +604,7 @@ async fn run(
         McpFault::Http { status, at } => {
             at_point(&ctx, &site, work, at).await;
             ctx.respond(
-                responses::fault_status(crate::profile::Profile::generic_ref(), status),
+                responses::fault_status(crate::profile::Profile::generic_ref(), status, None),
                 Shape::Full,
             )
         }

@@ -65,6 +65,8 @@ pub(crate) async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Reques
         seq,
         tenant: tenant.clone(),
         fault: None,
+        // `during` holds match `/v1` requests only.
+        during: 0,
     };
     let (Some(mcp), Some(tenant)) = (shared.plan.mcp.as_ref(), tenant) else {
         drain(body).await;

@@ -69,8 +69,12 @@ pub(super) fn commit_stage(
                     return Outcome::End(Ending::Close);
                 }
                 FaultResponse::Gather { requests, at_most } => ctx.gather(requests, at_most).await,
-                FaultResponse::Status { code } => {
-                    let reply = responses::fault_status(&ctx.shared.plan.profile, code);
+                FaultResponse::Status {
+                    code,
+                    retry_after_s,
+                } => {
+                    let reply =
+                        responses::fault_status(&ctx.shared.plan.profile, code, retry_after_s);
                     fail_key(ctx, &intake, Failure::Status(saved_of(&reply)));
                     return ctx.respond(reply, Shape::Full);
                 }
@@ -162,6 +166,9 @@ fn commit_effect(ctx: &Ctx, intake: Intake) -> Result<Committed, Prepared> {
             effect
         })
     };
+    if committed.is_ok() {
+        ctx.shared.announce_commit();
+    }
     match committed {
         Ok(effect) => Ok(Committed {
             reply: created(&plan.profile, plan.asynchronous.is_some(), &effect),

@@ -38,6 +38,10 @@ pub(crate) struct Ctx {
     /// The index in the plan of the rule that decides this request's fate
     /// (the plan holds the rule: a copy would be part of every request's future).
     pub(crate) fault: Option<usize>,
+    /// The harness's `during` holds this request may be held for (a bit set,
+    /// `Stage::during_candidates`): its answer waits at the way out until
+    /// the call that waited for it has returned.
+    pub(crate) during: u16,
 }
 
 impl Ctx {
@@ -186,8 +190,32 @@ impl Ctx {
     pub(crate) fn deliver<'a>(
         &'a self,
         prepared: Prepared,
-        rule: Option<&FaultRule>,
+        rule: Option<&'a FaultRule>,
     ) -> Delivery<'a> {
+        if self.during != 0 {
+            if let Some(id) = self.shared.stage.claim_during(self.during, self.seq) {
+                return Either::Right(Box::pin(async move {
+                    let cap = self.shared.plan.limits.hold_cap;
+                    let shutdown = self.shared.shutdown.clone();
+                    let held = self.shared.stage.hold_during(id, cap, shutdown.clone());
+                    // A client that gives up ends the hold too: an adapter
+                    // that serialises calls about one operation makes the
+                    // waiting call wait for this one, and only this client's
+                    // timeout ends that cycle.
+                    let gone = hold_until_client_leaves(&self.conn, cap, shutdown);
+                    tokio::select! {
+                        () = held => {}
+                        _ = gone => {}
+                    }
+                    self.deliver_now(prepared, rule).await
+                }));
+            }
+        }
+        self.deliver_now(prepared, rule)
+    }
+
+    /// [`Ctx::deliver`] once no `during` hold keeps the answer.
+    fn deliver_now<'a>(&'a self, prepared: Prepared, rule: Option<&FaultRule>) -> Delivery<'a> {
         let Some(rule) = rule else {
             return ready(self.respond(prepared, Shape::Full));
         };
@@ -209,8 +237,11 @@ impl Ctx {
                 self.gather(requests, at_most).await;
                 self.respond(prepared, Shape::Full)
             })),
-            FaultResponse::Status { code } => ready(self.respond(
-                responses::fault_status(&self.shared.plan.profile, code),
+            FaultResponse::Status {
+                code,
+                retry_after_s,
+            } => ready(self.respond(
+                responses::fault_status(&self.shared.plan.profile, code, retry_after_s),
                 Shape::Full,
             )),
             FaultResponse::Partial { bytes } => {

@@ -130,7 +130,7 @@ fn handle(
     // clock is read before the lock is taken, so that it does not lengthen
     // the one lock every request goes through (contended at 64 connections);
     // the simulator time and the fault need the lock.
-    let (seq, fault) = {
+    let (seq, fault, during) = {
         // The key as sent (lossy only for bytes that are not UTF-8); the
         // first of several, as the provider reads it.
         let raw_key = parts
@@ -162,6 +162,7 @@ fn handle(
             step,
         };
         let fault = state.faults.select(&shared.plan.faults, &facts);
+        let during = shared.stage.during_candidates(&facts);
         arrival.at_ms = now_ms;
         arrival.fault = fault.and_then(|index| {
             let rule = shared.plan.faults.get(index)?;
@@ -171,7 +172,7 @@ fn handle(
                 response: rule.response,
             })
         });
-        (state.journal.push_arrival(&arrival), fault)
+        (state.journal.push_arrival(&arrival), fault, during)
     };
     let ctx = Ctx {
         shared,
@@ -179,6 +180,7 @@ fn handle(
         seq,
         tenant,
         fault,
+        during,
     };
     let headers = parts.headers;
     respond(ctx, kind, parts.method, headers, body, uri)
@@ -230,9 +232,15 @@ fn respond(
                     gather_with_answer = Some((requests, at_most));
                 }
                 FaultResponse::Gather { requests, at_most } => ctx.gather(requests, at_most).await,
-                FaultResponse::Status { code } => {
+                FaultResponse::Status {
+                    code,
+                    retry_after_s,
+                } => {
                     drain(body).await;
-                    return ctx.respond(responses::fault_status(profile, code), Shape::Full);
+                    return ctx.respond(
+                        responses::fault_status(profile, code, retry_after_s),
+                        Shape::Full,
+                    );
                 }
                 // Rejected by plan validation: there is no response to cut before reading.
                 FaultResponse::Partial { .. } | FaultResponse::Idle => {}

@@ -175,6 +175,7 @@ fn reports_outcome(step: &Step, op: &str) -> Result<(), String> {
         }
         Step::Advance { .. } => Err("that step moves the clock and calls no adapter".to_owned()),
         Step::Webhook { .. } => Err("a webhook step answers only accepted or not".to_owned()),
+        Step::During { call, .. } => reports_outcome(call, op),
         Step::Parallel(calls) => {
             if calls.iter().any(|call| reports_outcome(call, op).is_ok()) {
                 Ok(())

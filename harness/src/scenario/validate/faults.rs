@@ -4,19 +4,20 @@
 //! keeps its file order, and the first matching rule of its family wins.
 
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use lostreply_simulator::mcp::McpRule;
 use lostreply_simulator::profile::Pages;
 use lostreply_simulator::{
-    FaultResponse, FaultRule, Match, Position, Release, RequestKind, StallThen,
+    FaultResponse, FaultRule, Match, Position, Release, RequestKind, StallThen, MAX_RETRY_AFTER_S,
 };
 
 use super::provider::{stall_too_short, tenant};
 use super::{duration_in, show, Declared, MAX_ITEMS, MAX_PARTIAL_BYTES, NONZERO};
 use crate::scenario::error::Diagnostics;
 use crate::scenario::raw::{
-    RawFault, RawGather, RawKind, RawMatch, RawMethod, RawPosition, RawQuery, RawResponse, RawThen,
-    RawUntil, MAPPING_RESPONSES, PLAIN_RESPONSES,
+    RawFault, RawGather, RawKind, RawMatch, RawMethod, RawPosition, RawQuery, RawResponse,
+    RawStatus, RawThen, RawUntil, MAPPING_RESPONSES, PLAIN_RESPONSES,
 };
 use crate::scenario::span::{OneOrMany, Pos, Sp};
 
@@ -164,7 +165,20 @@ fn fault(
                     }
                     Release::ClientGone
                 }
-                Some(until) => step_end(d, until, declared),
+                Some(until) => {
+                    if at == Position::AfterCommit {
+                        d.error(
+                            until.pos,
+                            "`until` holds a request and its key in flight before the commit; \
+                             at after_commit the effect has committed and its key's answer is \
+                             saved (a retry is replayed, not met in flight): add `then: commit` \
+                             (before_commit) to hold the key in flight, or give a call of a \
+                             parallel step `during: {kind: create}` to run it while the \
+                             committed create's answer is held",
+                        );
+                    }
+                    step_end(d, until, declared)
+                }
             };
             let then = match then {
                 None => StallThen::Abandon,
@@ -203,20 +217,7 @@ fn fault(
                 duration_in(d, delay, "delay", NONZERO, declared.stall_cap).unwrap_or(NONZERO);
             FaultResponse::Delay { delay }
         }
-        RawResponse::Status(code) => {
-            if !(400..=599).contains(&code.value) {
-                d.error(
-                    code.pos,
-                    format!(
-                        "status {} is not an HTTP error status (400 to 599)",
-                        code.value
-                    ),
-                );
-            }
-            FaultResponse::Status {
-                code: u16::try_from(code.value).unwrap_or(500),
-            }
-        }
+        RawResponse::Status(status) => self::status(d, status),
         RawResponse::Partial(bytes) => {
             needs_response(d, "partial", at, at_pos);
             if bytes.value > MAX_PARTIAL_BYTES {
@@ -234,6 +235,47 @@ fn fault(
         }
     };
     FaultRule { when, at, response }
+}
+
+/// `{status: 500}` or `{status: {code: 429, retry_after: 30s}}`.
+fn status(d: &mut Diagnostics, raw: &Sp<RawStatus>) -> FaultResponse {
+    let (code, code_pos, retry_after) = match &raw.value {
+        RawStatus::Code(code) => (*code, raw.pos, None),
+        RawStatus::Full(full) => (full.code.value, full.code.pos, full.retry_after.as_ref()),
+    };
+    if !(400..=599).contains(&code) {
+        d.error(
+            code_pos,
+            format!("status {code} is not an HTTP error status (400 to 599)"),
+        );
+    }
+    let retry_after_s = retry_after.map(|text| {
+        if !matches!(code, 429 | 503) {
+            d.error(
+                text.pos,
+                format!(
+                    "retry_after goes with 429 (rate limited) or 503 (unavailable), the \
+                     statuses that tell a client when to come back, not with {code}"
+                ),
+            );
+        }
+        let max = Duration::from_secs(u64::from(MAX_RETRY_AFTER_S));
+        let seconds = duration_in(d, text, "retry_after", Duration::ZERO, max).unwrap_or_default();
+        if seconds.subsec_nanos() != 0 {
+            d.error(
+                text.pos,
+                format!(
+                    "retry_after is sent as whole seconds (`Retry-After: 30`): {} is not",
+                    show(seconds)
+                ),
+            );
+        }
+        u32::try_from(seconds.as_secs()).unwrap_or(MAX_RETRY_AFTER_S)
+    });
+    FaultResponse::Status {
+        code: u16::try_from(code).unwrap_or(500),
+        retry_after_s,
+    }
 }
 
 pub(super) fn step_end(d: &mut Diagnostics, until: &Sp<RawUntil>, declared: &Declared) -> Release {
@@ -309,7 +351,7 @@ fn position(raw: RawPosition) -> Position {
     }
 }
 
-fn matcher(d: &mut Diagnostics, raw: &RawMatch, declared: &Declared) -> Match {
+pub(super) fn matcher(d: &mut Diagnostics, raw: &RawMatch, declared: &Declared) -> Match {
     if let Some(r) = &raw.resource {
         declared.check_resource(d, r);
     }

@@ -7,6 +7,7 @@ mod faults;
 mod mcp;
 mod mcp_faults;
 mod provider;
+mod situations;
 mod steps;
 
 pub use mcp::DEFAULT_REVISION;
@@ -194,6 +195,16 @@ pub(super) fn scenario(raw: &RawScenario, path: &str, d: &mut Diagnostics) -> Sc
     }
     let steps = steps::steps(d, &raw.steps, &declared);
     let expect = expect::expectations(d, raw.expect.as_ref(), &steps, &declared);
+    situations::check(
+        d,
+        &situations::Story {
+            raw,
+            plan: &plan,
+            operations: &operations,
+            expect: &expect,
+            declared: &declared,
+        },
+    );
     let steps = steps.into_iter().flatten().collect();
 
     Scenario {

@@ -159,6 +159,13 @@ fn idempotency(d: &mut Diagnostics, idem: &RawIdempotency, keys: &Keys) -> Idemp
         IdempotencyMode::None
     });
     let retention = idem.retention.as_ref().map_or(keys.default_retention, |r| {
+        if mode == IdempotencyMode::None {
+            d.error(
+                r.pos,
+                "`retention` is how long the provider remembers keys, and mode `none` \
+                 remembers none: remove it, or choose a mode with keys (stripe, ietf)",
+            );
+        }
         duration_in(d, r, "retention", NONZERO, MAX_VIRTUAL).unwrap_or(keys.default_retention)
     });
     let required = idem.required.as_ref().is_some_and(|required| {

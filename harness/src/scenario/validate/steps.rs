@@ -2,13 +2,13 @@
 //! out to be exactly one action with only the keys that action takes.
 
 use lostreply_reports::model::SharedStr;
-use lostreply_simulator::{EventKind, SettleResult};
+use lostreply_simulator::{EventKind, Match, SettleResult};
 
 use super::{duration_in, Declared, MAX_DELIVERIES, MAX_ITEMS, MAX_PARALLEL, MAX_VIRTUAL, NONZERO};
 use crate::protocol::OutcomeKind;
 use crate::scenario::error::Diagnostics;
 use crate::scenario::model::{CrashPoint, OpId, ResolveRef, Step};
-use crate::scenario::raw::{RawCrash, RawEvent, RawResolveOutcome, RawStep};
+use crate::scenario::raw::{RawCrash, RawDuring, RawEvent, RawMatch, RawResolveOutcome, RawStep};
 use crate::scenario::span::{Pos, Sp};
 
 /// The evidence an operator gives when the scenario does not say.
@@ -62,6 +62,7 @@ fn modifiers(raw: &RawStep) -> Vec<(&'static str, Pos)> {
     add("outcome", raw.outcome.as_ref().map(|v| v.pos));
     add("provider_ref", raw.provider_ref.as_ref().map(|v| v.pos));
     add("evidence", raw.evidence.as_ref().map(|v| v.pos));
+    add("during", raw.during.as_ref().map(|v| v.pos));
     found
 }
 
@@ -85,9 +86,10 @@ fn actions(raw: &RawStep) -> Vec<(&'static str, Pos)> {
 /// The keys each action takes besides itself.
 fn allowed_modifiers(action: &str) -> &'static [&'static str] {
     match action {
-        "execute" | "reconcile" => &["crash"],
-        "webhook" => &["event", "duplicate", "forged"],
-        "resolve" => &["outcome", "provider_ref", "evidence"],
+        "execute" | "reconcile" => &["crash", "during"],
+        "status" => &["during"],
+        "webhook" => &["event", "duplicate", "forged", "during"],
+        "resolve" => &["outcome", "provider_ref", "evidence", "during"],
         _ => &[],
     }
 }
@@ -142,6 +144,40 @@ fn one_step(
         return None;
     }
 
+    let call = action_step(d, raw, declared)?;
+    match &step.during {
+        Some(during) if allowed.contains(&"during") => {
+            if !in_parallel {
+                d.error(
+                    during.pos,
+                    "`during` starts a call once another call's request is held at the \
+                     provider: it belongs to a call inside `parallel`",
+                );
+            }
+            Some(Step::During {
+                during: during_match(d, during, declared),
+                call: Box::new(call),
+            })
+        }
+        Some(_) | None => Some(call),
+    }
+}
+
+/// `during: {...}` -> the request it waits for, held to what a request can be.
+fn during_match(d: &mut Diagnostics, raw: &Sp<RawDuring>, declared: &Declared) -> Match {
+    let when = RawMatch {
+        method: raw.value.method.clone(),
+        resource: raw.value.resource.clone(),
+        kind: raw.value.kind.clone(),
+        query: raw.value.query.clone(),
+        ..RawMatch::default()
+    };
+    super::faults::matcher(d, &when, declared)
+}
+
+/// The step of one action key, its modifiers checked.
+fn action_step(d: &mut Diagnostics, raw: &Sp<RawStep>, declared: &Declared) -> Option<Step> {
+    let step = &raw.value;
     let crash = step.crash.as_ref().map(|c| match c.value {
         RawCrash::AfterCommit => CrashPoint::AfterCommit,
     });
@@ -176,11 +212,18 @@ fn one_step(
                 ),
             );
         }
-        let calls = calls
+        let calls: Vec<Step> = calls
             .value
             .iter()
             .filter_map(|c| one_step(d, c, declared, true))
             .collect();
+        if calls.iter().all(|c| matches!(c, Step::During { .. })) && !calls.is_empty() {
+            d.error(
+                raw.pos,
+                "every call of this parallel step waits `during` another's request, so none \
+                 starts first: leave `during` off at least one call",
+            );
+        }
         return Some(Step::Parallel(calls));
     }
     if let Some(op) = &step.webhook {
