@@ -531,3 +531,6 @@ fn flaw_record(runs: &Runs, file: usize, member: &Member) -> FlawRecord {
         infrastructure_seeds,
     }
 }
+
+#[cfg(test)]
+mod tests;
