@@ -13,6 +13,12 @@ use lostreply_harness::scenario::model::Scenario;
 use super::profile_cmd;
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Exit codes: 0 every file valid, 2 a file invalid (file:line:column on stderr).\n\
+                  With --prove: 0 every scenario sound; 1 a scenario impossible or design-bound; \
+                  2 also a file invalid (nothing runs), or, when none is unsound, a scenario not judged \
+                  for its provider.profile; 3 the harness failed on a run."
+)]
 pub(super) struct ValidateArgs {
     /// Scenario or profile files, or directories of them (a profile file has a top-level
     /// `resources:` or `routes:` and no `steps:`).
