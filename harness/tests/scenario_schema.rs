@@ -277,3 +277,33 @@ fn rejects_shapes_the_parser_rejects() {
         );
     }
 }
+
+/// The capabilities' fixtures (`during`, a status with its `Retry-After`)
+/// are valid to the schema as to the parser; `during` outside `parallel`
+/// and a `retry_after` without a unit's mapping keys are not.
+#[test]
+fn knows_during_and_retry_after() {
+    let schema = scenario::schema();
+    for name in [
+        "webhook-while-create-held.yaml",
+        "webhook-during-held-create.yaml",
+        "resolve-during-reconcile-lookup.yaml",
+        "rate-limited-retry-after.yaml",
+        "replay-answered-by-429.yaml",
+    ] {
+        let path = format!(
+            "{}/tests/scenario/capabilities/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        scenario::parse(&text, &path).unwrap();
+        if let Err(why) = check(&schema, &schema, &yaml(&text), "$") {
+            panic!("the schema rejects {name}: {why}");
+        }
+    }
+    let minimal_with = |step: &str| MINIMAL.replace("  - execute: op-1", step);
+    let outside = minimal_with("  - {execute: op-1, during: {kind: create}}");
+    assert!(check(&schema, &schema, &yaml(&outside), "$").is_err());
+    let unknown = "faults:\n  - response: {status: {code: 429, after: 5s}}\n";
+    assert!(check(&schema, &schema, &yaml(&format!("{MINIMAL}{unknown}")), "$").is_err());
+}
