@@ -114,7 +114,7 @@ fn final_call_sim_ms(obs: &Observation, position: usize) -> Option<i64> {
 #[derive(Debug, Default)]
 struct AmbiguityState {
     since_sim_ms: i64,
-    /// The latest evidence seen since, and what it was.
+    /// What the latest evidence of its calls since then showed.
     evidence: Option<ConfirmedBy>,
     confirmed: Option<Confirmation>,
 }

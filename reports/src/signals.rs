@@ -573,6 +573,65 @@ mod tests {
         assert_eq!(lower_median(&[1, 4, 9]), Some(4));
     }
 
+    /// A scenario whose `op` was reconciled `count` times and left unknown
+    /// for `age_ms`, confirmed once after `after_ms`.
+    fn scenario(id: &str, op: &str, count: u64, age_ms: u64, after_ms: u64) -> ScenarioReport {
+        let mut s: ScenarioReport = serde_json::from_value(serde_json::json!({
+            "id": id, "title": "t", "path": "p", "case": null, "tags": [],
+            "verdict": "passed", "seed": 1, "reproduce": "r", "duration_ms": 0,
+            "sim_start_ms": 0, "operations": [], "steps": [], "calls": [],
+            "journal": [], "ledger": [], "deliveries": [], "violations": [],
+            "errors": [],
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        s.signals = Signals {
+            ambiguities: vec![Ambiguity {
+                operation_id: op.into(),
+                since_sim_ms: 0,
+                confirmed: Some(Confirmation {
+                    call_index: 0,
+                    outcome: OutcomeKind::Succeeded,
+                    after_ms,
+                    by: ConfirmedBy::Replay,
+                }),
+            }],
+            reconcile_attempts: count,
+            most_reconciled: Some(OperationCount {
+                operation_id: op.into(),
+                count,
+            }),
+            left_unknown: 1,
+            oldest_unknown: Some(OperationAge {
+                operation_id: op.into(),
+                age_ms,
+            }),
+            ..Signals::default()
+        };
+        s
+    }
+
+    #[test]
+    fn totals_do_not_depend_on_the_order_of_the_scenarios() {
+        let a = scenario("a", "op-2", 3, 10, 5);
+        let b = scenario("b", "op-1", 3, 10, 1);
+        let c = scenario("c", "op-1", 2, 9, 9);
+        let forward = SignalTotals::of(&[a.clone(), b.clone(), c.clone()]);
+        let backward = SignalTotals::of(&[c, b, a]);
+        assert_eq!(forward, backward);
+        // Ties go to the smallest scenario id.
+        let most = forward
+            .most_reconciled
+            .as_ref()
+            .map(|m| (m.scenario.as_str(), m.value));
+        assert_eq!(most, Some(("a", 3)));
+        let oldest = forward.oldest_unknown.as_ref().map(|o| o.scenario.as_str());
+        assert_eq!(oldest, Some("a"));
+        assert_eq!(forward.reconcile_attempts, 8);
+        assert_eq!(forward.confirmation_median_ms, Some(5));
+        assert_eq!(forward.confirmation_max_ms, Some(9));
+        assert_eq!(forward.confirmed_by.get(ConfirmedBy::Replay), 3);
+    }
+
     #[test]
     fn shares_round_to_the_nearest_percent() {
         assert_eq!(percent(0, 0), 0);
