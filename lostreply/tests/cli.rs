@@ -586,7 +586,7 @@ fn a_resolution_against_the_ledger_passes_and_is_reported_as_a_finding() {
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
     assert!(
-        stdout.contains("finding resolution-contradicts-ledger, op-1: the operator resolved failed (no provider_ref), but the provider holds tkt_"),
+        stdout.contains("resolution-contradicts-ledger, op-1: the operator resolved failed (no provider_ref), but the provider holds tkt_"),
         "{stdout}"
     );
     let json: serde_json::Value = serde_json::from_slice(

@@ -349,10 +349,10 @@ pub(crate) fn violation_heading(violation: &Violation) -> String {
     heading
 }
 
-/// `finding resolution-contradicts-ledger, op-1: the operator resolved failed, but ...`
+/// `resolution-contradicts-ledger, op-1: the operator resolved failed, but ...`
 pub(crate) fn finding_heading(finding: &Finding) -> String {
     format!(
-        "finding {}, {}: {}",
+        "{}, {}: {}",
         finding.kind.name(),
         one_line(&finding.operation_id),
         one_line(&finding.message)

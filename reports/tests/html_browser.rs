@@ -33,11 +33,14 @@ fn check_rendered(rendered: &Rendered, report: &Report) {
     assert_rendered_cleanly(rendered);
     let scenarios = report.scenarios.len().to_string();
     assert_eq!(body_attr(dom, "data-timelines"), Some(scenarios.as_str()));
+    // Violations' and findings' evidence alike link to the timeline.
     let evidence_items: usize = report
         .scenarios
         .iter()
-        .flat_map(|s| &s.violations)
-        .map(|v| v.evidence.len())
+        .map(|s| {
+            s.violations.iter().map(|v| v.evidence.len()).sum::<usize>()
+                + s.findings.iter().map(|f| f.evidence.len()).sum::<usize>()
+        })
         .sum();
     let linked: usize = body_attr(dom, "data-linked-evidence")
         .unwrap()

@@ -364,6 +364,20 @@ fn reference_lost_after_commit() -> ScenarioReport {
         Some("op-1"),
     )];
     s.signals = lost_after_commit_signals();
+    // Not what this run shows (no resolve call): a finding's place in every
+    // writer, with evidence pointing at a call and an effect.
+    s.findings = vec![Finding {
+        kind: FindingKind::ResolutionContradictsLedger,
+        operation_id: "op-1".into(),
+        message: "the operator resolved failed (no provider_ref), but the provider holds tkt_0001"
+            .into(),
+        evidence: vec![
+            Evidence::Call { index: 1 },
+            Evidence::Effect {
+                id: "tkt_0001".into(),
+            },
+        ],
+    }];
     s
 }
 
