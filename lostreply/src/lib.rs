@@ -12,7 +12,8 @@
 //! - [`report`]: the report model and its writers.
 //! - [`engine`]: the harness itself (scenarios, runs, checks), for tools built
 //!   on top of lostreply.
-//! - [`bundled`]: the adapters the `lostreply` binary ships (the reference).
+//! - [`bundled`]: the adapters the `lostreply` binary ships (the reference,
+//!   and the example designs and naive adapters `validate --prove` runs).
 //!
 //! ```no_run
 //! // tests/lostreply.rs, with `harness = false` in Cargo.toml:
