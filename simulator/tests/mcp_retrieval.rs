@@ -93,12 +93,46 @@ async fn list_recent_operations_is_per_credential_newest_first_and_bounded() {
         .map(|o| o["operation_id"].as_str().unwrap())
         .collect();
     assert_eq!(got, [ids[2].as_str(), ids[1].as_str()]);
+    let arguments: Vec<&Value> = listed["structuredContent"]["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| &o["arguments"])
+        .collect();
+    assert_eq!(arguments, [&json!({"n": 2}), &json!({"n": 1})]);
     assert_eq!(
         sim.journal().into_iter().last().unwrap().kind,
         Some(RequestKind::List)
     );
     let still_empty = b.call("list_recent_operations", json!({})).await.result();
     assert_eq!(still_empty["structuredContent"]["operations"], json!([]));
+}
+
+#[tokio::test]
+async fn a_listed_operation_carries_the_arguments_its_payload_holds_without_the_key() {
+    let sim = with_defect(None).await;
+    let mut a = session(&sim).await;
+    let made = a
+        .call(
+            "create_charge",
+            json!({"amount": 1200, "currency": "eur", "idempotency_key": "k-1"}),
+        )
+        .await
+        .result();
+    let listed = a.call("list_recent_operations", json!({})).await.result();
+    let item = &listed["structuredContent"]["operations"][0];
+    assert_eq!(
+        item["operation_id"],
+        made["structuredContent"]["operation_id"]
+    );
+    assert_eq!(
+        item["arguments"],
+        json!({"amount": 1200, "currency": "eur"})
+    );
+    assert_eq!(item["arguments"], made["structuredContent"]["arguments"]);
+    for kept in ["tool", "resource", "status", "created_at"] {
+        assert!(item.get(kept).is_some(), "{kept} is still listed");
+    }
 }
 
 #[tokio::test]

@@ -8,9 +8,11 @@
 //
 // The correct variant follows the reference adapter (reference/src/mcp/calls.rs), as
 // examples/mcp-clients/python/adapter.py does: a durable "sent" mark before the call, never a
-// second call after any loss, tasks waited for, isError decided by its status, recovery by
-// get_operation / list_recent_operations matched by arguments, needs_review after three
-// inconclusive reconciles.
+// second call after any loss, tasks waited for (a task that ended failed is failed), isError
+// decided by its status (408, 409, 425 and 5xx ambiguous; any other 4xx a rejection without
+// effect), recovery by get_operation / list_recent_operations matched by the arguments each
+// item lists, needs_review once no way to find out is left (every retention passed since the
+// call was sent) or after three inconclusive reconciles.
 //
 // Client windows, as far as this SDK expresses them (docs/mcp-clients.md):
 // - wall clock -> the request option `timeout` (McpError -32001 and a courtesy
@@ -128,7 +130,8 @@ function absorb(record, v) {
 
 // ---------------------------------------------------------------- what an answer means (pure)
 
-const ambiguousStatus = (s) => !(s >= 400 && s < 500) || [408, 409, 425, 429].includes(s);
+// 408, 409, 425 and every 5xx: the work may have run; any other 4xx (429 too) refused it.
+const ambiguousStatus = (s) => !(s >= 400 && s < 500) || [408, 409, 425].includes(s);
 
 function payloadId(p) {
   if (!p || typeof p !== 'object') return null;
@@ -186,12 +189,23 @@ function retrieved(result, id) {
   return named ? ['found', verdict('succeeded', named, `${source}: completed as operation ${named}`)] : ['failed', `${source}: a completed answer without an id`];
 }
 
-function recentIds(result) {
+// `list_recent_operations`' items as {id, args (or null)}, newest first; null when unreadable.
+function recentOperations(result) {
   if (result == null || result.isError === true) return null;
   const body = payload(result);
   const items = body?.operations ?? body?.ids;
   if (!Array.isArray(items)) return null;
-  return items.map((i) => (typeof i === 'string' ? i : payloadId(i))).filter(Boolean);
+  return items
+    .map((i) =>
+      typeof i === 'string'
+        ? { id: i, args: null }
+        : { id: payloadId(i), args: i && typeof i.arguments === 'object' && !Array.isArray(i.arguments) ? i.arguments : null },
+    )
+    .filter((i) => i.id);
+}
+
+function recentIds(result) {
+  return recentOperations(result)?.map((i) => i.id) ?? null;
 }
 
 function retrievedArguments(result) {
@@ -427,7 +441,10 @@ async function followTask(session, taskId) {
   if (['failed', 'cancelled'].includes(status)) return ['evidence', verdict('failed', null, `${source} ended ${status}: no effect`)];
   if (status === 'completed') {
     try {
-      return ['evidence', toolResultVerdict(await session.rpc('tasks/result', { taskId }), source)];
+      const result = await session.rpc('tasks/result', { taskId });
+      // A terminal task's error is the task's end, not a lost answer: no effect.
+      if (result?.isError === true) return ['evidence', verdict('failed', null, `${source} ended with an error: the task failed, no effect`)];
+      return ['evidence', toolResultVerdict(result, source)];
     } catch (e) {
       return ['inconclusive', `${source} completed, but its result could not be read: ${describe(e)}`];
     }
@@ -448,8 +465,20 @@ async function replay(session, record, tool, mcp, nowS) {
   }
   const [kind, value] = callVerdict(result, 'the replay with the same key');
   if (kind === 'task') return ['evidence', verdict('pending', null, `replay with the same key: background task ${value} runs`)];
-  if (value.outcome === 'unknown') return ['inconclusive', `replay with the same key: ${value.evidence}`];
+  // A rejection answers this replay only, not the first attempt.
+  if (['unknown', 'failed'].includes(value.outcome)) return ['inconclusive', `replay with the same key: ${value.evidence}`];
   return ['evidence', value];
+}
+
+// True once neither retrieval nor a same-key replay can tell any more: each is past its
+// retention counted from the first send (the operation was created at or after it, so an id
+// the list no longer shows has expired or never existed).
+function noRungLeft(mcp, record, nowS) {
+  const ageS = nowS - record.first_sent_s;
+  const retrievalLive = Boolean(mcp.retrieval) && ageS < (mcp.retrieval.retention_s ?? 0);
+  const tool = toolOf(mcp, record.operation) ?? {};
+  const keyLive = Boolean(tool.key_argument) && ageS < (tool.key_retention_s ?? 0);
+  return !retrievalLive && !keyLive;
 }
 
 async function find(session, record, mcp, nowS) {
@@ -467,7 +496,7 @@ async function find(session, record, mcp, nowS) {
     return ['inconclusive', value];
   }
   if (retrieval) {
-    const listed = recentIds(await session.retrieval(retrieval.list_recent, {}));
+    const listed = recentOperations(await session.retrieval(retrieval.list_recent, {}));
     let why;
     if (listed == null) {
       why = 'list_recent_operations could not be read';
@@ -476,7 +505,12 @@ async function find(session, record, mcp, nowS) {
       const ours = comparable(record.operation.args, tool);
       const matches = [];
       let unreadable = 0;
-      for (const id of listed.filter((i) => !baseline.includes(i)).slice(0, MAX_CANDIDATES)) {
+      // A listed item's arguments rule it out without a retrieval; a candidate is still
+      // retrieved, for its state.
+      const candidates = listed
+        .filter((i) => !baseline.includes(i.id) && (i.args == null || comparable(i.args, tool) === ours))
+        .map((i) => i.id);
+      for (const id of candidates.slice(0, MAX_CANDIDATES)) {
         const answer = await session.retrieval(retrieval.get, { id });
         const args = retrievedArguments(answer);
         if (args == null) unreadable += 1;
@@ -498,7 +532,7 @@ async function find(session, record, mcp, nowS) {
   }
   const replayed = await replay(session, record, tool, mcp, nowS);
   if (replayed) return replayed;
-  return ['evidence', verdict('unknown', null, 'the server offers no retrieval and the tool no key: cannot tell whether the call ran; a person must check', true)];
+  return ['evidence', verdict('unknown', null, "the server offers no retrieval and no replay with the key is left (the tool takes no key, or the key's retention has passed): cannot tell whether the call ran; a person must check", true)];
 }
 
 async function reconcile(record, common) {
@@ -523,7 +557,10 @@ async function reconcile(record, common) {
     absorb(record, value);
   } else {
     record.inconclusive = (record.inconclusive ?? 0) + 1;
-    if (record.outcome === 'unknown' && record.inconclusive >= MAX_INCONCLUSIVE) {
+    if (record.outcome === 'unknown' && noRungLeft(mcp, record, seconds(common.now))) {
+      record.needs_review = true;
+      record.evidence = `${value}; the retention of every way to find out has passed since the call was sent: nothing can tell any more, a person must check`;
+    } else if (record.outcome === 'unknown' && record.inconclusive >= MAX_INCONCLUSIVE) {
       record.needs_review = true;
       record.evidence = `${value}; ${record.inconclusive} reconciles in a row found no evidence: automation stopped, a person must check`;
     } else {

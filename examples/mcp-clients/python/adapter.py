@@ -10,10 +10,13 @@ The correct variant follows the reference adapter (reference/src/mcp/calls.rs):
 - any loss (the SDK's read timeout, a closed stream, a transport error) is `unknown`,
   never `failed`, and the tool is not called again;
 - a task id means the work runs: wait for it (`tasks/get`);
-- an `isError` is decided by its status, never by its words;
+- an `isError` is decided by its status, never by its words (408, 409, 425 and 5xx:
+  ambiguous; any other 4xx: rejected, no effect); a task that ended failed is failed;
 - recovery is `get_operation` by id, or `list_recent_operations` and the one new id whose
-  arguments are ours; a keyed tool may replay with its key while the key is retained;
-- three inconclusive reconciles in a row: `needs_review`.
+  arguments (listed with each item) are ours; a keyed tool may replay with its key while
+  the key is retained;
+- `needs_review` once no way to find out is left (every retention passed since the call
+  was sent), or after three inconclusive reconciles in a row.
 
 Client windows, as far as this SDK expresses them (docs/mcp-clients.md):
 - wall clock -> `read_timeout_seconds` of the call (MCPError -32001 on expiry, with a
@@ -128,7 +131,8 @@ def absorb(record, v):
 
 
 def ambiguous_status(status):
-    return not (400 <= status < 500) or status in (408, 409, 425, 429)
+    """408, 409, 425 and every 5xx: the work may have run; any other 4xx (429 too) refused it."""
+    return not (400 <= status < 500) or status in (408, 409, 425)
 
 
 def payload_id(payload):
@@ -206,7 +210,8 @@ def retrieved(result, op_id):
     return ("failed", f"{source}: a completed answer without an id")
 
 
-def recent_ids(result):
+def recent_operations(result):
+    """`list_recent_operations`' items as (id, arguments or None), newest first; None when unreadable."""
     if result is None or result.get("isError") is True:
         return None
     body = payload(result)
@@ -215,7 +220,19 @@ def recent_ids(result):
     items = body.get("operations", body.get("ids"))
     if not isinstance(items, list):
         return None
-    return [i if isinstance(i, str) else payload_id(i) for i in items if isinstance(i, str) or payload_id(i)]
+    out = []
+    for i in items:
+        if isinstance(i, str):
+            out.append((i, None))
+        elif payload_id(i):
+            args = i.get("arguments")
+            out.append((payload_id(i), args if isinstance(args, dict) else None))
+    return out
+
+
+def recent_ids(result):
+    listed = recent_operations(result)
+    return None if listed is None else [op_id for op_id, _ in listed]
 
 
 def retrieved_arguments(result):
@@ -431,6 +448,9 @@ async def follow_task(session, task_id):
             result = await session.rpc("tasks/result", {"taskId": task_id})
         except Exception as e:
             return ("inconclusive", f"{source} completed, but its result could not be read: {describe(e)}")
+        if result.get("isError") is True:
+            # A terminal task's error is the task's end, not a lost answer: no effect.
+            return ("evidence", verdict("failed", None, f"{source} ended with an error: the task failed, no effect"))
         return ("evidence", tool_result_verdict(result, source))
     return None
 
@@ -451,14 +471,21 @@ async def find(session, record, mcp, now_s):
             return ("inconclusive", f"get_operation {op_id}: not found (expired, or the server forgot it)")
         return ("inconclusive", value)
     if retrieval:
-        listed = recent_ids(await session.retrieval(retrieval["list_recent"], {}))
+        listed = recent_operations(await session.retrieval(retrieval["list_recent"], {}))
         if listed is None:
             why = "list_recent_operations could not be read"
         else:
             baseline = record.get("baseline") or []
             ours = comparable(record["operation"]["args"], tool)
             matches, unreadable = [], 0
-            for op_id in [i for i in listed if i not in baseline][:MAX_CANDIDATES]:
+            # A listed item's arguments rule it out without a retrieval; a candidate is
+            # still retrieved, for its state.
+            candidates = [
+                op_id
+                for op_id, args in listed
+                if op_id not in baseline and (args is None or comparable(args, tool) == ours)
+            ]
+            for op_id in candidates[:MAX_CANDIDATES]:
                 answer = await session.retrieval(retrieval["get"], {"id": op_id})
                 args = retrieved_arguments(answer)
                 if args is None:
@@ -481,7 +508,7 @@ async def find(session, record, mcp, now_s):
     replayed = await replay(session, record, tool, mcp, now_s)
     if replayed:
         return replayed
-    return ("evidence", verdict("unknown", None, "the server offers no retrieval and the tool no key: cannot tell whether the call ran; a person must check", True))
+    return ("evidence", verdict("unknown", None, "the server offers no retrieval and no replay with the key is left (the tool takes no key, or the key's retention has passed): cannot tell whether the call ran; a person must check", True))
 
 
 async def replay(session, record, tool, mcp, now_s):
@@ -499,9 +526,22 @@ async def replay(session, record, tool, mcp, now_s):
     kind, value = call_verdict(result, "the replay with the same key")
     if kind == "task":
         return ("evidence", verdict("pending", None, f"replay with the same key: background task {value} runs"))
-    if value["outcome"] == "unknown":
+    if value["outcome"] in ("unknown", "failed"):
+        # A rejection answers this replay only, not the first attempt.
         return ("inconclusive", f"replay with the same key: {value['evidence']}")
     return ("evidence", value)
+
+
+def no_rung_left(mcp, record, now_s):
+    """True once neither retrieval nor a same-key replay can tell any more: each is past its
+    retention counted from the first send (the operation was created at or after it, so an id
+    the list no longer shows has expired or never existed)."""
+    age_s = now_s - record["first_sent_s"]
+    retrieval = mcp.get("retrieval")
+    retrieval_live = bool(retrieval) and age_s < (retrieval.get("retention_s") or 0)
+    tool = tool_of(mcp, record["operation"]) or {}
+    key_live = bool(tool.get("key_argument")) and age_s < (tool.get("key_retention_s") or 0)
+    return not retrieval_live and not key_live
 
 
 def seconds(rfc3339):
@@ -529,7 +569,10 @@ async def reconcile(record, common):
         absorb(record, value)
     else:
         record["inconclusive"] = record.get("inconclusive", 0) + 1
-        if record["outcome"] == "unknown" and record["inconclusive"] >= MAX_INCONCLUSIVE:
+        if record["outcome"] == "unknown" and no_rung_left(mcp, record, seconds(common["now"])):
+            record["needs_review"] = True
+            record["evidence"] = f"{value}; the retention of every way to find out has passed since the call was sent: nothing can tell any more, a person must check"
+        elif record["outcome"] == "unknown" and record["inconclusive"] >= MAX_INCONCLUSIVE:
             record["needs_review"] = True
             record["evidence"] = f"{value}; {record['inconclusive']} reconciles in a row found no evidence: automation stopped, a person must check"
         else:

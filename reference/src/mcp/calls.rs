@@ -10,7 +10,10 @@
 //! - recovery is retrieval: `get_operation` by id, or, having no id,
 //!   `list_recent_operations` and the one new id whose arguments are ours;
 //!   a keyed tool may also replay with its key while the key is retained;
-//! - when nothing can tell, a person decides.
+//! - when nothing can tell any more (every rung's retention has passed since
+//!   the call was sent), a person decides at once; before that, after three
+//!   reconciles without evidence (a count of this design's own: the
+//!   scenarios require none).
 
 use jiff::Timestamp;
 use serde_json::{json, Map, Value};
@@ -106,6 +109,7 @@ pub(crate) async fn execute(
         inconclusive: 0,
         events_seen: Vec::new(),
         mcp: Some(McpState::default()),
+        resolved_by_person: false,
     };
     adapter.save(&record).await?;
     send(adapter, &mut record, contract, common).await?;
@@ -195,7 +199,13 @@ pub(crate) async fn reconcile(
         Finding::Evidence(verdict) => absorb(&mut record, verdict),
         Finding::Inconclusive(evidence) => {
             record.inconclusive = record.inconclusive.saturating_add(1);
-            if record.outcome == OutcomeKind::Unknown && record.inconclusive >= MAX_INCONCLUSIVE {
+            let unknown = record.outcome == OutcomeKind::Unknown;
+            if unknown && no_rung_left(contract, &record, now)? {
+                record.needs_review = true;
+                record.evidence = format!(
+                    "{evidence}; the retention of every way to find out has passed since the call was sent: nothing can tell any more, a person must check"
+                );
+            } else if unknown && record.inconclusive >= MAX_INCONCLUSIVE {
                 record.needs_review = true;
                 record.evidence = format!(
                     "{evidence}; {} reconciles in a row found no evidence: automation stopped, a person must check",
@@ -208,6 +218,36 @@ pub(crate) async fn reconcile(
     }
     adapter.save(&record).await?;
     Ok(record.reply())
+}
+
+/// Seconds since the call was first sent, by the simulator clock.
+fn age_s(record: &OpRecord, now: Timestamp) -> Result<i64, AdapterFailure> {
+    let first = parse_time("stored first_sent_at", &record.first_sent_at)?;
+    Ok(now.as_second().saturating_sub(first.as_second()))
+}
+
+fn retention(seconds: Option<u64>) -> i64 {
+    seconds.map_or(0, |r| i64::try_from(r).unwrap_or(i64::MAX))
+}
+
+/// True once no rung can give evidence any more: retrieval (if offered) and a
+/// keyed tool's replay (if keyed) are both past their retention counted from
+/// the first send. The operation was created at or after that send, so past
+/// it an id the list does not show has expired or never existed, and the two
+/// can no longer be told apart.
+fn no_rung_left(
+    contract: &ContractMcp,
+    record: &OpRecord,
+    now: Timestamp,
+) -> Result<bool, AdapterFailure> {
+    let age_s = age_s(record, now)?;
+    let retrieval_live = contract
+        .retrieval
+        .as_ref()
+        .is_some_and(|r| age_s < retention(Some(r.retention_s)));
+    let tool = tool(contract, &record.operation)?;
+    let key_live = tool.key_argument.is_some() && age_s < retention(tool.key_retention_s);
+    Ok(!retrieval_live && !key_live)
 }
 
 fn evidence_of(verdict: CallVerdict, source: &str) -> Finding {
@@ -278,7 +318,7 @@ async fn find(
             outcome: OutcomeKind::Unknown,
             provider_ref: None,
             needs_review: true,
-            evidence: "the server offers no retrieval and the tool no key: cannot tell whether the call ran; a person must check".to_owned(),
+            evidence: "the server offers no retrieval and no replay with the key is left (the tool takes no key, or the key's retention has passed): cannot tell whether the call ran; a person must check".to_owned(),
         }));
     }
     Ok(Finding::Inconclusive("nothing learned".to_owned()))
@@ -317,7 +357,7 @@ async fn follow_task(client: &mut McpClient, task_id: &str) -> Option<Finding> {
                 .await;
             match &result {
                 Exchange::Result(result) => Some(evidence_of(
-                    classify::tool_result_verdict(result, &source),
+                    classify::task_result_verdict(result, &source),
                     &source,
                 )),
                 other => Some(Finding::Inconclusive(format!(
@@ -348,7 +388,7 @@ async fn find_in_recent(
     get: &str,
 ) -> Option<Finding> {
     let listed = call_retrieval(client, list_recent, json!({})).await;
-    let Some(ids) = classify::recent_ids(&listed) else {
+    let Some(recent) = classify::recent_operations(&listed) else {
         return Some(Finding::Inconclusive(format!(
             "list_recent_operations: {}",
             listed.describe()
@@ -358,11 +398,19 @@ async fn find_in_recent(
     let ours = comparable(&record.operation.args, tool);
     let mut matches = Vec::new();
     let mut unreadable = 0usize;
-    for id in ids
+    // A list that shows the arguments rules out the others without a
+    // retrieval each; a candidate is still retrieved, for its state.
+    let candidates = recent
         .iter()
-        .filter(|id| !baseline.contains(id))
-        .take(MAX_CANDIDATES)
-    {
+        .filter(|item| !baseline.contains(&item.id))
+        .filter(|item| {
+            item.arguments
+                .as_ref()
+                .is_none_or(|args| comparable(args, tool) == ours)
+        })
+        .take(MAX_CANDIDATES);
+    for item in candidates {
+        let id = &item.id;
         let answer = call_retrieval(client, get, json!({"id": id})).await;
         match classify::retrieved_arguments(&answer) {
             Some(args) if comparable(&args, tool) == ours => {
@@ -378,7 +426,7 @@ async fn find_in_recent(
         ))),
         0 => Some(Finding::Inconclusive(format!(
             "none of the {} recent operations is ours (yet)",
-            ids.len()
+            recent.len()
         ))),
         1 => match matches.remove(0) {
             (_, Retrieved::Found(verdict)) => Some(evidence_of(verdict, "list_recent_operations")),
@@ -408,19 +456,17 @@ async fn replay(
     if tool.key_argument.is_none() {
         return Ok(None);
     }
-    let first = parse_time("stored first_sent_at", &record.first_sent_at)?;
-    let age_s = now.as_second().saturating_sub(first.as_second());
     // Past the key's retention a replay would be new work: a second effect.
-    let retention_s = tool
-        .key_retention_s
-        .map_or(0, |r| i64::try_from(r).unwrap_or(i64::MAX));
-    if age_s >= retention_s {
+    if age_s(record, now)? >= retention(tool.key_retention_s) {
         return Ok(None);
     }
     let params = json!({"name": tool.name, "arguments": arguments(record, tool)});
     let exchange = client.request("tools/call", params).await;
     Ok(Some(match classify::call_verdict(&exchange) {
-        CallVerdict::Settled(verdict) if verdict.outcome == OutcomeKind::Unknown => {
+        // A rejection answers this replay only, not the first attempt.
+        CallVerdict::Settled(verdict)
+            if matches!(verdict.outcome, OutcomeKind::Unknown | OutcomeKind::Failed) =>
+        {
             Finding::Inconclusive(format!("replay with the same key: {}", verdict.evidence))
         }
         verdict => evidence_of(verdict, "replay with the same key"),

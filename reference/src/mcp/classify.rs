@@ -1,9 +1,11 @@
 //! What an MCP answer means, as docs/mcp.md's four shapes say (pure).
 //!
 //! - A result with an operation id: the effect happened, by evidence.
-//! - `isError`: decided by the status it carries, never by its words: 4xx
-//!   (other than 408, 409, 425, 429) is a rejection without effect; anything
-//!   else is ambiguous.
+//! - `isError`: decided by the status it carries, never by its words: 408,
+//!   409, 425 and every 5xx are ambiguous (the work may have run, or may
+//!   still run); every other 4xx, 429 included, is a rejection without effect
+//!   (docs/adapter-protocol.md, "Which statuses decide").
+//! - A task's end is the server's word about the task: failed is failed.
 //! - A task id: the work runs; wait for the task, never call again.
 //! - Anything lost (a window ran out, the stream ended, the connection went):
 //!   ambiguous; never call again, retrieve instead.
@@ -23,9 +25,11 @@ pub enum CallVerdict {
     Task(String),
 }
 
-/// Statuses that say "not now" or "still busy" rather than "no".
-fn ambiguous_status(status: u16) -> bool {
-    !(400..500).contains(&status) || matches!(status, 408 | 409 | 425 | 429)
+/// Statuses after which the work may have run, or may still run: 408, 409,
+/// 425 and every 5xx. Every other 4xx (429 "not now" included) refuses the
+/// call before it runs.
+pub fn ambiguous_status(status: u16) -> bool {
+    !(400..500).contains(&status) || matches!(status, 408 | 409 | 425)
 }
 
 /// The operation id of a tool result's payload, if it names one.
@@ -155,6 +159,22 @@ pub fn tool_result_verdict(result: &Value, source: &str) -> CallVerdict {
     }
 }
 
+/// The meaning of a terminal task's result (`tasks/result`). A task's end is
+/// the server's own word about that task, not an attempt whose answer may
+/// have been lost: an `isError` result is a failed task's, so no effect,
+/// whatever HTTP-like status it carries.
+pub fn task_result_verdict(result: &Value, source: &str) -> CallVerdict {
+    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        let status = error_status(result).map_or_else(String::new, |s| format!(" (status {s})"));
+        return settled(
+            OutcomeKind::Failed,
+            None,
+            format!("{source} ended with an error{status}: the task failed, no effect"),
+        );
+    }
+    tool_result_verdict(result, source)
+}
+
 /// What `get_operation` says about an id.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Retrieved {
@@ -214,6 +234,21 @@ pub fn retrieved(exchange: &Exchange, id: &str) -> Retrieved {
 
 /// The ids `list_recent_operations` answered, newest first; `None` when unreadable.
 pub fn recent_ids(exchange: &Exchange) -> Option<Vec<String>> {
+    recent_operations(exchange).map(|list| list.into_iter().map(|r| r.id).collect())
+}
+
+/// One item of `list_recent_operations`: its id and, when the server lists
+/// them, the arguments it was called with (a keyed tool's key left out).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recent {
+    /// The operation id.
+    pub id: String,
+    /// The arguments, when the item carries them.
+    pub arguments: Option<serde_json::Map<String, Value>>,
+}
+
+/// The operations `list_recent_operations` answered, newest first; `None` when unreadable.
+pub fn recent_operations(exchange: &Exchange) -> Option<Vec<Recent>> {
     let Exchange::Result(result) = exchange else {
         return None;
     };
@@ -228,9 +263,12 @@ pub fn recent_ids(exchange: &Exchange) -> Option<Vec<String>> {
     Some(
         list.iter()
             .filter_map(|item| {
-                item.as_str()
+                let id = item
+                    .as_str()
                     .map(str::to_owned)
-                    .or_else(|| payload_id(item))
+                    .or_else(|| payload_id(item))?;
+                let arguments = item.get("arguments").and_then(Value::as_object).cloned();
+                Some(Recent { id, arguments })
             })
             .collect(),
     )
@@ -278,11 +316,49 @@ mod tests {
             outcome(&tool_result_verdict(&busy, "x")),
             OutcomeKind::Unknown
         );
+        let not_now = json!({"isError": true, "structuredContent": {"status": 429}});
+        assert_eq!(
+            outcome(&tool_result_verdict(&not_now, "x")),
+            OutcomeKind::Failed
+        );
+        for status in [408, 425, 500, 502, 503, 504, 507] {
+            assert!(ambiguous_status(status), "{status}");
+        }
+        for status in [400, 401, 403, 404, 413, 422, 429] {
+            assert!(!ambiguous_status(status), "{status}");
+        }
         let wordy = json!({"isError": true, "content": [{"type": "text", "text": "timeout"}]});
         assert_eq!(
             outcome(&tool_result_verdict(&wordy, "x")),
             OutcomeKind::Unknown
         );
+    }
+
+    #[test]
+    fn a_failed_tasks_result_is_a_failure_whatever_its_status() {
+        let failed = json!({"isError": true, "structuredContent": {"status": 500, "error": "the task failed"}});
+        assert_eq!(
+            outcome(&task_result_verdict(&failed, "task t1")),
+            OutcomeKind::Failed
+        );
+        // The same answer to a call of its own is ambiguous.
+        assert_eq!(
+            outcome(&tool_result_verdict(&failed, "the call")),
+            OutcomeKind::Unknown
+        );
+    }
+
+    #[test]
+    fn listed_operations_carry_their_arguments_when_the_server_lists_them() {
+        let listed = Exchange::Result(json!({"structuredContent": {"operations": [
+            {"operation_id": "tkt_2", "arguments": {"n": 2}},
+            {"operation_id": "tkt_1"},
+        ]}}));
+        let recent = recent_operations(&listed).expect("a readable list");
+        assert_eq!(recent[0].id, "tkt_2");
+        assert_eq!(recent[0].arguments, json!({"n": 2}).as_object().cloned());
+        assert_eq!(recent[1].arguments, None);
+        assert_eq!(recent_ids(&listed).expect("readable"), ["tkt_2", "tkt_1"]);
     }
 
     #[test]

@@ -96,6 +96,17 @@ pub(crate) fn get_operation(
     }
 }
 
+/// The arguments an operation was called with (without a keyed tool's key),
+/// as its original payload holds them: a caller that lost its answer tells its
+/// own operation from the list alone, without one `get_operation` per item.
+fn arguments(operation: &Operation) -> Value {
+    operation
+        .payload
+        .get("arguments")
+        .cloned()
+        .unwrap_or_else(|| Value::Object(Map::new()))
+}
+
 /// `list_recent_operations {}`.
 pub(crate) fn list_recent(
     state: &State,
@@ -122,6 +133,7 @@ pub(crate) fn list_recent(
                 "resource": op.resource,
                 "status": "succeeded",
                 "created_at": rfc3339(op.created_at_ms),
+                "arguments": arguments(op),
             })
         })
         .collect();

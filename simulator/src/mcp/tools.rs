@@ -115,7 +115,7 @@ fn retrieval_tools(plan: &McpPlan) -> Vec<Value> {
         }),
         json!({
             "name": LIST_RECENT,
-            "description": format!("The operations recently created with your credential, newest first; an empty list is a normal answer. Read-only and free. Ids are listed for {retention}."),
+            "description": format!("The operations recently created with your credential, newest first, each with the arguments it was called with (a keyed tool's key left out); an empty list is a normal answer. Read-only and free. Ids are listed for {retention}."),
             "inputSchema": {"type": "object", "properties": key_property, "required": required},
             "annotations": annotations,
         }),
