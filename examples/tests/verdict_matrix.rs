@@ -126,12 +126,18 @@ fn flawed() -> Vec<Flawed> {
         Flawed {
             name: "naive case 6: trusts every webhook",
             factory: naive(6),
-            caught_by: &[("case06-webhook-around-reconcile", "invariant 7")],
+            caught_by: &[
+                ("case06-webhook-around-reconcile", "invariant 7"),
+                ("extra-webhook-beside-held-create", "invariant 7"),
+            ],
         },
         Flawed {
             name: "naive case 7: unlocked reconciler",
             factory: naive(7),
-            caught_by: &[("case07-racing-reconcilers", "invariant 1")],
+            caught_by: &[
+                ("case07-racing-reconcilers", "invariant 1"),
+                ("extra-resolve-during-reconcile-search", "invariant 4"),
+            ],
         },
         Flawed {
             name: "naive case 8: key and intent in memory",
@@ -160,7 +166,10 @@ fn flawed() -> Vec<Flawed> {
         Flawed {
             name: "eager, but reconcilers take no lock",
             factory: design("flawed-unlocked"),
-            caught_by: &[("case07-racing-reconcilers", "invariant 1")],
+            caught_by: &[
+                ("case07-racing-reconcilers", "invariant 1"),
+                ("extra-webhook-beside-held-create", "expect.final"),
+            ],
         },
         Flawed {
             name: "eager, but expired keys are replayed",

@@ -253,11 +253,18 @@ impl<'a> StepRunner<'a> {
             .into_iter()
             .flatten()
             .collect();
-        let ledger_after = self.sim.ledger_len();
+        // Beside an execute or a reconcile, an effect the step makes is
+        // theirs to make: the ledger then says nothing about the forgery.
+        let ledger_after = if committers > 0 {
+            ledger_before
+        } else {
+            self.sim.ledger_len()
+        };
         for d in made {
             if d.forged {
-                // No before/after probes inside a race: the reply and the
-                // ledger still show whether the forgery was taken.
+                // No before/after probes inside a race: the reply (and, with
+                // nothing else that creates, the ledger) still shows whether
+                // the forgery was taken.
                 self.forged.push(ForgedProbe {
                     operation_id: d.op.to_string(),
                     before: None,
@@ -799,6 +806,7 @@ impl<'a> StepRunner<'a> {
             step,
             event_id: event.id.clone(),
             event_type: event.event_type.clone(),
+            object_id: Some(event.object_id.clone()),
             forged,
             attempt,
             call_index,
