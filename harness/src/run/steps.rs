@@ -255,7 +255,8 @@ impl<'a> StepRunner<'a> {
             .collect();
         // Beside an execute or a reconcile, an effect the step makes is
         // theirs to make: the ledger then says nothing about the forgery.
-        let ledger_after = if committers > 0 {
+        // (A `during` execute or reconcile counts too, started or not.)
+        let ledger_after = if inner.iter().any(is_committer) {
             ledger_before
         } else {
             self.sim.ledger_len()
