@@ -267,7 +267,8 @@ fn ids(effects: &[&Effect]) -> String {
 }
 
 /// Invariant 4: once `succeeded` or `failed` is reported, every later report says the same
-/// (a `succeeded` without an id may come to name one).
+/// (a `succeeded` without an id may come to name one; a non-terminal reply of a call that
+/// ran beside the terminal one is not later than it).
 fn terminal_is_final(obs: &Observation, ix: &Index<'_>, v: &mut Vec<Violation>) {
     for (position, op) in obs.scenario.operations.iter().enumerate() {
         let mut terminal: Option<CallAt<'_>> = None;
@@ -288,8 +289,16 @@ fn terminal_is_final(obs: &Observation, ix: &Index<'_>, v: &mut Vec<Violation>) 
                     let names_the_object = first.outcome == OutcomeKind::Succeeded
                         && first.provider_ref.is_none()
                         && reply.outcome == OutcomeKind::Succeeded;
+                    // A call that began before the terminal one ended ran
+                    // beside it: its `pending` or `unknown` may have been
+                    // formed first (a lock released before its process
+                    // exits), so only its own terminal claim is judged.
+                    let formed_before = call.start_ms < first_call.end_ms
+                        && matches!(reply.outcome, OutcomeKind::Pending | OutcomeKind::Unknown);
                     if names_the_object {
                         terminal = Some(call);
+                    } else if formed_before {
+                        continue;
                     } else if first.outcome != reply.outcome
                         || first.provider_ref != reply.provider_ref
                     {

@@ -103,6 +103,31 @@ pub(crate) fn relays_person(decisions: &[Applied<'_>], call: CallAt<'_>) -> bool
     })
 }
 
+/// The `resolve` calls of the run, by the position of their operation in
+/// the scenario, in call order: one pass over the calls (few are resolves),
+/// so that a run of a million operations is not scanned once per operation.
+fn resolves_by_operation<'o>(
+    obs: &'o Observation,
+    a: &Attribution<'_>,
+) -> std::collections::BTreeMap<usize, Vec<CallAt<'o>>> {
+    let mut by_op: std::collections::BTreeMap<usize, Vec<CallAt<'o>>> =
+        std::collections::BTreeMap::new();
+    for call in CallAt::all(&obs.calls) {
+        if call.name != CallName::Resolve {
+            continue;
+        }
+        let Some(position) = call
+            .operation_id
+            .as_deref()
+            .and_then(|id| a.op_position(id))
+        else {
+            continue;
+        };
+        by_op.entry(position).or_default().push(call);
+    }
+    by_op
+}
+
 /// What the ledger says against `decision` at simulator time `at_ms`, given
 /// the operation's effects: a sentence, or `None` when it agrees.
 fn contradiction(
@@ -158,13 +183,12 @@ fn effect_evidence<'e>(effects: &'e [&'e Effect]) -> impl Iterator<Item = Eviden
 /// applied, as findings (never violations: the decision is the person's).
 pub(crate) fn findings(obs: &Observation, a: &Attribution<'_>) -> Vec<Finding> {
     let mut found = Vec::new();
-    for (position, op) in obs.scenario.operations.iter().enumerate() {
-        let Some(group) = a.group_at(position) else {
+    for (position, calls) in resolves_by_operation(obs, a) {
+        let (Some(op), Some(group)) = (obs.scenario.operations.get(position), a.group_at(position))
+        else {
             continue;
         };
-        let calls = CallAt::all(&obs.calls)
-            .filter(|c| c.name == CallName::Resolve && c.operation_id.as_deref() == Some(&op.id));
-        for applied in applied(calls) {
+        for applied in applied(calls.into_iter()) {
             let Some(decision) = applied.decision() else {
                 continue;
             };
@@ -192,14 +216,12 @@ pub(crate) fn review_after_contradiction(
     a: &Attribution<'_>,
     v: &mut Vec<Violation>,
 ) {
-    for (position, op) in obs.scenario.operations.iter().enumerate() {
-        let Some(group) = a.group_at(position) else {
+    for (position, resolves) in resolves_by_operation(obs, a) {
+        let (Some(op), Some(group)) = (obs.scenario.operations.get(position), a.group_at(position))
+        else {
             continue;
         };
-        let about_op = |c: &CallAt<'_>| c.operation_id.as_deref() == Some(&op.id);
-        let resolves =
-            CallAt::all(&obs.calls).filter(|c| c.name == CallName::Resolve && about_op(c));
-        let Some(last) = applied(resolves).pop() else {
+        let Some(last) = applied(resolves.into_iter()).pop() else {
             continue;
         };
         let Some(decision) = last.decision() else {
