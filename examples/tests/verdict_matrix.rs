@@ -97,6 +97,7 @@ fn flawed() -> Vec<Flawed> {
             caught_by: &[
                 ("case02-lost-after-commit", "invariant 1"),
                 ("case02-timeout-after-commit", "invariant 1"),
+                ("extra-retries-of-retries", "invariant 1"),
             ],
         },
         Flawed {
@@ -213,6 +214,14 @@ fn flawed() -> Vec<Flawed> {
                     "extra-operator-succeeded-without-id",
                     "rule review-after-contradiction",
                 ),
+            ],
+        },
+        Flawed {
+            name: "eager, but a failed lookup is proof of absence",
+            factory: design("flawed-failed-lookup-is-absence"),
+            caught_by: &[
+                ("extra-lookups-fail-themselves", "invariant 1"),
+                ("extra-refused-replay-while-lookups-fail", "invariant 3"),
             ],
         },
         Flawed {

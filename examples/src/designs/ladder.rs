@@ -309,6 +309,12 @@ impl<'a> Climb<'a> {
                 self.on_absence(evidence).await?;
                 Ok(Next::Done)
             }
+            // The flawed `failed-lookup-is-absence` design reads a lookup
+            // that answered nothing as one that found nothing.
+            Lookup::NoEvidence(evidence) if self.design.flaw == Flaw::FailedLookupIsAbsence => {
+                self.on_absence(evidence).await?;
+                Ok(Next::Done)
+            }
             Lookup::NoEvidence(evidence) => {
                 self.note(evidence);
                 Ok(Next::Continue)

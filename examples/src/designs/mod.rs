@@ -22,6 +22,7 @@
 //! | `flawed-refused-retry-is-failure` | as `eager` | | | a refusal of a create sent again after an ambiguous attempt is `failed` |
 //! | `flawed-same-call-absence` | as `eager` | | | an absence seen in the call whose create lost its answer is proof, and the create is sent again |
 //! | `flawed-ignores-contradiction` | as `eager` | | | an event that contradicts an operator's decision changes nothing |
+//! | `flawed-failed-lookup-is-absence` | as `eager` | | | a lookup that failed itself (error, cut, lost) is proof of absence, and the create is sent again |
 //!
 //! Decisions every design shares, where the contract leaves a choice:
 //! - 429 is `unknown`, not `failed`, on any attempt: nothing ran, and the
@@ -140,6 +141,9 @@ pub enum Flaw {
     /// A genuine event that contradicts an operator's decision changes
     /// nothing: the operation is not raised for review again.
     IgnoresContradiction,
+    /// A lookup that failed itself (an error status, a cut or lost answer)
+    /// is taken for proof of absence, and the create is sent again.
+    FailedLookupIsAbsence,
 }
 
 /// `eager`: replays at once after an ambiguous answer, key first, blocking lock.
@@ -178,7 +182,7 @@ const CORRECT: [(&str, Design); 4] = [
 
 /// The flawed designs, by name: the one list every enumeration of them
 /// (the catalogue, `design <name>`, `lostreply validate --prove`) reads.
-const FLAWED: [(&str, Flaw); 8] = [
+const FLAWED: [(&str, Flaw); 9] = [
     ("flawed-in-flight-is-failure", Flaw::InFlightIsFailure),
     ("flawed-unlocked", Flaw::Unlocked),
     ("flawed-replays-expired-keys", Flaw::ReplaysExpiredKeys),
@@ -190,6 +194,10 @@ const FLAWED: [(&str, Flaw); 8] = [
     ),
     ("flawed-same-call-absence", Flaw::SameCallAbsence),
     ("flawed-ignores-contradiction", Flaw::IgnoresContradiction),
+    (
+        "flawed-failed-lookup-is-absence",
+        Flaw::FailedLookupIsAbsence,
+    ),
 ];
 
 /// Builds adapters of one named design.
