@@ -533,7 +533,7 @@ fn late_duplicates(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     #![allow(clippy::unwrap_used)]
     use lostreply_reports::model::{CallEnd, DeliveryRecord, Kept, OutcomeReply, SharedJson};
     use lostreply_simulator::{
@@ -544,18 +544,18 @@ mod tests {
     use super::*;
     use crate::run::observation::{FinalCalls, JournalWindow, Reply, TextReply};
 
-    const T0: i64 = 1_767_225_600_000;
+    pub(crate) const T0: i64 = 1_767_225_600_000;
     const HOUR_MS: i64 = 3_600_000;
 
     /// A run of four operations (`op-1` … `op-4`, titles `a` … `d`) on a
     /// provider with 10-hour keys, to which each test adds its calls,
     /// requests and effects by hand.
-    struct Run {
-        obs: Observation,
+    pub(crate) struct Run {
+        pub(crate) obs: Observation,
     }
 
     impl Run {
-        fn new() -> Run {
+        pub(crate) fn new() -> Run {
             let yaml = "version: 1\nid: t\ntitle: t\n\
                 provider:\n  idempotency: {mode: stripe, retention: 10h}\n  \
                 lookup: {retrieve: true, client_reference: true, list_recent: true}\n\
@@ -591,7 +591,7 @@ mod tests {
 
         /// A call of `op` at `sim_ms`, replying `outcome`, made while the
         /// journal grew by `requests` (a call that ran alone). Its position.
-        fn call(
+        pub(crate) fn call(
             &mut self,
             name: CallName,
             op: &str,
@@ -635,7 +635,7 @@ mod tests {
         }
 
         /// A request to the provider; its seq.
-        fn request(&mut self, kind: RequestKind, title: &str, sim_ms: i64) -> u64 {
+        pub(crate) fn request(&mut self, kind: RequestKind, title: &str, sim_ms: i64) -> u64 {
             let seq = self.obs.journal.len() as u64 + 1;
             let create = kind == RequestKind::Create;
             self.obs.journal.push(JournalEntry {
@@ -662,7 +662,7 @@ mod tests {
         }
 
         /// The create at `seq` made an effect.
-        fn commit(&mut self, seq: u64, id: &str) {
+        pub(crate) fn commit(&mut self, seq: u64, id: &str) {
             let entry = &mut self.obs.journal[seq as usize - 1];
             entry.effect = Some(id.into());
             self.obs.ledger.push(Effect {
@@ -683,7 +683,7 @@ mod tests {
         }
 
         /// The final status of `op` (its position `position`): `outcome`.
-        fn final_status(
+        pub(crate) fn final_status(
             &mut self,
             position: usize,
             outcome: OutcomeKind,

@@ -291,15 +291,19 @@ mod tests {
         assert!(v.evidence.contains("replayed"), "{}", v.evidence);
     }
 
+    /// The statuses the provider API documents as refused before
+    /// execution, with the error type each carries.
+    const REFUSALS: [(u16, &str); 5] = [
+        (400, "invalid_request"),
+        (401, "unauthorized"),
+        (404, "not_found"),
+        (413, "too_large"),
+        (429, "rate_limited"),
+    ];
+
     #[test]
     fn rejections_before_execution_are_failures() {
-        for (status, kind) in [
-            (400, "invalid_request"),
-            (401, "unauthorized"),
-            (404, "not_found"),
-            (413, "too_large"),
-            (429, "rate_limited"),
-        ] {
+        for (status, kind) in REFUSALS {
             let v = create_verdict(&http(status, json!({"error": {"type": kind}})), 250);
             assert_eq!(outcome(&v), (OutcomeKind::Failed, None, false), "{status}");
             assert_eq!(
@@ -317,13 +321,7 @@ mod tests {
 
     #[test]
     fn a_refused_retry_says_nothing_about_the_earlier_attempt() {
-        for (status, kind) in [
-            (400, "invalid_request"),
-            (401, "unauthorized"),
-            (404, "not_found"),
-            (413, "too_large"),
-            (429, "rate_limited"),
-        ] {
+        for (status, kind) in REFUSALS {
             let v = retry_verdict(&http(status, json!({"error": {"type": kind}})), 250);
             assert_eq!(outcome(&v), (OutcomeKind::Unknown, None, false), "{status}");
             assert!(

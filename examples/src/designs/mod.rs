@@ -272,7 +272,7 @@ mod tests {
             .map(|f| f.name())
             .collect();
         assert_eq!(names.len(), CORRECT.len() + FLAWED.len());
-        assert_eq!(names.len(), 12);
+        assert_eq!(names.len(), 13);
         for name in &names {
             assert_eq!(
                 design(name).map(|f| f.name()).as_deref(),

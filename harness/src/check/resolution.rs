@@ -307,3 +307,132 @@ fn contradicting_delivery(
         Some((d.call_index, why))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use lostreply_reports::model::SharedJson;
+    use lostreply_reports::model::{Check, DeliveryRecord, FindingKind, Invariant, Kept, Rule};
+    use lostreply_simulator::RequestKind;
+    use serde_json::json;
+
+    use super::*;
+    use crate::check::check;
+    use crate::signals::tests::{Run, T0};
+    use CallName::{Execute, Reconcile, Resolve, Webhook};
+    use OutcomeKind::{Failed, Succeeded, Unknown};
+
+    /// op-1's create committed `tkt_1` and its answer was lost.
+    fn lost_after_commit() -> Run {
+        let mut run = Run::new();
+        let create = run.request(RequestKind::Create, "a", T0);
+        run.commit(create, "tkt_1");
+        run.call(Execute, "op-1", Some(Unknown), T0, 1);
+        run
+    }
+
+    /// A `resolve` of op-1 asking `outcome` (no id), its reply saying `said`.
+    fn resolve(run: &mut Run, outcome: OutcomeKind, said: OutcomeKind) -> usize {
+        let call = run.call(Resolve, "op-1", Some(said), T0, 0);
+        run.obs.calls[call].request = Kept::Text(SharedJson::new(&json!({
+            "operation_id": "op-1",
+            "resolution": {"outcome": outcome.as_str(), "provider_ref": null,
+                           "evidence": "looked", "by": "operator"},
+        })));
+        call
+    }
+
+    fn checks_of(run: &Run) -> Vec<Check> {
+        let attribution = Attribution::of(&run.obs);
+        check(&run.obs, &attribution)
+            .into_iter()
+            .map(|v| v.check)
+            .collect()
+    }
+
+    fn findings_of(run: &Run) -> Vec<FindingKind> {
+        let attribution = Attribution::of(&run.obs);
+        findings(&run.obs, &attribution)
+            .into_iter()
+            .map(|f| f.kind)
+            .collect()
+    }
+
+    const NO_FAILURE: Check = Check::Invariant(Invariant::NoFailureWithEffect);
+
+    #[test]
+    fn a_relayed_decision_against_the_ledger_is_a_finding_not_a_violation() {
+        let mut run = lost_after_commit();
+        resolve(&mut run, Failed, Failed);
+        run.final_status(0, Failed, false, T0);
+        assert!(
+            !checks_of(&run).contains(&NO_FAILURE),
+            "{:?}",
+            checks_of(&run)
+        );
+        assert_eq!(
+            findings_of(&run),
+            [FindingKind::ResolutionContradictsLedger]
+        );
+    }
+
+    #[test]
+    fn the_adapters_own_failed_is_still_judged() {
+        let mut run = lost_after_commit();
+        // A resolve asking `succeeded` whose reply says `failed` relays nothing.
+        resolve(&mut run, Succeeded, Failed);
+        run.call(Reconcile, "op-1", Some(Failed), T0, 0);
+        run.final_status(0, Failed, false, T0);
+        assert!(checks_of(&run).contains(&NO_FAILURE));
+        assert!(findings_of(&run).is_empty());
+    }
+
+    /// A decision of `failed`, then the genuine `created` event about
+    /// `tkt_1` delivered after it; the final status in review or not.
+    fn contradicted(review: bool) -> Vec<Check> {
+        let mut run = lost_after_commit();
+        let decided = resolve(&mut run, Failed, Failed);
+        run.obs.calls[decided].end_ms = 10;
+        let delivery = run.call(Webhook, "op-1", None, T0, 0);
+        run.obs.calls[delivery].start_ms = 20;
+        run.obs.deliveries.push(DeliveryRecord {
+            step: 1,
+            event_id: "evt_1".into(),
+            event_type: "tickets.created".into(),
+            object_id: Some("tkt_1".into()),
+            forged: false,
+            attempt: 1,
+            call_index: delivery,
+        });
+        run.final_status(0, Failed, review, T0);
+        checks_of(&run)
+    }
+
+    #[test]
+    fn a_contradicted_decision_must_be_raised_for_review_again() {
+        let rule = Check::Rule {
+            rule: Rule::ReviewAfterContradiction,
+        };
+        assert!(contradicted(false).contains(&rule));
+        assert!(!contradicted(true).contains(&rule));
+    }
+
+    /// A terminal reply in a call over `0..100` ms real time, and an
+    /// `unknown` in a call over `start..start + 50`.
+    fn unknown_after_terminal(start: u32) -> Vec<Check> {
+        let mut run = lost_after_commit();
+        let done = run.call(Reconcile, "op-1", Some(Failed), T0, 0);
+        run.obs.calls[done].end_ms = 100;
+        let other = run.call(Reconcile, "op-1", Some(Unknown), T0, 0);
+        run.obs.calls[other].start_ms = start;
+        run.obs.calls[other].end_ms = start + 50;
+        checks_of(&run)
+    }
+
+    #[test]
+    fn an_unknown_formed_beside_a_terminal_reply_is_not_later_than_it() {
+        let terminal_is_final = Check::Invariant(Invariant::TerminalIsFinal);
+        assert!(!unknown_after_terminal(60).contains(&terminal_is_final));
+        assert!(unknown_after_terminal(110).contains(&terminal_is_final));
+    }
+}

@@ -36,8 +36,11 @@ pub(crate) struct Ctx {
     pub(crate) seq: u64,
     pub(crate) tenant: Option<SharedStr>,
     /// The index in the plan of the rule that decides this request's fate
-    /// (the plan holds the rule: a copy would be part of every request's future).
-    pub(crate) fault: Option<usize>,
+    /// (the plan holds the rule: a copy would be part of every request's
+    /// future). A `u32` beside `during` in the one word an `Option<usize>`
+    /// took alone: every request's future stays under the allocator's
+    /// small-size cache (`detached.rs`).
+    pub(crate) fault: Option<u32>,
     /// The harness's `during` holds this request may be held for (a bit set,
     /// `Stage::during_candidates`): its answer waits at the way out until
     /// the call that waited for it has returned.
@@ -48,7 +51,7 @@ impl Ctx {
     /// The rule that decides this request's fate.
     fn rule(&self) -> Option<&FaultRule> {
         self.fault
-            .and_then(|index| self.shared.plan.faults.get(index))
+            .and_then(|index| self.shared.plan.faults.get(index as usize))
     }
 
     pub(crate) fn rule_at(&self, position: Position) -> Option<&FaultRule> {
@@ -87,7 +90,7 @@ impl Ctx {
     }
 
     async fn gather_inner(&self, requests: u32, at_most: Duration) {
-        let rule = self.fault.unwrap_or(usize::MAX);
+        let rule = self.fault.map_or(usize::MAX, |index| index as usize);
         self.shared
             .stage
             .gather(

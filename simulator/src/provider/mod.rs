@@ -179,7 +179,8 @@ fn handle(
         conn,
         seq,
         tenant,
-        fault,
+        // A plan holds far fewer than 2^32 rules (it is read from a file).
+        fault: fault.and_then(|index| u32::try_from(index).ok()),
         during,
     };
     let headers = parts.headers;
