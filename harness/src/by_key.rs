@@ -12,8 +12,8 @@ use std::hash::BuildHasher;
 
 use foldhash::fast::FixedState;
 use hashbrown::hash_table::{Entry, HashTable};
+use lostreply_simulator::fixed_map::fixed_state;
 
-use crate::fixed_hash::fixed_state;
 use crate::position::{pos, Pos};
 
 /// A hash table of positions in a list, by the key at each position, which

@@ -2,9 +2,8 @@
 //! made them by its seq (`request_seq`), and both the attribution and the
 //! run's collection of its records go from an effect to that request.
 
+use lostreply_simulator::fixed_map::{map_with_capacity, FixedMap};
 use lostreply_simulator::JournalEntry;
-
-use crate::fixed_hash::{map_with_capacity, FixedMap};
 
 /// A journal entry's position from its `seq`: arithmetic when the journal's
 /// seqs run on by one (as the simulator numbers them), a map otherwise. A map

@@ -19,10 +19,10 @@ use lostreply_reports::model::{
     Action, Ambiguity, Confirmation, ConfirmedBy, KeyNearExpiry, LateDuplicate, OperationAge,
     OperationCount, OutcomeKind, SharedStr, Signals, UnknownReplies,
 };
+use lostreply_simulator::fixed_map::{map_with_capacity, FixedMap};
 use lostreply_simulator::{IdempotencyMode, JournalEntry, RequestKind};
 
 use crate::check::attribution::Attribution;
-use crate::fixed_hash::{map_with_capacity, FixedMap};
 use crate::protocol::CallName;
 use crate::run::observation::{Call, Observation};
 

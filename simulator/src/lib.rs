@@ -35,7 +35,7 @@ mod canonical;
 mod conn;
 mod control;
 mod faults;
-mod fixed_map;
+pub mod fixed_map;
 mod idempotency;
 mod journal;
 mod json_text;
@@ -52,7 +52,7 @@ mod server;
 mod shared;
 mod stage;
 mod store;
-mod sync;
+pub mod sync;
 #[cfg(test)]
 mod test_support;
 mod time;

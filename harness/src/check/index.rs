@@ -9,12 +9,12 @@
 
 use std::collections::BTreeSet;
 
+use lostreply_simulator::fixed_map::{map_with_capacity, FixedMap};
 use lostreply_simulator::Effect;
 
 use super::attribution::Attribution;
 use super::grouped::{pos, Grouped, NONE};
 use crate::by_key::ByKey;
-use crate::fixed_hash::{map_with_capacity, FixedMap};
 use crate::run::observation::{Call, CallAt, Observation};
 
 /// Indexes over one observation.

@@ -6,13 +6,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use lostreply_reports::model::CallEnd;
+use lostreply_simulator::sync::lock;
 use tokio::sync::oneshot;
 
 use super::{crash_signal, CallOutput};
 use crate::adapter::{Adapter, AdapterFactory};
 use crate::dispatch::{dispatch, CallRequest, DispatchError};
 use crate::protocol::CallName;
-use crate::sync::lock;
 
 pub(super) struct Instance {
     factory: Arc<dyn AdapterFactory>,

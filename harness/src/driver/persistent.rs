@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use lostreply_reports::model::CallEnd;
+use lostreply_simulator::sync::lock;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::oneshot;
@@ -24,7 +25,6 @@ use super::{
     crash_signal, parse_reply, tail_text, CallOutput, STDERR_KEEP_BYTES, STDOUT_LIMIT_BYTES,
 };
 use crate::protocol::CallName;
-use crate::sync::lock;
 
 /// The extra argument that asks an adapter for the persistent form.
 pub const SERVE_ARG: &str = "serve";

@@ -8,6 +8,7 @@ use lostreply_reports::model::{
     CallEnd, DeliveryRecord, ErrorRecord, MadeFrom, RecordedRequest, SharedJson, SharedStr,
     SharedTail, StepLabel, StepReport, StepVerb,
 };
+use lostreply_simulator::sync::{into_inner, lock};
 use lostreply_simulator::{Effect, Simulator};
 use serde_json::{json, Value};
 use tokio::sync::{oneshot, watch};
@@ -18,7 +19,6 @@ use super::observation::{Call, CallStderr, FinalCalls, ForgedProbe, JournalWindo
 use crate::driver::Session;
 use crate::protocol::{CallName, OutcomeReply, WebhookReply};
 use crate::scenario::model::{CrashPoint, OpId, OperationSpec, ResolveRef, Scenario, Step};
-use crate::sync::{into_inner, lock};
 
 /// How long a commit may wait for the harness to kill the adapter: bounded, so a
 /// harness bug cannot hang the simulator.
