@@ -1,14 +1,11 @@
 //! The control API (shapes, token guard, invisibility to faults and journal),
 //! webhook signatures (published vector and an independent HMAC), plan checks.
-#![allow(clippy::unwrap_used)]
-
-mod common;
 
 use std::net::SocketAddr;
 use std::process::Command;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use lostreply_simulator::webhook::{signature, WebhookSecretError};
 use lostreply_simulator::{
     FaultResponse, Match, Plan, Position, Release, ServeOptions, Simulator, StallThen, StartError,

@@ -1,13 +1,10 @@
 //! Every fault at every position it applies to, observed by a real client over
 //! loopback, checked against the ledger and the journal.
-#![allow(clippy::unwrap_used)]
-
-mod common;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use lostreply_simulator::{
     FaultResponse, Match, Position, Release, RequestKind, ResponseFate, ServeOptions, Simulator,
     StallThen,

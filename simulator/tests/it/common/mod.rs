@@ -1,7 +1,6 @@
 //! Helpers shared by the simulator's integration tests: a simulator on
 //! 127.0.0.1:0, real HTTP clients, a raw socket client that tells FIN from RST,
 //! and bounded waits on conditions.
-#![allow(dead_code, clippy::unwrap_used)]
 
 pub mod mcp;
 

@@ -1,15 +1,12 @@
 //! Every MCP fault, relative to the commit, seen by a real client over
 //! loopback and checked against the ledger and the journal; cancel policies;
 //! step scoping; the commit hook.
-#![allow(clippy::unwrap_used)]
-
-mod common;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::mcp::*;
-use common::*;
+use crate::common::mcp::*;
+use crate::common::*;
 use lostreply_simulator::mcp::{CancelPolicy, CommitPoint, McpFault, McpMatch, McpRule, Stream};
 use lostreply_simulator::{Release, ResponseFate, Simulator, StallThen};
 use serde_json::json;

@@ -1,14 +1,11 @@
 //! The idempotency table of provider-api.md, row by row and mode by mode,
 //! including concurrent duplicates, retention and each known-bad mode's flaw.
-#![allow(clippy::unwrap_used)]
-
-mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use lostreply_simulator::{FaultResponse, IdempotencyMode, Match, Plan, Position, Simulator};
 use serde_json::{json, Value};
 use tokio::sync::Notify;

@@ -1,14 +1,11 @@
 //! Retrieval: get_operation answers the original payload byte for byte;
 //! not-yours, unknown and expired ids answer alike; list_recent_operations;
 //! the retrieval defects.
-#![allow(clippy::unwrap_used)]
-
-mod common;
 
 use std::time::Duration;
 
-use common::mcp::*;
-use common::*;
+use crate::common::mcp::*;
+use crate::common::*;
 use lostreply_simulator::mcp::Defect;
 use lostreply_simulator::RequestKind;
 use serde_json::{json, Value};

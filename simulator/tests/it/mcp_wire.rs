@@ -1,11 +1,8 @@
 //! The MCP endpoint's wire: lifecycle on both revisions, sessions, auth,
 //! JSON versus SSE answers, tools/list and the defects it shows.
-#![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::mcp::*;
-use common::*;
+use crate::common::mcp::*;
+use crate::common::*;
 use lostreply_simulator::mcp::{AnswerStyle, Defect, McpPlan};
 use lostreply_simulator::{RequestKind, ResponseFate};
 use serde_json::json;

@@ -3,14 +3,11 @@
 //! and error shapes, the key header and replay marker, retry hints,
 //! searches and lists, signed events), and the faults and the ledger
 //! working as they do for the generic API. The SDKs themselves run against
-//! these profiles in examples/tests/sdk_*.rs.
-#![allow(clippy::unwrap_used)]
-
-mod common;
+//! these profiles in examples/tests/it/sdk_*.rs.
 
 use std::sync::Arc;
 
-use common::{client, creates, plan, rule, start, A, B};
+use crate::common::{client, creates, plan, rule, start, A, B};
 use lostreply_simulator::{
     Asynchronous, FaultResponse, IdempotencyMode, Plan, Position, Profile, SettleResult, Simulator,
     Webhooks,

@@ -1,13 +1,10 @@
 //! Faults that describe situations rather than request counts: rules scoped to
 //! the harness's steps, holds that keep a key in flight until a step ends, and
 //! gathers that make two callers meet. Real clients over loopback.
-#![allow(clippy::unwrap_used)]
-
-mod common;
 
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use lostreply_simulator::{
     FaultResponse, IdempotencyMode, Lookup, Match, Position, Release, RequestKind, ResponseFate,
     StallThen,

@@ -1,14 +1,11 @@
 //! Tasks (2025-11-25): a task-augmented call becomes a task that ends on the
 //! simulator clock; completion commits; failure and expiry do not; tasks are
 //! bound to the credential.
-#![allow(clippy::unwrap_used)]
-
-mod common;
 
 use std::time::Duration;
 
-use common::mcp::*;
-use common::*;
+use crate::common::mcp::*;
+use crate::common::*;
 use lostreply_simulator::mcp::{CancelPolicy, McpFault, McpMatch, McpRule, TaskEnd};
 use serde_json::{json, Value};
 

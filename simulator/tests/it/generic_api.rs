@@ -1,13 +1,10 @@
 //! The generic profile of provider-api.md: tenants, create, retrieve, search,
 //! list, capability switches, asynchronous settling, bad input, determinism.
-#![allow(clippy::unwrap_used)]
-
-mod common;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use lostreply_simulator::{
     Asynchronous, Lookup, ObjectStatus, Plan, ResponseFate, SeedObject, SettleResult, Simulator,
 };

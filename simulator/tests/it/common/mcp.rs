@@ -1,6 +1,5 @@
 //! A small MCP client over reqwest for the MCP tests: sessions, JSON-RPC
 //! requests, and answers read as JSON or as an SSE stream.
-#![allow(dead_code, clippy::unwrap_used)]
 
 use std::time::Duration;
 

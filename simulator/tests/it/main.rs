@@ -1,0 +1,17 @@
+//! The simulator's integration tests, in one binary: each module is one
+//! subject (`cargo test -p lostreply-simulator -- faults::` runs one), and
+//! `common` holds what they share.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+mod control_and_webhooks;
+mod faults;
+mod generic_api;
+mod idempotency;
+mod mcp_faults;
+mod mcp_retrieval;
+mod mcp_tasks;
+mod mcp_wire;
+mod profiles;
+mod steps;
