@@ -39,7 +39,7 @@ struct Args {
 
 fn main() -> std::process::ExitCode {
     // Freed memory given back as `lostreply run` has it.
-    lostreply_harness::suite::set_give_back_freed(lostreply::allocator::give_back_freed_memory);
+    lostreply_harness::suite::set_give_back_freed(lostreply_cli::allocator::give_back_freed_memory);
     let args = Args::parse();
     // A phase that does not exist is bad usage, as clap's own errors are (exit 2).
     let Some(phase) = Phase::from_name(&args.phase) else {

@@ -28,5 +28,6 @@ mod seq_positions;
 pub mod serve_call;
 pub mod signals;
 pub mod suite;
+#[cfg(feature = "testing")]
 pub mod testing;
 pub mod two_threads;

@@ -127,7 +127,7 @@ pub fn check_and_report_phases(
 
 /// What gives memory freed while a run is checked back to the system, set
 /// once by a binary that knows its allocator (`lostreply run`: mimalloc's
-/// collect, `lostreply::allocator`). Without it, freed memory stays with the
+/// collect, `lostreply_cli::allocator`). Without it, freed memory stays with the
 /// allocator for reuse.
 static GIVE_BACK_FREED: OnceLock<fn()> = OnceLock::new();
 

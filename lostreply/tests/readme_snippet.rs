@@ -63,8 +63,7 @@ impl AdapterFactory for MyAdapterFactory {
     }
 
     fn build(&self, state_dir: &Path) -> Result<Box<dyn Adapter>, AdapterFailure> {
-        let reference = lostreply::bundled::adapter("reference")
-            .ok_or_else(|| AdapterFailure::new("no reference adapter"))?;
+        let reference = lostreply_reference::ReferenceFactory;
         Ok(Box::new(MyAdapter { inner: reference.build(state_dir)? }))
     }
 }
@@ -88,6 +87,13 @@ fn throwaway_crate(dir: &Path) {
         toml.contains(&root.join("lostreply").display().to_string()),
         "the README's snippet names the facade by path:\n{toml}"
     );
+    // The tiny adapter forwards to the reference adapter, which the facade
+    // does not export: the crate names it by path beside the README's lines.
+    let reference = format!(
+        "lostreply-reference = {{ path = \"{}\" }}\n",
+        root.join("reference").display()
+    );
+    let toml = toml.replacen("[dependencies]\n", &format!("[dependencies]\n{reference}"), 1);
     let manifest = format!(
         "[package]\nname = \"my_crate\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
          [workspace]\n\n{toml}"
@@ -142,7 +148,7 @@ fn the_readme_cargo_test_snippet_works_as_written() {
         .map(str::to_owned)
         .collect();
     // testing::main runs the library as a default run takes it (no opt-in `mcp` scenario).
-    let library = lostreply::engine::scenario::select::default_library().unwrap();
+    let library = lostreply_harness::scenario::select::default_library().unwrap();
     assert_eq!(listed.len(), library.len(), "{listed:?}");
     assert!(listed.contains(&"case02::case02-lost-after-commit".to_owned()));
 

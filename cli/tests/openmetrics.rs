@@ -43,7 +43,7 @@ fn python_or_skip(test: &str) -> Option<PathBuf> {
         return Some(python);
     }
     let why = format!(
-        "{} with prometheus_client is not installed (.ci/run installs it from lostreply/tests/openmetrics/requirements.txt)",
+        "{} with prometheus_client is not installed (.ci/run installs it from cli/tests/openmetrics/requirements.txt)",
         python.display()
     );
     if std::env::var("LOSTREPLY_REQUIRE_OPENMETRICS").as_deref() == Ok("1") {

@@ -1,8 +1,15 @@
 //! The `lostreply` command line: flags parsed by clap into low-level args, then
 //! turned into the library's configuration. `main` only maps the result to an
 //! exit code.
+//!
+//! The command line is a package of its own, apart from the `lostreply`
+//! library an adapter author adds: clap, indicatif, the binary's allocator,
+//! certification and the bundled adapters are the binary's, and a
+//! `dev-dependencies` line on `lostreply` compiles none of them.
 
 mod adapter_cmd;
+pub mod allocator;
+pub mod bundled;
 mod certify_cmd;
 mod list_cmd;
 mod output;

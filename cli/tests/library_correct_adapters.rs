@@ -38,7 +38,7 @@ fn run(adapter: AdapterUnderTest, seed: u64, jobs: usize) -> Report {
 }
 
 fn reference() -> AdapterUnderTest {
-    AdapterUnderTest::InProcess(lostreply::bundled::adapter("reference").expect("bundled"))
+    AdapterUnderTest::InProcess(lostreply_cli::bundled::adapter("reference").expect("bundled"))
 }
 
 fn assert_all_pass(report: &Report) {
