@@ -18,6 +18,7 @@ pub mod dispatch;
 pub mod driver;
 pub mod exit;
 mod position;
+pub mod phase;
 pub mod profile_file;
 pub mod protocol;
 pub mod report_build;
@@ -27,6 +28,7 @@ pub mod seed;
 mod seq_positions;
 pub mod serve_call;
 pub mod signals;
+mod split_body;
 pub mod suite;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -17,10 +17,10 @@ use serde_json::{Map, Value};
 
 use super::group_keys::GroupKeys;
 use super::grouped::{Grouped, Pos, NONE};
-use super::split_body::{split_body, split_effect};
 use crate::by_key::ByKey;
 use crate::scenario::model::OperationSpec;
 use crate::seq_positions::SeqPositions;
+use crate::split_body::{split_body, split_effect};
 use crate::two_threads::{self, both};
 
 /// A create request's body, taken apart.

@@ -4,7 +4,6 @@ use lostreply_reports::model::{Check, Evidence, Violation};
 
 use super::attribution::Attribution;
 use super::index::Index;
-use super::outcome_list;
 use super::truth::proven;
 use crate::protocol::{OutcomeKind, OutcomeReply};
 use crate::run::observation::{Call, Observation};
@@ -184,4 +183,16 @@ pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
         }
     }
     v
+}
+
+/// `[succeeded, unknown]`.
+fn outcome_list(outcomes: &[OutcomeKind]) -> String {
+    format!(
+        "[{}]",
+        outcomes
+            .iter()
+            .map(|o| o.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }

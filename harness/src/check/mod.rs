@@ -11,15 +11,10 @@ pub(crate) mod grouped;
 pub(crate) mod index;
 pub(crate) mod invariants;
 pub(crate) mod resolution;
-mod split_body;
 mod truth;
-
-#[cfg(debug_assertions)]
-pub(crate) use split_body::assert_derivable;
 
 use lostreply_reports::model::Violation;
 
-use crate::protocol::OutcomeKind;
 use crate::run::observation::Observation;
 use attribution::Attribution;
 use index::Index;
@@ -34,16 +29,4 @@ pub fn check(obs: &Observation, attribution: &Attribution<'_>) -> Vec<Violation>
     let mut violations = invariants::check_all(obs, attribution, &index);
     violations.extend(expectations::check_all(obs, attribution, &index));
     violations
-}
-
-/// `[succeeded, unknown]`.
-pub(crate) fn outcome_list(outcomes: &[OutcomeKind]) -> String {
-    format!(
-        "[{}]",
-        outcomes
-            .iter()
-            .map(|o| o.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    )
 }

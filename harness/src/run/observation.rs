@@ -383,7 +383,7 @@ pub fn forget_derivable_fingerprints(journal: &mut [JournalEntry], ledger: &mut 
             continue;
         }
         #[cfg(debug_assertions)]
-        crate::check::assert_derivable(entry, effect);
+        crate::split_body::assert_derivable(entry, effect);
         entry.fingerprint = None;
         effect.fingerprint = SharedStr::default();
     }

@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
+use super::declared::Declared;
 use super::steps::undeclared;
-use super::Declared;
 use crate::protocol::OutcomeKind;
 use crate::scenario::error::Diagnostics;
 use crate::scenario::model::{Allowed, Expectations, OpId, Step};

@@ -3,7 +3,6 @@
 //! requests) and MCP rules (`call:`, for `tools/call` at `/mcp`); each family
 //! keeps its file order, and the first matching rule of its family wins.
 
-use std::collections::BTreeSet;
 use std::time::Duration;
 
 use lostreply_simulator::mcp::McpRule;
@@ -12,14 +11,16 @@ use lostreply_simulator::{
     FaultResponse, FaultRule, Match, Position, Release, RequestKind, StallThen, MAX_RETRY_AFTER_S,
 };
 
+use super::common::{duration_in, show, MAX_ITEMS, MAX_PARTIAL_BYTES, NONZERO};
+use super::declared::Declared;
+use super::fault_match::{counts_and_steps, step_end};
 use super::provider::{stall_too_short, tenant};
-use super::{duration_in, show, Declared, MAX_ITEMS, MAX_PARTIAL_BYTES, NONZERO};
 use crate::scenario::error::Diagnostics;
 use crate::scenario::raw::{
     RawFault, RawGather, RawKind, RawMatch, RawMethod, RawPosition, RawQuery, RawResponse,
-    RawStatus, RawThen, RawUntil, MAPPING_RESPONSES, PLAIN_RESPONSES,
+    RawStatus, RawThen, MAPPING_RESPONSES, PLAIN_RESPONSES,
 };
-use crate::scenario::span::{OneOrMany, Pos, Sp};
+use crate::scenario::span::{Pos, Sp};
 
 /// The HTTP rules and the MCP rules of `faults:`, each in file order.
 pub(super) fn faults(
@@ -278,20 +279,6 @@ fn status(d: &mut Diagnostics, raw: &Sp<RawStatus>) -> FaultResponse {
     }
 }
 
-pub(super) fn step_end(d: &mut Diagnostics, until: &Sp<RawUntil>, declared: &Declared) -> Release {
-    let step = &until.value.end_of_step;
-    if step.value == 0 || step.value as usize > declared.step_count {
-        d.error(
-            step.pos,
-            format!(
-                "end_of_step {} is not a step of this scenario (steps 1 to {})",
-                step.value, declared.step_count
-            ),
-        );
-    }
-    Release::StepEnd(step.value.max(1))
-}
-
 fn gather(d: &mut Diagnostics, raw: &Sp<RawGather>, declared: &Declared) -> FaultResponse {
     let requests = &raw.value.requests;
     if requests.value < 2 {
@@ -450,58 +437,6 @@ fn profile_lookup(d: &mut Diagnostics, raw: &RawMatch, declared: &Declared) {
             ),
         );
     }
-}
-
-/// `nth`, `times` and `step`, shared by HTTP and MCP rules: the counts
-/// checked, the steps checked and returned.
-pub(super) fn counts_and_steps(
-    d: &mut Diagnostics,
-    raw: &RawMatch,
-    declared: &Declared,
-) -> Option<BTreeSet<u32>> {
-    if let Some(nth) = &raw.nth {
-        if nth.value == 0 {
-            d.error(
-                nth.pos,
-                "nth counts from 1 (nth: 1 is the first matching request)",
-            );
-        }
-    }
-    if let Some(times) = &raw.times {
-        if times.value == 0 {
-            d.error(times.pos, "times counts requests: at least 1");
-        }
-        if raw.nth.is_some() {
-            d.error(
-                times.pos,
-                "nth and times exclude each other: nth picks one request, times the first N",
-            );
-        }
-    }
-    raw.step.as_ref().map(|step| {
-        let written: Vec<(u32, Pos)> = match &step.value {
-            OneOrMany::One(n) => vec![(*n, step.pos)],
-            OneOrMany::Many(list) => list.iter().map(|n| (n.value, n.pos)).collect(),
-        };
-        if written.is_empty() {
-            d.error(step.pos, "an empty list of steps matches nothing");
-        }
-        for (n, pos) in &written {
-            if *n == 0 || *n as usize > declared.step_count {
-                d.error(
-                    *pos,
-                    format!(
-                        "step {n} is not a step of this scenario (steps 1 to {})",
-                        declared.step_count
-                    ),
-                );
-            }
-        }
-        written
-            .into_iter()
-            .map(|(n, _)| n)
-            .collect::<BTreeSet<u32>>()
-    })
 }
 
 /// True when every request the matcher accepts is a create.

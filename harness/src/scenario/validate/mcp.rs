@@ -9,7 +9,8 @@ use lostreply_simulator::mcp::{
     AnswerStyle, Defect, McpLimits, McpPlan, PaidTool, Retrieval, Revision, TaskSupport,
 };
 
-use super::{duration_in, is_resource_name, show, Declared, MAX_VIRTUAL, NONZERO};
+use super::common::{duration_in, is_resource_name, show, MAX_VIRTUAL, NONZERO};
+use super::declared::{Declared, McpDeclared};
 use crate::scenario::client_profiles::{self, IdleReset, McpClient};
 use crate::scenario::error::Diagnostics;
 use crate::scenario::model::{McpSetup, GET_OPERATION, LIST_RECENT_OPERATIONS};
@@ -28,45 +29,6 @@ const MAX_TOOLS: usize = 100;
 const MAX_NAME: usize = 64;
 /// Longest free text (a duration hint, an error message).
 pub(super) const MAX_TEXT: usize = 1024;
-
-/// What fault rules and operations need to know about the MCP server.
-#[derive(Debug, Clone)]
-pub(crate) struct McpDeclared {
-    /// Paid tools: name, collection and key argument.
-    pub tools: Vec<(String, String, Option<String>)>,
-    /// The retrieval tools are listed.
-    pub retrieval: bool,
-    /// Tasks can be asked for: enabled, and the adapter's revision has them.
-    pub tasks: bool,
-    /// `tasks.work`: a task fault's default `after`.
-    pub task_work: Duration,
-    /// The client windows and their scale.
-    pub client: McpClient,
-}
-
-impl McpDeclared {
-    /// The paid tool called `name`: its collection and key argument.
-    pub fn paid(&self, name: &str) -> Option<(&str, Option<&str>)> {
-        self.tools
-            .iter()
-            .find(|(n, _, _)| n == name)
-            .map(|(_, resource, key)| (resource.as_str(), key.as_deref()))
-    }
-
-    /// Every tool the server lists, paid tools first.
-    pub fn all_tools(&self) -> Vec<&str> {
-        let mut names: Vec<&str> = self.tools.iter().map(|(n, _, _)| n.as_str()).collect();
-        if self.retrieval {
-            names.extend([GET_OPERATION, LIST_RECENT_OPERATIONS]);
-        }
-        names
-    }
-
-    /// The paid tools' names.
-    pub fn paid_names(&self) -> Vec<&str> {
-        self.tools.iter().map(|(n, _, _)| n.as_str()).collect()
-    }
-}
 
 /// Checks `mcp:` and builds the plan's MCP face (faults come later) and the setup.
 pub(super) fn mcp(

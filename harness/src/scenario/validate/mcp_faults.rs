@@ -8,9 +8,10 @@ use lostreply_simulator::mcp::{
 };
 use lostreply_simulator::{Release, StallThen};
 
-use super::faults::{counts_and_steps, step_end};
-use super::mcp::{McpDeclared, MAX_TEXT};
-use super::{duration_in, show, Declared, MAX_VIRTUAL, NONZERO};
+use super::common::{duration_in, show, MAX_VIRTUAL, NONZERO};
+use super::declared::{Declared, McpDeclared};
+use super::fault_match::{counts_and_steps, step_end};
+use super::mcp::MAX_TEXT;
 use crate::scenario::client_profiles::McpClient;
 use crate::scenario::error::Diagnostics;
 use crate::scenario::raw::{

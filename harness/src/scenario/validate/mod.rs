@@ -2,7 +2,10 @@
 //! Each check records its problem and carries on with a stand-in, so one pass
 //! reports everything it can; the result is used only when nothing was recorded.
 
+mod common;
+mod declared;
 mod expect;
+mod fault_match;
 mod faults;
 mod mcp;
 mod mcp_faults;
@@ -14,28 +17,22 @@ pub use mcp::DEFAULT_REVISION;
 pub use provider::DEFAULT_STALL_CAP;
 pub use steps::DEFAULT_EVIDENCE;
 
+pub(crate) use common::{MAX_DELIVERIES, MAX_PARALLEL, MAX_PARTIAL_BYTES};
+
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use lostreply_reports::model::SharedJson;
 use lostreply_reports::shared_str::Recent;
-use lostreply_simulator::Profile;
+
+use common::{args, duration_in, profile_reserved, show, MAX_ITEMS, NONZERO};
+use declared::Declared;
 
 use crate::scenario::error::Diagnostics;
 use crate::scenario::model::{OpId, OperationFields, OperationSpec, Scenario};
-use crate::scenario::raw::{Args, DurationText, RawOperation, RawScenario};
-use crate::scenario::span::{Pos, Sp};
-
-/// Most body bytes a `{partial: N}` fault may let through (a response is never that large).
-pub(crate) const MAX_PARTIAL_BYTES: u64 = 1 << 20;
-/// Most deliveries of one webhook event in one step.
-pub(crate) const MAX_DELIVERIES: u32 = 100;
-/// Most calls in one `parallel` step.
-pub(crate) const MAX_PARALLEL: usize = 16;
-/// Most operations, steps and fault rules in one file (a scenario is a small story).
-pub(crate) const MAX_ITEMS: usize = 1000;
+use crate::scenario::raw::{Args, RawOperation, RawScenario};
+use crate::scenario::span::Sp;
 
 /// Default `client_timeout`.
 pub const DEFAULT_CLIENT_TIMEOUT: Duration = Duration::from_millis(250);
@@ -45,68 +42,6 @@ pub const DEFAULT_CALL_DEADLINE: Duration = Duration::from_secs(30);
 const MAX_CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
 /// Longest `call_deadline`.
 const MAX_CALL_DEADLINE: Duration = Duration::from_secs(600);
-/// Longest simulator-clock duration (retention, settle_after, age, advance): ten years
-/// keeps every clock sum far from overflowing.
-const MAX_VIRTUAL: Duration = Duration::from_secs(3650 * 24 * 3600);
-/// Shortest duration that is not zero, for the checks that forbid zero.
-const NONZERO: Duration = Duration::from_millis(1);
-
-/// What later checks need to know about what the file declared.
-#[derive(Debug)]
-pub(super) struct Declared {
-    /// Operation ids (the copy every reference shares) and where each was declared.
-    pub operations: BTreeMap<OpId, Pos>,
-    /// Tenant credentials.
-    pub tenants: Vec<String>,
-    /// `provider.resources`, if given.
-    pub resources: Option<Vec<String>>,
-    /// `provider.profile` (generic when absent).
-    pub profile: Arc<Profile>,
-    /// The profile's collections, where it declares them (`None`: any valid name).
-    pub profile_resources: Option<Vec<String>>,
-    /// `provider.webhooks` is present.
-    pub webhooks: bool,
-    /// What asynchronous objects settle to, if the provider is asynchronous.
-    pub settle: Option<lostreply_simulator::SettleResult>,
-    /// `provider.limits.stall_cap`.
-    pub stall_cap: Duration,
-    /// `provider.limits.max_body_bytes`.
-    pub max_body_bytes: usize,
-    /// `client_timeout`.
-    pub client_timeout: Duration,
-    /// How many steps the scenario has (fault rules may name them).
-    pub step_count: usize,
-    /// The MCP server, when the file has an `mcp:` section.
-    pub mcp: Option<mcp::McpDeclared>,
-}
-
-impl Declared {
-    /// The declared copy of the operation id `name`; a copy of its own for an
-    /// id not declared (an error reported where it is named).
-    pub fn op_id(&self, name: &str) -> OpId {
-        self.operations
-            .get_key_value(name)
-            .map_or_else(|| OpId::from(name), |(id, _)| id.clone())
-    }
-
-    /// Checks a collection name, that the profile has it and that
-    /// `provider.resources` lists it. A name the profile lacks is reported
-    /// once, as the profile's: `provider.resources` is held to the profile too.
-    pub fn check_resource(&self, d: &mut Diagnostics, raw: &Sp<String>) {
-        if is_resource_name(&raw.value)
-            && !in_profile(d, raw, &self.profile, self.profile_resources.as_deref())
-        {
-            return;
-        }
-        resource(d, raw, self.resources.as_deref());
-    }
-
-    /// The profile's collection `name`, where the profile declares its collections.
-    pub fn profile_resource(&self, name: &str) -> Option<&lostreply_simulator::profile::Resource> {
-        self.profile.resource(name)
-    }
-}
-
 /// Checks everything and builds the scenario (meaningful only if `d` stays empty).
 pub(super) fn scenario(raw: &RawScenario, path: &str, d: &mut Diagnostics) -> Scenario {
     // A profile file is named relative to the scenario that names it.
@@ -373,85 +308,6 @@ fn processing_needs_status(d: &mut Diagnostics, name: &Sp<String>, declared: &De
     }
 }
 
-/// Checks that a profile that declares its collections has `raw`'s (true
-/// when it has, or declares none). `names`: the profile's, once collected.
-fn in_profile(
-    d: &mut Diagnostics,
-    raw: &Sp<String>,
-    profile: &Profile,
-    names: Option<&[String]>,
-) -> bool {
-    let Some(names) = names else {
-        return true;
-    };
-    let known = names.contains(&raw.value);
-    if !known {
-        d.error(
-            raw.pos,
-            format!(
-                "resource `{}` is not one of profile {}'s resources ({})",
-                raw.value,
-                profile.name,
-                names.join(", ")
-            ),
-        );
-    }
-    known
-}
-
-/// The reserved create fields: they are not arguments.
-const RESERVED_FIELDS: [&str; 2] = ["client_reference", "metadata"];
-
-/// A profile's own body fields that are not arguments (its reference and
-/// metadata fields, and the fields it drops, such as Stripe's `expand`): the
-/// provider would never record them as an argument, so an operation that
-/// names one could never match its effect.
-fn profile_reserved(d: &mut Diagnostics, raw: &Sp<Args>, profile: &Profile) {
-    let body = &profile.body;
-    let reserved = body
-        .client_reference
-        .iter()
-        .chain(body.metadata.iter())
-        .chain(body.ignored.iter())
-        .filter(|field| !RESERVED_FIELDS.contains(&field.as_str()));
-    for field in reserved {
-        if raw.value.contains_key(field) {
-            d.error(
-                raw.pos,
-                format!(
-                    "`{field}` is a field of profile {}'s create body that is not an argument",
-                    profile.name
-                ),
-            );
-        }
-    }
-}
-
-/// Checks an `args:` mapping (none: empty).
-fn args(d: &mut Diagnostics, raw: Option<&Sp<Args>>, max_body_bytes: usize) -> Args {
-    let Some(raw) = raw else {
-        return Args::new();
-    };
-    for reserved in RESERVED_FIELDS {
-        if raw.value.contains_key(reserved) {
-            d.error(
-                raw.pos,
-                format!("`{reserved}` is a reserved field of the create body, not an argument"),
-            );
-        }
-    }
-    let size = serde_json::to_vec(&raw.value).map_or(usize::MAX, |body| body.len());
-    if size > max_body_bytes {
-        d.error(
-            raw.pos,
-            format!(
-                "these arguments make a {size}-byte body, more than max_body_bytes ({max_body_bytes})"
-            ),
-        );
-    }
-    raw.value.clone()
-}
-
 /// `[A-Za-z0-9][A-Za-z0-9._-]*`, at most `max_len`: ids reach test names and file names.
 fn identifier(d: &mut Diagnostics, raw: &Sp<String>, what: &str, max_len: usize) -> String {
     let text = &raw.value;
@@ -505,73 +361,4 @@ fn tags(d: &mut Diagnostics, raw: &[Sp<String>]) -> Vec<String> {
         }
     }
     raw.iter().map(|tag| tag.value.clone()).collect()
-}
-
-/// Is `name` a valid collection name: `[a-z][a-z0-9_]{0,39}`.
-pub(super) fn is_resource_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_lowercase())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-        && name.len() <= 40
-}
-
-/// Checks a collection name and that the provider has it.
-fn resource(d: &mut Diagnostics, raw: &Sp<String>, resources: Option<&[String]>) {
-    let name = &raw.value;
-    if !is_resource_name(name) {
-        d.error(
-            raw.pos,
-            format!(
-                "resource name `{name}` is not valid: lower-case letters, digits and `_`, starting \
-                 with a letter, at most 40 characters"
-            ),
-        );
-    } else if let Some(resources) = resources {
-        if !resources.contains(name) {
-            d.error(
-                raw.pos,
-                format!(
-                    "resource `{name}` is not one of provider.resources ({})",
-                    resources.join(", ")
-                ),
-            );
-        }
-    }
-}
-
-/// Parses a duration and checks `min <= it <= max`.
-fn duration_in(
-    d: &mut Diagnostics,
-    raw: &Sp<DurationText>,
-    what: &str,
-    min: Duration,
-    max: Duration,
-) -> Option<Duration> {
-    let text = raw.value.0.trim();
-    match humantime::parse_duration(text) {
-        Err(err) => {
-            d.error(
-                raw.pos,
-                format!(
-                    "bad duration `{text}` for {what}: {err} (write it like 300ms, 60s, 2m or 24h)"
-                ),
-            );
-            None
-        }
-        Ok(value) if value < min || value > max => {
-            let range = if min.is_zero() {
-                format!("at most {}", show(max))
-            } else {
-                format!("between {} and {}", show(min), show(max))
-            };
-            d.error(raw.pos, format!("{what} must be {range}, not {text}"));
-            None
-        }
-        Ok(value) => Some(value),
-    }
-}
-
-/// A duration the way a scenario writes it.
-pub(super) fn show(duration: Duration) -> String {
-    humantime::format_duration(duration).to_string()
 }

@@ -12,10 +12,11 @@ use lostreply_simulator::{
     SettleResult, Webhooks,
 };
 
-use super::{
-    args, duration_in, in_profile, is_resource_name, profile_reserved, resource, show, Declared,
-    MAX_ITEMS, MAX_VIRTUAL, NONZERO,
+use super::common::{
+    args, duration_in, in_profile, is_resource_name, profile_reserved, resource, show, MAX_ITEMS,
+    MAX_VIRTUAL, NONZERO,
 };
+use super::declared::Declared;
 use crate::scenario::error::Diagnostics;
 use crate::scenario::provider_profile::ProfileChoice;
 use crate::scenario::raw::{

@@ -13,7 +13,8 @@ use lostreply_simulator::{
     StallThen,
 };
 
-use super::{show, Declared};
+use super::common::show;
+use super::declared::Declared;
 use crate::protocol::OutcomeKind;
 use crate::scenario::error::Diagnostics;
 use crate::scenario::model::{Allowed, Expectations, OperationSpec};

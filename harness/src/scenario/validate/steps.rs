@@ -4,7 +4,8 @@
 use lostreply_reports::model::SharedStr;
 use lostreply_simulator::{EventKind, Match, SettleResult};
 
-use super::{duration_in, Declared, MAX_DELIVERIES, MAX_ITEMS, MAX_PARALLEL, MAX_VIRTUAL, NONZERO};
+use super::common::{duration_in, MAX_DELIVERIES, MAX_ITEMS, MAX_PARALLEL, MAX_VIRTUAL, NONZERO};
+use super::declared::Declared;
 use crate::protocol::OutcomeKind;
 use crate::scenario::error::Diagnostics;
 use crate::scenario::model::{CrashPoint, OpId, ResolveRef, Step};

@@ -1,6 +1,10 @@
 //! A create body read for attribution: its group key and its references,
 //! borrowed from the journal's text, or, for a create that committed, from
-//! its effect (the run keeps no fingerprint for it).
+//! its effect (the run keeps no fingerprint for it). It sits below both the
+//! checks (the attribution reads bodies with it) and the run (whose debug
+//! builds assert that a committed create's key is derivable from its effect
+//! before freeing the fingerprint), so neither of those layers imports the
+//! other.
 //!
 //! The fingerprint is canonical (keys sorted at every depth), so the
 //! arguments' canonical text is the fingerprint's own members, reserved ones
