@@ -1,13 +1,10 @@
 //! The JUnit XML, parsed back with an independent XML parser: the structure CI
 //! tools read (counts, names, classnames, failure vs error) and the evidence in
 //! a failure.
-#![allow(clippy::unwrap_used)]
-
-mod common;
 
 use std::collections::BTreeMap;
 
-use common::fixtures;
+use crate::common::fixtures;
 use lostreply_reports::model::Report;
 use lostreply_reports::write_junit;
 use quick_xml::events::Event;

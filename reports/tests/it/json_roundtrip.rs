@@ -1,9 +1,6 @@
 //! The JSON report reads back into the very report that was written.
-#![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::fixtures;
+use crate::common::fixtures;
 use lostreply_reports::model::SCHEMA_VERSION;
 use lostreply_reports::{read_json, write_json, ReadJsonError};
 

@@ -7,17 +7,14 @@
 //! and reads each timeline text's box with `getBoundingClientRect`. The
 //! numbers come back through the dumped DOM as ASCII-only JSON.
 //!
-//! Without Chromium the test says so and passes, unless
+//! Without Chromium the browser tests are ignored, with the reason, unless
 //! `LOSTREPLY_REQUIRE_BROWSER=1`, as in `html_browser.rs`.
-#![allow(clippy::unwrap_used)]
-
-mod common;
 
 use std::path::Path;
 
+use crate::common::browser::{assert_rendered_cleanly, chromium, render_html_in_browser};
+use crate::common::fixtures;
 use base64::Engine as _;
-use common::browser::{assert_rendered_cleanly, chromium_or_skip, render_html_in_browser};
-use common::fixtures;
 use lostreply_reports::model::{Report, ScenarioReport, Verdict};
 use lostreply_reports::write_html;
 use serde::Deserialize;
@@ -289,10 +286,12 @@ fn failed_sections_come_first_and_open_in_the_page_text() {
 }
 
 #[test]
+#[cfg_attr(
+    lostreply_no_browser,
+    ignore = "needs headless Chromium: apt-get install chromium, or set LOSTREPLY_CHROMIUM"
+)]
 fn the_page_opens_on_what_failed() {
-    let Some(chromium) = chromium_or_skip() else {
-        return;
-    };
+    let chromium = chromium();
     let (report, _) = mixed_run();
     let layout = measure(&chromium, &report);
 
@@ -329,10 +328,12 @@ fn the_page_opens_on_what_failed() {
 }
 
 #[test]
+#[cfg_attr(
+    lostreply_no_browser,
+    ignore = "needs headless Chromium: apt-get install chromium, or set LOSTREPLY_CHROMIUM"
+)]
 fn no_timeline_label_is_cut_or_outside_its_plot() {
-    let Some(chromium) = chromium_or_skip() else {
-        return;
-    };
+    let chromium = chromium();
     let (report, planted) = mixed_run();
     let layout = measure(&chromium, &report);
     assert_eq!(layout.timelines.len(), report.scenarios.len());

@@ -1,10 +1,7 @@
 //! Text from the adapter or the scenario is untrusted. With a hostile string in
 //! every field, no writer lets markup or terminal control codes through.
-#![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::fixtures::{self, HOSTILE};
+use crate::common::fixtures::{self, HOSTILE};
 use lostreply_reports::{write, Format};
 
 fn render(format: Format) -> String {

@@ -5,7 +5,7 @@
 
 use lostreply_reports::model::Invariant;
 
-const SCENARIO_FORMAT: &str = include_str!("../../docs/scenario-format.md");
+const SCENARIO_FORMAT: &str = include_str!("../../../docs/scenario-format.md");
 
 /// The lines of the `## heading` section, up to the next `## ` heading.
 fn section(heading: &str) -> Vec<&'static str> {

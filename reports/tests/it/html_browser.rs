@@ -2,21 +2,18 @@
 //! renders, its script runs to the end without a console error, every scenario
 //! has its timeline, violations are marked, and hostile text stays text.
 //!
-//! Without Chromium the test says so and passes, unless
-//! `LOSTREPLY_REQUIRE_BROWSER=1` (CI sets it), which makes a missing browser a
-//! failure. The browser itself is driven by `common/browser.rs`, which the
-//! certification report's browser test shares.
-#![allow(clippy::unwrap_used)]
-
-mod common;
+//! Without Chromium the build marks these tests ignored, with the reason
+//! (reports/build.rs), unless `LOSTREPLY_REQUIRE_BROWSER=1` (CI sets it): then
+//! they run, and a missing browser fails them. The browser itself is driven by
+//! `common/browser.rs`, which the certification report's browser test shares.
 
 use std::path::Path;
 
-use common::browser::{
-    assert_rendered_cleanly, body_attr, chromium_or_skip, render_html_in_browser,
-    without_attribute_values, Rendered,
+use crate::common::browser::{
+    assert_rendered_cleanly, body_attr, chromium, render_html_in_browser, without_attribute_values,
+    Rendered,
 };
-use common::fixtures;
+use crate::common::fixtures;
 use lostreply_reports::model::Report;
 use lostreply_reports::write_html;
 
@@ -63,10 +60,12 @@ fn check_rendered(rendered: &Rendered, report: &Report) {
 }
 
 #[test]
+#[cfg_attr(
+    lostreply_no_browser,
+    ignore = "needs headless Chromium: apt-get install chromium, or set LOSTREPLY_CHROMIUM"
+)]
 fn violations_render_with_timelines_and_markers() {
-    let Some(chromium) = chromium_or_skip() else {
-        return;
-    };
+    let chromium = chromium();
     let report = fixtures::violations_run();
     let rendered = render_in_browser(&chromium, &report);
     check_rendered(&rendered, &report);
@@ -116,10 +115,12 @@ fn violations_render_with_timelines_and_markers() {
 }
 
 #[test]
+#[cfg_attr(
+    lostreply_no_browser,
+    ignore = "needs headless Chromium: apt-get install chromium, or set LOSTREPLY_CHROMIUM"
+)]
 fn passing_and_error_runs_render() {
-    let Some(chromium) = chromium_or_skip() else {
-        return;
-    };
+    let chromium = chromium();
     for report in [fixtures::passing_run(), fixtures::adapter_error_run()] {
         let rendered = render_in_browser(&chromium, &report);
         check_rendered(&rendered, &report);
@@ -130,10 +131,12 @@ fn passing_and_error_runs_render() {
 /// The signals' chart draws a bar per kind of confirmation, each as long
 /// as its count, and the page lists the run's signals and each scenario's.
 #[test]
+#[cfg_attr(
+    lostreply_no_browser,
+    ignore = "needs headless Chromium: apt-get install chromium, or set LOSTREPLY_CHROMIUM"
+)]
 fn the_signals_chart_draws_how_ambiguity_was_resolved() {
-    let Some(chromium) = chromium_or_skip() else {
-        return;
-    };
+    let chromium = chromium();
     let report = fixtures::passing_run();
     let rendered = render_in_browser(&chromium, &report);
     let dom = &rendered.dom;
@@ -163,10 +166,12 @@ fn the_signals_chart_draws_how_ambiguity_was_resolved() {
 }
 
 #[test]
+#[cfg_attr(
+    lostreply_no_browser,
+    ignore = "needs headless Chromium: apt-get install chromium, or set LOSTREPLY_CHROMIUM"
+)]
 fn hostile_text_stays_text_in_the_browser() {
-    let Some(chromium) = chromium_or_skip() else {
-        return;
-    };
+    let chromium = chromium();
     let report = fixtures::hostile_run();
     let rendered = render_in_browser(&chromium, &report);
     check_rendered(&rendered, &report);

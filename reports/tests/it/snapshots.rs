@@ -1,11 +1,8 @@
 //! Every format, for every fixture run, as insta snapshots. The fixtures use
 //! fixed times, ids, seeds and versions, so nothing needs redacting; a change in
 //! any writer shows up here as a reviewable diff.
-#![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::fixtures;
+use crate::common::fixtures;
 use lostreply_reports::model::Report;
 use lostreply_reports::{write, write_progress_line, Format, TerminalStyle};
 

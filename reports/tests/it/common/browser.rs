@@ -1,13 +1,14 @@
-//! Headless Chromium for the tests of HTML pages: find the browser (or skip,
-//! unless `LOSTREPLY_REQUIRE_BROWSER=1`), dump the DOM it builds from a page
-//! after its scripts ran, and read that DOM and the browser's log.
+//! Headless Chromium for the tests of HTML pages: the browser (found by
+//! `chromium.rs`), the DOM it builds from a page after its scripts ran, and
+//! that DOM and the browser's log read back.
 //!
-//! Shared without copying: `reports/tests/html_browser.rs` reaches it as
-//! `common::browser`, `certify/tests/html_browser.rs` by `#[path]`. So it
+//! Shared without copying: `reports/tests/it/html_browser.rs` reaches it as
+//! `common::browser`, `certify/tests/it/html_browser.rs` by `#[path]`. So it
 //! names no crate of the workspace, only std and `tempfile`.
-#![allow(dead_code, clippy::unwrap_used)]
 
-use std::env;
+#[path = "chromium.rs"]
+mod chromium;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -19,33 +20,15 @@ use std::time::{Duration, Instant};
 /// stops a hung browser from hanging the test suite.
 pub const BROWSER_TIMEOUT: Duration = Duration::from_secs(60);
 
-pub fn find_chromium() -> Option<PathBuf> {
-    if let Some(path) = env::var_os("LOSTREPLY_CHROMIUM") {
-        return Some(PathBuf::from(path));
-    }
-    if Path::new("/usr/bin/chromium").is_file() {
-        return Some(PathBuf::from("/usr/bin/chromium"));
-    }
-    let path = env::var_os("PATH")?;
-    env::split_paths(&path)
-        .flat_map(|dir| ["chromium", "chromium-browser"].map(|name| dir.join(name)))
-        .find(|candidate| candidate.is_file())
-}
-
-/// The browser, or `None` when the test should be skipped.
-pub fn chromium_or_skip() -> Option<PathBuf> {
-    let found = find_chromium();
-    if found.is_none() {
-        let required = env::var("LOSTREPLY_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
-        assert!(
-            !required,
-            "LOSTREPLY_REQUIRE_BROWSER=1 but no Chromium found (looked at LOSTREPLY_CHROMIUM, /usr/bin/chromium, chromium and chromium-browser on PATH)"
-        );
-        println!(
-            "skipped: no Chromium found (install Debian's chromium; LOSTREPLY_REQUIRE_BROWSER=1 makes this a failure)"
-        );
-    }
-    found
+/// The browser. A test that calls this is ignored when the build found no
+/// browser (cfg `lostreply_no_browser`), so a browser missing here went away
+/// after the build, or the test was run with `--ignored`: either way it fails.
+pub fn chromium() -> PathBuf {
+    chromium::find_chromium().unwrap_or_else(|| {
+        panic!(
+            "this test needs headless Chromium and found none (looked at LOSTREPLY_CHROMIUM, /usr/bin/chromium, chromium and chromium-browser on PATH): install Debian's chromium, or set LOSTREPLY_CHROMIUM"
+        )
+    })
 }
 
 /// What the browser made of a page.
