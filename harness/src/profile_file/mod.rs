@@ -14,6 +14,7 @@
 
 mod builtin_files;
 mod check;
+mod common;
 mod node;
 mod raw;
 mod schema;
@@ -24,24 +25,18 @@ use std::path::Path;
 
 use lostreply_simulator::Profile;
 
+use common::Found;
+
+use crate::scenario::error::Diagnostic;
 use crate::scenario::span::Pos;
-use crate::scenario::{end_of, is_blank, yaml_message, yaml_options, Diagnostic};
+use crate::scenario::yaml::{end_of, is_blank, yaml_message, yaml_options};
 
 pub use builtin_files::builtin_file;
+pub use common::{
+    MAX_LIST_ITEMS, MAX_PROFILE_BYTES, MAX_RESOURCES, MAX_TEMPLATE_DEPTH, MAX_TEMPLATE_NODES,
+};
 pub use schema::profile_schema;
 pub use write::write_profile;
-
-/// Largest profile file read (the built-in ones are a few kilobytes).
-pub const MAX_PROFILE_BYTES: u64 = 256 * 1024;
-/// Most resources one profile declares.
-pub const MAX_RESOURCES: usize = 64;
-/// Deepest nesting of a template or a constant (a provider's envelope is a
-/// few levels; the bound keeps every later walk of it shallow).
-pub const MAX_TEMPLATE_DEPTH: usize = 16;
-/// Most values (leaves and containers) in one template or constant.
-pub const MAX_TEMPLATE_NODES: usize = 4096;
-/// Most names in one list of a profile (ignored fields, picked arguments, kinds).
-pub const MAX_LIST_ITEMS: usize = 64;
 
 /// Why a profile file could not be read. Both variants are bad input (the
 /// CLI's exit code 2).
@@ -181,10 +176,6 @@ pub fn is_profile_text(text: &str) -> bool {
     };
     (top_level("resources") || top_level("routes")) && !top_level("steps")
 }
-
-/// Collects the problems of one file: the scenario parser's collector, so
-/// both kinds of file print alike (order, bound, source line and caret).
-pub(crate) type Found<'a> = crate::scenario::error::Diagnostics<'a>;
 
 /// A profile file's error for everything `found` recorded.
 fn into_error(found: Found<'_>) -> ProfileFileError {

@@ -9,7 +9,7 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Number, Value};
 
-use super::{Found, MAX_TEMPLATE_DEPTH, MAX_TEMPLATE_NODES};
+use super::common::{Found, MAX_TEMPLATE_DEPTH, MAX_TEMPLATE_NODES};
 use crate::scenario::span::{Pos, Sp};
 
 /// One YAML node, its children with their positions.

@@ -6,7 +6,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use schemars::JsonSchema;
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::de::{self, value::MapAccessDeserializer, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
@@ -283,7 +283,7 @@ pub(crate) struct RawErrors {
     /// The type and code of each kind of error; kinds not listed take
     /// `fallback`. Default {}.
     #[serde(default)]
-    #[schemars(schema_with = "super::schema::kinds_schema")]
+    #[schemars(schema_with = "kinds_schema")]
     pub kinds: Option<Sp<SpMap<KindName, Sp<RawErrorCode>>>>,
     /// The type and code of every kind not listed.
     pub fallback: Sp<RawErrorCode>,
@@ -508,4 +508,16 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for OrGeneric<T> {
 
         deserializer.deserialize_any(OrVisitor(PhantomData))
     }
+}
+
+/// `errors.kinds`: a mapping from an error kind's name to its type and code
+/// (the keys are checked, which a map's derived schema would not do).
+fn kinds_schema(generator: &mut SchemaGenerator) -> Schema {
+    let kind = generator.subschema_for::<KindName>();
+    let code = generator.subschema_for::<RawErrorCode>();
+    json_schema!({
+        "type": "object",
+        "propertyNames": kind,
+        "additionalProperties": code,
+    })
 }

@@ -8,7 +8,7 @@ use lostreply_simulator::profile::ErrorKind;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 
 use super::node::Node;
-use super::raw::{HeaderValue, KindName, OrGeneric, RawErrorCode, RawProfile};
+use super::raw::{HeaderValue, KindName, OrGeneric, RawProfile};
 
 /// A JSON Schema (draft 2020-12) describing profile files, format v1.
 ///
@@ -17,18 +17,6 @@ use super::raw::{HeaderValue, KindName, OrGeneric, RawErrorCode, RawProfile};
 /// resources, placeholders, header names) are the parser's alone.
 pub fn profile_schema() -> serde_json::Value {
     schemars::schema_for!(RawProfile).to_value()
-}
-
-/// `errors.kinds`: a mapping from an error kind's name to its type and code
-/// (the keys are checked, which a map's derived schema would not do).
-pub(super) fn kinds_schema(generator: &mut SchemaGenerator) -> Schema {
-    let kind = generator.subschema_for::<KindName>();
-    let code = generator.subschema_for::<RawErrorCode>();
-    json_schema!({
-        "type": "object",
-        "propertyNames": kind,
-        "additionalProperties": code,
-    })
 }
 
 impl JsonSchema for Node {

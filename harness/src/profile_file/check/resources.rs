@@ -8,9 +8,10 @@ use lostreply_simulator::profile::{Offers, Pages, Resource, Routes, SearchSyntax
 use lostreply_simulator::Profile;
 use serde_json::Map;
 
-use super::{constants, word, Found};
+use super::fields::{constants, distinct, field_name, word};
+use crate::profile_file::common::Found;
+use crate::profile_file::common::MAX_RESOURCES;
 use crate::profile_file::raw::{RawProfile, RawResource, RawStatus};
-use crate::profile_file::MAX_RESOURCES;
 use crate::scenario::span::{Pos, Sp};
 
 /// Longest path.
@@ -189,7 +190,7 @@ fn prefix(found: &mut Found, raw: &Sp<String>) -> String {
 fn status(found: &mut Found, raw: &RawStatus) -> StatusValues {
     let field = raw.field.as_ref().map_or_else(
         || "status".to_owned(),
-        |f| super::field_name(found, f, "status field"),
+        |f| field_name(found, f, "status field"),
     );
     let words = [
         (&raw.processing, "processing"),
@@ -199,7 +200,7 @@ fn status(found: &mut Found, raw: &RawStatus) -> StatusValues {
     let mut seen: Vec<(String, Pos, String)> = Vec::new();
     for (sp, what) in words {
         let text = word(found, sp, what);
-        super::distinct(found, &mut seen, &text, sp.pos, format!("the {what} word"));
+        distinct(found, &mut seen, &text, sp.pos, format!("the {what} word"));
     }
     StatusValues {
         field,

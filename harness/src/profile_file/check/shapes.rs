@@ -9,7 +9,10 @@ use lostreply_simulator::profile::{
 use lostreply_simulator::{DEFAULT_LIST_LIMIT, MAX_PAGE_OBJECTS};
 use serde_json::{json, Value};
 
-use super::{constants, distinct, field_name, kind, name_list, optional_field, word, Found};
+use super::fields::{
+    constants, distinct, field_name, kind, name_list, optional_field, word, MAX_NAME_BYTES,
+};
+use crate::profile_file::common::Found;
 use crate::profile_file::node::{to_json, Node, Placeholders};
 use crate::profile_file::raw::{
     OrGeneric, RawArgs, RawErrorCode, RawErrors, RawObjects, RawPages, RawSearch, RawTimeFormat,
@@ -379,7 +382,7 @@ fn params(found: &mut Found, raw: &RawPages, search: SearchSyntax) -> Params {
 fn param_name(found: &mut Found, raw: &Sp<String>, what: &str) -> String {
     let name = &raw.value;
     let fits = !name.is_empty()
-        && name.len() <= super::MAX_NAME_BYTES
+        && name.len() <= MAX_NAME_BYTES
         && name
             .bytes()
             .all(|b| b.is_ascii_graphic() && !b"&=#%+?".contains(&b));
@@ -389,7 +392,7 @@ fn param_name(found: &mut Found, raw: &Sp<String>, what: &str) -> String {
             format!(
                 "{what} `{name}` is not a query parameter name: 1 to {} visible ASCII \
                  characters without & = # % + ?",
-                super::MAX_NAME_BYTES
+                MAX_NAME_BYTES
             ),
         );
     }

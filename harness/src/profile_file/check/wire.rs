@@ -10,8 +10,11 @@ use lostreply_simulator::profile::{
 };
 use lostreply_simulator::{IdempotencyMode, Profile};
 
+use super::fields::{
+    distinct, duration, field_name, kind, name_list, optional_field, MAX_NAME_BYTES,
+};
 use super::shapes::shaped;
-use super::{distinct, duration, field_name, kind, name_list, optional_field, Found};
+use crate::profile_file::common::Found;
 use crate::profile_file::node::{placeholders_in, to_json, Placeholders};
 use crate::profile_file::raw::{
     HeaderValue, KindName, RawAuth, RawBody, RawEncoding, RawKeys, RawProfile, RawRetryHints,
@@ -49,13 +52,13 @@ fn header_name(found: &mut Found, raw: &Sp<String>, what: &str) -> String {
     let name = &raw.value;
     let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
     let lower = name.to_ascii_lowercase();
-    if name.is_empty() || name.len() > super::MAX_NAME_BYTES || !name.chars().all(token) {
+    if name.is_empty() || name.len() > MAX_NAME_BYTES || !name.chars().all(token) {
         found.error(
             raw.pos,
             format!(
                 "{what} `{name}` is not an HTTP header name: 1 to {} letters, digits and \
                  !#$%&'*+-.^_`|~",
-                super::MAX_NAME_BYTES
+                MAX_NAME_BYTES
             ),
         );
     } else if FRAMING_HEADERS.contains(&lower.as_str()) {
