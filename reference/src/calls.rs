@@ -12,12 +12,12 @@ use serde_json::{json, Value};
 use crate::classify::{self, create_verdict, Correlation, Lookup, Verdict};
 use crate::client::ProviderClient;
 use crate::store::{InvalidOpId, OpId, OpLock, OpRecord, Store, StoreError};
-use crate::webhook;
 use lostreply_harness::adapter::{Adapter, AdapterFailure};
 use lostreply_harness::protocol::{
     Common, Contract, ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply, ResolveRequest,
     WebhookReply, WebhookRequest,
 };
+use lostreply_simulator::standard_webhooks;
 
 /// Reconciles in a row without evidence before automation stops.
 pub const MAX_INCONCLUSIVE: u32 = 3;
@@ -499,12 +499,13 @@ impl Adapter for ReferenceAdapter {
         let Some(webhooks) = &request.common.provider.contract.webhooks else {
             return Ok(REJECTED);
         };
-        let Ok(webhook_id) = webhook::verify(
+        let Ok(webhook_id) = standard_webhooks::verify(
             &webhooks.secret,
             &request.headers,
             &request.body,
             now.as_second(),
-        ) else {
+        )
+        .map(str::to_owned) else {
             return Ok(REJECTED);
         };
         // Authentic but unreadable: nothing can be correlated or applied.
@@ -608,8 +609,6 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
-    use base64::Engine as _;
-    use hmac::{Hmac, Mac};
     use serde_json::json;
     use tokio::io::AsyncReadExt;
 
@@ -880,19 +879,14 @@ mod tests {
     /// Signs the delivery's body afresh, as the sender does on every delivery.
     fn resign(mut delivery: WebhookRequest, ts: i64) -> WebhookRequest {
         let event_id = delivery.headers["webhook-id"].clone();
-        let key = base64::engine::general_purpose::STANDARD
-            .decode(SECRET.trim_start_matches("whsec_"))
-            .unwrap();
-        let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&key).unwrap();
-        mac.update(format!("{event_id}.{ts}.{}", delivery.body).as_bytes());
-        let signature =
-            base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
+        let key = standard_webhooks::secret_key(SECRET).unwrap();
+        let signature = standard_webhooks::sign(&key, &event_id, ts, &delivery.body);
         delivery
             .headers
             .insert("webhook-timestamp".to_owned(), ts.to_string());
         delivery
             .headers
-            .insert("webhook-signature".to_owned(), format!("v1,{signature}"));
+            .insert("webhook-signature".to_owned(), signature);
         delivery
     }
 

@@ -14,8 +14,9 @@
 //! - [`store`]: durable records (atomic replace) and per-operation locks.
 //! - [`client`]: bounded HTTP requests to the provider; reports how an answer was lost.
 //! - [`classify`]: what an answer or a lookup means (pure).
-//! - [`webhook`]: Standard Webhooks signature verification (pure).
-//! - [`calls`]: the five calls, tying the above together.
+//! - [`calls`]: the five calls, tying the above together; a webhook delivery
+//!   is verified by `lostreply_simulator::standard_webhooks`, the one
+//!   implementation of the scheme the simulator signs with.
 //! - [`mcp`]: paid MCP tool calls (`call_tool` operations): client, meaning, calls.
 #![deny(missing_docs)]
 
@@ -28,7 +29,6 @@ pub mod classify;
 pub mod client;
 pub mod mcp;
 pub mod store;
-pub mod webhook;
 
 pub use calls::ReferenceAdapter;
 

@@ -20,7 +20,8 @@
 //!   by the same accept loop, connection wrapper and response bodies; its map
 //!   is in its module doc.
 //! - `control` is the harness's API under `/_lostreply/`.
-//! - [`webhook`] signs events as Standard Webhooks do.
+//! - [`webhook`] signs events in the profile's scheme: Stripe's, or Standard
+//!   Webhooks through [`standard_webhooks`], which adapters also verify with.
 //!
 //! The harness owns the clock: it moves only through [`Simulator::advance`] or the
 //! control API, never with tokio's paused time (real sockets, real client timeouts).
@@ -51,6 +52,7 @@ mod scratch;
 mod server;
 mod shared;
 mod stage;
+pub mod standard_webhooks;
 mod store;
 pub mod sync;
 #[cfg(test)]

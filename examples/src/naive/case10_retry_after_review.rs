@@ -15,7 +15,7 @@ use lostreply_harness::protocol::{
     Common, ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply, WebhookReply,
     WebhookRequest,
 };
-use lostreply_reference::webhook;
+use lostreply_simulator::standard_webhooks;
 use serde_json::Value;
 
 use super::kit::{self, Entry, FileStore, Naive, Records};
@@ -64,7 +64,7 @@ impl Naive for RetryAfterReview {
             .now
             .parse::<jiff::Timestamp>()
             .map_err(|e| AdapterFailure::new(format!("now: {e}")))?;
-        if webhook::verify(
+        if standard_webhooks::verify(
             &webhooks.secret,
             &request.headers,
             &request.body,
