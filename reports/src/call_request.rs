@@ -5,7 +5,7 @@
 //!
 //! Why: a million-operation run holds an `execute` request and a final
 //! `status` request per operation. Their own text (`{"operation":{…}}`, and
-//! `{"operation_id":"…"}`) was some 170 bytes per operation in two
+//! `{"operation_id":"…"}`) would be some 170 bytes per operation in two
 //! allocations, saying again what the scenario's operation says. A request is
 //! kept as what it was made from only when that writes its own text byte for
 //! byte (checked as it is recorded), and it is written through the same
@@ -45,7 +45,7 @@ pub struct OperationFields {
     /// adapter adds, and which the server strips before it records the effect),
     /// an object in file order, kept as its compact text: a million-operation
     /// run holds a million, and the report shares this copy (as a parsed map
-    /// each was some 550 bytes).
+    /// each would be some 550 bytes).
     pub args: SharedJson,
 }
 

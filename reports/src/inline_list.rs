@@ -1,8 +1,8 @@
 //! A list held inline up to `N` items, spilling into a `Vec` past them.
 //!
 //! Why: writing a run's report splits every call's request and reply into
-//! members, a handful each; a `Vec` per object was millions of allocations
-//! to make and free at a million operations.
+//! members, a handful each; a `Vec` per object would be millions of
+//! allocations to make and free at a million operations.
 
 /// Up to `N` items inline, the rest in a `Vec`, in push order.
 pub(crate) struct InlineList<T, const N: usize> {

@@ -57,7 +57,7 @@ mod pretty;
 pub mod shared_json;
 pub mod signals;
 pub mod step_label;
-/// The shared string type, from `lostreply-text` (kept here under its old path).
+/// The shared string type, from `lostreply-text`, also reachable at this path.
 pub mod shared_str {
     pub use lostreply_text::{Recent, SharedStr};
 }

@@ -273,7 +273,7 @@ pub struct CallRecord {
 }
 
 /// How an adapter call ended. (Messages are shared text: 16 bytes in all,
-/// where a `String` made it 32 in every one of a run's two million calls.)
+/// where a `String` would make it 32 in every one of a run's two million calls.)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum CallEnd {
@@ -348,7 +348,7 @@ pub struct EffectRecord {
     pub tenant: SharedStr,
     /// Collection.
     pub resource: SharedStr,
-    /// Its arguments (shared text: a million effects' trees were a copy each).
+    /// Its arguments (shared text, not a tree copied for each of a million effects).
     pub args: SharedJson,
     /// Idempotency key it was created with.
     pub idempotency_key: Option<SharedStr>,

@@ -2,10 +2,11 @@
 //! and replies of adapter calls.
 //!
 //! Why: a run of a million operations holds two million calls; as
-//! `serde_json::Value` trees (an `IndexMap` per object under `preserve_order`)
-//! they were most of the observation's 9.6 GiB, and the report deep-copied
-//! them once more. As text they take a few hundred bytes each, and the report
-//! shares the observation's copy (a reference count, not a copy).
+//! `serde_json::Value` trees (an `IndexMap` per object under
+//! `preserve_order`) they would be most of the observation (some 10 KiB an
+//! operation), and the report would deep-copy them once more. As text they
+//! take a few hundred bytes each, and the report shares the observation's
+//! copy (a reference count, not a copy).
 //!
 //! The JSON report is a public format (docs/report-json.md) written pretty:
 //! text pasted in raw would keep its compact layout. The report's own writer
@@ -247,8 +248,8 @@ pub(crate) fn serialize_parts<S: Serializer>(
 /// calls `Value::serialize` makes for the tree it reads as (`serialize_map`
 /// with its length and an entry per member in order, `serialize_seq` likewise),
 /// so a pretty writer indents it the same. Objects and arrays are split into
-/// borrowed members instead of being built into a tree: writing two million
-/// calls' trees was half the report's JSON time.
+/// borrowed members instead of being built into a tree: building two million
+/// calls' trees to write them would be half the report's JSON time.
 struct Raw<'a>(&'a str);
 
 impl Serialize for Raw<'_> {
@@ -272,7 +273,7 @@ impl Serialize for Raw<'_> {
                 seq.end()
             }
             // A string: unescaped into a borrowed `str` when it holds no escape
-            // (a `Value::String` was an allocation per string of every call),
+            // (a `Value::String` would be an allocation per string of every call),
             // written with the one call `Value::String` makes.
             Some(b'"') => serializer.serialize_str(
                 &serde_json::from_str::<JsonStr<'_>>(self.0)
@@ -280,7 +281,7 @@ impl Serialize for Raw<'_> {
                     .0,
             ),
             // Other scalars: read as a `Value` (no allocation for them) so
-            // numbers are written by the same code as before.
+            // that numbers are written by serde_json's own code, as a tree's are.
             _ => serde_json::from_str::<Value>(self.0)
                 .map_err(ser::Error::custom)?
                 .serialize(serializer),

@@ -2,11 +2,11 @@
 //! that is one call about one operation with nothing noted (`execute op-1`),
 //! the call's verb and the operation's shared id.
 //!
-//! Why: a million-operation scenario has a million such steps, and each
-//! label was a string of its own (some 30 bytes and an allocation) spelling
-//! out an id the scenario already holds. The kept form is taken only when it
-//! spells the label exactly ([`StepLabel::of`]), and it is written, compared
-//! and read as that text, so every writer shows the same label.
+//! Why: a million-operation scenario has a million such steps, and as a
+//! string of its own each label would take some 30 bytes and an allocation to
+//! spell out an id the scenario already holds. The kept form is taken only
+//! when it spells the label exactly ([`StepLabel::of`]), and it is written,
+//! compared and read as that text, so every writer shows the same label.
 
 use std::borrow::Cow;
 use std::fmt;

@@ -5,9 +5,10 @@
 //! of writing the array on one thread: each chunk is written by this module's
 //! serializer at the depth the array's items have, with the same separators.
 //!
-//! Why: writing the JSON was the largest step left on one thread after the
-//! checks (2.5 to 2.9 s of the 7 s of checking and reporting a million
-//! operations on a two-core machine), and its items are independent.
+//! Why: writing the JSON is the largest single step of checking and
+//! reporting a large run, and its items are independent. Both threads wait on
+//! the same memory, so two write it in about a fifth less time, not half
+//! (docs/benchmarks.md, "The JSON report's writer").
 //!
 //! How the array reaches the writer: [`serialize_chunked`] is the array's
 //! `serialize_with`. Under any other serializer it is the plain sequence.

@@ -4,7 +4,7 @@
 //! Why not serde_json's own writer: two costs dominated writing a report.
 //! - Most bytes are calls' requests and replies and effects' arguments, kept
 //!   as compact JSON text ([`SharedJson`](crate::shared_json::SharedJson)).
-//!   Through a generic serializer that text had to be parsed back and every
+//!   Through a generic serializer that text would be parsed back and every
 //!   token re-serialized. Here [`reindent`] lays the compact text out as the
 //!   pretty writer lays out its tree, in one pass that copies it between
 //!   structural characters.
@@ -25,7 +25,7 @@
 //!
 //! How a `SharedJson` knows it is written here and not by another serializer
 //! (`serde_json::to_value`, `to_string_pretty`, another format), which must get
-//! the calls of its tree as before: [`is_report_serializer`] compares the
+//! the calls of its tree: [`is_report_serializer`] compares the
 //! serializer's type with this writer's. Only then does it hand its text over
 //! ([`write_shared`]), through a newtype of a name private to this module and
 //! with [`PENDING`] set; the serializer takes both or the value fails, so a
