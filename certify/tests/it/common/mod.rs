@@ -1,6 +1,5 @@
 //! Shared by the writer tests: hand-built certifications (no endpoint, no
 //! clock) and a helper that renders one in a format.
-#![allow(dead_code, clippy::unwrap_used)]
 
 use lostreply_certify::report::{Certification, ProbeResult, SCHEMA_VERSION};
 use lostreply_certify::verdict::{Evidence, Verdict};

@@ -1,11 +1,10 @@
 //! Text from the contract and the endpoint is untrusted. With a hostile string
 //! (`</script>`, `<img onerror>`, quotes, control characters) in every field,
 //! nothing unescaped reaches the HTML page, and the page fetches nothing.
-#![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
-use common::HOSTILE;
+use crate::common::HOSTILE;
 use lostreply_certify::write::Format;
 
 fn html() -> String {

@@ -6,9 +6,8 @@
 //! anything took: the JSON by insta redactions (every `duration_ms`, and the
 //! ` in N ms` that ends an answer's outcome), the text formats by filters on
 //! `N ms` and JUnit's `time="..."`. The same snapshots hold with every time changed.
-#![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use lostreply_certify::report::Certification;
 use lostreply_certify::verdict::Evidence;

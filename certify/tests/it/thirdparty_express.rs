@@ -5,8 +5,11 @@
 //! findings (explained in docs/certify.md) are stable.
 //!
 //! Needs node and `npm ci --prefix certify/tests/thirdparty/express` (.ci/run
-//! does both). Without them the test says so and passes, unless
-//! `LOSTREPLY_REQUIRE_NODE=1` (CI sets it), which makes their absence a failure.
+//! does both). Without them the build marks the test ignored, with the reason
+//! (certify/build.rs), unless `LOSTREPLY_REQUIRE_NODE=1` (CI sets it): then it
+//! runs, and their absence fails it.
+
+mod node;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -20,37 +23,12 @@ use lostreply_certify::{certify, contract, Config};
 /// How long node may take to print its base URL.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 
-fn app_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/thirdparty/express")
-}
-
-/// The node binary and the installed app, or `None` (with a notice) when missing.
-fn node_or_skip() -> Option<PathBuf> {
-    let candidate =
-        std::env::var_os("LOSTREPLY_NODE").map_or_else(|| PathBuf::from("node"), PathBuf::from);
-    let node = Command::new(&candidate)
-        .arg("--version")
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|_| candidate);
-    let installed = app_dir()
-        .join("node_modules/express-idempotency/package.json")
-        .is_file();
-    let missing = match (&node, installed) {
-        (None, _) => Some("no node on PATH (set LOSTREPLY_NODE or install Debian's nodejs)"),
-        (Some(_), false) => Some(
-            "express-idempotency is not installed (run `npm ci --prefix certify/tests/thirdparty/express`)",
-        ),
-        (Some(_), true) => None,
-    };
-    if let Some(why) = missing {
-        let required = std::env::var("LOSTREPLY_REQUIRE_NODE").is_ok_and(|v| v == "1");
-        assert!(!required, "LOSTREPLY_REQUIRE_NODE=1 but {why}");
-        println!("skipped: {why}; LOSTREPLY_REQUIRE_NODE=1 makes this a failure");
-        return None;
-    }
-    node
+/// The node binary, failing the test when it or the app's packages are
+/// missing: the build ignores this test when it found them missing
+/// (cfg `lostreply_no_node`), unless `LOSTREPLY_REQUIRE_NODE=1`.
+fn node() -> PathBuf {
+    node::find_node()
+        .unwrap_or_else(|why| panic!("this test needs node and express-idempotency: {why}"))
 }
 
 /// The app's process, ended when the test ends (pass or panic).
@@ -68,7 +46,7 @@ fn start(node: &Path) -> (App, String) {
     let mut child = Command::new(node)
         .arg("app.js")
         .arg("0")
-        .current_dir(app_dir())
+        .current_dir(node::app_dir())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -114,10 +92,12 @@ const EXPECTED: [(&str, Verdict); 13] = [
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    lostreply_no_node,
+    ignore = "needs node and express-idempotency: apt-get install nodejs npm && npm ci --prefix certify/tests/thirdparty/express"
+)]
 async fn express_idempotency_findings_are_stable() {
-    let Some(node) = node_or_skip() else {
-        return;
-    };
+    let node = node();
     let (_app, url) = start(&node);
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/thirdparty/express.yaml");
     let text = std::fs::read_to_string(&path).expect("the contract is there");

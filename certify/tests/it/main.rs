@@ -1,0 +1,14 @@
+//! The certify crate's integration tests, in one binary: each module is one
+//! subject (`cargo test -p lostreply-certify -- snapshots::` runs one), and
+//! `common` holds the hand-built certifications the writer tests share.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+mod hostile_text;
+mod html_browser;
+mod mcp_simulator;
+mod simulator_modes;
+mod snapshots;
+mod stripe_wire;
+mod thirdparty_express;
