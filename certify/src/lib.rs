@@ -2,6 +2,7 @@
 //! from the outside, over HTTP.
 //!
 //! Map of the crate:
+//! - [`config`]: how a run is configured, and why it may not start.
 //! - [`contract`]: the contract file (YAML with positions, a JSON Schema,
 //!   located errors): the endpoint, how to read effects back, what the vendor declares.
 //! - [`client`]: HTTP/1.1 over raw TCP with a budget, a rate limit and an
@@ -20,6 +21,7 @@
 #![deny(missing_docs)]
 
 pub mod client;
+pub mod config;
 pub mod contract;
 pub mod mcp;
 pub mod probes;
@@ -31,32 +33,11 @@ pub mod write;
 
 use std::time::Instant;
 
+use client::ClientError;
+pub use config::{CertifyError, Config};
 use contract::Contract;
 use report::Certification;
-
-/// How one certification runs.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// Probes to run (empty: all).
-    pub only: Vec<String>,
-    /// Overrides the contract's budget when lower.
-    pub budget: Option<u32>,
-    /// Seed of markers and keys.
-    pub seed: u64,
-    /// The command that reproduces the run (for the report).
-    pub reproduce: String,
-}
-
-/// Why a certification could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum CertifyError {
-    /// `--only` names a probe that does not exist.
-    #[error("unknown probe {0:?} (probes: {1})")]
-    UnknownProbe(String, String),
-    /// The base URL cannot be used.
-    #[error("{0}")]
-    Target(String),
-}
+use verdict::Verdict;
 
 /// Runs the probes against the contract's endpoint.
 pub async fn certify(contract: Contract, config: &Config) -> Result<Certification, CertifyError> {
@@ -68,17 +49,14 @@ pub async fn certify(contract: Contract, config: &Config) -> Result<Certificatio
             ));
         }
     }
-    let budget = config
-        .budget
-        .map_or(contract.budget, |b| b.min(contract.budget));
+    let budget = config.budget_within(contract.budget);
     let client = client::Client::new(
         &contract.base_url,
         contract.timeout,
         contract.max_response_bytes,
         budget,
         contract.rate_per_s,
-    )
-    .map_err(|e| CertifyError::Target(e.to_string()))?;
+    )?;
     let started = Instant::now();
     // A failed reset leaves the provider's faults in an unknown state: no probe
     // can conclude, and each says why (exit code 3, like an unreachable endpoint).
@@ -93,29 +71,17 @@ pub async fn certify(contract: Contract, config: &Config) -> Result<Certificatio
     };
     let mut results = Vec::new();
     for probe in probes::ALL.iter() {
-        if !config.only.is_empty() && !config.only.iter().any(|n| n == probe.name) {
-            results.push(report::ProbeResult {
-                name: probe.name.to_owned(),
-                title: probe.title.to_owned(),
-                verdict: verdict::Verdict::Skipped,
-                summary: "not selected (--only)".to_owned(),
-                evidence: Vec::new(),
-                duration_ms: 0,
-            });
-            continue;
-        }
-        if let Some(why) = &reset_failed {
-            results.push(report::ProbeResult {
-                name: probe.name.to_owned(),
-                title: probe.title.to_owned(),
-                verdict: verdict::Verdict::Error,
-                summary: format!("could not conclude: readback.reset failed: {why}"),
-                evidence: Vec::new(),
-                duration_ms: 0,
-            });
-            continue;
-        }
-        results.push(probes::run_probe(&ctx, probe).await);
+        let selected = config.only.is_empty() || config.only.iter().any(|n| n == probe.name);
+        let result = match (&reset_failed, selected) {
+            (_, false) => unrun(probe, Verdict::Skipped, "not selected (--only)".to_owned()),
+            (Some(why), true) => unrun(
+                probe,
+                Verdict::Error,
+                format!("could not conclude: readback.reset failed: {why}"),
+            ),
+            (None, true) => probes::run_probe(&ctx, probe).await,
+        };
+        results.push(result);
     }
     Ok(Certification {
         schema_version: report::SCHEMA_VERSION,
@@ -131,12 +97,45 @@ pub async fn certify(contract: Contract, config: &Config) -> Result<Certificatio
     })
 }
 
+/// The result of a probe that did not run.
+fn unrun(probe: &probes::Probe, verdict: Verdict, summary: String) -> report::ProbeResult {
+    report::ProbeResult {
+        name: probe.name.to_owned(),
+        title: probe.title.to_owned(),
+        verdict,
+        summary,
+        evidence: Vec::new(),
+        duration_ms: 0,
+    }
+}
+
+/// Why the contract's reset request did not restore the provider's faults.
+#[derive(Debug, thiserror::Error)]
+enum ResetError {
+    /// The provider answered, but not with a 2xx.
+    #[error("POST {path} answered {status}")]
+    Refused {
+        /// The reset path.
+        path: String,
+        /// Its answer's status.
+        status: u16,
+    },
+    /// No answer came.
+    #[error("POST {path}: {source}")]
+    Unanswered {
+        /// The reset path.
+        path: String,
+        /// Why.
+        source: ClientError,
+    },
+}
+
 /// Sends the contract's reset request (counted against the budget like any other).
 async fn reset_faults(
     client: &client::Client,
     contract: &Contract,
     reset: &contract::PathSpec,
-) -> Result<(), String> {
+) -> Result<(), ResetError> {
     let mut headers = Vec::new();
     if reset.auth {
         headers.push((
@@ -152,7 +151,13 @@ async fn reset_faults(
     };
     match client.send(&req).await {
         Ok(r) if (200..300).contains(&r.status) => Ok(()),
-        Ok(r) => Err(format!("POST {} answered {}", reset.path, r.status)),
-        Err(e) => Err(format!("POST {}: {e}", reset.path)),
+        Ok(r) => Err(ResetError::Refused {
+            path: reset.path.clone(),
+            status: r.status,
+        }),
+        Err(source) => Err(ResetError::Unanswered {
+            path: reset.path.clone(),
+            source,
+        }),
     }
 }

@@ -6,7 +6,8 @@
 //! The scenario file names the profile (`provider.profile`) and the contract
 //! speaks its paths, so this module picks files, never a profile.
 
-use lostreply_simulator::{IdempotencyMode, Plan, ServeOptions, Simulator};
+use lostreply_harness::scenario::ScenarioError;
+use lostreply_simulator::{IdempotencyMode, Plan, ServeOptions, Simulator, StartError};
 
 use crate::contract::{self, Contract, ContractError};
 
@@ -80,10 +81,22 @@ pub fn contract_for(wire: Wire, mode: IdempotencyMode) -> (&'static str, &'stati
     }
 }
 
+/// Why a worked example's simulator could not be built or started; each
+/// reads as the error underneath it, word for word.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkedExampleError {
+    /// The shipped scenario file does not parse.
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    /// The simulator refused its plan or could not bind.
+    #[error(transparent)]
+    Start(#[from] StartError),
+}
+
 /// The plan of the worked example on `wire` in `mode`.
-pub fn plan(wire: Wire, mode: IdempotencyMode, seed: u64) -> Result<Plan, String> {
+pub fn plan(wire: Wire, mode: IdempotencyMode, seed: u64) -> Result<Plan, WorkedExampleError> {
     let (path, text) = wire.scenario();
-    let scenario = lostreply_harness::scenario::parse(text, path).map_err(|e| e.to_string())?;
+    let scenario = lostreply_harness::scenario::parse(text, path)?;
     let mut plan = scenario.plan;
     plan.idempotency.mode = mode;
     plan.seed = seed;
@@ -91,10 +104,12 @@ pub fn plan(wire: Wire, mode: IdempotencyMode, seed: u64) -> Result<Plan, String
 }
 
 /// Starts the worked example's simulator on 127.0.0.1:0.
-pub async fn start(wire: Wire, mode: IdempotencyMode, seed: u64) -> Result<Simulator, String> {
-    Simulator::start(plan(wire, mode, seed)?, ServeOptions::default())
-        .await
-        .map_err(|e| e.to_string())
+pub async fn start(
+    wire: Wire,
+    mode: IdempotencyMode,
+    seed: u64,
+) -> Result<Simulator, WorkedExampleError> {
+    Ok(Simulator::start(plan(wire, mode, seed)?, ServeOptions::default()).await?)
 }
 
 /// The shipped contract for `mode` on `wire`, pointed at `base_url`.

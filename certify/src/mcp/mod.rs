@@ -8,8 +8,10 @@
 //! - [`session`]: MCP over Streamable HTTP on the bounded client (JSON or
 //!   SSE answers), and the gate every `tools/call` passes.
 //! - [`rules`]: the design rules, pure functions over the listed tools.
-//! - [`run`]: the findings, in order, and the steps that feed them;
-//!   `behaviour`: the findings that need a second tenant or the clock.
+//! - [`run`]: the steps, in order, that feed the findings;
+//!   `book`: the findings and their trails; `state`: what a run learns as it
+//!   goes, shared by the steps and `behaviour` (the findings that need a
+//!   second tenant or the clock).
 //! - [`simulator`]: `--mcp-simulator`, the worked example.
 //!
 //! Architecture invariant: no paid tool is called unless the contract's
@@ -17,16 +19,19 @@
 //! budget and the rate, and goes only to the contract's origin.
 
 mod behaviour;
+mod book;
 pub mod contract;
 pub mod rules;
 pub mod run;
 pub mod session;
 pub mod simulator;
+mod state;
 
 use std::time::Instant;
 
+use crate::client;
+use crate::config::{CertifyError, Config};
 use crate::report::{self, Certification};
-use crate::{client, CertifyError, Config};
 use contract::McpContract;
 
 pub use run::{names, Finding, FINDINGS};
@@ -37,21 +42,16 @@ pub async fn certify(
     config: &Config,
 ) -> Result<Certification, CertifyError> {
     if let Some(name) = config.only.first() {
-        return Err(CertifyError::Target(format!(
-            "--only {name:?}: an MCP certification runs every finding (each needs the steps before it)"
-        )));
+        return Err(CertifyError::OnlyWithMcp(name.clone()));
     }
-    let budget = config
-        .budget
-        .map_or(contract.budget, |b| b.min(contract.budget));
+    let budget = config.budget_within(contract.budget);
     let client = client::Client::new(
         &contract.origin,
         contract.timeout,
         contract.max_response_bytes,
         budget,
         contract.rate_per_s,
-    )
-    .map_err(|e| CertifyError::Target(e.to_string()))?;
+    )?;
     let started = Instant::now();
     let wire = session::Wire::new(&contract, client);
     let findings = run::run(&contract, &wire, config.seed).await;

@@ -4,352 +4,233 @@
 //! and compare), then the behaviour with a second tenant (not yours) and the
 //! provider's clock (expired).
 //!
-//! Each finding keeps its own trail; a step that fails stops only the findings
-//! that need it, with the reason.
+//! [`STEPS`] is that order, walked by one loop. Each finding keeps its own
+//! trail; a step that fails stops only the findings that need it, with the
+//! reason, and ends the walk when nothing after it could conclude.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
 use super::behaviour;
-use super::contract::{McpContract, RetrievalSpec};
+use super::book::{FindingId, DESIGN, RETRIEVAL};
+use super::contract::{McpContract, PaidCall, RetrievalSpec};
 use super::rules::{self, Tools};
 use super::session::{Answer, Refused, Session, Wire, REVISIONS};
+use super::state::{fill, id_at, listed_ids, Run};
 
-use crate::probes::{Stop, Trail};
+use crate::client::ClientError;
+use crate::probes::Trail;
 use crate::report::ProbeResult;
 use crate::verdict::Evidence;
 
-/// A named, documented check.
-#[derive(Debug, Clone, Copy)]
-pub struct Finding {
-    /// Stable name (reports, docs).
-    pub name: &'static str,
-    /// What it checks, in one line.
-    pub title: &'static str,
-}
-
-/// Every finding, in report order.
-pub const FINDINGS: [Finding; 13] = [
-    Finding { name: "initialize", title: "initialize succeeds on a supported protocol revision (2025-11-25 or 2025-06-18)" },
-    Finding { name: "retrieval_reachable", title: "list_recent_operations with no arguments reaches retrieval with the transport's credential (no 401)" },
-    Finding { name: "empty_list_is_normal", title: "an empty recent list is a normal answer, never an error" },
-    Finding { name: "retrieve_matches_original", title: "a listed id retrieves, with exactly the payload its call returned" },
-    Finding { name: "id_in_every_result", title: "every paid tool's result carries an operation id, successes included" },
-    Finding { name: "duration_stated", title: "every paid tool's description states its expected duration" },
-    Finding { name: "timeout_is_client_setting", title: "descriptions say the timeout is a client setting; no tool takes a timeout parameter" },
-    Finding { name: "retrieval_read_only", title: "retrieval tools exist and are annotated readOnlyHint and idempotentHint" },
-    Finding { name: "not_yours_rule_written", title: "the retrieval tool's description says a not-yours id answers like an unknown one" },
-    Finding { name: "retention_declared", title: "the retention of ids is declared, in a description and in a field" },
-    Finding { name: "credentials_host_side", title: "retrieval takes no credential argument: the transport's credential is enough" },
-    Finding { name: "not_yours_like_unknown", title: "another tenant's id and an unknown id answer byte-identically (status and message)" },
-    Finding { name: "expired_like_unknown", title: "an id past the declared retention answers byte-identically to an unknown one" },
-];
-
-/// The names of every finding, in order.
-pub fn names() -> Vec<&'static str> {
-    FINDINGS.iter().map(|f| f.name).collect()
-}
-
-/// The trails of a run.
-pub(super) struct Book {
-    trails: Vec<(Finding, Trail, Option<String>)>,
-}
-
-impl Book {
-    fn new() -> Book {
-        Book {
-            trails: FINDINGS
-                .iter()
-                .map(|f| (*f, Trail::default(), None))
-                .collect(),
-        }
-    }
-
-    pub(super) fn t(&mut self, name: &str) -> &mut Trail {
-        let at = self
-            .trails
-            .iter()
-            .position(|(f, _, _)| f.name == name)
-            .unwrap_or(0);
-        &mut self.trails[at].1
-    }
-
-    /// The finding cannot conclude (exit code 3), unless it already stopped.
-    pub(super) fn stop(&mut self, names: &[&str], why: &str) {
-        for (f, _, stop) in &mut self.trails {
-            if names.contains(&f.name) && stop.is_none() {
-                *stop = Some(why.to_owned());
-            }
-        }
-    }
-
-    fn stopped(&self, name: &str) -> bool {
-        self.trails
-            .iter()
-            .any(|(f, _, stop)| f.name == name && stop.is_some())
-    }
-
-    fn finish(self, duration_ms: u64) -> Vec<ProbeResult> {
-        self.trails
-            .into_iter()
-            .map(|(f, trail, stop)| {
-                let outcome = stop.map_or(Ok(()), |why| Err(Stop(why)));
-                trail.finish(f.name, f.title, outcome, duration_ms)
-            })
-            .collect()
-    }
-}
-
-const DESIGN: [&str; 7] = [
-    "id_in_every_result",
-    "duration_stated",
-    "timeout_is_client_setting",
-    "retrieval_read_only",
-    "not_yours_rule_written",
-    "retention_declared",
-    "credentials_host_side",
-];
-const RETRIEVAL: [&str; 5] = [
-    "retrieval_reachable",
-    "empty_list_is_normal",
-    "retrieve_matches_original",
-    "not_yours_like_unknown",
-    "expired_like_unknown",
-];
-
-/// A value at a JSON pointer, as a string id.
-fn id_at(value: Option<&Value>, pointer: &str) -> Option<String> {
-    match value?.pointer(pointer)? {
-        Value::String(s) if !s.is_empty() => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-/// An id of the same shape as `id` that no one was given: its last
-/// alphanumeric characters rotated. Same length and prefix, so a server that
-/// answers malformed ids differently is not mistaken for one that leaks.
-pub fn unknown_like(id: &str) -> String {
-    let mut chars: Vec<char> = id.chars().collect();
-    // Only the part after the last separator turns: prefixes (`tkt_`, `op-`) stay.
-    let tail_from = chars
-        .iter()
-        .rposition(|c| !c.is_ascii_alphanumeric())
-        .map_or(0, |at| at + 1);
-    let mut turned = 0;
-    for c in chars[tail_from..].iter_mut().rev().take(6) {
-        *c = match *c {
-            '9' => '0',
-            'z' => 'a',
-            'Z' => 'A',
-            other => char::from_u32(other as u32 + 1).unwrap_or(other),
-        };
-        turned += 1;
-    }
-    let out: String = chars.into_iter().collect();
-    if turned == 0 || out == id {
-        format!("{id}x")
-    } else {
-        out
-    }
-}
-
-fn fill(value: &Value, marker: &str) -> Value {
-    match value {
-        Value::String(s) => Value::String(s.replace("{marker}", marker)),
-        Value::Array(a) => Value::Array(a.iter().map(|v| fill(v, marker)).collect()),
-        Value::Object(o) => Value::Object(
-            o.iter()
-                .map(|(k, v)| (k.clone(), fill(v, marker)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
-/// The ids of a recent list, newest first (`None`: no array where the contract says).
-pub(super) fn listed_ids(answer: &Answer, spec: &RetrievalSpec) -> Option<Vec<String>> {
-    let items = answer.structured()?.pointer(&spec.items_at)?.as_array()?;
-    Some(
-        items
-            .iter()
-            .filter_map(|i| id_at(Some(i), &spec.id_at))
-            .collect(),
-    )
-}
-
-/// Two answers alike for a caller: the same status and the same message bytes.
-pub(super) fn alike(a: &Answer, b: &Answer) -> bool {
-    let text = |x: &Answer| {
-        x.message_text
-            .clone()
-            .map_or_else(|| x.body.clone(), String::into_bytes)
-    };
-    a.status == b.status && text(a) == text(b)
-}
-
-/// What the run learned as it went.
-pub(super) struct Run<'c> {
-    pub(super) contract: &'c McpContract,
-    pub(super) book: Book,
-    /// The argument retrieval wants a credential in (a defect, worked around
-    /// so the other findings can still conclude).
-    credential_argument: Option<String>,
-    pub(super) retention: Option<Duration>,
-    /// Whether a retrieval answer carried a retention field.
-    retention_field_seen: bool,
-}
-
-impl Run<'_> {
-    pub(super) fn arguments(
-        &self,
-        base: Map<String, Value>,
-        credential: Option<&str>,
-    ) -> Map<String, Value> {
-        let mut args = base;
-        if let (Some(arg), Some(c)) = (&self.credential_argument, credential) {
-            args.insert(arg.clone(), json!(c));
-        }
-        args
-    }
-
-    pub(super) fn id_arguments(&self, id: &str, credential: Option<&str>) -> Map<String, Value> {
-        let mut base = Map::new();
-        base.insert(self.contract.retrieval.id_argument.clone(), json!(id));
-        self.arguments(base, credential)
-    }
-
-    /// A retrieval call whose refusal or transport failure stops `finding`.
-    pub(super) async fn retrieve(
-        &mut self,
-        s: &mut Session<'_>,
-        finding: &str,
-        label: &str,
-        tool: &str,
-        args: &Map<String, Value>,
-        id: Option<Value>,
-    ) -> Option<Answer> {
-        let (result, evidence) = s.tool(label, tool, args, id).await;
-        if let Some(e) = evidence {
-            self.book.t(finding).push(e);
-        }
-        match result {
-            Ok(answer) if answer.message.is_some() => Some(answer),
-            Ok(answer) => {
-                self.book.stop(
-                    &[finding],
-                    &format!("{label}: HTTP {} without a JSON-RPC message", answer.status),
-                );
-                None
-            }
-            Err(e) => {
-                self.book.stop(&[finding], &format!("{label}: {e}"));
-                None
-            }
-        }
-    }
-
-    /// Reads a retention field (`retention_s`, or any `retention…` number in
-    /// seconds) from a retrieval answer: the field half of `retention_declared`.
-    fn retention_field(&mut self, answer: &Answer) -> bool {
-        let Some(Value::Object(fields)) = answer.structured() else {
-            return false;
-        };
-        let Some((key, value)) = fields.iter().find(|(k, _)| k.starts_with("retention")) else {
-            return false;
-        };
-        if self.retention_field_seen {
-            return true;
-        }
-        self.retention_field_seen = true;
-        if self.retention.is_none() {
-            if let Some(s) = value.as_u64() {
-                self.retention = Some(Duration::from_secs(s));
-            }
-        }
-        self.book
-            .t("retention_declared")
-            .held(format!("answers carry `{key}: {value}`"));
-        true
-    }
-}
+pub use super::book::{names, Finding, FINDINGS};
 
 /// Runs every finding against the contract's server.
 pub async fn run(contract: &McpContract, wire: &Wire, seed: u64) -> Vec<ProbeResult> {
     let started = Instant::now();
-    let mut run = Run {
-        contract,
-        book: Book::new(),
-        credential_argument: None,
-        retention: contract.retention,
-        retention_field_seen: false,
+    let mut run = Run::new(contract);
+    let mut progress = Progress {
+        wire,
+        seed,
+        primary: Session::new(wire, contract.primary.clone()),
+        paid: None,
+        first_ids: None,
+        needs_empty_from_second: false,
+        original: None,
+        target: None,
     };
-    steps(&mut run, wire, seed).await;
+    for step in STEPS {
+        if step.take(&mut run, &mut progress).await == Flow::Halt {
+            break;
+        }
+    }
     run.book
         .finish(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX))
 }
 
-async fn steps(run: &mut Run<'_>, wire: &Wire, seed: u64) {
-    let contract = run.contract;
-    let spec = &contract.retrieval;
-    let everything: Vec<&str> = names();
-    let primary = contract.primary.clone();
-    let mut a = Session::new(wire, primary.clone());
+/// The steps of a run, in order.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    /// `initialize` on a supported revision.
+    Initialize,
+    /// `tools/list`, and the design rules read from it.
+    DesignRules,
+    /// List recent with no arguments, then read the list the others use.
+    PreFlight,
+    /// The one paid call, when the contract allows it and the server offers it.
+    PaidCall,
+    /// Retrieve an id and compare it with what its call returned.
+    RetrieveAndCompare,
+    /// The field half of `retention_declared`, once every answer is in.
+    RetentionField,
+    /// Another tenant asks for the primary's id.
+    NotYours,
+    /// The provider's clock moves past the retention.
+    Expired,
+}
 
-    // initialize.
-    let (result, evidence) = a.initialize("initialize (primary)").await;
-    for e in evidence {
-        run.book.t("initialize").push(e);
+/// The order an engineer checks in by hand.
+const STEPS: [Step; 8] = [
+    Step::Initialize,
+    Step::DesignRules,
+    Step::PreFlight,
+    Step::PaidCall,
+    Step::RetrieveAndCompare,
+    Step::RetentionField,
+    Step::NotYours,
+    Step::Expired,
+];
+
+/// Whether the walk goes on after a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Next,
+    Halt,
+}
+
+/// What one step leaves for the steps after it.
+struct Progress<'w, 'c> {
+    wire: &'w Wire,
+    seed: u64,
+    /// The primary credential's session.
+    primary: Session<'w>,
+    /// The paid call the contract allows and `tools/list` offers.
+    paid: Option<&'c PaidCall>,
+    /// The primary's recent list, before the paid call.
+    first_ids: Option<Vec<String>>,
+    /// The primary's list is not empty: the empty case needs the second tenant.
+    needs_empty_from_second: bool,
+    /// The paid call's `structuredContent` and the id it carried.
+    original: Option<(Value, Option<String>)>,
+    /// The id the behaviour findings ask about.
+    target: Option<String>,
+}
+
+impl Step {
+    async fn take<'c>(self, run: &mut Run<'c>, p: &mut Progress<'_, 'c>) -> Flow {
+        match self {
+            Step::Initialize => initialize(run, p).await,
+            Step::DesignRules => design_rules(run, p).await,
+            Step::PreFlight => pre_flight(run, p).await,
+            Step::PaidCall => {
+                paid_call(run, p).await;
+                Flow::Next
+            }
+            Step::RetrieveAndCompare => {
+                retrieve_and_compare(run, p).await;
+                Flow::Next
+            }
+            Step::RetentionField => {
+                if !run.retention_field_seen {
+                    run.book
+                        .t(FindingId::RetentionDeclared)
+                        .fail("no retrieval answer carries a retention field (e.g. `retention_s`)");
+                }
+                Flow::Next
+            }
+            Step::NotYours => {
+                let (target, needs_empty) = (p.target.as_deref(), p.needs_empty_from_second);
+                behaviour::not_yours(run, p.wire, target, needs_empty).await;
+                Flow::Next
+            }
+            Step::Expired => {
+                behaviour::expired(run, p.wire, &mut p.primary, p.target.as_deref()).await;
+                Flow::Next
+            }
+        }
     }
-    let init_failed = match &result {
-        Err(e) => Some((true, format!("initialize: {e}"))),
-        Ok(answer) if answer.status == 401 || answer.status == 403 => Some((
-            false,
-            format!(
+}
+
+/// Why `initialize` did not open a session worth going on with.
+enum InitFailure {
+    /// No answer: nothing can conclude.
+    Unreachable(String),
+    /// An answer, but not a session: `initialize` fails, the rest stop.
+    Refused(String),
+}
+
+fn init_failure(
+    result: &Result<Answer, ClientError>,
+    revision: Option<&str>,
+) -> Option<InitFailure> {
+    match result {
+        Err(e) => Some(InitFailure::Unreachable(format!("initialize: {e}"))),
+        Ok(answer) if answer.status == 401 || answer.status == 403 => {
+            Some(InitFailure::Refused(format!(
                 "initialize answered HTTP {}: the credential is refused",
                 answer.status
-            ),
-        )),
-        Ok(answer) => match a.revision() {
+            )))
+        }
+        Ok(answer) => match revision {
             Some(r) if REVISIONS.contains(&r) => None,
-            Some(r) => Some((
-                false,
-                format!(
-                    "the server chose revision {r:?}, not one of {}",
-                    REVISIONS.join(", ")
-                ),
-            )),
-            None => Some((
-                false,
-                format!(
-                    "initialize answered HTTP {} without a protocolVersion",
-                    answer.status
-                ),
-            )),
+            Some(r) => Some(InitFailure::Refused(format!(
+                "the server chose revision {r:?}, not one of {}",
+                REVISIONS.join(", ")
+            ))),
+            None => Some(InitFailure::Refused(format!(
+                "initialize answered HTTP {} without a protocolVersion",
+                answer.status
+            ))),
         },
-    };
-    if let Some((unreachable, why)) = init_failed {
-        if unreachable {
-            run.book.stop(&everything, &why);
-        } else {
-            run.book.t("initialize").fail(why.clone());
-            let rest: Vec<&str> = everything
-                .iter()
-                .copied()
-                .filter(|n| *n != "initialize")
+    }
+}
+
+async fn initialize<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) -> Flow {
+    let (result, evidence) = p.primary.initialize("initialize (primary)").await;
+    for e in evidence {
+        run.book.t(FindingId::Initialize).push(e);
+    }
+    match init_failure(&result, p.primary.revision()) {
+        Some(InitFailure::Unreachable(why)) => {
+            run.book.stop(&FindingId::ALL, &why);
+            Flow::Halt
+        }
+        Some(InitFailure::Refused(why)) => {
+            run.book.t(FindingId::Initialize).fail(why.clone());
+            let rest: Vec<FindingId> = FindingId::ALL
+                .into_iter()
+                .filter(|f| *f != FindingId::Initialize)
                 .collect();
             run.book.stop(&rest, &format!("initialize failed: {why}"));
+            Flow::Halt
         }
-        return;
+        None => {
+            let revision = p.primary.revision().unwrap_or_default().to_owned();
+            run.book
+                .t(FindingId::Initialize)
+                .held(format!("revision {revision}"));
+            Flow::Next
+        }
     }
-    let revision = a.revision().unwrap_or_default().to_owned();
-    run.book
-        .t("initialize")
-        .held(format!("revision {revision}"));
+}
 
-    // tools/list: the design rules.
-    let (listed, evidence) = a.call("tools/list", "tools/list", json!({})).await;
+/// A design rule: the finding it fills and the check over the listed tools.
+type Rule = (FindingId, fn(&Tools, &RetrievalSpec, &mut Trail));
+
+/// The design rules judged from `tools/list` alone, in the order they are read.
+const RULES: [Rule; 6] = [
+    (FindingId::DurationStated, |tools, _, t| {
+        rules::duration_stated(tools, t)
+    }),
+    (FindingId::TimeoutIsClientSetting, |tools, _, t| {
+        rules::timeout_is_client_setting(tools, t)
+    }),
+    (FindingId::RetrievalReadOnly, rules::retrieval_read_only),
+    (
+        FindingId::NotYoursRuleWritten,
+        rules::not_yours_rule_written,
+    ),
+    (FindingId::CredentialsHostSide, rules::credentials_host_side),
+    (FindingId::RetentionDeclared, |tools, spec, t| {
+        rules::retention_in_descriptions(tools, spec, t);
+    }),
+];
+
+async fn design_rules<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) -> Flow {
+    let contract = run.contract;
+    let spec = &contract.retrieval;
+    let (listed, evidence) = p.primary.call("tools/list", "tools/list", json!({})).await;
     let tools = listed
         .as_ref()
         .ok()
@@ -360,72 +241,110 @@ async fn steps(run: &mut Run<'_>, wire: &Wire, seed: u64) {
             Err(e) => format!("tools/list: {e}"),
             Ok(a) => format!("tools/list answered HTTP {} without a tool list", a.status),
         };
-        for name in DESIGN {
-            run.book.t(name).push(evidence.clone());
+        for id in DESIGN {
+            run.book.t(id).push(evidence.clone());
         }
         run.book.stop(&DESIGN, &why);
         run.book.stop(&RETRIEVAL, &why);
-        return;
+        return Flow::Halt;
     };
-    run.book.t("duration_stated").push(evidence);
-    run.book.t("duration_stated").note(format!(
+    let duration = run.book.t(FindingId::DurationStated);
+    duration.push(evidence);
+    duration.note(format!(
         "paid tools (not read-only, not retrieval): {}",
         tools.paid.join(", ")
     ));
-    rules::duration_stated(&tools, run.book.t("duration_stated"));
-    rules::timeout_is_client_setting(&tools, run.book.t("timeout_is_client_setting"));
-    rules::retrieval_read_only(&tools, spec, run.book.t("retrieval_read_only"));
-    rules::not_yours_rule_written(&tools, spec, run.book.t("not_yours_rule_written"));
-    rules::credentials_host_side(&tools, spec, run.book.t("credentials_host_side"));
-    rules::retention_in_descriptions(&tools, spec, run.book.t("retention_declared"));
+    for (id, rule) in RULES {
+        rule(&tools, spec, run.book.t(id));
+    }
     run.credential_argument = rules::credential_argument(&tools, spec);
-    let paid_tool = contract
+    p.paid = contract
         .paid
         .as_ref()
-        .filter(|p| tools.find(&p.tool).is_some());
+        .filter(|paid| tools.find(&paid.tool).is_some());
     rules::id_by_listing(
         &tools,
         spec,
-        paid_tool.map(|p| p.tool.as_str()),
-        run.book.t("id_in_every_result"),
+        p.paid.map(|paid| paid.tool.as_str()),
+        run.book.t(FindingId::IdInEveryResult),
     );
-    if let Some(p) = contract.paid.as_ref().filter(|_| paid_tool.is_none()) {
-        run.book.t("id_in_every_result").note(format!(
+    if let Some(paid) = contract.paid.as_ref().filter(|_| p.paid.is_none()) {
+        run.book.t(FindingId::IdInEveryResult).note(format!(
             "the contract allows {:?}, which tools/list does not offer: not called",
-            p.tool
+            paid.tool
         ));
     }
+    Flow::Next
+}
 
-    // Pre-flight: list recent with no arguments while all is well.
-    let (result, evidence) = a
+/// List recent with no arguments while all is well: is retrieval reachable,
+/// and what does the list hold.
+async fn pre_flight<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) -> Flow {
+    let contract = run.contract;
+    let spec = &contract.retrieval;
+    let (result, evidence) = p
+        .primary
         .tool("list recent (no arguments)", &spec.list, &Map::new(), None)
         .await;
     if let Some(e) = evidence {
         if run.credential_argument.is_some() {
-            run.book.t("credentials_host_side").push(e.clone());
+            run.book.t(FindingId::CredentialsHostSide).push(e.clone());
         }
-        run.book.t("retrieval_reachable").push(e);
+        run.book.t(FindingId::RetrievalReachable).push(e);
     }
     let first_list = match result {
         Err(e) => {
             run.book.stop(&RETRIEVAL, &format!("{}: {e}", spec.list));
-            return;
+            return Flow::Halt;
         }
         Ok(answer) => answer,
     };
-    let reachable = if matches!(first_list.status, 401 | 403) {
-        run.book.t("retrieval_reachable").fail(format!(
+    if !judge_reachable(run, &first_list) {
+        let why = "retrieval is not reachable (see retrieval_reachable)";
+        for id in [
+            FindingId::EmptyListIsNormal,
+            FindingId::RetrieveMatchesOriginal,
+            FindingId::NotYoursLikeUnknown,
+            FindingId::ExpiredLikeUnknown,
+        ] {
+            run.book.t(id).skip(why);
+        }
+        return Flow::Halt;
+    }
+    let Some(list) = list_to_read(run, p, first_list).await else {
+        let why = "the recent list could not be read";
+        run.book.stop(
+            &[
+                FindingId::RetrieveMatchesOriginal,
+                FindingId::NotYoursLikeUnknown,
+                FindingId::ExpiredLikeUnknown,
+            ],
+            why,
+        );
+        return Flow::Halt;
+    };
+    run.retention_field(&list);
+    p.first_ids = judge_empty_list(run, &list);
+    p.needs_empty_from_second = p.first_ids.as_ref().is_some_and(|ids| !ids.is_empty());
+    Flow::Next
+}
+
+/// `retrieval_reachable` from the first list's answer; whether the others go on.
+fn judge_reachable(run: &mut Run<'_>, first_list: &Answer) -> bool {
+    let contract = run.contract;
+    let spec = &contract.retrieval;
+    let t = run.book.t(FindingId::RetrievalReachable);
+    if matches!(first_list.status, 401 | 403) {
+        t.fail(format!(
             "HTTP {}: retrieval is unreachable with the transport's credential, so an agent cannot recover",
             first_list.status
         ));
         false
     } else if let Some(error) = first_list.rpc_error() {
-        run.book
-            .t("retrieval_reachable")
-            .fail(format!("{} answers a JSON-RPC error: {error}", spec.list));
+        t.fail(format!("{} answers a JSON-RPC error: {error}", spec.list));
         false
     } else if first_list.result().is_none() {
-        run.book.t("retrieval_reachable").fail(format!(
+        t.fail(format!(
             "HTTP {} without a JSON-RPC result",
             first_list.status
         ));
@@ -433,13 +352,13 @@ async fn steps(run: &mut Run<'_>, wire: &Wire, seed: u64) {
     } else if first_list.is_tool_error() && matches!(first_list.tool_status(), Some(401 | 403)) {
         match &run.credential_argument {
             Some(arg) => {
-                run.book.t("retrieval_reachable").held(format!(
+                t.held(format!(
                     "reached with the transport's credential; the tool refuses without its `{arg}` argument (judged by credentials_host_side)"
                 ));
                 true
             }
             None => {
-                run.book.t("retrieval_reachable").fail(format!(
+                t.fail(format!(
                     "the tool refuses the transport's credential ({:?})",
                     first_list.tool_status()
                 ));
@@ -447,278 +366,271 @@ async fn steps(run: &mut Run<'_>, wire: &Wire, seed: u64) {
             }
         }
     } else {
-        run.book
-            .t("retrieval_reachable")
-            .held("reached with the transport's credential and no arguments");
+        t.held("reached with the transport's credential and no arguments");
         true
-    };
-    if !reachable {
-        let why = "retrieval is not reachable (see retrieval_reachable)";
-        for name in [
-            "empty_list_is_normal",
-            "retrieve_matches_original",
-            "not_yours_like_unknown",
-            "expired_like_unknown",
-        ] {
-            run.book.t(name).skip(why);
-        }
-        return;
     }
-    // The answer the other findings read: with the credential argument when
-    // the tool insists on one (its own finding fails; these go on).
-    let list = if first_list.is_tool_error() && run.credential_argument.is_some() {
+}
+
+/// The answer the other findings read: with the credential argument when
+/// the tool insists on one (its own finding fails; these go on).
+async fn list_to_read<'c>(
+    run: &mut Run<'c>,
+    p: &mut Progress<'_, 'c>,
+    first_list: Answer,
+) -> Option<Answer> {
+    if first_list.is_tool_error() && run.credential_argument.is_some() {
+        let primary = run.contract.primary.clone();
         let args = run.arguments(Map::new(), primary.as_deref());
-        match run
-            .retrieve(
-                &mut a,
-                "empty_list_is_normal",
-                "list recent (credential in the argument)",
-                &spec.list,
-                &args,
-                None,
-            )
-            .await
-        {
-            Some(answer) => answer,
-            None => {
-                let why = "the recent list could not be read";
-                run.book.stop(
-                    &[
-                        "retrieve_matches_original",
-                        "not_yours_like_unknown",
-                        "expired_like_unknown",
-                    ],
-                    why,
-                );
-                return;
-            }
-        }
+        let contract = run.contract;
+        let tool = &contract.retrieval.list;
+        run.retrieve(
+            &mut p.primary,
+            FindingId::EmptyListIsNormal,
+            "list recent (credential in the argument)",
+            tool,
+            &args,
+            None,
+        )
+        .await
     } else {
-        run.book.t("empty_list_is_normal").push(Evidence::Note {
-            text: "the answer of `list recent (no arguments)` (see retrieval_reachable)".to_owned(),
-        });
-        first_list
-    };
-    run.retention_field(&list);
-    let first_ids = if list.is_tool_error() {
-        run.book.t("empty_list_is_normal").fail(format!(
+        run.book
+            .t(FindingId::EmptyListIsNormal)
+            .push(Evidence::Note {
+                text: "the answer of `list recent (no arguments)` (see retrieval_reachable)"
+                    .to_owned(),
+            });
+        Some(first_list)
+    }
+}
+
+/// `empty_list_is_normal` as far as the primary's list shows it; its ids.
+fn judge_empty_list(run: &mut Run<'_>, list: &Answer) -> Option<Vec<String>> {
+    let contract = run.contract;
+    let spec = &contract.retrieval;
+    if list.is_tool_error() {
+        run.book.t(FindingId::EmptyListIsNormal).fail(format!(
             "{} answers an error (isError, status {}) where a list, perhaps empty, was due: an agent reads that as \"retrieval is broken\" or \"nothing happened\"",
             spec.list,
             list.tool_status().map_or("none".to_owned(), |s| s.to_string())
         ));
-        None
-    } else {
-        match listed_ids(&list, spec) {
-            None => {
-                run.book.stop(
-                    &["empty_list_is_normal"],
-                    &format!(
-                        "no array at {} in the answer's structuredContent (set retrieval.items_at)",
-                        spec.items_at
-                    ),
-                );
-                None
-            }
-            Some(ids) if ids.is_empty() => {
-                run.book
-                    .t("empty_list_is_normal")
-                    .held("the empty list is a normal result");
-                Some(ids)
-            }
-            Some(ids) => {
-                run.book.t("empty_list_is_normal").note(format!(
-                    "the primary credential's list is not empty ({} ids)",
-                    ids.len()
-                ));
-                Some(ids)
-            }
+        return None;
+    }
+    match listed_ids(list, spec) {
+        None => {
+            run.book.stop(
+                &[FindingId::EmptyListIsNormal],
+                &format!(
+                    "no array at {} in the answer's structuredContent (set retrieval.items_at)",
+                    spec.items_at
+                ),
+            );
+            None
         }
-    };
-    let needs_empty_from_second = first_ids.as_ref().is_some_and(|ids| !ids.is_empty());
-
-    // The one paid call, when allowed.
-    let marker = format!("lostreply-certify-{seed}");
-    let mut original: Option<(Value, Option<String>)> = None;
-    if let Some(paid) = paid_tool {
-        let args = match fill(&Value::Object(paid.arguments.clone()), &marker) {
-            Value::Object(m) => m,
-            _ => Map::new(),
-        };
-        let (result, evidence) = a
-            .tool(
-                "paid call (allowed by the contract)",
-                &paid.tool,
-                &args,
-                None,
-            )
-            .await;
-        if let Some(e) = evidence {
-            run.book.t("id_in_every_result").push(e.clone());
-            run.book.t("retrieve_matches_original").push(e);
+        Some(ids) if ids.is_empty() => {
+            run.book
+                .t(FindingId::EmptyListIsNormal)
+                .held("the empty list is a normal result");
+            Some(ids)
         }
-        match result {
-            Err(Refused::Client(e)) => {
-                let why = format!("the paid call: {e}");
-                run.book
-                    .stop(&["id_in_every_result", "retrieve_matches_original"], &why);
-            }
-            Err(refused) => run.book.stop(&["id_in_every_result"], &refused.to_string()),
-            Ok(answer) if answer.is_tool_error() || answer.structured().is_none() => {
-                let why = format!(
-                    "the paid call did not succeed with structuredContent (HTTP {}, isError {}): no result to judge",
-                    answer.status,
-                    answer.is_tool_error()
-                );
-                run.book
-                    .stop(&["id_in_every_result", "retrieve_matches_original"], &why);
-            }
-            Ok(answer) => {
-                let structured = answer.structured().cloned().unwrap_or(Value::Null);
-                let id = id_at(Some(&structured), &spec.id_at);
-                match &id {
-                    Some(id) => run.book.t("id_in_every_result").held(format!(
-                        "{}: the result carries {} = {id}",
-                        paid.tool, spec.id_at
-                    )),
-                    None => run.book.t("id_in_every_result").fail(format!(
-                        "{}: a successful result without an id at {}: a caller who loses the next answer has nothing to retrieve by",
-                        paid.tool, spec.id_at
-                    )),
-                }
-                original = Some((structured, id));
-            }
+        Some(ids) => {
+            run.book.t(FindingId::EmptyListIsNormal).note(format!(
+                "the primary credential's list is not empty ({} ids)",
+                ids.len()
+            ));
+            Some(ids)
         }
     }
+}
 
-    // Retrieve and compare: our call's id (or, having none, the newest listed:
-    // the recovery path of a caller without an id), else the oldest listed.
-    let mut target: Option<String> = None;
-    if let Some((payload, own_id)) = &original {
-        let after = run
-            .retrieve(
-                &mut a,
-                "retrieve_matches_original",
-                "list recent (after the call)",
-                &spec.list,
-                &run.arguments(Map::new(), primary.as_deref()),
-                None,
-            )
-            .await;
-        let ids = after
-            .as_ref()
-            .and_then(|l| listed_ids(l, spec))
-            .unwrap_or_default();
-        if let Some(after) = &after {
-            run.retention_field(after);
+/// The one paid call, when allowed: `id_in_every_result`, and the original
+/// result `retrieve_matches_original` compares with.
+async fn paid_call<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) {
+    let Some(paid) = p.paid else {
+        return;
+    };
+    let contract = run.contract;
+    let spec = &contract.retrieval;
+    let marker = format!("lostreply-certify-{}", p.seed);
+    let args = match fill(&Value::Object(paid.arguments.clone()), &marker) {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
+    let (result, evidence) = p
+        .primary
+        .tool(
+            "paid call (allowed by the contract)",
+            &paid.tool,
+            &args,
+            None,
+        )
+        .await;
+    if let Some(e) = evidence {
+        run.book.t(FindingId::IdInEveryResult).push(e.clone());
+        run.book.t(FindingId::RetrieveMatchesOriginal).push(e);
+    }
+    let both = [
+        FindingId::IdInEveryResult,
+        FindingId::RetrieveMatchesOriginal,
+    ];
+    match result {
+        Err(Refused::Client(e)) => {
+            run.book.stop(&both, &format!("the paid call: {e}"));
         }
-        target = match own_id {
-            Some(id) if ids.contains(id) => Some(id.clone()),
-            Some(id) => {
-                run.book
-                    .t("retrieve_matches_original")
-                    .fail(format!("the call's id {id} is not in the recent list"));
-                Some(id.clone())
-            }
-            None => {
-                run.book.t("retrieve_matches_original").note(
-                    "the result gave no id: the newest listed id is taken, as a caller who lost the answer would",
-                );
-                ids.first().cloned()
-            }
-        };
-        if let Some(id) = target.clone() {
-            let args = run.id_arguments(&id, primary.as_deref());
-            if let Some(got) = run
-                .retrieve(
-                    &mut a,
-                    "retrieve_matches_original",
-                    "retrieve the call's operation",
-                    &spec.get,
-                    &args,
-                    None,
-                )
-                .await
-            {
-                run.retention_field(&got);
-                let retrieved = got.structured().and_then(|s| s.pointer(&spec.payload_at));
-                match retrieved {
-                    Some(r) if r == payload => run.book.t("retrieve_matches_original").held(format!(
-                        "{id} retrieves exactly the structuredContent the call returned"
-                    )),
-                    Some(r) => run.book.t("retrieve_matches_original").fail(format!(
-                        "{id} retrieves a payload other than the call's result: call {payload}, retrieved {r}"
-                    )),
-                    None => run.book.t("retrieve_matches_original").fail(format!(
-                        "{id}: the answer has no payload at {} (isError {})",
-                        spec.payload_at,
-                        got.is_tool_error()
-                    )),
-                }
-            }
-        } else {
-            run.book
-                .t("retrieve_matches_original")
-                .fail("the recent list is empty after the paid call");
+        Err(refused) => run
+            .book
+            .stop(&[FindingId::IdInEveryResult], &refused.to_string()),
+        Ok(answer) if answer.is_tool_error() || answer.structured().is_none() => {
+            let why = format!(
+                "the paid call did not succeed with structuredContent (HTTP {}, isError {}): no result to judge",
+                answer.status,
+                answer.is_tool_error()
+            );
+            run.book.stop(&both, &why);
         }
-    } else if let Some(oldest) = first_ids.as_ref().and_then(|ids| ids.last().cloned()) {
-        let args = run.id_arguments(&oldest, primary.as_deref());
-        if let Some(got) = run
-            .retrieve(
-                &mut a,
-                "retrieve_matches_original",
-                "retrieve the oldest listed id",
-                &spec.get,
-                &args,
-                None,
-            )
-            .await
-        {
-            match got.structured().and_then(|s| s.pointer(&spec.payload_at)) {
-                Some(_) if !got.is_tool_error() => run.book.t("retrieve_matches_original").held(format!(
-                    "{oldest} retrieves with a payload (not compared: the contract allows no paid call, so the original result is unknown)"
+        Ok(answer) => {
+            let structured = answer.structured().cloned().unwrap_or(Value::Null);
+            let id = id_at(Some(&structured), &spec.id_at);
+            let t = run.book.t(FindingId::IdInEveryResult);
+            match &id {
+                Some(id) => t.held(format!(
+                    "{}: the result carries {} = {id}",
+                    paid.tool, spec.id_at
                 )),
-                _ => run.book.t("retrieve_matches_original").fail(format!(
-                    "the listed id {oldest} does not retrieve with a payload at {}",
-                    spec.payload_at
+                None => t.fail(format!(
+                    "{}: a successful result without an id at {}: a caller who loses the next answer has nothing to retrieve by",
+                    paid.tool, spec.id_at
                 )),
             }
+            p.original = Some((structured, id));
         }
-        target = Some(oldest);
-    } else if !run.book.stopped("retrieve_matches_original") {
-        run.book.t("retrieve_matches_original").skip(
+    }
+}
+
+/// Retrieve and compare: our call's id (or, having none, the newest listed:
+/// the recovery path of a caller without an id), else the oldest listed.
+async fn retrieve_and_compare<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) {
+    if let Some((payload, own_id)) = p.original.clone() {
+        p.target = retrieve_own_call(run, p, &payload, own_id.as_deref()).await;
+    } else if let Some(oldest) = p.first_ids.as_ref().and_then(|ids| ids.last().cloned()) {
+        retrieve_oldest(run, p, &oldest).await;
+        p.target = Some(oldest);
+    } else if !run.book.stopped(FindingId::RetrieveMatchesOriginal) {
+        run.book.t(FindingId::RetrieveMatchesOriginal).skip(
             "no id to retrieve: the list is empty and the contract allows no paid call (`paid`)",
         );
     }
-    if !run.retention_field_seen {
-        run.book
-            .t("retention_declared")
-            .fail("no retrieval answer carries a retention field (e.g. `retention_s`)");
-    }
-
-    // Behaviour: another tenant, then the provider's clock.
-    behaviour::not_yours(run, wire, target.as_deref(), needs_empty_from_second).await;
-    behaviour::expired(run, wire, &mut a, target.as_deref()).await;
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unknown_ids_keep_the_shape() {
-        assert_eq!(unknown_like("op_000123"), "op_111234");
-        assert_eq!(unknown_like("tkt_zz9"), "tkt_aa0");
-        assert_eq!(unknown_like("--"), "--x");
-        let id = "op_7f3a";
-        assert_eq!(unknown_like(id).len(), id.len());
-        assert_ne!(unknown_like(id), id);
+/// Lists again after the paid call, retrieves the call's operation and
+/// compares its payload with the call's result; the id it asked about.
+async fn retrieve_own_call<'c>(
+    run: &mut Run<'c>,
+    p: &mut Progress<'_, 'c>,
+    payload: &Value,
+    own_id: Option<&str>,
+) -> Option<String> {
+    const FINDING: FindingId = FindingId::RetrieveMatchesOriginal;
+    let contract = run.contract;
+    let spec = &contract.retrieval;
+    let primary = run.contract.primary.clone();
+    let args = run.arguments(Map::new(), primary.as_deref());
+    let after = run
+        .retrieve(
+            &mut p.primary,
+            FINDING,
+            "list recent (after the call)",
+            &spec.list,
+            &args,
+            None,
+        )
+        .await;
+    let ids = after
+        .as_ref()
+        .and_then(|l| listed_ids(l, spec))
+        .unwrap_or_default();
+    if let Some(after) = &after {
+        run.retention_field(after);
     }
+    let target = match own_id {
+        Some(id) if ids.iter().any(|listed| listed == id) => Some(id.to_owned()),
+        Some(id) => {
+            run.book
+                .t(FINDING)
+                .fail(format!("the call's id {id} is not in the recent list"));
+            Some(id.to_owned())
+        }
+        None => {
+            run.book.t(FINDING).note(
+                "the result gave no id: the newest listed id is taken, as a caller who lost the answer would",
+            );
+            ids.first().cloned()
+        }
+    };
+    let Some(id) = target.clone() else {
+        run.book
+            .t(FINDING)
+            .fail("the recent list is empty after the paid call");
+        return target;
+    };
+    let args = run.id_arguments(&id, primary.as_deref());
+    let got = run
+        .retrieve(
+            &mut p.primary,
+            FINDING,
+            "retrieve the call's operation",
+            &spec.get,
+            &args,
+            None,
+        )
+        .await;
+    if let Some(got) = got {
+        run.retention_field(&got);
+        let t = run.book.t(FINDING);
+        match got.structured().and_then(|s| s.pointer(&spec.payload_at)) {
+            Some(r) if r == payload => t.held(format!(
+                "{id} retrieves exactly the structuredContent the call returned"
+            )),
+            Some(r) => t.fail(format!(
+                "{id} retrieves a payload other than the call's result: call {payload}, retrieved {r}"
+            )),
+            None => t.fail(format!(
+                "{id}: the answer has no payload at {} (isError {})",
+                spec.payload_at,
+                got.is_tool_error()
+            )),
+        }
+    }
+    target
+}
 
-    #[test]
-    fn every_finding_has_a_distinct_name() {
-        let mut n = names();
-        n.sort_unstable();
-        n.dedup();
-        assert_eq!(n.len(), FINDINGS.len());
+/// Without a paid call the original result is unknown: the oldest listed id
+/// must retrieve with a payload, uncompared.
+async fn retrieve_oldest<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>, oldest: &str) {
+    let contract = run.contract;
+    let spec = &contract.retrieval;
+    let primary = run.contract.primary.clone();
+    let args = run.id_arguments(oldest, primary.as_deref());
+    let Some(got) = run
+        .retrieve(
+            &mut p.primary,
+            FindingId::RetrieveMatchesOriginal,
+            "retrieve the oldest listed id",
+            &spec.get,
+            &args,
+            None,
+        )
+        .await
+    else {
+        return;
+    };
+    let t = run.book.t(FindingId::RetrieveMatchesOriginal);
+    match got.structured().and_then(|s| s.pointer(&spec.payload_at)) {
+        Some(_) if !got.is_tool_error() => t.held(format!(
+            "{oldest} retrieves with a payload (not compared: the contract allows no paid call, so the original result is unknown)"
+        )),
+        _ => t.fail(format!(
+            "the listed id {oldest} does not retrieve with a payload at {}",
+            spec.payload_at
+        )),
     }
 }

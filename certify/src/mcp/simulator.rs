@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use lostreply_simulator::mcp::{Defect, McpPlan};
-use lostreply_simulator::{Plan, ServeOptions, Simulator};
+use lostreply_simulator::{Plan, ServeOptions, Simulator, StartError};
 
 use super::contract::{self, McpContract};
 use crate::contract::ContractError;
@@ -29,10 +29,8 @@ pub fn plan(defects: &BTreeSet<Defect>, seed: u64) -> Plan {
 }
 
 /// Starts it on 127.0.0.1:0.
-pub async fn start(defects: &BTreeSet<Defect>, seed: u64) -> Result<Simulator, String> {
-    Simulator::start(plan(defects, seed), ServeOptions::default())
-        .await
-        .map_err(|e| e.to_string())
+pub async fn start(defects: &BTreeSet<Defect>, seed: u64) -> Result<Simulator, StartError> {
+    Simulator::start(plan(defects, seed), ServeOptions::default()).await
 }
 
 /// The shipped contract, pointed at `mcp_url`.

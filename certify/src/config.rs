@@ -1,0 +1,42 @@
+//! How one certification runs and why it may not start: shared by the HTTP
+//! run (the crate root) and the MCP face, so neither imports the other.
+
+use crate::client::ClientError;
+
+/// How one certification runs.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Probes to run (empty: all).
+    pub only: Vec<String>,
+    /// Overrides the contract's budget when lower.
+    pub budget: Option<u32>,
+    /// Seed of markers and keys.
+    pub seed: u64,
+    /// The command that reproduces the run (for the report).
+    pub reproduce: String,
+}
+
+impl Config {
+    /// The budget a run may spend: the contract's, or `--budget` when lower.
+    pub fn budget_within(&self, contract_budget: u32) -> u32 {
+        self.budget
+            .map_or(contract_budget, |b| b.min(contract_budget))
+    }
+}
+
+/// Why a certification could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum CertifyError {
+    /// `--only` names a probe that does not exist.
+    #[error("unknown probe {0:?} (probes: {1})")]
+    UnknownProbe(String, String),
+    /// `--only` was given to an MCP certification, whose findings each need
+    /// the steps before them.
+    #[error(
+        "--only {0:?}: an MCP certification runs every finding (each needs the steps before it)"
+    )]
+    OnlyWithMcp(String),
+    /// The base URL cannot be used.
+    #[error(transparent)]
+    Target(#[from] ClientError),
+}

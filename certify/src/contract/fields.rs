@@ -1,0 +1,170 @@
+//! Checks of single fields that both contract kinds share: durations with
+//! their units, the host allowlist, values from the environment, paths, JSON
+//! pointers, statuses and header names. Each records its problem where the
+//! field sits and returns a usable value, so validation goes on and reports
+//! every problem at once.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use super::found::Found;
+use super::raw::{RawValue, Sp};
+
+pub(crate) fn duration(
+    d: &mut Found<'_>,
+    sp: &Sp<String>,
+    min: Duration,
+    max: Duration,
+) -> Duration {
+    match humantime::parse_duration(&sp.value) {
+        Ok(v) if v >= min && v <= max => v,
+        Ok(_) => {
+            d.error(
+                sp.pos,
+                format!(
+                    "{:?} is out of range ({} to {})",
+                    sp.value,
+                    humantime::format_duration(min),
+                    humantime::format_duration(max)
+                ),
+            );
+            min
+        }
+        Err(e) => {
+            d.error(
+                sp.pos,
+                format!(
+                    "{:?}: {e} (a duration with its unit: 300ms, 10s, 24h)",
+                    sp.value
+                ),
+            );
+            min
+        }
+    }
+}
+
+/// `target.allowed_hosts`, lower-cased: the only hosts a certification may
+/// send a byte to (HTTP and MCP contracts alike). At least one.
+pub(crate) fn allowed_hosts(d: &mut Found<'_>, sp: &Sp<Vec<String>>) -> BTreeSet<String> {
+    let allowed: BTreeSet<String> = sp.value.iter().map(|h| h.to_ascii_lowercase()).collect();
+    if allowed.is_empty() {
+        d.error(sp.pos, "name at least one host");
+    }
+    allowed
+}
+
+pub(crate) fn resolve(
+    d: &mut Found<'_>,
+    sp: &Sp<RawValue>,
+    env: &dyn Fn(&str) -> Option<String>,
+    what: &str,
+) -> String {
+    match &sp.value {
+        RawValue::Literal(text) => text.clone(),
+        RawValue::Env(e) => match env(&e.env).or_else(|| e.default.clone()) {
+            Some(v) if !v.is_empty() => v,
+            _ => {
+                d.error(
+                    sp.pos,
+                    format!("{what}: the environment variable {} is not set", e.env),
+                );
+                String::new()
+            }
+        },
+    }
+}
+
+pub(crate) fn path_check(d: &mut Found<'_>, sp: &Sp<String>, needs: Option<&str>) -> String {
+    let p = &sp.value;
+    if !p.starts_with('/') || p.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        d.error(
+            sp.pos,
+            format!("{p:?}: a path starts with `/` and has no spaces"),
+        );
+    } else if p.starts_with("//") {
+        d.error(
+            sp.pos,
+            format!("{p:?}: a path cannot name another host (`//`)"),
+        );
+    }
+    if let Some(placeholder) = needs {
+        if !p.contains(placeholder) {
+            d.error(sp.pos, format!("{p:?}: the path must hold {placeholder}"));
+        }
+    }
+    p.clone()
+}
+
+pub(crate) fn pointer(d: &mut Found<'_>, sp: &Sp<String>) -> String {
+    if !(sp.value.is_empty() || sp.value.starts_with('/')) {
+        d.error(
+            sp.pos,
+            format!(
+                "{:?}: a JSON pointer is empty or starts with `/` (e.g. /id, /data)",
+                sp.value
+            ),
+        );
+    }
+    sp.value.clone()
+}
+
+pub(crate) fn statuses(d: &mut Found<'_>, sp: &Sp<Vec<u16>>) -> Vec<u16> {
+    if sp.value.is_empty() {
+        d.error(sp.pos, "list at least one status");
+    }
+    for s in &sp.value {
+        if !(100..=599).contains(s) {
+            d.error(sp.pos, format!("{s} is not an HTTP status (100 to 599)"));
+        }
+    }
+    sp.value.clone()
+}
+
+pub(crate) fn header_name(d: &mut Found<'_>, sp: &Sp<String>) -> String {
+    let ok = !sp.value.is_empty()
+        && sp
+            .value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+    if !ok {
+        d.error(sp.pos, format!("{:?} is not a header name", sp.value));
+    }
+    sp.value.clone()
+}
+
+/// Splits `http://host:port` into host and port; `None` for anything else.
+pub(crate) fn split_base_url(url: &str) -> Option<(String, u16)> {
+    let rest = url.strip_prefix("http://")?;
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    if rest.contains(['/', '?', '#', '@']) || rest.is_empty() {
+        return None;
+    }
+    let (host, port) = match rest.rsplit_once(':') {
+        Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => (h, p.parse().ok()?),
+        _ => (rest, 80),
+    };
+    if host.is_empty() {
+        return None;
+    }
+    Some((host.to_owned(), port))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_urls() {
+        assert_eq!(
+            split_base_url("http://127.0.0.1:8080"),
+            Some(("127.0.0.1".into(), 8080))
+        );
+        assert_eq!(
+            split_base_url("http://localhost/"),
+            Some(("localhost".into(), 80))
+        );
+        assert_eq!(split_base_url("https://x"), None);
+        assert_eq!(split_base_url("http://x/y"), None);
+        assert_eq!(split_base_url("http://u@x"), None);
+    }
+}
