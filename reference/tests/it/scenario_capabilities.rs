@@ -3,7 +3,6 @@
 //! loopback, in process and as a process, and what the run shows that the
 //! situation really happened (the delivery made after the commit, the call
 //! that started while another's request was held, the answer sent).
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
 use lostreply_harness::scenario;
@@ -25,12 +24,7 @@ fn run(name: &str, adapter: AdapterUnderTest, seed: u64) -> ScenarioReport {
         .enable_all()
         .build()
         .unwrap();
-    let options = RunOptions {
-        adapter,
-        seed,
-        jobs: 1,
-        command_prefix: "lostreply run".to_owned(),
-    };
+    let options = RunOptions::new(adapter).seed(seed).jobs(1);
     let report: Report = runtime.block_on(run_suite(&[fixture(name)], &options, |_| {}));
     report.scenarios.into_iter().next().unwrap()
 }

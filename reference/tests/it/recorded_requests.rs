@@ -6,7 +6,6 @@
 //! scenarios, an HTTP one and an MCP one (`call_tool`), with the reference
 //! adapter against a real simulator on 127.0.0.1. Likewise a plain step's
 //! label (`execute op-1`), kept as the step's call.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 

@@ -1,7 +1,6 @@
 //! The reference adapter's MCP side against the simulator's fake MCP server on
 //! 127.0.0.1:0: each of the four shapes, checked against the ledger and the
 //! journal (how many paid calls the adapter sent).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
 

@@ -2,7 +2,6 @@
 //! answers, replays, lookups, races, expired keys, asynchronous work, signed
 //! events and a crash after the commit. Each test checks what the adapter
 //! claimed against the simulator's ledger and journal.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 use std::time::Duration;
