@@ -10,7 +10,7 @@
 //! slow, and for accounting only; time and resident size are the
 //! `lostreply-bench-cost` child's (docs/benchmarks.md).
 
-use bench::synthetic::{observation, SyntheticSpec};
+use lostreply_bench::synthetic::{observation, SyntheticSpec};
 use lostreply_harness::run::observation::Reply;
 use lostreply_harness::suite;
 use lostreply_reports::model::{RecordedRequest, SharedJson};
@@ -111,8 +111,9 @@ fn main() {
     // within a phase is both sides' together, as here).
     let base = live();
     say!("checking and reporting, above the observation");
-    let report = suite::check_and_report_phases(obs, String::new(), &mut |phase| {
+    let report = suite::check_and_report_phases(obs, String::new(), &mut |end| {
         let stats = dhat::HeapStats::get();
+        let phase = end.phase.name();
         say!(
             "  {phase:<34} live {:>+6}  peak so far {:>+6}",
             signed_per_op(stats.curr_bytes, base),

@@ -17,9 +17,9 @@
 
 use std::time::Duration;
 
-use bench::client::Wire;
-use bench::load::{run_point, run_target, LoadSpec, Path};
-use bench::servers::{Behaviour, RunningServer, ServerKind};
+use lostreply_bench::client::Wire;
+use lostreply_bench::load::{run_point, run_target, LoadSpec, Path};
+use lostreply_bench::servers::{Behaviour, RunningServer, ServerKind};
 
 /// A server this example measures: one of the benchmark's, or the
 /// simulator on Stripe's wire.
@@ -37,7 +37,7 @@ impl Under {
         }
     }
 
-    async fn start(self, behaviour: Behaviour) -> Result<RunningServer, bench::Error> {
+    async fn start(self, behaviour: Behaviour) -> Result<RunningServer, lostreply_bench::Error> {
         match self {
             Under::Server(kind) => RunningServer::start(kind, behaviour).await,
             Under::SimulatorStripe => RunningServer::simulator(Wire::Stripe, behaviour).await,

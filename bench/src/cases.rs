@@ -149,12 +149,9 @@ pub async fn time_cases(
     jobs: usize,
 ) -> Result<CasesTiming, Error> {
     let adapter = choice.adapter()?;
-    let options = RunOptions {
-        adapter: adapter.clone(),
-        seed: DEFAULT_SEED,
-        jobs,
-        command_prefix: "lostreply run".to_owned(),
-    };
+    let options = RunOptions::new(adapter.clone())
+        .seed(DEFAULT_SEED)
+        .jobs(jobs);
     let mut timing = CasesTiming {
         adapter: match choice {
             AdapterChoice::PythonPersistent(_) => {

@@ -18,6 +18,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use lostreply_cli::allocator::give_back_after;
 use lostreply_harness::check::{self, attribution::Attribution};
 use lostreply_harness::report_build;
 use lostreply_harness::run::observation::Observation;
@@ -270,7 +271,14 @@ fn report_steps(
         let attribution = Attribution::of(&obs);
         report_build::prepare(&obs, &attribution)
     };
-    let scenario = report_build::scenario_report(obs, prepared, violations, reproduce);
+    // Freed memory given back as `lostreply run` gives it.
+    let scenario = report_build::scenario_report_phases(
+        obs,
+        prepared,
+        violations,
+        reproduce,
+        &mut give_back_after,
+    );
     let ms = start.elapsed_ms();
     lines.emit(
         "report",
@@ -311,8 +319,13 @@ fn pipeline_step(
                                "peak_kib": memory.hwm_kib}));
         }
     };
+    // Freed memory given back as `lostreply run` gives it, before the
+    // phase's memory is read.
     let (scenario, check_and_report_ms) = timed(|| {
-        lostreply_harness::suite::check_and_report_phases(obs, reproduce, &mut phase_done)
+        lostreply_harness::suite::check_and_report_phases(obs, reproduce, &mut |end| {
+            give_back_after(end);
+            phase_done(end.phase.name());
+        })
     });
     let count = scenario.violations.len();
     let report = whole_report(duration_ms, scenario);

@@ -8,9 +8,9 @@
 
 use std::path::PathBuf;
 
-use bench::cost::{self, Phase};
-use bench::synthetic::SyntheticSpec;
 use clap::Parser;
+use lostreply_bench::cost::{self, Phase};
+use lostreply_bench::synthetic::SyntheticSpec;
 
 // The `lostreply` binary's allocator, so that these figures are what
 // `lostreply run` spends (see the workspace Cargo.toml for why it is mimalloc).
@@ -38,8 +38,6 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
-    // Freed memory given back as `lostreply run` has it.
-    lostreply_harness::suite::set_give_back_freed(lostreply_cli::allocator::give_back_freed_memory);
     let args = Args::parse();
     // A phase that does not exist is bad usage, as clap's own errors are (exit 2).
     let Some(phase) = Phase::from_name(&args.phase) else {

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use bench::cost;
-use bench::figures::Out;
-use bench::suite::{self, Config, Part};
 use clap::Parser;
+use lostreply_bench::cost;
+use lostreply_bench::figures::Out;
+use lostreply_bench::suite::{self, Config, Part};
 
 // No `#[global_allocator]` here, on purpose: the simulator, bare hyper and
 // wiremock are compared under the allocator a user's own test binary has

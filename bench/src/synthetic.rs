@@ -549,31 +549,22 @@ mod report_tests {
         obs
     }
 
-    thread_local! {
-        /// Calls of the give-back hook made on this thread.
-        static GIVEN_BACK: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-    }
-
-    fn count_given_back() {
-        GIVEN_BACK.with(|n| n.set(n.get() + 1));
-    }
-
     #[test]
-    fn freed_memory_is_given_back_three_times_on_a_large_run_and_never_on_a_small_one() {
+    fn freed_memory_is_marked_for_giving_back_three_times_on_a_large_run_and_never_on_a_small_one()
+    {
         // After the fingerprints, after the checks' index and after the
         // ledger's records (the effects' own arguments).
-        // The hook runs on the thread that checks (this one); counted per
-        // thread, other tests checking beside this one do not count here.
-        lostreply_harness::suite::set_give_back_freed(count_given_back);
         let mut phases = Vec::new();
+        let mut freed_much = 0;
         let small = observation(SyntheticSpec {
             operations: 10,
             duplicate_every: 5,
         });
-        lostreply_harness::suite::check_and_report_phases(small, "r".to_owned(), &mut |p| {
-            phases.push(p.to_owned())
+        lostreply_harness::suite::check_and_report_phases(small, "r".to_owned(), &mut |end| {
+            phases.push(end.phase.name());
+            freed_much += usize::from(end.freed_much);
         });
-        assert_eq!(GIVEN_BACK.with(std::cell::Cell::get), 0);
+        assert_eq!(freed_much, 0);
         assert_eq!(
             phases,
             [
@@ -581,13 +572,26 @@ mod report_tests {
                 "fingerprints freed",
                 "checks' index",
                 "checks",
+                "index freed",
                 "report prepared",
+                "ledger records",
                 "report"
             ]
         );
-        let large =
-            lostreply_harness::suite::check_and_report(past_the_threshold(), "r".to_owned());
-        assert_eq!(GIVEN_BACK.with(std::cell::Cell::get), 3);
+        let mut large_freed = Vec::new();
+        let large = lostreply_harness::suite::check_and_report_phases(
+            past_the_threshold(),
+            "r".to_owned(),
+            &mut |end| {
+                if end.freed_much {
+                    large_freed.push(end.phase.name());
+                }
+            },
+        );
+        assert_eq!(
+            large_freed,
+            ["fingerprints freed", "index freed", "ledger records"]
+        );
         assert_eq!(large.violations.len(), 40);
     }
 

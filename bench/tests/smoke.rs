@@ -6,13 +6,13 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use bench::client::{self, Wire};
-use bench::cost::{self, Ending, Phase};
-use bench::figures::Out;
-use bench::load::{run_point, run_target, LoadSpec, Path};
-use bench::servers::{Behaviour, RunningServer, ServerKind};
-use bench::suite::{self, Config, Part};
-use bench::synthetic::SyntheticSpec;
+use lostreply_bench::client::{self, Wire};
+use lostreply_bench::cost::{self, Ending, Phase};
+use lostreply_bench::figures::Out;
+use lostreply_bench::load::{run_point, run_target, LoadSpec, Path};
+use lostreply_bench::servers::{Behaviour, RunningServer, ServerKind};
+use lostreply_bench::suite::{self, Config, Part};
+use lostreply_bench::synthetic::SyntheticSpec;
 
 /// Bounded by rounds, not by time: the window is only a safety bound.
 fn rounds(connections: usize, max_rounds: u64) -> LoadSpec {

@@ -42,9 +42,6 @@ pub(super) struct RunArgs {
 }
 
 pub(super) async fn run(args: RunArgs) -> i32 {
-    // Memory freed while a large run is checked goes back to the system
-    // (see `allocator`; this binary's allocator is mimalloc).
-    lostreply_harness::suite::set_give_back_freed(crate::allocator::give_back_freed_memory);
     let adapter = match (&args.adapter, &args.builtin) {
         (Some(line), _) => match ProcessCommand::parse(line) {
             Ok(c) if args.persistent => AdapterUnderTest::Persistent(c),
@@ -94,12 +91,12 @@ pub(super) async fn run(args: RunArgs) -> i32 {
     });
     // The reproduce command names the scenario's file and the seed, never the
     // shard: a scenario's seed depends on the run seed and its id only.
-    let options = RunOptions {
-        adapter,
-        seed: args.seed,
-        jobs,
-        command_prefix: "lostreply run".to_owned(),
-    };
+    // Memory freed while a large run is checked goes back to the system
+    // (see `allocator`; this binary's allocator is mimalloc).
+    let options = RunOptions::new(adapter)
+        .seed(args.seed)
+        .jobs(jobs)
+        .phase_hook(crate::allocator::give_back_after);
     let progress = Progress::new(scenarios.len());
     let report = run_suite(&scenarios, &options, |s| progress.finished(s, output.style)).await;
     progress.clear();

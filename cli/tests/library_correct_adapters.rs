@@ -28,12 +28,7 @@ fn library() -> Vec<Scenario> {
 }
 
 fn run(adapter: AdapterUnderTest, seed: u64, jobs: usize) -> Report {
-    let options = RunOptions {
-        adapter,
-        seed,
-        jobs,
-        command_prefix: "lostreply run".to_owned(),
-    };
+    let options = RunOptions::new(adapter).seed(seed).jobs(jobs);
     runtime().block_on(run_suite(&library(), &options, |_| {}))
 }
 
@@ -118,12 +113,7 @@ fn the_same_seed_gives_the_same_ledger() {
         .find(|s| s.case == Some(2))
         .expect("a case-2 scenario")
         .clone();
-    let options = RunOptions {
-        adapter: reference(),
-        seed: 42,
-        jobs: 1,
-        command_prefix: "lostreply run".to_owned(),
-    };
+    let options = RunOptions::new(reference()).seed(42).jobs(1);
     let rt = runtime();
     let a = rt.block_on(lostreply_harness::suite::run_scenario(&case2, &options));
     let b = rt.block_on(lostreply_harness::suite::run_scenario(&case2, &options));

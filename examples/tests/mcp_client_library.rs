@@ -26,12 +26,11 @@ fn run(argv: Vec<String>, ids: Option<&[&str]>) -> Report {
         .into_iter()
         .filter(|s| ids.is_none_or(|ids| ids.contains(&s.id.as_str())))
         .collect();
-    let options = RunOptions {
-        adapter: AdapterUnderTest::Process(ProcessCommand::from_argv(argv).expect("command")),
-        seed: 1,
-        jobs: 2,
-        command_prefix: "lostreply run".to_owned(),
-    };
+    let options = RunOptions::new(AdapterUnderTest::Process(
+        ProcessCommand::from_argv(argv).expect("command"),
+    ))
+    .seed(1)
+    .jobs(2);
     common::runtime().block_on(run_suite(&library, &options, |_| {}))
 }
 

@@ -34,12 +34,9 @@ type CaughtBy = &'static [(&'static str, &'static str)];
 const MANY_SEEDS: std::ops::RangeInclusive<u64> = 1..=20;
 
 fn run(factory: Arc<dyn AdapterFactory>, scenarios: &[Scenario], seed: u64, jobs: usize) -> Report {
-    let options = RunOptions {
-        adapter: AdapterUnderTest::InProcess(factory),
-        seed,
-        jobs,
-        command_prefix: "lostreply run".to_owned(),
-    };
+    let options = RunOptions::new(AdapterUnderTest::InProcess(factory))
+        .seed(seed)
+        .jobs(jobs);
     common::runtime().block_on(run_suite(scenarios, &options, |_| {}))
 }
 

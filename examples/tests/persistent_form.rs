@@ -54,12 +54,7 @@ fn every_builtin_scenario_has_the_same_verdict_in_both_forms() {
     let persistent = AdapterUnderTest::Persistent(command);
     let mut reports = Vec::new();
     for adapter in [per_call, persistent] {
-        let options = RunOptions {
-            adapter,
-            seed: 1,
-            jobs: 2,
-            command_prefix: "lostreply run".to_owned(),
-        };
+        let options = RunOptions::new(adapter).seed(1).jobs(2);
         reports.push(rt.block_on(run_suite(&library, &options, |_| {})));
     }
     let (per_call, persistent) = (&reports[0], &reports[1]);

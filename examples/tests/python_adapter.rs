@@ -21,12 +21,9 @@ fn the_python_adapter_passes_every_scenario_in_each_strategy() {
         ("eager", 1),
         ("lazy", 1),
     ] {
-        let options = RunOptions {
-            adapter: common::python_adapter(strategy),
-            seed,
-            jobs: 2,
-            command_prefix: "lostreply run".to_owned(),
-        };
+        let options = RunOptions::new(common::python_adapter(strategy))
+            .seed(seed)
+            .jobs(2);
         let report = rt.block_on(run_suite(&library, &options, |_| {}));
         problems.extend(
             report

@@ -368,12 +368,9 @@ fn judge_all() -> Vec<Judged> {
     let done = common::runtime().block_on(
         stream::iter(jobs)
             .map(|job| async move {
-                let options = RunOptions {
-                    adapter: job.adapter,
-                    seed: job.seed,
-                    jobs: SCENARIO_JOBS,
-                    command_prefix: "lostreply run".to_owned(),
-                };
+                let options = RunOptions::new(job.adapter)
+                    .seed(job.seed)
+                    .jobs(SCENARIO_JOBS);
                 let report = run_suite(&job.scenarios, &options, |_| {}).await;
                 (job.library, job.design, job.seed, report)
             })

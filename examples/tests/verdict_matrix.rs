@@ -255,12 +255,7 @@ fn run_all(jobs: Vec<Job>) -> Vec<(String, Report)> {
             .map(|(i, job)| async move {
                 // Never closed, so acquiring cannot fail; a permit per suite run.
                 let _permit = RUNS.acquire().await.ok();
-                let options = RunOptions {
-                    adapter: job.adapter,
-                    seed: job.seed,
-                    jobs: job.jobs,
-                    command_prefix: "lostreply run".to_owned(),
-                };
+                let options = RunOptions::new(job.adapter).seed(job.seed).jobs(job.jobs);
                 let report = run_suite(&job.scenarios, &options, |_| {}).await;
                 (i, job.label, report)
             })

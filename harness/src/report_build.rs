@@ -13,6 +13,7 @@ use lostreply_simulator::{
 
 use crate::check::attribution::Attribution;
 use crate::check::grouped::Grouped;
+use crate::phase::{Phase, PhaseEnd};
 use crate::position::{Pos, NONE};
 use crate::run::observation::{Call, CallStderr, Observation};
 use crate::scenario::client_profiles::McpClient;
@@ -45,9 +46,22 @@ pub fn scenario_report(
     violations: Vec<Violation>,
     reproduce: String,
 ) -> ScenarioReport {
+    scenario_report_phases(obs, prepared, violations, reproduce, &mut |_| {})
+}
+
+/// [`scenario_report`], telling `done` when the ledger's records are made
+/// (the effects' own copies of their arguments are freed then), so that a
+/// binary may give that memory back ([`PhaseEnd`]).
+pub fn scenario_report_phases(
+    obs: Observation,
+    prepared: Prepared,
+    violations: Vec<Violation>,
+    reproduce: String,
+    done: &mut dyn FnMut(PhaseEnd),
+) -> ScenarioReport {
     let two_threads =
         obs.calls.len() + obs.journal.len() + obs.ledger.len() >= two_threads::FROM_RECORDS;
-    scenario_report_on(obs, prepared, violations, reproduce, two_threads)
+    scenario_report_with(obs, prepared, violations, reproduce, two_threads, done)
 }
 
 /// [`scenario_report`] on one thread or two, as asked (public for the tests
@@ -59,6 +73,24 @@ pub fn scenario_report_on(
     violations: Vec<Violation>,
     reproduce: String,
     two_threads: bool,
+) -> ScenarioReport {
+    scenario_report_with(
+        obs,
+        prepared,
+        violations,
+        reproduce,
+        two_threads,
+        &mut |_| {},
+    )
+}
+
+fn scenario_report_with(
+    obs: Observation,
+    prepared: Prepared,
+    violations: Vec<Violation>,
+    reproduce: String,
+    two_threads: bool,
+    done: &mut dyn FnMut(PhaseEnd),
 ) -> ScenarioReport {
     let Prepared {
         signals,
@@ -97,9 +129,7 @@ pub fn scenario_report_on(
             .collect()
     };
     drop(op_of_effect);
-    if two_threads {
-        crate::suite::give_back_freed();
-    }
+    done(PhaseEnd::new(Phase::LedgerRecords, two_threads));
     let operations = operation_records(&obs, &effects_of_op, &ledger);
     drop(effects_of_op);
     let Observation {

@@ -3,7 +3,6 @@
 //! reported ([`crate::report_build`]). Data flows one way through them; none of
 //! the three knows this module.
 
-use std::sync::OnceLock;
 use std::time::Instant;
 
 use futures::StreamExt;
@@ -13,13 +12,16 @@ use crate::check::attribution::Attribution;
 use crate::check::index::Index;
 use crate::check::{expectations, invariants};
 use crate::driver::{shell_quote, AdapterUnderTest};
+use crate::phase::{Phase, PhaseEnd, PhaseHook};
 use crate::run::observation::{forget_fingerprints, Observation};
 use crate::scenario::model::Scenario;
 use crate::seed::scenario_seed;
 use crate::two_threads::{self, both};
 
-/// How a suite runs.
+/// How a suite runs: [`RunOptions::new`] with the adapter, then the
+/// settings that differ from the defaults.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RunOptions {
     /// The code under test.
     pub adapter: AdapterUnderTest,
@@ -29,6 +31,46 @@ pub struct RunOptions {
     pub jobs: usize,
     /// How the reproduce command starts (`lostreply run`, or `cargo run --release -- run`).
     pub command_prefix: String,
+    /// Called as each phase of checking and reporting a scenario ends.
+    pub phase_hook: Option<PhaseHook>,
+}
+
+impl RunOptions {
+    /// A run of `adapter` with the default seed, one scenario at a time,
+    /// reproduce commands starting `lostreply run`, and no phase hook.
+    pub fn new(adapter: AdapterUnderTest) -> RunOptions {
+        RunOptions {
+            adapter,
+            seed: crate::seed::DEFAULT_SEED,
+            jobs: 1,
+            command_prefix: "lostreply run".to_owned(),
+            phase_hook: None,
+        }
+    }
+
+    /// The run's seed.
+    pub fn seed(mut self, seed: u64) -> RunOptions {
+        self.seed = seed;
+        self
+    }
+
+    /// How many scenarios run at once.
+    pub fn jobs(mut self, jobs: usize) -> RunOptions {
+        self.jobs = jobs;
+        self
+    }
+
+    /// How the reproduce command starts.
+    pub fn command_prefix(mut self, prefix: impl Into<String>) -> RunOptions {
+        self.command_prefix = prefix.into();
+        self
+    }
+
+    /// What is called as each phase of checking and reporting ends.
+    pub fn phase_hook(mut self, hook: PhaseHook) -> RunOptions {
+        self.phase_hook = Some(hook);
+        self
+    }
 }
 
 /// The command that reruns exactly one scenario.
@@ -46,7 +88,11 @@ pub fn reproduce_command(options: &RunOptions, scenario: &Scenario) -> String {
 pub async fn run_scenario(scenario: &Scenario, options: &RunOptions) -> ScenarioReport {
     let seed = scenario_seed(options.seed, &scenario.id);
     let obs = crate::run::observe(scenario, &options.adapter, seed).await;
-    check_and_report(obs, reproduce_command(options, scenario))
+    let reproduce = reproduce_command(options, scenario);
+    match options.phase_hook {
+        Some(hook) => check_and_report_phases(obs, reproduce, &mut |end| hook(end)),
+        None => check_and_report(obs, reproduce),
+    }
 }
 
 /// Records (calls, requests, effects) past which a run checks and reports
@@ -65,14 +111,14 @@ pub fn check_and_report(obs: Observation, reproduce: String) -> ScenarioReport {
     check_and_report_phases(obs, reproduce, &mut |_| {})
 }
 
-/// [`check_and_report`], calling `done` with each phase's name as it ends
-/// (the bench's `observation_bytes` counts the memory each phase leaves and
-/// the peak it reached, in the order and with the lifetimes a run has).
-#[doc(hidden)]
+/// [`check_and_report`], calling `done` as each phase ends (a binary gives
+/// freed memory back to the system where [`PhaseEnd::freed_much`]; the
+/// bench's `observation_bytes` counts the memory each phase leaves and the
+/// peak it reached, in the order and with the lifetimes a run has).
 pub fn check_and_report_phases(
     mut obs: Observation,
     reproduce: String,
-    done: &mut dyn FnMut(&str),
+    done: &mut dyn FnMut(PhaseEnd),
 ) -> ScenarioReport {
     let records = obs.calls.len() + obs.journal.len() + obs.ledger.len();
     let two = records >= CHECK_THREAD_FROM_RECORDS;
@@ -85,17 +131,16 @@ pub fn check_and_report_phases(
         &obs.ledger,
         &obs.credential,
     );
-    done("attribution");
+    done(PhaseEnd::new(Phase::Attribution, false));
     // Only the attribution reads the requests' bodies (the fingerprints of
     // those that made no effect; a run freed the others as it collected
     // them): freed now, they are not held through the checks and the report.
+    // At a million operations the attribution's working tables (some 25 MB)
+    // are freed too, and nothing after reuses their sizes.
     forget_fingerprints(&mut obs.journal, &mut obs.ledger);
-    if two {
-        give_back_freed();
-    }
-    done("fingerprints freed");
+    done(PhaseEnd::new(Phase::FingerprintsFreed, two));
     let index = Index::new(&obs, &attribution);
-    done("checks' index");
+    done(PhaseEnd::new(Phase::ChecksIndex, false));
     // The violations in `check::check`'s order: the invariants', then the
     // expectations'.
     let (mut violations, expectations) = both(
@@ -104,48 +149,23 @@ pub fn check_and_report_phases(
         || expectations::check_all(&obs, &attribution, &index),
     );
     violations.extend(expectations);
-    done("checks");
+    done(PhaseEnd::new(Phase::Checks, false));
     // The report's part that needs the attribution only once the index is
     // gone: made beside it (on the second thread), the two were held
     // together, the highest point of checking a large run after the
-    // attribution.
+    // attribution. The index's lists (some 40 MB at a million operations)
+    // are of sizes the records do not reuse.
     drop(index);
-    if two {
-        // The index's lists, given back for what the records need next
-        // (other sizes: unreused, they stayed resident under them).
-        give_back_freed();
-    }
+    done(PhaseEnd::new(Phase::IndexFreed, two));
     let prepared = crate::report_build::prepare(&obs, &attribution);
     // Freed before the report takes the observation over (it borrows it),
     // and before the report's records are made.
     drop(attribution);
-    done("report prepared");
-    let report = crate::report_build::scenario_report(obs, prepared, violations, reproduce);
-    done("report");
+    done(PhaseEnd::new(Phase::ReportPrepared, false));
+    let report =
+        crate::report_build::scenario_report_phases(obs, prepared, violations, reproduce, done);
+    done(PhaseEnd::new(Phase::Report, false));
     report
-}
-
-/// What gives memory freed while a run is checked back to the system, set
-/// once by a binary that knows its allocator (`lostreply run`: mimalloc's
-/// collect, `lostreply_cli::allocator`). Without it, freed memory stays with the
-/// allocator for reuse.
-static GIVE_BACK_FREED: OnceLock<fn()> = OnceLock::new();
-
-/// Sets [`GIVE_BACK_FREED`]; false if it was already set (the first stays).
-pub fn set_give_back_freed(give_back: fn()) -> bool {
-    GIVE_BACK_FREED.set(give_back).is_ok()
-}
-
-/// Called on a large run once the attribution is built and the fingerprints
-/// left are freed (at a million operations its working tables, some 25 MB
-/// that nothing after reuses: other sizes are allocated next), once the
-/// checks' index is (some 40 MB), and once the ledger's records are made
-/// (`report_build`: the attribution and any effect's own copy of its
-/// arguments): without it each stayed resident under what came next.
-pub(crate) fn give_back_freed() {
-    if let Some(give_back) = GIVE_BACK_FREED.get() {
-        give_back();
-    }
 }
 
 /// Runs scenarios concurrently (up to `jobs`), calling `on_done` as each

@@ -96,12 +96,10 @@ fn run_one(
         .enable_all()
         .build()
         .map_err(|e| Failed::from(format!("cannot start a runtime: {e}")))?;
-    let options = RunOptions {
-        adapter: adapter.clone(),
-        seed,
-        jobs: 1,
-        command_prefix: String::new(),
-    };
+    let options = RunOptions::new(adapter.clone())
+        .seed(seed)
+        .jobs(1)
+        .command_prefix("");
     let mut report = runtime.block_on(run_scenario(scenario, &options));
     report.reproduce = reproduce;
     match report.verdict {

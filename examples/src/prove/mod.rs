@@ -377,12 +377,9 @@ async fn run_units(
     let mut runs = Runs::new();
     let mut done = stream::iter(units.iter().copied())
         .map(|unit| async move {
-            let options = RunOptions {
-                adapter: AdapterUnderTest::InProcess(unit.member.factory.clone()),
-                seed: unit.seed,
-                jobs: 1,
-                command_prefix: "lostreply run".to_owned(),
-            };
+            let options = RunOptions::new(AdapterUnderTest::InProcess(unit.member.factory.clone()))
+                .seed(unit.seed)
+                .jobs(1);
             let report = run_scenario(unit.scenario, &options).await;
             let outcome = Outcome {
                 end: finding::run_end(&report),
