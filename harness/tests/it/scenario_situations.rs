@@ -1,11 +1,8 @@
 //! Situations a scenario sets up that no step can carry out or no correct
 //! adapter can pass, and the keys that order calls and choose answers: each
 //! refusal at its line and column, with the reason.
-#![allow(clippy::unwrap_used, missing_docs)]
 
-mod located;
-
-use located::{diagnostics, one_error};
+use crate::located::{diagnostics, one_error};
 use lostreply_harness::scenario::{self, model::Step};
 use lostreply_simulator::FaultResponse;
 

@@ -2,9 +2,8 @@
 //! the published files in `profiles/` are exactly the built-ins, the example
 //! parses to what docs/profiles.md says, and the JSON Schema accepts what the
 //! parser accepts.
-#![allow(clippy::unwrap_used, missing_docs)]
 
-mod json_schema;
+use crate::json_schema;
 
 use std::path::{Path, PathBuf};
 

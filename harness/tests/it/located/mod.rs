@@ -1,6 +1,5 @@
 //! Located-error assertions shared by the scenario error tests: a problem
 //! must be reported at its line and column, anchored on text in that line.
-#![allow(dead_code)]
 
 use lostreply_harness::scenario::{self, Diagnostic, ScenarioError};
 

@@ -5,7 +5,6 @@
 //! differ if either is wrong (nested objects in another order, escapes,
 //! number forms, references in `client_reference` and in `metadata`): the
 //! attribution is the same with the fingerprints and without them.
-#![allow(clippy::unwrap_used)]
 
 use std::time::Duration;
 

@@ -1,7 +1,6 @@
 //! Profile files that are wrong: each problem is reported at its exact
 //! `file:line:column` with a message that says what to do, several in one
 //! pass, and no input makes the parser panic.
-#![allow(clippy::unwrap_used, missing_docs)]
 
 use std::path::Path;
 

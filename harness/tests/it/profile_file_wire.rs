@@ -2,7 +2,6 @@
 //! shows are the simulator's answers under `profiles/examples/tracker.yaml`
 //! (a create, a search by label, the profile's 404 for a path it does not
 //! know, its 400 for a body in the wrong encoding, its 401).
-#![allow(clippy::unwrap_used, missing_docs)]
 
 use std::path::Path;
 use std::sync::Arc;

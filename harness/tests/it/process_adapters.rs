@@ -2,13 +2,10 @@
 //! adapter's whole process group (a wrapper's children die too), reply
 //! fields the protocol does not define are ignored and named, not an error,
 //! and the report holds each request exactly as the adapter read it.
-#![allow(clippy::unwrap_used, missing_docs)]
 
-mod support;
-
+use crate::support::{alive, python, run_with};
 use std::path::Path;
 use std::time::Duration;
-use support::{alive, python, run_with};
 
 use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
 use lostreply_reports::model::{CallEnd, Verdict};

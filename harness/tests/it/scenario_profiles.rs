@@ -2,14 +2,11 @@
 //! name is the profile's (collections, lookups, body fields), each mistake
 //! reported at its line and column; what the adapter is given is what that
 //! wire carries (a Stripe form body's arguments are strings).
-#![allow(clippy::unwrap_used, missing_docs)]
-
-mod located;
 
 use std::path::Path;
 use std::time::Duration;
 
-use located::one_error;
+use crate::located::one_error;
 use lostreply_harness::scenario::{self, ScenarioError};
 use lostreply_simulator::{IdempotencyMode, Plan};
 use serde_json::json;

@@ -1,6 +1,5 @@
 //! Shared by the tests that drive process adapters: the real interpreter,
 //! whether a process is still alive, and one scenario run.
-#![allow(dead_code, clippy::unwrap_used)]
 
 use lostreply_harness::driver::AdapterUnderTest;
 use lostreply_harness::scenario::model::Scenario;
@@ -9,12 +8,7 @@ use lostreply_reports::model::ScenarioReport;
 
 /// Runs `scenario` with `adapter` (seed 1) on a runtime of its own.
 pub fn run_with(adapter: AdapterUnderTest, scenario: &Scenario) -> ScenarioReport {
-    let options = RunOptions {
-        adapter,
-        seed: 1,
-        jobs: 1,
-        command_prefix: "lostreply run".to_owned(),
-    };
+    let options = RunOptions::new(adapter).seed(1).jobs(1);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

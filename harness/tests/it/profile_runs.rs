@@ -2,9 +2,8 @@
 //! operation's arguments as a form body carries them (strings), sends them
 //! as a form, and the ledger's effect then holds the very same arguments;
 //! its webhooks, genuine and forged, arrive signed in Stripe's scheme.
-#![allow(clippy::unwrap_used, missing_docs)]
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,5 +1,4 @@
 //! The one place the selection is made: tags, and the opt-in `mcp` tag.
-#![allow(clippy::unwrap_used, missing_docs)]
 
 use std::path::{Path, PathBuf};
 

@@ -1,11 +1,8 @@
 //! Scenario files that are wrong: each problem is reported at its line and
 //! column with a message that says what to do, several in one pass, and no
 //! input makes the parser panic.
-#![allow(clippy::unwrap_used, missing_docs)]
 
-mod located;
-
-use located::{column_of, diagnostics, one_error};
+use crate::located::{column_of, diagnostics, one_error};
 use lostreply_harness::scenario::{self, ScenarioError};
 
 /// A valid scenario to break one line at a time. Line numbers matter: tests

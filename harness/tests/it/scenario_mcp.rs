@@ -1,16 +1,14 @@
 //! The `mcp:` section, `tool:` operations and `call:` fault rules: what a
 //! valid file becomes (the simulator's `McpPlan`, the harness's setup, the
 //! adapter's contract), how real figures are scaled, and every located error.
-#![allow(clippy::unwrap_used, missing_docs)]
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use lostreply_harness::run::{contract, contract_mcp, operation};
 use lostreply_harness::scenario::client_profiles::IdleReset;
-mod located;
 
-use located::{diagnostics, one_error};
+use crate::located::{diagnostics, one_error};
 use lostreply_harness::scenario;
 use lostreply_simulator::mcp::{
     AnswerStyle, CancelPolicy, CommitPoint, Defect, McpFault, McpMatch, McpPlan, McpRule, PaidTool,
@@ -18,7 +16,7 @@ use lostreply_simulator::mcp::{
 };
 use lostreply_simulator::{Release, StallThen};
 
-const FULL: &str = include_str!("scenario/mcp.yaml");
+const FULL: &str = include_str!("../scenario/mcp.yaml");
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -782,7 +780,7 @@ fn the_report_shows_scaled_and_real_figures() {
 
 #[test]
 fn the_documented_mcp_example_parses() {
-    let doc = include_str!("../../docs/scenario-format.md");
+    let doc = include_str!("../../../docs/scenario-format.md");
     let section = &doc[doc.find("### Example (MCP)").unwrap()..];
     let start = section.find("```yaml\n").unwrap() + "```yaml\n".len();
     let example = &section[start..];

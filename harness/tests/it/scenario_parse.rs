@@ -1,6 +1,5 @@
 //! Scenario files that are valid: every key lands in the right typed value, and
 //! every default is the documented one.
-#![allow(clippy::unwrap_used, missing_docs)]
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -13,8 +12,8 @@ use lostreply_simulator::{
     RequestKind, SettleResult, StallThen,
 };
 
-const FULL: &str = include_str!("scenario/full.yaml");
-const MINIMAL: &str = include_str!("scenario/minimal.yaml");
+const FULL: &str = include_str!("../scenario/full.yaml");
+const MINIMAL: &str = include_str!("../scenario/minimal.yaml");
 
 fn parse_ok(text: &str) -> scenario::model::Scenario {
     match scenario::parse(text, "test.yaml") {
@@ -453,7 +452,7 @@ fn load_reports_bytes_that_are_not_utf8() {
 
 #[test]
 fn the_documented_example_parses() {
-    let doc = include_str!("../../docs/scenario-format.md");
+    let doc = include_str!("../../../docs/scenario-format.md");
     let start = doc.rfind("```yaml\n").unwrap() + "```yaml\n".len();
     let example = &doc[start..];
     let example = &example[..example.find("```").unwrap()];

@@ -4,13 +4,12 @@
 //! them retires the process, so the next call runs in a fresh one; a
 //! `parallel` step runs its calls in separate processes; and no process
 //! outlives its scenario run.
-#![allow(clippy::unwrap_used, missing_docs)]
 
-mod support;
+use crate::support;
 
+use crate::support::{alive, python};
 use std::collections::BTreeSet;
 use std::path::Path;
-use support::{alive, python};
 
 use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
 use lostreply_reports::model::{CallEnd, ScenarioReport};

@@ -1,18 +1,16 @@
 //! The JSON Schema agrees with the parser: it lists the format's keys and
 //! forms, accepts the valid fixtures and rejects shapes the parser rejects.
-#![allow(clippy::unwrap_used, missing_docs)]
 
 use std::collections::BTreeSet;
 
 use lostreply_harness::scenario;
 use serde_json::Value;
 
-mod json_schema;
-use json_schema::check;
+use crate::json_schema::check;
 
-const FULL: &str = include_str!("scenario/full.yaml");
-const MINIMAL: &str = include_str!("scenario/minimal.yaml");
-const MCP: &str = include_str!("scenario/mcp.yaml");
+const FULL: &str = include_str!("../scenario/full.yaml");
+const MINIMAL: &str = include_str!("../scenario/minimal.yaml");
+const MCP: &str = include_str!("../scenario/mcp.yaml");
 
 fn def<'a>(schema: &'a Value, name: &str) -> &'a Value {
     &schema["$defs"][name]

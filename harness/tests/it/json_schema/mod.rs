@@ -1,7 +1,6 @@
 //! A small JSON Schema checker for the schema tests: the keywords the
 //! scenario and profile schemas use (`pattern` is approximated: a duration
 //! must start with a digit).
-#![allow(dead_code, clippy::unwrap_used)]
 
 use serde_json::Value;
 
