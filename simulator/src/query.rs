@@ -1,5 +1,35 @@
 //! Query strings: names for fault matching, decoded pairs for the handlers.
 
+/// Why percent-encoded text cannot be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PercentDecodeError {
+    /// A `%` not followed by two hex digits, at this byte offset.
+    #[error("bad percent-encoding at byte {0}")]
+    BadEscape(usize),
+    /// The decoded bytes are not UTF-8.
+    #[error("not valid UTF-8 once decoded")]
+    NotUtf8,
+}
+
+/// Why a query string is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum QueryError {
+    /// A parameter name does not decode.
+    #[error(transparent)]
+    Name(PercentDecodeError),
+    /// A parameter's value does not decode.
+    #[error("query parameter `{name}`: {error}")]
+    Value {
+        /// The parameter, decoded.
+        name: String,
+        /// Why its value does not decode.
+        error: PercentDecodeError,
+    },
+    /// A parameter that may appear once appears again.
+    #[error("query parameter `{0}` appears more than once")]
+    Repeated(String),
+}
+
 /// The parameter names present in a raw query (undecoded, for fault matching).
 pub(crate) fn names(raw: Option<&str>) -> Vec<String> {
     raw.unwrap_or("")
@@ -10,11 +40,11 @@ pub(crate) fn names(raw: Option<&str>) -> Vec<String> {
 }
 
 /// Decodes `application/x-www-form-urlencoded` pairs; a name may appear once.
-pub(crate) fn parse(raw: Option<&str>) -> Result<Vec<(String, String)>, String> {
+pub(crate) fn parse(raw: Option<&str>) -> Result<Vec<(String, String)>, QueryError> {
     let pairs = parse_all(raw)?;
     for (index, (name, _)) in pairs.iter().enumerate() {
         if pairs[..index].iter().any(|(seen, _)| seen == name) {
-            return Err(format!("query parameter `{name}` appears more than once"));
+            return Err(QueryError::Repeated(name.clone()));
         }
     }
     Ok(pairs)
@@ -22,18 +52,22 @@ pub(crate) fn parse(raw: Option<&str>) -> Result<Vec<(String, String)>, String> 
 
 /// Decodes `application/x-www-form-urlencoded` pairs, repeated names kept
 /// (`expand[]=a&expand[]=b`).
-pub(crate) fn parse_all(raw: Option<&str>) -> Result<Vec<(String, String)>, String> {
+pub(crate) fn parse_all(raw: Option<&str>) -> Result<Vec<(String, String)>, QueryError> {
     let mut pairs: Vec<(String, String)> = Vec::new();
     for pair in raw.unwrap_or("").split('&').filter(|pair| !pair.is_empty()) {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let name = decode(name)?;
-        let value = decode(value).map_err(|e| format!("query parameter `{name}`: {e}"))?;
+        let name = decode(name).map_err(QueryError::Name)?;
+        let value = match decode(value) {
+            Ok(value) => value,
+            Err(error) => return Err(QueryError::Value { name, error }),
+        };
         pairs.push((name, value));
     }
     Ok(pairs)
 }
 
-pub(crate) fn decode(text: &str) -> Result<String, String> {
+/// Percent-decodes one name or value, `+` as a space.
+pub(crate) fn decode(text: &str) -> Result<String, PercentDecodeError> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut index = 0;
@@ -46,7 +80,7 @@ pub(crate) fn decode(text: &str) -> Result<String, String> {
                     .and_then(|h| std::str::from_utf8(h).ok());
                 let byte = hex.and_then(|h| u8::from_str_radix(h, 16).ok());
                 let Some(byte) = byte else {
-                    return Err(format!("bad percent-encoding at byte {index}"));
+                    return Err(PercentDecodeError::BadEscape(index));
                 };
                 out.push(byte);
                 index += 2;
@@ -55,7 +89,7 @@ pub(crate) fn decode(text: &str) -> Result<String, String> {
         }
         index += 1;
     }
-    String::from_utf8(out).map_err(|_| "not valid UTF-8 once decoded".to_owned())
+    String::from_utf8(out).map_err(|_| PercentDecodeError::NotUtf8)
 }
 
 #[cfg(test)]
@@ -71,9 +105,23 @@ mod tests {
                 ("limit".to_owned(), "3".to_owned())
             ])
         );
-        assert!(parse(Some("a=%zz")).is_err());
-        assert!(parse(Some("a=%e9")).is_err());
-        assert!(parse(Some("a=1&a=2")).is_err());
+        let message = |raw| parse(Some(raw)).map_err(|e| e.to_string());
+        assert_eq!(
+            message("a=%zz"),
+            Err("query parameter `a`: bad percent-encoding at byte 0".to_owned())
+        );
+        assert_eq!(
+            message("a=%e9"),
+            Err("query parameter `a`: not valid UTF-8 once decoded".to_owned())
+        );
+        assert_eq!(
+            message("a=1&a=2"),
+            Err("query parameter `a` appears more than once".to_owned())
+        );
+        assert_eq!(
+            message("%zz=1"),
+            Err("bad percent-encoding at byte 0".to_owned())
+        );
         assert_eq!(
             names(Some("x=1&client_reference")),
             vec!["x".to_owned(), "client_reference".to_owned()]

@@ -120,7 +120,7 @@ pub(crate) fn check_plan(plan: &Plan) -> Result<Option<Vec<u8>>, String> {
         }
     }
     if let Some(mcp) = &plan.mcp {
-        crate::mcp::validate::check(plan, mcp)?;
+        crate::mcp::validate::check(plan, mcp).map_err(|e| e.to_string())?;
     }
     plan.webhooks
         .as_ref()

@@ -10,25 +10,66 @@
 use serde_json::{Map, Value};
 
 use crate::query;
+pub use crate::query::PercentDecodeError;
+
+/// Why a form body is refused; each message names the parameter.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FormError {
+    /// The body is not UTF-8.
+    #[error("the form body is not UTF-8")]
+    NotUtf8,
+    /// A parameter name does not decode.
+    #[error(transparent)]
+    Name(PercentDecodeError),
+    /// A parameter's value does not decode.
+    #[error("parameter `{name}`: {error}")]
+    Value {
+        /// The parameter, decoded.
+        name: String,
+        /// Why its value does not decode.
+        error: PercentDecodeError,
+    },
+    /// The same name (or path) is given twice.
+    #[error("parameter `{0}` is given more than once")]
+    Repeated(String),
+    /// A name starts with `[`.
+    #[error("parameter `{0}` has no name before its brackets")]
+    NoNameBeforeBrackets(String),
+    /// Something other than `[` follows a `]`.
+    #[error("parameter `{0}`: expected `[` after `]`")]
+    ExpectedOpenBracket(String),
+    /// A `[` has no `]`.
+    #[error("parameter `{0}`: a `[` is never closed")]
+    UnclosedBracket(String),
+    /// A name nests under one that already holds a value (`a=1&a[b]=2`).
+    #[error("parameter `{0}` nests under a name that already has a value")]
+    NestsUnderValue(String),
+}
 
 /// Decodes a form body into the JSON object it describes. An error names the parameter.
-pub fn decode_form(body: &[u8]) -> Result<Map<String, Value>, String> {
-    let text = std::str::from_utf8(body).map_err(|_| "the form body is not UTF-8".to_owned())?;
+pub fn decode_form(body: &[u8]) -> Result<Map<String, Value>, FormError> {
+    let text = std::str::from_utf8(body).map_err(|_| FormError::NotUtf8)?;
     let mut root = Map::new();
     let mut nested = false;
     for pair in text.split('&').filter(|pair| !pair.is_empty()) {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let name = decoded(name)?;
-        let value = decoded(value)
-            .map_err(|e| format!("parameter `{name}`: {e}"))?
-            .into_owned();
+        let name = decoded(name).map_err(FormError::Name)?;
+        let value = match decoded(value) {
+            Ok(value) => value.into_owned(),
+            Err(error) => {
+                return Err(FormError::Value {
+                    name: name.into_owned(),
+                    error,
+                })
+            }
+        };
         if !name.contains('[') {
             // Most parameters are plain names: no path to split.
             if root
                 .insert(name.to_string(), Value::String(value))
                 .is_some()
             {
-                return Err(format!("parameter `{name}` is given more than once"));
+                return Err(FormError::Repeated(name.into_owned()));
             }
             continue;
         }
@@ -45,7 +86,7 @@ pub fn decode_form(body: &[u8]) -> Result<Map<String, Value>, String> {
 }
 
 /// `text` percent-decoded, borrowed when there is nothing to decode.
-fn decoded(text: &str) -> Result<std::borrow::Cow<'_, str>, String> {
+fn decoded(text: &str) -> Result<std::borrow::Cow<'_, str>, PercentDecodeError> {
     if text.bytes().any(|b| b == b'%' || b == b'+') {
         query::decode(text).map(std::borrow::Cow::Owned)
     } else {
@@ -54,23 +95,21 @@ fn decoded(text: &str) -> Result<std::borrow::Cow<'_, str>, String> {
 }
 
 /// `a[b][0][]` into `["a", "b", "0", ""]`.
-fn split_name(name: &str) -> Result<Vec<&str>, String> {
+fn split_name(name: &str) -> Result<Vec<&str>, FormError> {
     let (head, mut rest) = match name.find('[') {
         Some(at) => (&name[..at], &name[at..]),
         None => (name, ""),
     };
     if head.is_empty() {
-        return Err(format!(
-            "parameter `{name}` has no name before its brackets"
-        ));
+        return Err(FormError::NoNameBeforeBrackets(name.to_owned()));
     }
     let mut path = vec![head];
     while !rest.is_empty() {
         let Some(inner) = rest.strip_prefix('[') else {
-            return Err(format!("parameter `{name}`: expected `[` after `]`"));
+            return Err(FormError::ExpectedOpenBracket(name.to_owned()));
         };
         let Some(close) = inner.find(']') else {
-            return Err(format!("parameter `{name}`: a `[` is never closed"));
+            return Err(FormError::UnclosedBracket(name.to_owned()));
         };
         path.push(&inner[..close]);
         rest = &inner[close + 1..];
@@ -85,7 +124,7 @@ fn insert(
     name: &str,
     path: &[&str],
     value: String,
-) -> Result<(), String> {
+) -> Result<(), FormError> {
     let Some((first, rest)) = path.split_first() else {
         return Ok(());
     };
@@ -97,15 +136,13 @@ fn insert(
     if rest.is_empty() {
         return match node.insert(key, Value::String(value)) {
             None => Ok(()),
-            Some(_) => Err(format!("parameter `{name}` is given more than once")),
+            Some(_) => Err(FormError::Repeated(name.to_owned())),
         };
     }
     let child = node.entry(key).or_insert_with(|| Value::Object(Map::new()));
     match child {
         Value::Object(child) => insert(child, name, rest, value),
-        _ => Err(format!(
-            "parameter `{name}` nests under a name that already has a value"
-        )),
+        _ => Err(FormError::NestsUnderValue(name.to_owned())),
     }
 }
 
@@ -189,13 +226,17 @@ mod tests {
 
     #[test]
     fn conflicting_or_broken_names_are_refused_by_name() {
-        let error = |body: &str| decode_form(body.as_bytes()).unwrap_err();
+        let error = |body: &str| decode_form(body.as_bytes()).unwrap_err().to_string();
         assert!(error("a=1&a=2").contains("`a`"));
         assert!(error("a=1&a[b]=2").contains("`a[b]`"));
         assert!(error("a[b=1").contains("never closed"));
         assert!(error("[a]=1").contains("no name"));
         assert!(error("a[b]c=1").contains("expected `[`"));
         assert!(error("a=%zz").contains("percent"));
+        assert_eq!(
+            error("a[b=1"),
+            "parameter `a[b`: a `[` is never closed".to_owned()
+        );
         assert!(decode_form(&[0xff]).is_err());
     }
 

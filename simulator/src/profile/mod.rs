@@ -37,7 +37,7 @@ use serde_json::{Map, Value};
 use crate::plan::IdempotencyMode;
 
 pub use builtin::{BUILTIN_PROFILES, PROFILE_NAMES};
-pub use form::{decode_form, wire_args};
+pub use form::{decode_form, wire_args, FormError, PercentDecodeError};
 
 /// How one provider speaks: everything the simulator needs to take its shape.
 #[derive(Debug, Clone, PartialEq)]

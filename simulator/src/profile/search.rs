@@ -6,6 +6,34 @@
 
 use serde_json::{Map, Value};
 
+/// Why a search query is refused; each message says what is supported.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SearchQueryError {
+    /// Nothing to search for.
+    #[error("query is empty: search wants e.g. metadata['order_id']:'6735'")]
+    Empty,
+    /// Something other than `AND` follows a clause: the rest of the query.
+    #[error("query: expected `AND` before `{0}` (the simulator's search supports exact matches joined by AND)")]
+    ExpectedAnd(String),
+    /// `metadata['key']` is not followed by `:`: the key.
+    #[error("query: expected `]:` after metadata['{0}']")]
+    ExpectedMetadataColon(String),
+    /// A clause does not start with a field name: the rest of the query.
+    #[error("query: expected a field name at `{0}`")]
+    ExpectedField(String),
+    /// A field is not followed by `:`: the field.
+    #[error(
+        "query: expected `:` after `{0}` (the simulator's search supports exact matches only)"
+    )]
+    ExpectedColon(String),
+    /// A value is not quoted: the rest of the query.
+    #[error("query: expected a quoted value at `{0}`")]
+    ExpectedQuoted(String),
+    /// A quoted value has no closing quote: the rest of the query.
+    #[error("query: a quoted value is never closed in `{0}`")]
+    Unclosed(String),
+}
+
 /// One `key:'value'` clause.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Clause {
@@ -16,11 +44,11 @@ pub(crate) enum Clause {
 }
 
 /// Parses a query into its clauses.
-pub(crate) fn parse_query(query: &str) -> Result<Vec<Clause>, String> {
+pub(crate) fn parse_query(query: &str) -> Result<Vec<Clause>, SearchQueryError> {
     let mut clauses = Vec::new();
     let mut rest = query.trim();
     if rest.is_empty() {
-        return Err("query is empty: search wants e.g. metadata['order_id']:'6735'".to_owned());
+        return Err(SearchQueryError::Empty);
     }
     loop {
         let (clause, after) = clause(rest)?;
@@ -32,21 +60,17 @@ pub(crate) fn parse_query(query: &str) -> Result<Vec<Clause>, String> {
         rest = after
             .strip_prefix("AND ")
             .or_else(|| after.strip_prefix("and "))
-            .ok_or_else(|| {
-                format!(
-                    "query: expected `AND` before `{after}` (the simulator's search supports exact matches joined by AND)"
-                )
-            })?
+            .ok_or_else(|| SearchQueryError::ExpectedAnd(after.to_owned()))?
             .trim_start();
     }
 }
 
-fn clause(text: &str) -> Result<(Clause, &str), String> {
+fn clause(text: &str) -> Result<(Clause, &str), SearchQueryError> {
     if let Some(inner) = text.strip_prefix("metadata[") {
         let (key, after) = quoted(inner)?;
         let after = after
             .strip_prefix("]:")
-            .ok_or_else(|| format!("query: expected `]:` after metadata['{key}']"))?;
+            .ok_or_else(|| SearchQueryError::ExpectedMetadataColon(key.clone()))?;
         let (value, after) = quoted(after)?;
         return Ok((Clause::Metadata(key, value), after));
     }
@@ -55,21 +79,21 @@ fn clause(text: &str) -> Result<(Clause, &str), String> {
         .unwrap_or(text.len());
     let (field, after) = text.split_at(end);
     if field.is_empty() {
-        return Err(format!("query: expected a field name at `{text}`"));
+        return Err(SearchQueryError::ExpectedField(text.to_owned()));
     }
-    let after = after.strip_prefix(':').ok_or_else(|| {
-        format!("query: expected `:` after `{field}` (the simulator's search supports exact matches only)")
-    })?;
+    let after = after
+        .strip_prefix(':')
+        .ok_or_else(|| SearchQueryError::ExpectedColon(field.to_owned()))?;
     let (value, after) = quoted(after)?;
     Ok((Clause::Field(field.to_owned(), value), after))
 }
 
 /// A single- or double-quoted string with backslash escapes.
-fn quoted(text: &str) -> Result<(String, &str), String> {
+fn quoted(text: &str) -> Result<(String, &str), SearchQueryError> {
     let mut chars = text.char_indices();
     let quote = match chars.next() {
         Some((_, q @ ('\'' | '"'))) => q,
-        _ => return Err(format!("query: expected a quoted value at `{text}`")),
+        _ => return Err(SearchQueryError::ExpectedQuoted(text.to_owned())),
     };
     let mut out = String::new();
     let mut escaped = false;
@@ -84,7 +108,7 @@ fn quoted(text: &str) -> Result<(String, &str), String> {
             (false, c) => out.push(c),
         }
     }
-    Err(format!("query: a quoted value is never closed in `{text}`"))
+    Err(SearchQueryError::Unclosed(text.to_owned()))
 }
 
 /// Whether an object with these arguments and metadata passes every clause.
@@ -134,15 +158,13 @@ mod tests {
 
     #[test]
     fn what_is_not_supported_is_refused_by_name() {
-        assert!(parse_query("").unwrap_err().contains("empty"));
-        assert!(parse_query("amount>100")
-            .unwrap_err()
-            .contains("exact matches"));
-        assert!(parse_query("a:'1' OR b:'2'").unwrap_err().contains("AND"));
-        assert!(parse_query("a:'1").unwrap_err().contains("never closed"));
-        assert!(parse_query("metadata['a'] :'1'")
-            .unwrap_err()
-            .contains("`]:`"));
-        assert!(parse_query("a:1").unwrap_err().contains("quoted"));
+        let message = |query| parse_query(query).unwrap_err().to_string();
+        assert!(message("").contains("empty"));
+        assert!(message("amount>100").contains("exact matches"));
+        assert!(message("a:'1' OR b:'2'").contains("AND"));
+        assert!(message("a:'1").contains("never closed"));
+        assert!(message("metadata['a'] :'1'").contains("`]:`"));
+        assert!(message("a:1").contains("quoted"));
+        assert_eq!(message("a:1"), "query: expected a quoted value at `1`",);
     }
 }

@@ -205,7 +205,8 @@ fn decode_body(profile: &Profile, headers: &HeaderMap, bytes: &[u8]) -> Result<V
                 ));
             }
             Value::Object(
-                decode_form(bytes).map_err(|why| responses::invalid_request(profile, &why))?,
+                decode_form(bytes)
+                    .map_err(|why| responses::invalid_request(profile, &why.to_string()))?,
             )
         }
     };

@@ -58,7 +58,7 @@ fn generic_lookup(
     let lookups = ctx.shared.plan.lookup;
     let pairs = match query::parse(raw_query) {
         Ok(pairs) => pairs,
-        Err(why) => return responses::invalid_request(profile, &why),
+        Err(why) => return responses::invalid_request(profile, &why.to_string()),
     };
     let state = ctx.shared.state();
     match (kind, id) {

@@ -10,7 +10,7 @@ use super::ctx::Ctx;
 use super::lookup::MAX_PAGE_OBJECTS;
 use crate::plan::RequestKind;
 use crate::profile::render::{page_body, PageKind};
-use crate::profile::search::{matches, parse_query, Clause};
+use crate::profile::search::{matches, parse_query, Clause, SearchQueryError};
 use crate::profile::{PageShape, SearchSyntax, TimeFormat};
 use crate::query;
 use crate::responses::{self, Prepared};
@@ -27,6 +27,27 @@ pub(super) struct Read<'a> {
     pub(super) raw_query: Option<&'a str>,
 }
 
+/// Why a search or list request's parameters are refused, in the words the
+/// real providers use where they have them.
+#[derive(Debug, thiserror::Error)]
+enum PageAskError {
+    /// A parameter this read does not take.
+    #[error("Received unknown parameter: {0}")]
+    UnknownParameter(String),
+    /// The page size is not an integer in range: (parameter, value).
+    #[error("{0} `{1}` must be an integer from 1 to {MAX_PAGE_OBJECTS}")]
+    BadLimit(String, String),
+    /// A creation-time bound not in the profile's format: (parameter, value).
+    #[error("{0} `{1}` is not a time in this provider's format")]
+    BadTime(String, String),
+    /// A Stripe-syntax search without its `query`.
+    #[error("Missing required param: query.")]
+    MissingQuery,
+    /// The search query does not parse.
+    #[error(transparent)]
+    Query(#[from] SearchQueryError),
+}
+
 /// What a page asks for once its parameters are read.
 #[derive(Default)]
 struct PageAsk {
@@ -41,7 +62,7 @@ pub(super) fn shaped_lookup(ctx: &Ctx, shape: &PageShape, read: Read<'_>) -> Pre
     let lookups = ctx.shared.plan.lookup;
     let pairs = match query::parse_all(read.raw_query) {
         Ok(pairs) => pairs,
-        Err(why) => return responses::invalid_request(profile, &why),
+        Err(why) => return responses::invalid_request(profile, &why.to_string()),
     };
     let ignored = |name: &str| {
         shape.ignored.iter().any(|i| {
@@ -75,7 +96,7 @@ pub(super) fn shaped_lookup(ctx: &Ctx, shape: &PageShape, read: Read<'_>) -> Pre
         (RequestKind::Search, None) if lookups.client_reference => {
             match search_ask(shape, &pairs) {
                 Ok(ask) => page(ctx, shape, &read, PageKind::Search, ask),
-                Err(why) => responses::invalid_request(profile, &why),
+                Err(why) => responses::invalid_request(profile, &why.to_string()),
             }
         }
         (RequestKind::Search, None) => {
@@ -83,7 +104,7 @@ pub(super) fn shaped_lookup(ctx: &Ctx, shape: &PageShape, read: Read<'_>) -> Pre
         }
         (RequestKind::List, None) if lookups.list_recent => match list_ask(shape, &pairs) {
             Ok(ask) => page(ctx, shape, &read, PageKind::List, ask),
-            Err(why) => responses::invalid_request(profile, &why),
+            Err(why) => responses::invalid_request(profile, &why.to_string()),
         },
         (RequestKind::List, None) => {
             responses::unsupported_query(profile, "this provider offers no list of recent objects")
@@ -96,15 +117,16 @@ pub(super) fn shaped_lookup(ctx: &Ctx, shape: &PageShape, read: Read<'_>) -> Pre
 }
 
 /// Reads the page size and the cursor; `Ok(false)` for any other parameter.
-fn paging(shape: &PageShape, ask: &mut PageAsk, name: &str, value: &str) -> Result<bool, String> {
+fn paging(
+    shape: &PageShape,
+    ask: &mut PageAsk,
+    name: &str,
+    value: &str,
+) -> Result<bool, PageAskError> {
     if name == shape.limit {
         match value.parse::<usize>() {
             Ok(n) if (1..=MAX_PAGE_OBJECTS).contains(&n) => ask.limit = Some(n),
-            _ => {
-                return Err(format!(
-                    "{name} `{value}` must be an integer from 1 to {MAX_PAGE_OBJECTS}"
-                ))
-            }
+            _ => return Err(PageAskError::BadLimit(name.to_owned(), value.to_owned())),
         }
         return Ok(true);
     }
@@ -115,7 +137,7 @@ fn paging(shape: &PageShape, ask: &mut PageAsk, name: &str, value: &str) -> Resu
     Ok(false)
 }
 
-fn search_ask(shape: &PageShape, pairs: &[(String, String)]) -> Result<PageAsk, String> {
+fn search_ask(shape: &PageShape, pairs: &[(String, String)]) -> Result<PageAsk, PageAskError> {
     let mut ask = PageAsk::default();
     let mut query = None;
     for (name, value) in pairs {
@@ -128,13 +150,13 @@ fn search_ask(shape: &PageShape, pairs: &[(String, String)]) -> Result<PageAsk, 
                 Some(key) => ask
                     .clauses
                     .push(Clause::Metadata(key.to_owned(), value.clone())),
-                None => return Err(format!("Received unknown parameter: {name}")),
+                None => return Err(PageAskError::UnknownParameter(name.clone())),
             },
-            SearchSyntax::StripeQuery => return Err(format!("Received unknown parameter: {name}")),
+            SearchSyntax::StripeQuery => return Err(PageAskError::UnknownParameter(name.clone())),
         }
     }
     if shape.search == SearchSyntax::StripeQuery {
-        let query = query.ok_or("Missing required param: query.")?;
+        let query = query.ok_or(PageAskError::MissingQuery)?;
         ask.clauses = parse_query(query)?;
     }
     Ok(ask)
@@ -145,7 +167,7 @@ fn metadata_key(name: &str) -> Option<&str> {
     name.strip_prefix("metadata[")?.strip_suffix(']')
 }
 
-fn list_ask(shape: &PageShape, pairs: &[(String, String)]) -> Result<PageAsk, String> {
+fn list_ask(shape: &PageShape, pairs: &[(String, String)]) -> Result<PageAsk, PageAskError> {
     let mut ask = PageAsk::default();
     for (name, value) in pairs {
         if paging(shape, &mut ask, name, value)? {
@@ -153,11 +175,12 @@ fn list_ask(shape: &PageShape, pairs: &[(String, String)]) -> Result<PageAsk, St
         }
         match &shape.created_gte {
             Some((param, format)) if param == name => {
-                ask.since_ms = Some(parse_time(value, *format).ok_or_else(|| {
-                    format!("{name} `{value}` is not a time in this provider's format")
-                })?);
+                ask.since_ms = Some(
+                    parse_time(value, *format)
+                        .ok_or_else(|| PageAskError::BadTime(name.clone(), value.clone()))?,
+                );
             }
-            _ => return Err(format!("Received unknown parameter: {name}")),
+            _ => return Err(PageAskError::UnknownParameter(name.clone())),
         }
     }
     Ok(ask)
