@@ -9,8 +9,8 @@ use lostreply_reports::model::CallEnd;
 use lostreply_simulator::sync::lock;
 use tokio::sync::oneshot;
 
-use super::{crash_signal, CallOutput};
-use crate::adapter::{Adapter, AdapterFactory};
+use super::output::{crash_signal, CallOutput};
+use crate::adapter::{Adapter, AdapterFactory, AdapterFailure};
 use crate::dispatch::{dispatch, CallRequest, DispatchError};
 use crate::protocol::CallName;
 
@@ -23,17 +23,16 @@ impl Instance {
     pub(super) fn build(
         factory: Arc<dyn AdapterFactory>,
         state_dir: &Path,
-    ) -> Result<Instance, String> {
-        let adapter = factory.build(state_dir).map_err(|e| e.to_string())?;
+    ) -> Result<Instance, AdapterFailure> {
+        let adapter = factory.build(state_dir)?;
         Ok(Instance {
             factory,
             current: Mutex::new(Arc::from(adapter)),
         })
     }
 
-    pub(super) fn rebuild(&self, state_dir: &Path) -> Result<(), String> {
-        let fresh: Arc<dyn Adapter> =
-            Arc::from(self.factory.build(state_dir).map_err(|e| e.to_string())?);
+    pub(super) fn rebuild(&self, state_dir: &Path) -> Result<(), AdapterFailure> {
+        let fresh: Arc<dyn Adapter> = Arc::from(self.factory.build(state_dir)?);
         *lock(&self.current) = fresh;
         Ok(())
     }

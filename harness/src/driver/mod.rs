@@ -6,6 +6,7 @@
 //! end?", so the runner never needs to know which one it is talking to.
 
 mod in_process;
+mod output;
 mod persistent;
 mod process;
 
@@ -13,19 +14,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use lostreply_reports::model::CallEnd;
 use tokio::sync::oneshot;
 
-use crate::adapter::AdapterFactory;
+use crate::adapter::{AdapterFactory, AdapterFailure};
 use crate::protocol::CallName;
 
+pub use output::{CallOutput, STDERR_KEEP_BYTES, STDOUT_LIMIT_BYTES};
 pub use persistent::SERVE_ARG;
-pub use process::ProcessCommand;
-
-/// The most stderr kept per call (the tail is kept: errors come last).
-pub const STDERR_KEEP_BYTES: usize = 16 * 1024;
-/// The most stdout read per call; a larger reply is a bad reply.
-pub const STDOUT_LIMIT_BYTES: usize = 1024 * 1024;
+pub use process::{CommandError, ProcessCommand};
 
 /// The code under test.
 #[derive(Clone)]
@@ -76,7 +72,7 @@ impl AdapterUnderTest {
     }
 
     /// Starts a session over a fresh state directory.
-    pub fn session(&self, state_dir: &Path) -> Result<Session, String> {
+    pub fn session(&self, state_dir: &Path) -> Result<Session, AdapterFailure> {
         let form = match self {
             AdapterUnderTest::InProcess(factory) => {
                 Form::InProcess(in_process::Instance::build(factory.clone(), state_dir)?)
@@ -122,20 +118,10 @@ impl std::fmt::Debug for Session {
     }
 }
 
-/// What one call produced.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CallOutput {
-    /// The reply, when a well-formed JSON object came back.
-    pub reply: Option<serde_json::Value>,
-    /// How it ended.
-    pub end: CallEnd,
-    /// The tail of its stderr.
-    pub stderr: String,
-}
-
 impl Session {
     /// Makes one call. `crash` fires when the harness wants the call killed
-    /// (a `crash` step); the call then ends as [`CallEnd::Crashed`] and, in
+    /// (a `crash` step); the call then ends as
+    /// [`CallEnd::Crashed`](lostreply_reports::model::CallEnd::Crashed) and, in
     /// process, a fresh instance replaces the old one, as after a SIGKILL.
     pub async fn call(
         &self,
@@ -158,52 +144,10 @@ impl Session {
     /// After a crash: a fresh instance over the same state directory (in process).
     /// A process adapter needs nothing: every call is a new process anyway, and
     /// a persistent one already retired the killed process (the next call starts one).
-    pub fn rebuild(&self) -> Result<(), String> {
+    pub fn rebuild(&self) -> Result<(), AdapterFailure> {
         match &self.form {
             Form::InProcess(instance) => instance.rebuild(&self.state_dir),
             Form::Process(_) | Form::Persistent(_) => Ok(()),
         }
     }
-}
-
-/// Keeps the last `limit` bytes of `bytes` as text, cut at a character boundary.
-pub(crate) fn tail_text(bytes: &[u8], limit: usize) -> String {
-    let start = bytes.len().saturating_sub(limit);
-    let text = String::from_utf8_lossy(&bytes[start..]);
-    if start > 0 {
-        format!("[… {start} bytes cut …]{text}")
-    } else {
-        text.into_owned()
-    }
-}
-
-/// Checks that a reply is a JSON object, as the protocol demands.
-pub(crate) fn parse_reply(stdout: &[u8]) -> Result<serde_json::Value, String> {
-    if stdout.len() > STDOUT_LIMIT_BYTES {
-        return Err(format!(
-            "stdout is {} bytes, over the {STDOUT_LIMIT_BYTES}-byte limit",
-            stdout.len()
-        ));
-    }
-    let text = std::str::from_utf8(stdout).map_err(|e| format!("stdout is not UTF-8: {e}"))?;
-    if text.trim().is_empty() {
-        return Err("stdout is empty: the protocol wants one JSON object".to_owned());
-    }
-    let value: serde_json::Value = serde_json::from_str(text.trim())
-        .map_err(|e| format!("stdout is not one JSON value: {e}"))?;
-    if !value.is_object() {
-        return Err("stdout is JSON but not an object".to_owned());
-    }
-    Ok(value)
-}
-
-/// Resolves when the harness fires the crash signal; never, without one (or when
-/// the sender is dropped: the crash point was not reached).
-pub(crate) async fn crash_signal(crash: Option<oneshot::Receiver<()>>) {
-    if let Some(rx) = crash {
-        if rx.await.is_ok() {
-            return;
-        }
-    }
-    std::future::pending::<()>().await
 }

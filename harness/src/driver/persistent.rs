@@ -20,10 +20,11 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use super::process::{kill_group, ProcessCommand};
-use super::{
-    crash_signal, parse_reply, tail_text, CallOutput, STDERR_KEEP_BYTES, STDOUT_LIMIT_BYTES,
+use super::output::{
+    bad_reply, crash_signal, parse_reply, tail_text, CallOutput, STDERR_KEEP_BYTES,
+    STDOUT_LIMIT_BYTES,
 };
+use super::process::{kill_group, ProcessCommand};
 use crate::protocol::CallName;
 
 /// The extra argument that asks an adapter for the persistent form.
@@ -98,24 +99,12 @@ impl Pool {
             Exchanged::Line(out) => match parse_reply(&out) {
                 Ok(reply) => (CallEnd::Replied, Some(reply), true),
                 // The stream can no longer be trusted to be in step: retire it.
-                Err(message) => (
-                    CallEnd::BadReply {
-                        message: message.into(),
-                    },
-                    None,
-                    false,
-                ),
+                Err(reason) => (bad_reply(&reason), None, false),
             },
             Exchanged::Exited { status, out } => match status {
                 Ok(s) if s.success() => match parse_reply(&out) {
                     Ok(reply) => (CallEnd::Replied, Some(reply), false),
-                    Err(message) => (
-                        CallEnd::BadReply {
-                            message: message.into(),
-                        },
-                        None,
-                        false,
-                    ),
+                    Err(reason) => (bad_reply(&reason), None, false),
                 },
                 Ok(s) => (CallEnd::Exited { code: s.code() }, None, false),
                 Err(e) => (

@@ -10,8 +10,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio::sync::oneshot;
 
-use super::{
-    crash_signal, parse_reply, tail_text, CallOutput, STDERR_KEEP_BYTES, STDOUT_LIMIT_BYTES,
+use super::output::{
+    bad_reply, crash_signal, parse_reply, tail_text, CallOutput, STDERR_KEEP_BYTES,
+    STDOUT_LIMIT_BYTES,
 };
 use crate::protocol::{CallName, PROTOCOL_VERSION};
 
@@ -21,23 +22,41 @@ pub struct ProcessCommand {
     argv: Vec<String>,
 }
 
+/// Why a process adapter's command line is not a command.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    /// The line's quotes do not pair up.
+    #[error("cannot split adapter command {line:?}: unbalanced quotes")]
+    UnbalancedQuotes {
+        /// The line as given.
+        line: String,
+    },
+    /// No program to run.
+    #[error("the adapter command is empty")]
+    Empty,
+}
+
 impl ProcessCommand {
     /// Splits `python3 adapter.py --flag` into words. Errors on an empty line or unbalanced quotes.
-    pub fn parse(line: &str) -> Result<ProcessCommand, String> {
-        let argv = shlex::split(line)
-            .ok_or_else(|| format!("cannot split adapter command {line:?}: unbalanced quotes"))?;
+    pub fn parse(line: &str) -> Result<ProcessCommand, CommandError> {
+        let argv = shlex::split(line).ok_or_else(|| CommandError::UnbalancedQuotes {
+            line: line.to_owned(),
+        })?;
+        ProcessCommand::new(argv)
+    }
+
+    /// From already split words.
+    pub fn new(argv: Vec<String>) -> Result<ProcessCommand, CommandError> {
         if argv.is_empty() {
-            return Err("the adapter command is empty".to_owned());
+            return Err(CommandError::Empty);
         }
         Ok(ProcessCommand { argv })
     }
 
-    /// From already split words.
+    /// [`ProcessCommand::new`], its error as text: for the callers that keep
+    /// errors as strings (the benchmarks' `Error::Unsupported`).
     pub fn from_argv(argv: Vec<String>) -> Result<ProcessCommand, String> {
-        if argv.is_empty() {
-            return Err("the adapter command is empty".to_owned());
-        }
-        Ok(ProcessCommand { argv })
+        ProcessCommand::new(argv).map_err(|e| e.to_string())
     }
 
     /// The command as one pasteable line.
@@ -148,11 +167,9 @@ impl ProcessCommand {
                             end: CallEnd::Replied,
                             stderr,
                         },
-                        Err(message) => CallOutput {
+                        Err(reason) => CallOutput {
                             reply: None,
-                            end: CallEnd::BadReply {
-                                message: message.into(),
-                            },
+                            end: bad_reply(&reason),
                             stderr,
                         },
                     },
