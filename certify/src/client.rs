@@ -262,15 +262,72 @@ async fn write_all(
 
 type Parsed = (u16, Vec<(String, String)>, Vec<u8>);
 
+/// A response head as read: status, headers (names lowercased), and the
+/// bytes read past it (the start of the body).
+struct Head {
+    status: u16,
+    headers: Vec<(String, String)>,
+    rest: Vec<u8>,
+}
+
+impl Head {
+    fn header(&self, name: &str) -> Option<String> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.trim().to_ascii_lowercase())
+    }
+}
+
 async fn read_response(stream: &mut TcpStream, max_body: usize) -> Result<Parsed, ClientError> {
+    let head = read_head(stream).await?;
+    if (100..200).contains(&head.status) {
+        return Err(ClientError::Nonsense(format!(
+            "interim status {} is not supported",
+            head.status
+        )));
+    }
+    let chunked = head
+        .header("transfer-encoding")
+        .is_some_and(|v| v.contains("chunked"));
+    // A chunked body's length is its chunks': any Content-Length is not read.
+    let length = match (chunked, head.header("content-length")) {
+        (false, Some(v)) => Some(
+            v.parse::<usize>()
+                .map_err(|_| ClientError::Nonsense(format!("bad Content-Length {v:?}")))?,
+        ),
+        (true, _) | (false, None) => None,
+    };
+    let Head {
+        status,
+        headers,
+        rest,
+    } = head;
+    let body = if chunked {
+        read_chunked(stream, rest, max_body).await?
+    } else {
+        read_sized(stream, rest, length, max_body).await?
+    };
+    Ok((status, headers, body))
+}
+
+async fn read_some(
+    stream: &mut TcpStream,
+    chunk: &mut [u8],
+    what: &str,
+) -> Result<usize, ClientError> {
+    stream
+        .read(chunk)
+        .await
+        .map_err(|e| ClientError::Io(format!("{what}: {e}")))
+}
+
+/// Reads until the head is whole (at most [`MAX_HEAD_BYTES`]).
+async fn read_head(stream: &mut TcpStream) -> Result<Head, ClientError> {
     let mut buf: Vec<u8> = Vec::with_capacity(4096);
     let mut chunk = [0u8; 8192];
-    // Head.
-    let (status, headers, head_len) = loop {
-        let n = stream
-            .read(&mut chunk)
-            .await
-            .map_err(|e| ClientError::Io(format!("reading: {e}")))?;
+    loop {
+        let n = read_some(stream, &mut chunk, "reading").await?;
         if n == 0 {
             return Err(if buf.is_empty() {
                 ClientError::Io("the connection closed without an answer".to_owned())
@@ -294,7 +351,12 @@ async fn read_response(stream: &mut TcpStream, max_body: usize) -> Result<Parsed
                         )
                     })
                     .collect::<Vec<_>>();
-                break (status, headers, len);
+                let rest = buf.split_off(len);
+                return Ok(Head {
+                    status,
+                    headers,
+                    rest,
+                });
             }
             Ok(httparse::Status::Partial) if buf.len() > MAX_HEAD_BYTES => {
                 return Err(ClientError::Nonsense(format!(
@@ -304,46 +366,38 @@ async fn read_response(stream: &mut TcpStream, max_body: usize) -> Result<Parsed
             Ok(httparse::Status::Partial) => {}
             Err(e) => return Err(ClientError::Nonsense(format!("bad response head: {e}"))),
         }
-    };
-    if (100..200).contains(&status) {
-        return Err(ClientError::Nonsense(format!(
-            "interim status {status} is not supported"
-        )));
     }
-    let mut body = buf.split_off(head_len);
-    let find = |name: &str| {
-        headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.trim().to_ascii_lowercase())
-    };
-    let chunked = find("transfer-encoding").is_some_and(|v| v.contains("chunked"));
-    if chunked {
-        let mut raw = body;
-        loop {
-            if let Some(done) = dechunk(&raw, max_body)? {
-                return Ok((status, headers, done));
-            }
-            let n = stream
-                .read(&mut chunk)
-                .await
-                .map_err(|e| ClientError::Io(format!("reading: {e}")))?;
-            if n == 0 {
-                return Err(ClientError::Nonsense("chunked body cut short".to_owned()));
-            }
-            raw.extend_from_slice(&chunk[..n]);
-            if raw.len() > max_body.saturating_mul(2) + 4096 {
-                return Err(ClientError::Nonsense(format!("body over {max_body} bytes")));
-            }
+}
+
+/// A chunked body, decoded, from the bytes already read and the rest of the stream.
+async fn read_chunked(
+    stream: &mut TcpStream,
+    mut raw: Vec<u8>,
+    max_body: usize,
+) -> Result<Vec<u8>, ClientError> {
+    let mut chunk = [0u8; 8192];
+    loop {
+        if let Some(done) = dechunk(&raw, max_body)? {
+            return Ok(done);
+        }
+        let n = read_some(stream, &mut chunk, "reading").await?;
+        if n == 0 {
+            return Err(ClientError::Nonsense("chunked body cut short".to_owned()));
+        }
+        raw.extend_from_slice(&chunk[..n]);
+        if raw.len() > max_body.saturating_mul(2) + 4096 {
+            return Err(ClientError::Nonsense(format!("body over {max_body} bytes")));
         }
     }
-    let length = match find("content-length") {
-        Some(v) => Some(
-            v.parse::<usize>()
-                .map_err(|_| ClientError::Nonsense(format!("bad Content-Length {v:?}")))?,
-        ),
-        None => None,
-    };
+}
+
+/// A body of `Content-Length` bytes, or up to the connection's close without one.
+async fn read_sized(
+    stream: &mut TcpStream,
+    mut body: Vec<u8>,
+    length: Option<usize>,
+    max_body: usize,
+) -> Result<Vec<u8>, ClientError> {
     if let Some(len) = length {
         if len > max_body {
             return Err(ClientError::Nonsense(format!(
@@ -351,24 +405,22 @@ async fn read_response(stream: &mut TcpStream, max_body: usize) -> Result<Parsed
             )));
         }
     }
+    let mut chunk = [0u8; 8192];
     loop {
         if let Some(len) = length {
             if body.len() >= len {
                 body.truncate(len);
-                return Ok((status, headers, body));
+                return Ok(body);
             }
         }
-        let n = stream
-            .read(&mut chunk)
-            .await
-            .map_err(|e| ClientError::Io(format!("reading the body: {e}")))?;
+        let n = read_some(stream, &mut chunk, "reading the body").await?;
         if n == 0 {
             return match length {
                 Some(len) => Err(ClientError::Nonsense(format!(
                     "body cut short: {} of {len} bytes",
                     body.len()
                 ))),
-                None => Ok((status, headers, body)),
+                None => Ok(body),
             };
         }
         body.extend_from_slice(&chunk[..n]);

@@ -132,6 +132,42 @@ pub(crate) fn header_name(d: &mut Found<'_>, sp: &Sp<String>) -> String {
     sp.value.clone()
 }
 
+/// A bounded whole number of `limits`: its name, default and range.
+pub(crate) struct Bound {
+    /// The field's name, as the problem names it.
+    pub(crate) name: &'static str,
+    /// Taken when the field is absent or out of range.
+    pub(crate) default: u32,
+    /// The smallest value allowed.
+    pub(crate) lo: u32,
+    /// The largest value allowed.
+    pub(crate) hi: u32,
+}
+
+/// A number of `limits` within its bound (its default when absent or out of it).
+pub(crate) fn bounded(d: &mut Found<'_>, v: Option<&Sp<u32>>, b: &Bound) -> u32 {
+    match v {
+        Some(s) if s.value < b.lo || s.value > b.hi => {
+            d.error(s.pos, format!("{} from {} to {}", b.name, b.lo, b.hi));
+            b.default
+        }
+        Some(s) => s.value,
+        None => b.default,
+    }
+}
+
+/// `limits.max_response_bytes`: 1 KiB to 16 MiB, `default` when absent or out of range.
+pub(crate) fn max_response_bytes(d: &mut Found<'_>, v: Option<&Sp<u64>>, default: usize) -> usize {
+    match v {
+        Some(m) if !(1024..=16 * 1024 * 1024).contains(&m.value) => {
+            d.error(m.pos, "max_response_bytes from 1024 to 16777216");
+            default
+        }
+        Some(m) => usize::try_from(m.value).unwrap_or(default),
+        None => default,
+    }
+}
+
 /// Splits `http://host:port` into host and port; `None` for anything else.
 pub(crate) fn split_base_url(url: &str) -> Option<(String, u16)> {
     let rest = url.strip_prefix("http://")?;

@@ -14,7 +14,10 @@ mod model;
 pub(crate) mod raw;
 mod validate;
 
-pub(crate) use fields::{allowed_hosts, duration, path_check, pointer, resolve, split_base_url};
+pub(crate) use fields::{
+    allowed_hosts, bounded, duration, max_response_bytes, path_check, pointer, resolve,
+    split_base_url, Bound,
+};
 pub(crate) use found::{invalid, Found};
 pub use found::{ContractError, Diagnostic};
 pub use model::{Collection, ContentType, Contract, InFlight, KeySyntax, MissingKey, PathSpec};

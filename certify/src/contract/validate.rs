@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use super::fields::{
-    allowed_hosts, duration, header_name, path_check, pointer, resolve, split_base_url, statuses,
+    allowed_hosts, bounded, duration, header_name, max_response_bytes, path_check, pointer,
+    resolve, split_base_url, statuses, Bound,
 };
 use super::found::Found;
 use super::model::{Collection, ContentType, Contract, InFlight, KeySyntax, MissingKey, PathSpec};
@@ -434,14 +435,6 @@ fn at<T>(value: T, pos: Pos) -> Sp<T> {
     Sp { value, pos }
 }
 
-/// A bounded whole number of `limits`: its name, default and range.
-struct Bound {
-    name: &'static str,
-    default: u32,
-    lo: u32,
-    hi: u32,
-}
-
 const BUDGET: Bound = Bound {
     name: "budget",
     default: 500,
@@ -461,17 +454,6 @@ const CONCURRENCY: Bound = Bound {
     hi: 32,
 };
 
-fn bounded(d: &mut Found<'_>, v: &Option<Sp<u32>>, b: &Bound) -> u32 {
-    match v {
-        Some(s) if s.value < b.lo || s.value > b.hi => {
-            d.error(s.pos, format!("{} from {} to {}", b.name, b.lo, b.hi));
-            b.default
-        }
-        Some(s) => s.value,
-        None => b.default,
-    }
-}
-
 struct Limits {
     budget: u32,
     rate_per_s: u32,
@@ -484,9 +466,9 @@ struct Limits {
 
 /// Bounds every run honours.
 fn limits(l: &raw::RawLimits, d: &mut Found<'_>) -> Limits {
-    let budget = bounded(d, &l.budget, &BUDGET);
-    let rate_per_s = bounded(d, &l.rate_per_s, &RATE_PER_S);
-    let concurrency = bounded(d, &l.concurrency, &CONCURRENCY);
+    let budget = bounded(d, l.budget.as_ref(), &BUDGET);
+    let rate_per_s = bounded(d, l.rate_per_s.as_ref(), &RATE_PER_S);
+    let concurrency = bounded(d, l.concurrency.as_ref(), &CONCURRENCY);
     let lost_response_waits = match &l.lost_response_waits {
         Some(ws) => {
             if ws.value.is_empty() || ws.value.len() > 5 {
@@ -510,14 +492,7 @@ fn limits(l: &raw::RawLimits, d: &mut Found<'_>) -> Limits {
             Duration::from_secs(10),
         ],
     };
-    let max_response_bytes = match &l.max_response_bytes {
-        Some(m) if m.value < 1024 || m.value > 16 * 1024 * 1024 => {
-            d.error(m.pos, "max_response_bytes from 1024 to 16777216");
-            1 << 20
-        }
-        Some(m) => usize::try_from(m.value).unwrap_or(1 << 20),
-        None => 1 << 20,
-    };
+    let max_response_bytes = max_response_bytes(d, l.max_response_bytes.as_ref(), 1 << 20);
     let retention_sample = l
         .retention_sample
         .as_ref()

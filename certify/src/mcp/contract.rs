@@ -14,7 +14,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::contract::{
-    self, duration, path_check, pointer, read_yaml, resolve, ContractError, Found, RawValue, Sp,
+    self, bounded, duration, max_response_bytes, path_check, pointer, read_yaml, resolve, Bound,
+    ContractError, Found, RawValue, Sp,
 };
 
 /// Requests per run when the contract sets none: a certification needs about 20.
@@ -318,114 +319,15 @@ fn tool_name(d: &mut Found<'_>, sp: &Sp<String>) -> String {
     sp.value.clone()
 }
 
-fn validate(
-    raw: RawMcpContract,
-    path: &str,
-    env: &dyn Fn(&str) -> Option<String>,
-    d: &mut Found<'_>,
-) -> McpContract {
-    if raw.version.value != 1 {
-        d.error(raw.version.pos, "only `version: 1` exists");
-    }
-    if raw.kind.value != "mcp" {
-        d.error(raw.kind.pos, "this file format is `kind: mcp`");
-    }
-    if raw.name.value.trim().is_empty() || raw.name.value.len() > 200 {
-        d.error(raw.name.pos, "a name of 1 to 200 characters");
-    }
-    // Nothing is sent to a host the contract does not name.
-    let url = resolve(d, &raw.target.url, env, "target.url");
-    let allowed = crate::contract::allowed_hosts(d, &raw.target.allowed_hosts);
-    let (origin, url_path) = match split_url(&url) {
-        _ if url.is_empty() => (String::new(), String::new()),
-        None => {
-            d.error(
-                raw.target.url.pos,
-                format!("{url:?}: expected http://host:port/path (plain HTTP; put a TLS proxy in front for HTTPS)"),
-            );
-            (String::new(), String::new())
-        }
-        Some((_, host, _)) if !allowed.contains(&host.to_ascii_lowercase()) => {
-            d.error(
-                raw.target.url.pos,
-                format!(
-                    "refusing {url:?}: its host {host:?} is not in target.allowed_hosts ({})",
-                    allowed.iter().cloned().collect::<Vec<_>>().join(", ")
-                ),
-            );
-            (String::new(), String::new())
-        }
-        Some((origin, _, p)) => (origin, p),
-    };
-    let timeout = raw
-        .target
-        .timeout
-        .as_ref()
-        .map_or(Duration::from_secs(10), |t| {
-            duration(d, t, Duration::from_millis(1), Duration::from_secs(120))
-        });
-    let credential = |d: &mut Found<'_>, sp: &Option<Sp<RawValue>>, what: &str| {
-        sp.as_ref().map(|sp| resolve(d, sp, env, what))
-    };
-    let (primary, second_tenant) = match &raw.auth {
-        Some(auth) => (
-            credential(d, &auth.primary, "auth.primary"),
-            credential(d, &auth.second_tenant, "auth.second_tenant"),
-        ),
-        None => (None, None),
-    };
-    if let (Some(a), Some(b), Some(auth)) = (&primary, &second_tenant, &raw.auth) {
-        if !a.is_empty() && a == b {
-            if let Some(sp) = &auth.second_tenant {
-                d.error(
-                    sp.pos,
-                    "the second tenant's credential is the primary's: the not-yours finding needs another tenant",
-                );
-            }
-        }
-    }
-    let paid = raw.paid.as_ref().map(|p| {
-        let tool = tool_name(d, &p.tool);
-        let arguments = match &p.arguments {
-            None => serde_json::Map::new(),
-            Some(Sp {
-                value: serde_json::Value::Object(m),
-                ..
-            }) => m.clone(),
-            Some(sp) => {
-                d.error(
-                    sp.pos,
-                    "paid.arguments is an object of the tool's arguments",
-                );
-                serde_json::Map::new()
-            }
-        };
-        PaidCall { tool, arguments }
-    });
-    let mut retrieval = RetrievalSpec::default();
-    if let Some(r) = &raw.retrieval {
-        if let Some(sp) = &r.get {
-            retrieval.get = tool_name(d, sp);
-        }
-        if let Some(sp) = &r.list {
-            retrieval.list = tool_name(d, sp);
-        }
-        if let Some(sp) = &r.id_argument {
-            if sp.value.is_empty() {
-                d.error(sp.pos, "an argument name");
-            }
-            retrieval.id_argument = sp.value.clone();
-        }
-        if let Some(sp) = &r.items_at {
-            retrieval.items_at = pointer(d, sp);
-        }
-        if let Some(sp) = &r.id_at {
-            retrieval.id_at = pointer(d, sp);
-        }
-        if let Some(sp) = &r.payload_at {
-            retrieval.payload_at = pointer(d, sp);
-        }
-    }
+/// Looks environment variables up.
+type Env<'e> = &'e dyn Fn(&str) -> Option<String>;
+
+fn validate(raw: RawMcpContract, path: &str, env: Env<'_>, d: &mut Found<'_>) -> McpContract {
+    header(&raw, d);
+    let target = target(&raw.target, env, d);
+    let (primary, second_tenant) = credentials(raw.auth.as_ref(), env, d);
+    let paid = raw.paid.as_ref().map(|p| paid_call(p, d));
+    let retrieval = retrieval(raw.retrieval.as_ref(), d);
     if let (Some(p), Some(raw_paid)) = (&paid, &raw.paid) {
         if p.tool == retrieval.get || p.tool == retrieval.list {
             d.error(
@@ -448,56 +350,186 @@ fn validate(
         });
     let clock = raw.clock.as_ref().map(|c| path_check(d, &c.path, None));
     let limits = raw.limits.as_ref();
-    let bounded =
-        |d: &mut Found<'_>, v: Option<&Sp<u32>>, default: u32, hi: u32, what: &str| match v {
-            Some(s) if s.value < 1 || s.value > hi => {
-                d.error(s.pos, format!("{what} from 1 to {hi}"));
-                default
-            }
-            Some(s) => s.value,
-            None => default,
-        };
-    let budget = bounded(
-        d,
-        limits.and_then(|l| l.budget.as_ref()),
-        DEFAULT_BUDGET,
-        10_000,
-        "budget",
-    );
-    let rate_per_s = bounded(
-        d,
-        limits.and_then(|l| l.rate_per_s.as_ref()),
-        DEFAULT_RATE_PER_S,
-        10_000,
-        "rate_per_s",
-    );
-    let max_response_bytes = match limits.and_then(|l| l.max_response_bytes.as_ref()) {
-        Some(m) if !(1024..=16 * 1024 * 1024).contains(&m.value) => {
-            d.error(m.pos, "max_response_bytes from 1024 to 16777216");
-            DEFAULT_MAX_RESPONSE_BYTES
-        }
-        Some(m) => usize::try_from(m.value).unwrap_or(DEFAULT_MAX_RESPONSE_BYTES),
-        None => DEFAULT_MAX_RESPONSE_BYTES,
-    };
     McpContract {
         source: path.to_owned(),
         name: raw.name.value.clone(),
-        url,
-        origin,
-        path: url_path,
-        allowed_hosts: allowed,
-        timeout,
+        url: target.url,
+        origin: target.origin,
+        path: target.path,
+        allowed_hosts: target.allowed_hosts,
+        timeout: target.timeout,
         primary: primary.filter(|p| !p.is_empty()),
         second_tenant: second_tenant.filter(|p| !p.is_empty()),
         paid,
         retrieval,
         retention,
         clock,
-        budget,
-        rate_per_s,
-        max_response_bytes,
+        budget: bounded(d, limits.and_then(|l| l.budget.as_ref()), &BUDGET),
+        rate_per_s: bounded(d, limits.and_then(|l| l.rate_per_s.as_ref()), &RATE_PER_S),
+        max_response_bytes: max_response_bytes(
+            d,
+            limits.and_then(|l| l.max_response_bytes.as_ref()),
+            DEFAULT_MAX_RESPONSE_BYTES,
+        ),
     }
 }
+
+/// `version`, `kind` and `name`.
+fn header(raw: &RawMcpContract, d: &mut Found<'_>) {
+    if raw.version.value != 1 {
+        d.error(raw.version.pos, "only `version: 1` exists");
+    }
+    if raw.kind.value != "mcp" {
+        d.error(raw.kind.pos, "this file format is `kind: mcp`");
+    }
+    if raw.name.value.trim().is_empty() || raw.name.value.len() > 200 {
+        d.error(raw.name.pos, "a name of 1 to 200 characters");
+    }
+}
+
+struct Target {
+    url: String,
+    origin: String,
+    path: String,
+    allowed_hosts: BTreeSet<String>,
+    timeout: Duration,
+}
+
+/// The endpoint and its allowlist: nothing is sent to a host the contract does not name.
+fn target(raw: &RawMcpTarget, env: Env<'_>, d: &mut Found<'_>) -> Target {
+    let url = resolve(d, &raw.url, env, "target.url");
+    let allowed = contract::allowed_hosts(d, &raw.allowed_hosts);
+    let (origin, path) = match split_url(&url) {
+        _ if url.is_empty() => (String::new(), String::new()),
+        None => {
+            d.error(
+                raw.url.pos,
+                format!("{url:?}: expected http://host:port/path (plain HTTP; put a TLS proxy in front for HTTPS)"),
+            );
+            (String::new(), String::new())
+        }
+        Some((_, host, _)) if !allowed.contains(&host.to_ascii_lowercase()) => {
+            d.error(
+                raw.url.pos,
+                format!(
+                    "refusing {url:?}: its host {host:?} is not in target.allowed_hosts ({})",
+                    allowed.iter().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            );
+            (String::new(), String::new())
+        }
+        Some((origin, _, p)) => (origin, p),
+    };
+    let timeout = raw.timeout.as_ref().map_or(Duration::from_secs(10), |t| {
+        duration(d, t, Duration::from_millis(1), Duration::from_secs(120))
+    });
+    Target {
+        url,
+        origin,
+        path,
+        allowed_hosts: allowed,
+        timeout,
+    }
+}
+
+/// The primary's and the second tenant's credentials, which must differ.
+fn credentials(
+    auth: Option<&RawMcpAuth>,
+    env: Env<'_>,
+    d: &mut Found<'_>,
+) -> (Option<String>, Option<String>) {
+    let Some(auth) = auth else {
+        return (None, None);
+    };
+    let mut credential =
+        |sp: &Option<Sp<RawValue>>, what: &str| sp.as_ref().map(|sp| resolve(d, sp, env, what));
+    let primary = credential(&auth.primary, "auth.primary");
+    let second_tenant = credential(&auth.second_tenant, "auth.second_tenant");
+    if let (Some(a), Some(b), Some(sp)) = (&primary, &second_tenant, &auth.second_tenant) {
+        if !a.is_empty() && a == b {
+            d.error(
+                sp.pos,
+                "the second tenant's credential is the primary's: the not-yours finding needs another tenant",
+            );
+        }
+    }
+    (primary, second_tenant)
+}
+
+/// The one paid call allowed: a tool name and an object of arguments.
+fn paid_call(p: &RawPaid, d: &mut Found<'_>) -> PaidCall {
+    let tool = tool_name(d, &p.tool);
+    let arguments = match &p.arguments {
+        None => serde_json::Map::new(),
+        Some(Sp {
+            value: serde_json::Value::Object(m),
+            ..
+        }) => m.clone(),
+        Some(sp) => {
+            d.error(
+                sp.pos,
+                "paid.arguments is an object of the tool's arguments",
+            );
+            serde_json::Map::new()
+        }
+    };
+    PaidCall { tool, arguments }
+}
+
+/// One retrieval setting: where it is written, where it goes, and its check.
+type RetrievalField = (
+    fn(&RawRetrieval) -> Option<&Sp<String>>,
+    fn(&mut RetrievalSpec) -> &mut String,
+    fn(&mut Found<'_>, &Sp<String>) -> String,
+);
+
+/// Every retrieval setting, in file order; each absent one keeps mcp.md's name.
+const RETRIEVAL_FIELDS: [RetrievalField; 6] = [
+    (|r| r.get.as_ref(), |s| &mut s.get, tool_name),
+    (|r| r.list.as_ref(), |s| &mut s.list, tool_name),
+    (
+        |r| r.id_argument.as_ref(),
+        |s| &mut s.id_argument,
+        argument_name,
+    ),
+    (|r| r.items_at.as_ref(), |s| &mut s.items_at, pointer),
+    (|r| r.id_at.as_ref(), |s| &mut s.id_at, pointer),
+    (|r| r.payload_at.as_ref(), |s| &mut s.payload_at, pointer),
+];
+
+/// Retrieval tool names and answer shapes (mcp.md's where not given).
+fn retrieval(raw: Option<&RawRetrieval>, d: &mut Found<'_>) -> RetrievalSpec {
+    let mut retrieval = RetrievalSpec::default();
+    if let Some(r) = raw {
+        for (written, setting, check) in RETRIEVAL_FIELDS {
+            if let Some(sp) = written(r) {
+                *setting(&mut retrieval) = check(d, sp);
+            }
+        }
+    }
+    retrieval
+}
+
+/// An argument name: anything but empty.
+fn argument_name(d: &mut Found<'_>, sp: &Sp<String>) -> String {
+    if sp.value.is_empty() {
+        d.error(sp.pos, "an argument name");
+    }
+    sp.value.clone()
+}
+
+const BUDGET: Bound = Bound {
+    name: "budget",
+    default: DEFAULT_BUDGET,
+    lo: 1,
+    hi: 10_000,
+};
+const RATE_PER_S: Bound = Bound {
+    name: "rate_per_s",
+    default: DEFAULT_RATE_PER_S,
+    lo: 1,
+    hi: 10_000,
+};
 
 /// The JSON Schema of the MCP contract format (draft 2020-12), for editors.
 pub fn schema() -> serde_json::Value {

@@ -1,7 +1,8 @@
 //! Baseline, sequential replay, replay fidelity, and key reuse with other or
 //! reordered arguments.
 
-use super::{Ctx, KeyUse, Stop, Trail};
+use super::ctx::{Ctx, KeyUse};
+use super::trail::{Stop, Trail};
 
 /// One keyed create; it must succeed, name an id, and be seen exactly once.
 pub async fn baseline(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {

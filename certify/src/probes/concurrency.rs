@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use futures::future::join_all;
 
-use super::{wait, Ctx, KeyUse, Stop, Trail};
+use super::ctx::{exchange, wait, Ctx, KeyUse};
+use super::trail::{Stop, Trail};
+use crate::client::Response;
 use crate::contract::InFlight;
 
 /// N identical keyed requests: each is sent but for its last byte, then every
@@ -33,10 +35,10 @@ pub async fn concurrent_duplicates(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
     let mut statuses = std::collections::BTreeMap::<String, usize>::new();
     let mut ids = std::collections::BTreeSet::new();
     for (i, a) in answers.iter().enumerate() {
-        let ev = super::exchange(&format!("duplicate {}", i + 1), &req, a);
+        let ev = exchange(&format!("duplicate {}", i + 1), &req, a);
         // Keep the evidence short: the first three, then a tally.
         if i < 3 {
-            t.evidence.push(ev);
+            t.push(ev);
         }
         match a {
             Ok(r) => {
@@ -112,6 +114,15 @@ enum Window {
     Missed(String),
 }
 
+/// The three answers of one attempt, and whether the first was already back
+/// before the others left.
+struct Attempt {
+    first: Response,
+    same: Response,
+    other: Response,
+    answered_early: bool,
+}
+
 async fn in_flight_attempt(
     c: &Ctx,
     t: &mut Trail,
@@ -119,8 +130,32 @@ async fn in_flight_attempt(
     attempt: u32,
 ) -> Result<Window, Stop> {
     let marker = c.marker("in_flight", attempt);
+    let sent = send_attempt(c, t, slow, &marker, attempt).await?;
+    if let Some(window) = missed_window(c, t, &marker, &sent).await? {
+        return Ok(window);
+    }
+    judge_in_flight(c, t, &sent);
+    let found = c.count(t, &marker, 1).await?;
+    c.judge_count(
+        t,
+        found,
+        1,
+        "three requests under one key while the first ran",
+    );
+    Ok(Window::Met)
+}
+
+/// The first request on the slow path; after `in_flight_after`, the same key
+/// with the same and with other arguments, together.
+async fn send_attempt(
+    c: &Ctx,
+    t: &mut Trail,
+    slow: &str,
+    marker: &str,
+    attempt: u32,
+) -> Result<Attempt, Stop> {
     let key = KeyUse::Key(c.key("in_flight", attempt));
-    let body = c.body(&marker);
+    let body = c.body(marker);
     let req = c.create(slow, &body, &key, &c.contract.primary);
     let other_req = c.create(slow, &c.varied(&body), &key, &c.contract.primary);
     let client = c.client.clone();
@@ -132,12 +167,12 @@ async fn in_flight_attempt(
     wait(c.contract.in_flight_after).await;
     let answered_early = first.is_finished();
     let (same, other) = futures::join!(c.client.send(&req), c.client.send(&other_req));
-    t.evidence.push(super::exchange(
+    t.push(exchange(
         "same key and arguments, first in flight",
         &req,
         &same,
     ));
-    t.evidence.push(super::exchange(
+    t.push(exchange(
         "same key, other arguments, first in flight",
         &other_req,
         &other,
@@ -145,42 +180,64 @@ async fn in_flight_attempt(
     let first = first
         .await
         .map_err(|e| Stop(format!("the first request's task failed: {e}")))?;
-    t.evidence
-        .push(super::exchange("the first request", &first_req, &first));
-    let (same, other, first) = (same?, other?, first?);
-    if answered_early {
-        // Effects are still counted: a duplicate is a duplicate whatever the timing.
-        let found = c.count(t, &marker, 1).await?;
-        if found > 1 {
-            c.judge_count(t, found, 1, "three requests under one key");
-            return Ok(Window::Met);
-        }
-        return Ok(Window::Missed(format!(
+    t.push(exchange("the first request", &first_req, &first));
+    // A request without an answer stops the probe; the others' failures come first.
+    Ok(Attempt {
+        same: same?,
+        other: other?,
+        first: first?,
+        answered_early,
+    })
+}
+
+/// When the window was missed: the first answer was back before the others
+/// left, or one of the others overtook the first. A duplicate effect is judged
+/// whatever the timing.
+async fn missed_window(
+    c: &Ctx,
+    t: &mut Trail,
+    marker: &str,
+    sent: &Attempt,
+) -> Result<Option<Window>, Stop> {
+    let Attempt {
+        first, same, other, ..
+    } = sent;
+    if !sent.answered_early && c.is_success(first.status) {
+        return Ok(None);
+    }
+    let overtaken = c.is_success(same.status) || c.is_success(other.status);
+    let found = c.count(t, marker, 1).await?;
+    if found > 1 {
+        c.judge_count(t, found, 1, "three requests under one key");
+        return Ok(Some(Window::Met));
+    }
+    if sent.answered_early {
+        return Ok(Some(Window::Missed(format!(
             "its answer ({}) was back after {} ms, before the others were sent",
             first.status,
             first.elapsed.as_millis()
-        )));
+        ))));
     }
-    if !c.is_success(first.status) {
-        let overtaken = c.is_success(same.status) || c.is_success(other.status);
-        let found = c.count(t, &marker, 1).await?;
-        if found > 1 {
-            c.judge_count(t, found, 1, "three requests under one key");
-            return Ok(Window::Met);
-        }
-        if overtaken {
-            return Ok(Window::Missed(format!(
-                "a later request claimed the key first; the first answered {}",
-                first.status
-            )));
-        }
-        return Err(Stop(format!("the first request answered {}", first.status)));
+    if overtaken {
+        return Ok(Some(Window::Missed(format!(
+            "a later request claimed the key first; the first answered {}",
+            first.status
+        ))));
     }
+    Err(Stop(format!("the first request answered {}", first.status)))
+}
+
+/// The answers met in flight, against the declared in-flight behaviour.
+fn judge_in_flight(c: &Ctx, t: &mut Trail, sent: &Attempt) {
+    let Attempt {
+        first, same, other, ..
+    } = sent;
+    let mismatch = &c.contract.mismatch_status;
     match &c.contract.in_flight {
         InFlight::Status(codes) => {
             if codes.contains(&same.status) {
                 t.held(format!("same arguments in flight: {}", same.status));
-            } else if c.is_success(same.status) && c.id_of(&same) == c.id_of(&first) {
+            } else if c.is_success(same.status) && c.id_of(same) == c.id_of(first) {
                 t.fail(format!("same arguments in flight answered {} with the result (it waited), declared {codes:?}", same.status));
             } else {
                 t.fail(format!(
@@ -188,33 +245,25 @@ async fn in_flight_attempt(
                     same.status
                 ));
             }
-            if codes.contains(&other.status) || c.contract.mismatch_status.contains(&other.status) {
+            if codes.contains(&other.status) || mismatch.contains(&other.status) {
                 t.held(format!("other arguments in flight: {}", other.status));
             } else {
                 t.fail(format!(
-                    "other arguments in flight answered {}, declared in-flight {codes:?} or mismatch {:?}",
-                    other.status, c.contract.mismatch_status
+                    "other arguments in flight answered {}, declared in-flight {codes:?} or mismatch {mismatch:?}",
+                    other.status
                 ));
             }
         }
         InFlight::Waits => {
-            if !(c.is_success(same.status) && c.id_of(&same) == c.id_of(&first)) {
+            if !(c.is_success(same.status) && c.id_of(same) == c.id_of(first)) {
                 t.fail(format!("same arguments in flight answered {}, declared: waits for the first and replays it", same.status));
             }
-            if !c.contract.mismatch_status.contains(&other.status) {
+            if !mismatch.contains(&other.status) {
                 t.fail(format!(
-                    "other arguments in flight answered {}, declared mismatch {:?}",
-                    other.status, c.contract.mismatch_status
+                    "other arguments in flight answered {}, declared mismatch {mismatch:?}",
+                    other.status
                 ));
             }
         }
     }
-    let found = c.count(t, &marker, 1).await?;
-    c.judge_count(
-        t,
-        found,
-        1,
-        "three requests under one key while the first ran",
-    );
-    Ok(Window::Met)
 }

@@ -1,7 +1,10 @@
 //! Keys that fail: a rejected request's key, and missing, malformed and
 //! over-long keys.
 
-use super::{Ctx, KeyUse, Stop, Trail};
+use futures::future::BoxFuture;
+
+use super::ctx::{fill, Ctx, KeyUse};
+use super::trail::{Stop, Trail};
 use crate::contract::{KeySyntax, MissingKey};
 
 /// A request the vendor rejects, then the valid request under the same key.
@@ -12,7 +15,7 @@ pub async fn rejected_not_poisoned(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
     };
     let marker = c.marker("rejected_not_poisoned", 0);
     let key = KeyUse::Key(c.key("rejected_not_poisoned", 0));
-    let bad = super::fill(&body, &marker);
+    let bad = fill(&body, &marker);
     let first = c
         .send(
             t,
@@ -64,11 +67,30 @@ pub async fn rejected_not_poisoned(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
     Ok(())
 }
 
+/// One of `key_validation`'s checks.
+type KeyCheck = for<'a> fn(&'a Ctx, &'a mut Trail) -> BoxFuture<'a, Result<(), Stop>>;
+
+/// `key_validation`'s checks, in the order they run (each with its own marker).
+const KEY_CHECKS: [KeyCheck; 4] = [
+    |c, t| Box::pin(missing_key(c, t)),
+    |c, t| Box::pin(malformed_key(c, t)),
+    |c, t| Box::pin(oversized_key(c, t)),
+    |c, t| Box::pin(longest_key(c, t)),
+];
+
+const PROBE: &str = "key_validation";
+
 /// Missing, malformed, over-long, and longest-allowed keys.
 pub async fn key_validation(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
-    let probe = "key_validation";
-    // Missing.
-    let marker = c.marker(probe, 0);
+    for check in KEY_CHECKS {
+        check(c, t).await?;
+    }
+    Ok(())
+}
+
+/// A create without a key gets the declared answer.
+async fn missing_key(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
+    let marker = c.marker(PROBE, 0);
     let r = c
         .send(t, "no key", &c.create_main(&c.body(&marker), &KeyUse::None))
         .await?;
@@ -98,38 +120,45 @@ pub async fn key_validation(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
             }
         }
     }
-    // Malformed.
-    let malformed = match &c.contract.key {
-        KeySyntax::Token { .. } => Some("lrk bad key with spaces".to_owned()),
-        KeySyntax::SfString { .. } => Some("\"lrk_unterminated".to_owned()),
-        KeySyntax::BodyField { .. } => None,
-    };
-    if let Some(bad) = malformed {
-        let marker = c.marker(probe, 1);
-        let r = c
-            .send(
-                t,
-                "malformed key",
-                &c.create_main(&c.body(&marker), &KeyUse::Raw(bad)),
-            )
-            .await?;
-        let found = c.count(t, &marker, 0).await?;
-        if c.contract.malformed_key_status.contains(&r.status) && found == 0 {
-            t.held(format!("a malformed key was refused ({})", r.status));
-        } else {
-            t.fail(format!(
-                "a malformed key answered {} and left {found} effect(s), declared {:?} and none",
-                r.status, c.contract.malformed_key_status
-            ));
+    Ok(())
+}
+
+/// A malformed key is refused and leaves no effect (a body-field key has no syntax to break).
+async fn malformed_key(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
+    let bad = match &c.contract.key {
+        KeySyntax::Token { .. } => "lrk bad key with spaces",
+        KeySyntax::SfString { .. } => "\"lrk_unterminated",
+        KeySyntax::BodyField { .. } => {
+            t.note("malformed keys: not applicable to a body-field key");
+            return Ok(());
         }
+    };
+    let marker = c.marker(PROBE, 1);
+    let r = c
+        .send(
+            t,
+            "malformed key",
+            &c.create_main(&c.body(&marker), &KeyUse::Raw(bad.to_owned())),
+        )
+        .await?;
+    let found = c.count(t, &marker, 0).await?;
+    if c.contract.malformed_key_status.contains(&r.status) && found == 0 {
+        t.held(format!("a malformed key was refused ({})", r.status));
     } else {
-        t.note("malformed keys: not applicable to a body-field key");
+        t.fail(format!(
+            "a malformed key answered {} and left {found} effect(s), declared {:?} and none",
+            r.status, c.contract.malformed_key_status
+        ));
     }
-    // Over-long, and the longest allowed.
+    Ok(())
+}
+
+/// A key one byte over the declared maximum is refused and leaves no effect.
+async fn oversized_key(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
     let max = c.contract.key_max_bytes;
-    let base = c.key(probe, 2);
+    let base = c.key(PROBE, 2);
     let long = format!("{base}{}", "x".repeat(max + 1 - base.len().min(max)));
-    let marker = c.marker(probe, 2);
+    let marker = c.marker(PROBE, 2);
     let r = c
         .send(
             t,
@@ -148,9 +177,15 @@ pub async fn key_validation(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
             c.contract.oversized_key_status
         ));
     }
-    let base = c.key(probe, 3);
+    Ok(())
+}
+
+/// A key of exactly the declared maximum is accepted.
+async fn longest_key(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
+    let max = c.contract.key_max_bytes;
+    let base = c.key(PROBE, 3);
     let longest = format!("{base}{}", "y".repeat(max - base.len().min(max)));
-    let marker = c.marker(probe, 3);
+    let marker = c.marker(PROBE, 3);
     let r = c
         .send(
             t,

@@ -1,7 +1,8 @@
 //! The lost response: the probe closes its own connection right after sending
 //! (before reading a byte), waits, and retries with the same key.
 
-use super::{wait, Ctx, KeyUse, Stop, Trail};
+use super::ctx::{exchange, wait, Ctx, KeyUse};
+use super::trail::{Stop, Trail};
 use crate::contract::InFlight;
 
 /// Most retries while the first attempt is still reported in flight.
@@ -16,7 +17,7 @@ pub async fn lost_response(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
         let req = c.create_main(&c.body(&marker), &key);
         let label = format!("retry after {}", humantime::format_duration(*w));
         let sent = c.client.send_and_abort(&req).await;
-        t.evidence.push(super::exchange(
+        t.push(exchange(
             "sent, connection closed before reading",
             &req,
             &sent.clone().map(|()| crate::client::Response {

@@ -3,8 +3,10 @@
 //! What happens after it ends is recorded, not judged: a declared retention is
 //! a minimum.
 
-use super::{wait, Ctx, KeyUse, Stop, Trail};
-use crate::client::Request;
+use super::ctx::{wait, Ctx, KeyUse};
+use super::trail::{Stop, Trail};
+use crate::client::{Request, Response};
+use crate::contract::PathSpec;
 
 /// One create, replays over time.
 pub async fn retention(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
@@ -22,56 +24,7 @@ pub async fn retention(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
     check_replay(c, t, &first, &again, &label);
     let declared = c.contract.retention;
     if let Some(clock) = &c.contract.clock {
-        let margin = std::time::Duration::from_secs(2).min(declared / 2);
-        let advance = |by: std::time::Duration| Request {
-            method: "POST".to_owned(),
-            path: clock.path.clone(),
-            headers: {
-                let mut h = super::basic::auth(c, &c.contract.primary, clock.auth);
-                h.push(("Content-Type".to_owned(), "application/json".to_owned()));
-                h
-            },
-            body:
-                serde_json::json!({"advance_ms": u64::try_from(by.as_millis()).unwrap_or(u64::MAX)})
-                    .to_string()
-                    .into_bytes(),
-        };
-        let moved = c
-            .send(
-                t,
-                "provider clock moved to just before the retention ends",
-                &advance(declared.saturating_sub(margin + sample)),
-            )
-            .await?;
-        if !(200..300).contains(&moved.status) {
-            return Err(Stop(format!(
-                "the clock endpoint answered {}",
-                moved.status
-            )));
-        }
-        let label = format!(
-            "replay {} before the declared retention ends",
-            humantime::format_duration(margin)
-        );
-        let late = c.send(t, &label, &req).await?;
-        check_replay(c, t, &first, &late, &label);
-        c.send(
-            t,
-            "provider clock moved past the retention",
-            &advance(margin * 2),
-        )
-        .await?;
-        let after = c
-            .send(t, "the same request after the retention", &req)
-            .await?;
-        t.note(format!(
-            "after the declared retention the key {} (not judged: a retention is a minimum)",
-            if c.id_of(&after) == c.id_of(&first) {
-                "still replays"
-            } else {
-                "is forgotten"
-            }
-        ));
+        by_the_clock(c, t, clock, &req, &first).await?;
     } else if c.contract.wait_out_retention {
         wait(declared).await;
         let after = c
@@ -95,13 +48,70 @@ pub async fn retention(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
     Ok(())
 }
 
-fn check_replay(
+/// With the provider's clock: a replay just before the declared retention
+/// ends, then the same request after it (recorded, not judged).
+async fn by_the_clock(
     c: &Ctx,
     t: &mut Trail,
-    first: &crate::client::Response,
-    again: &crate::client::Response,
-    label: &str,
-) {
+    clock: &PathSpec,
+    req: &Request,
+    first: &Response,
+) -> Result<(), Stop> {
+    let declared = c.contract.retention;
+    let sample = c.contract.retention_sample;
+    let margin = std::time::Duration::from_secs(2).min(declared / 2);
+    let advance = |by: std::time::Duration| Request {
+        method: "POST".to_owned(),
+        path: clock.path.clone(),
+        headers: {
+            let mut h = super::basic::auth(c, &c.contract.primary, clock.auth);
+            h.push(("Content-Type".to_owned(), "application/json".to_owned()));
+            h
+        },
+        body: serde_json::json!({"advance_ms": u64::try_from(by.as_millis()).unwrap_or(u64::MAX)})
+            .to_string()
+            .into_bytes(),
+    };
+    let moved = c
+        .send(
+            t,
+            "provider clock moved to just before the retention ends",
+            &advance(declared.saturating_sub(margin + sample)),
+        )
+        .await?;
+    if !(200..300).contains(&moved.status) {
+        return Err(Stop(format!(
+            "the clock endpoint answered {}",
+            moved.status
+        )));
+    }
+    let label = format!(
+        "replay {} before the declared retention ends",
+        humantime::format_duration(margin)
+    );
+    let late = c.send(t, &label, req).await?;
+    check_replay(c, t, first, &late, &label);
+    c.send(
+        t,
+        "provider clock moved past the retention",
+        &advance(margin * 2),
+    )
+    .await?;
+    let after = c
+        .send(t, "the same request after the retention", req)
+        .await?;
+    t.note(format!(
+        "after the declared retention the key {} (not judged: a retention is a minimum)",
+        if c.id_of(&after) == c.id_of(first) {
+            "still replays"
+        } else {
+            "is forgotten"
+        }
+    ));
+    Ok(())
+}
+
+fn check_replay(c: &Ctx, t: &mut Trail, first: &Response, again: &Response, label: &str) {
     if c.is_success(again.status) && c.id_of(again) == c.id_of(first) {
         t.held(format!("{label}: replayed"));
     } else {

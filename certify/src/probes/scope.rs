@@ -1,7 +1,8 @@
 //! The key's scope: another endpoint, another tenant.
 
 use super::basic::auth;
-use super::{Ctx, KeyUse, Stop, Trail};
+use super::ctx::{Ctx, KeyUse};
+use super::trail::{Stop, Trail};
 use crate::client::Request;
 
 /// The same key and body on the main path, then on `other_path`.
