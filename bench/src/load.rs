@@ -262,14 +262,34 @@ async fn ok_worker(
         };
         match ok_round(sender, target, first_n + rounds, &window, &mut stats).await {
             Ok(()) => consecutive_errors = 0,
-            Err(message) => {
+            Err(error) => {
                 consecutive_errors += 1;
-                stats.error(message);
+                stats.error(error.to_string());
                 connection = None;
             }
         }
     }
     stats
+}
+
+/// Why a round of the answered path did not end in two expected answers.
+#[derive(Debug, thiserror::Error)]
+enum RoundError {
+    /// The create got no answer.
+    #[error("create: {0}")]
+    Create(#[source] hyper::Error),
+    /// The create answered with another status than the wire's "created".
+    #[error("create answered {0}")]
+    CreateStatus(StatusCode),
+    /// The create's answer holds no object id to retrieve.
+    #[error("create answered no object id")]
+    NoObjectId,
+    /// The retrieve got no answer.
+    #[error("retrieve: {0}")]
+    Retrieve(#[source] hyper::Error),
+    /// The retrieve answered with another status than 200.
+    #[error("retrieve {id} answered {status}")]
+    RetrieveStatus { id: String, status: StatusCode },
 }
 
 /// A create, then a retrieve of the id it answered: each request timed and counted.
@@ -279,26 +299,26 @@ async fn ok_round(
     n: u64,
     window: &Window,
     stats: &mut WorkerStats,
-) -> Result<(), String> {
+) -> Result<(), RoundError> {
     let started = Instant::now();
     stats.sent += 1;
     let (status, body) = client::create(sender, target, n)
         .await
-        .map_err(|e| format!("create: {e}"))?;
+        .map_err(RoundError::Create)?;
     let done = Instant::now();
     if status != target.wire.created_status() {
-        return Err(format!("create answered {status}"));
+        return Err(RoundError::CreateStatus(status));
     }
     stats.record(window, started, done);
-    let id = client::object_id(&body).ok_or_else(|| "create answered no object id".to_owned())?;
+    let id = client::object_id(&body).ok_or(RoundError::NoObjectId)?;
     let started = Instant::now();
     stats.sent += 1;
     let (status, _) = client::retrieve(sender, target, &id)
         .await
-        .map_err(|e| format!("retrieve: {e}"))?;
+        .map_err(RoundError::Retrieve)?;
     let done = Instant::now();
     if status != StatusCode::OK {
-        return Err(format!("retrieve {id} answered {status}"));
+        return Err(RoundError::RetrieveStatus { id, status });
     }
     stats.record(window, started, done);
     Ok(())

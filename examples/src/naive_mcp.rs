@@ -17,7 +17,7 @@ use lostreply_harness::protocol::{
     Common, ContractMcp, ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply,
 };
 use lostreply_reference::mcp::classify::{self, CallVerdict};
-use lostreply_reference::mcp::wire::{Exchange, McpClient, Window};
+use lostreply_reference::mcp::wire::{ClientSetupError, Exchange, McpClient, Window};
 use serde_json::{json, Value};
 
 use crate::naive::kit::{Entry, Factory, FileStore, Naive, Records};
@@ -163,13 +163,24 @@ fn mcp(common: &Common) -> Result<&ContractMcp, AdapterFailure> {
         .ok_or_else(|| AdapterFailure::new("no mcp section in the provider contract"))
 }
 
-async fn session(common: &Common) -> Result<McpClient, String> {
-    let contract = mcp(common).map_err(|e| e.to_string())?;
+/// Why no MCP session could be opened; the message becomes the record's evidence.
+#[derive(Debug, thiserror::Error)]
+enum SessionError {
+    /// The provider contract has no mcp section.
+    #[error(transparent)]
+    NoContract(#[from] AdapterFailure),
+    /// No client for the contract's server.
+    #[error(transparent)]
+    Setup(#[from] ClientSetupError),
+    /// `initialize` did not succeed: what came back instead.
+    #[error("no MCP session: {}", .0.describe())]
+    Initialize(Exchange),
+}
+
+async fn session(common: &Common) -> Result<McpClient, SessionError> {
+    let contract = mcp(common)?;
     let mut client = McpClient::new(contract, &common.provider.credential)?;
-    client
-        .connect()
-        .await
-        .map_err(|e| format!("no MCP session: {}", e.describe()))?;
+    client.connect().await.map_err(SessionError::Initialize)?;
     Ok(client)
 }
 
@@ -275,7 +286,7 @@ impl<const FLAW: usize, const AT_ONCE: bool> Naive for NaiveMcp<FLAW, AT_ONCE> {
         let mut client = match session(&request.common).await {
             Ok(client) => client,
             Err(why) => {
-                entry.evidence = why;
+                entry.evidence = why.to_string();
                 return self.store.keep(&entry);
             }
         };
@@ -308,7 +319,7 @@ impl<const FLAW: usize, const AT_ONCE: bool> Naive for NaiveMcp<FLAW, AT_ONCE> {
         let mut client = match session(&request.common).await {
             Ok(client) => client,
             Err(why) => {
-                entry.evidence = why;
+                entry.evidence = why.to_string();
                 return self.store.keep(&entry);
             }
         };

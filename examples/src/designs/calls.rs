@@ -45,9 +45,19 @@ fn usable_resource(resource: &str) -> bool {
         && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
-fn parse_now(now: &str) -> Result<Timestamp, String> {
-    now.parse()
-        .map_err(|e| format!("the request's clock {now:?} is not RFC 3339 ({e}); nothing sent"))
+/// A request whose `now` is not a time: nothing can be judged against it.
+#[derive(Debug, thiserror::Error)]
+#[error("the request's clock {now:?} is not RFC 3339 ({error}); nothing sent")]
+struct UnreadableClock {
+    now: String,
+    error: jiff::Error,
+}
+
+fn parse_now(now: &str) -> Result<Timestamp, UnreadableClock> {
+    now.parse().map_err(|error| UnreadableClock {
+        now: now.to_owned(),
+        error,
+    })
 }
 
 fn unreadable(operation_id: &str, Unreadable(why): Unreadable) -> OutcomeReply {
@@ -124,11 +134,11 @@ impl Adapter for DesignAdapter {
         let operation = &request.operation;
         let id = match OpId::parse(&operation.id) {
             Ok(id) => id,
-            Err(why) => return Ok(record::unknown_reply(&operation.id, why)),
+            Err(why) => return Ok(record::unknown_reply(&operation.id, why.to_string())),
         };
         let now = match parse_now(&request.common.now) {
             Ok(now) => now,
-            Err(why) => return Ok(record::unknown_reply(id.as_str(), why)),
+            Err(why) => return Ok(record::unknown_reply(id.as_str(), why.to_string())),
         };
         let _lock = match self.lock(&id, Caller::Worker).await? {
             Ok(lock) => lock,
@@ -188,7 +198,12 @@ impl Adapter for DesignAdapter {
     async fn reconcile(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
         let id = match OpId::parse(&request.operation_id) {
             Ok(id) => id,
-            Err(why) => return Ok(record::unknown_reply(&request.operation_id, why)),
+            Err(why) => {
+                return Ok(record::unknown_reply(
+                    &request.operation_id,
+                    why.to_string(),
+                ))
+            }
         };
         let _lock = match self.lock(&id, Caller::Worker).await? {
             Ok(lock) => lock,
@@ -206,7 +221,7 @@ impl Adapter for DesignAdapter {
             Ok(now) => now,
             Err(why) => {
                 return Ok(OutcomeReply {
-                    evidence: why.into(),
+                    evidence: why.to_string().into(),
                     ..stored.reply()
                 })
             }
@@ -269,7 +284,12 @@ impl Adapter for DesignAdapter {
     async fn resolve(&self, request: ResolveRequest) -> Result<OutcomeReply, AdapterFailure> {
         let id = match OpId::parse(&request.operation_id) {
             Ok(id) => id,
-            Err(why) => return Ok(record::unknown_reply(&request.operation_id, why)),
+            Err(why) => {
+                return Ok(record::unknown_reply(
+                    &request.operation_id,
+                    why.to_string(),
+                ))
+            }
         };
         let _lock = match self.lock(&id, Caller::Applier).await? {
             Ok(lock) => lock,
@@ -311,7 +331,12 @@ impl Adapter for DesignAdapter {
     async fn status(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
         let id = match OpId::parse(&request.operation_id) {
             Ok(id) => id,
-            Err(why) => return Ok(record::unknown_reply(&request.operation_id, why)),
+            Err(why) => {
+                return Ok(record::unknown_reply(
+                    &request.operation_id,
+                    why.to_string(),
+                ))
+            }
         };
         // Records are replaced atomically, so a read needs no lock.
         Ok(match self.store.load(&id) {

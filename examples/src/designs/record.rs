@@ -13,6 +13,11 @@ use super::keys;
 /// id forgotten past it is harmless because applying an event never regresses.
 pub const MAX_WEBHOOK_IDS: usize = 256;
 
+/// An operation id that cannot be a file name: the id as received.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("operation id {0:?} is not [A-Za-z0-9_.-]{{1,64}}; nothing was stored or sent")]
+pub struct InvalidOpId(pub String);
+
 /// An operation id that is safe to use as a file name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OpId(String);
@@ -20,14 +25,12 @@ pub struct OpId(String);
 impl OpId {
     /// Accepts `[A-Za-z0-9_.-]{1,64}`; anything else never reaches the file
     /// system, so an id like `../x` cannot name a file outside the store.
-    pub fn parse(id: &str) -> Result<OpId, String> {
+    pub fn parse(id: &str) -> Result<OpId, InvalidOpId> {
         let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-');
         if (1..=64).contains(&id.len()) && id.bytes().all(allowed) {
             Ok(OpId(id.to_owned()))
         } else {
-            Err(format!(
-                "operation id {id:?} is not [A-Za-z0-9_.-]{{1,64}}; nothing was stored or sent"
-            ))
+            Err(InvalidOpId(id.to_owned()))
         }
     }
 

@@ -60,7 +60,7 @@ impl FreshKeyPerAttempt {
                     return self.store.keep(&entry);
                 }
                 Ok(resp) => last_error = format!("status {}", resp.status),
-                Err(error) => last_error = error,
+                Err(error) => last_error = error.to_string(),
             }
         }
         entry.set(

@@ -73,7 +73,7 @@ impl ProcessingIsDone {
                 None,
                 format!("rejected: {}", resp.status),
             ),
-            Err(error) => entry.set(OutcomeKind::Unknown, None, error),
+            Err(error) => entry.set(OutcomeKind::Unknown, None, error.to_string()),
         }
         self.store.keep(&entry)
     }

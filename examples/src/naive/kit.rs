@@ -217,7 +217,7 @@ impl Http {
         resource: &str,
         body: &Value,
         key: Option<(&str, &str)>,
-    ) -> Result<Resp, String> {
+    ) -> Result<Resp, RequestError> {
         let mut request = self
             .client
             .post(format!("{}/v1/{resource}", self.base_url))
@@ -230,7 +230,7 @@ impl Http {
     }
 
     /// `GET {path}` (path and query, e.g. `/v1/tickets?client_reference=op-1`).
-    pub async fn get(&self, path: &str) -> Result<Resp, String> {
+    pub async fn get(&self, path: &str) -> Result<Resp, RequestError> {
         let request = self
             .client
             .get(format!("{}{path}", self.base_url))
@@ -239,14 +239,14 @@ impl Http {
     }
 }
 
-async fn read(sent: reqwest::Result<reqwest::Response>) -> Result<Resp, String> {
-    let response = sent.map_err(describe)?;
+async fn read(sent: reqwest::Result<reqwest::Response>) -> Result<Resp, RequestError> {
+    let response = sent.map_err(RequestError::from)?;
     let status = response.status().as_u16();
     let replayed = response
         .headers()
         .get("idempotent-replayed")
         .is_some_and(|v| v.as_bytes() == b"true");
-    let bytes = response.bytes().await.map_err(describe)?;
+    let bytes = response.bytes().await.map_err(RequestError::from)?;
     let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
     Ok(Resp {
         status,
@@ -255,11 +255,24 @@ async fn read(sent: reqwest::Result<reqwest::Response>) -> Result<Resp, String> 
     })
 }
 
-fn describe(error: reqwest::Error) -> String {
-    if error.is_timeout() {
-        "timeout".to_owned()
-    } else {
-        format!("request error: {error}")
+/// A request without an answer, as the evidence of an `unknown` says it.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// The client's timeout ran out.
+    #[error("timeout")]
+    Timeout,
+    /// Any other failure to send or to read the answer.
+    #[error("request error: {0}")]
+    Failed(#[source] reqwest::Error),
+}
+
+impl From<reqwest::Error> for RequestError {
+    fn from(error: reqwest::Error) -> Self {
+        if error.is_timeout() {
+            RequestError::Timeout
+        } else {
+            RequestError::Failed(error)
+        }
     }
 }
 
@@ -538,7 +551,7 @@ pub fn key_header<'a>(common: &'a Common, key: Option<&'a str>) -> Option<(&'a s
 
 /// The usual reading of a create's answer: 2xx by the object's status, other
 /// 4xx a rejection, anything else (5xx, no answer) not known yet.
-pub fn read_create(answer: &Result<Resp, String>) -> (OutcomeKind, Option<String>, String) {
+pub fn read_create(answer: &Result<Resp, RequestError>) -> (OutcomeKind, Option<String>, String) {
     match answer {
         Ok(resp) if resp.ok() => (
             outcome_of(resp.object_status()),
@@ -555,7 +568,7 @@ pub fn read_create(answer: &Result<Resp, String>) -> (OutcomeKind, Option<String
             None,
             format!("status {}", resp.status),
         ),
-        Err(error) => (OutcomeKind::Unknown, None, error.clone()),
+        Err(error) => (OutcomeKind::Unknown, None, error.to_string()),
     }
 }
 
@@ -638,7 +651,7 @@ pub fn find_ours(list: &Resp, op_id: &str) -> Option<(OutcomeKind, Option<String
 
 /// How the adapters that retry on their own read one attempt's answer: records
 /// it on the entry and says whether it ends the retries (any answer but a 5xx).
-pub fn record_attempt(entry: &mut Entry, answer: Result<Resp, String>) -> bool {
+pub fn record_attempt(entry: &mut Entry, answer: Result<Resp, RequestError>) -> bool {
     match answer {
         Ok(resp) if resp.ok() => {
             let outcome = outcome_of(resp.object_status());
@@ -662,7 +675,7 @@ pub fn record_attempt(entry: &mut Entry, answer: Result<Resp, String>) -> bool {
             false
         }
         Err(error) => {
-            entry.set(OutcomeKind::Unknown, None, error);
+            entry.set(OutcomeKind::Unknown, None, error.to_string());
             false
         }
     }

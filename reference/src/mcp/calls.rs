@@ -19,7 +19,7 @@ use jiff::Timestamp;
 use serde_json::{json, Map, Value};
 
 use super::classify::{self, CallVerdict, Retrieved};
-use super::wire::{Exchange, McpClient};
+use super::wire::{ClientSetupError, Exchange, McpClient};
 use crate::calls::{absorb, parse_time, ReferenceAdapter, MAX_INCONCLUSIVE};
 use crate::classify::Verdict;
 use crate::store::{McpState, OpRecord};
@@ -72,12 +72,21 @@ fn arguments(record: &OpRecord, tool: &ContractTool) -> Map<String, Value> {
     args
 }
 
-async fn session(contract: &ContractMcp, common: &Common) -> Result<McpClient, String> {
+/// Why no MCP session could be opened: evidence that a call did not leave
+/// (at `execute`), or that a reconcile learned nothing.
+#[derive(Debug, thiserror::Error)]
+enum SessionError {
+    /// No client for the contract's server.
+    #[error(transparent)]
+    Setup(#[from] ClientSetupError),
+    /// `initialize` did not succeed: what came back instead.
+    #[error("could not open an MCP session: {}", .0.describe())]
+    Initialize(Exchange),
+}
+
+async fn session(contract: &ContractMcp, common: &Common) -> Result<McpClient, SessionError> {
     let mut client = McpClient::new(contract, &common.provider.credential)?;
-    client
-        .connect()
-        .await
-        .map_err(|e| format!("could not open an MCP session: {}", e.describe()))?;
+    client.connect().await.map_err(SessionError::Initialize)?;
     Ok(client)
 }
 
@@ -193,7 +202,7 @@ pub(crate) async fn reconcile(
     }
     let finding = match session(contract, common).await {
         Ok(mut client) => find(&mut client, &record, &state, contract, now).await?,
-        Err(why) => Finding::Inconclusive(why),
+        Err(why) => Finding::Inconclusive(why.to_string()),
     };
     match finding {
         Finding::Evidence(verdict) => absorb(&mut record, verdict),

@@ -125,6 +125,17 @@ impl Exchange {
     }
 }
 
+/// Why a client for the contract's server cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientSetupError {
+    /// reqwest could not build its client.
+    #[error("cannot build the HTTP client: {0}")]
+    HttpClient(#[source] reqwest::Error),
+    /// The contract's `mcp.url` is not an http(s) URL.
+    #[error("mcp.url {0:?} is not an http(s) URL")]
+    NotHttpUrl(String),
+}
+
 /// An MCP session with one server.
 #[derive(Debug)]
 pub struct McpClient {
@@ -139,16 +150,16 @@ pub struct McpClient {
 
 impl McpClient {
     /// A client for the server of `contract`, not connected yet.
-    pub fn new(contract: &ContractMcp, credential: &str) -> Result<McpClient, String> {
+    pub fn new(contract: &ContractMcp, credential: &str) -> Result<McpClient, ClientSetupError> {
         let http = reqwest::Client::builder()
             .no_proxy()
             .pool_max_idle_per_host(0)
             .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+            .map_err(ClientSetupError::HttpClient)?;
         let url = reqwest::Url::parse(&contract.url)
             .ok()
             .filter(|u| matches!(u.scheme(), "http" | "https"))
-            .ok_or_else(|| format!("mcp.url {:?} is not an http(s) URL", contract.url))?;
+            .ok_or_else(|| ClientSetupError::NotHttpUrl(contract.url.clone()))?;
         Ok(McpClient {
             http,
             url,
