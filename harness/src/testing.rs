@@ -23,6 +23,7 @@ use lostreply_reports::model::{AdapterInfo, Report, Verdict, SCHEMA_VERSION};
 use crate::adapter::AdapterFactory;
 use crate::driver::AdapterUnderTest;
 use crate::scenario::model::Scenario;
+use crate::scenario::select::SelectionError;
 use crate::seed::DEFAULT_SEED;
 use crate::suite::{run_scenario, RunOptions};
 
@@ -56,9 +57,29 @@ pub fn main_with(factory: Arc<dyn AdapterFactory>, config: TestConfig) -> std::p
     }
 }
 
+/// Why no trials could be made.
+#[derive(Debug, thiserror::Error)]
+pub enum TrialsError {
+    /// The scenarios could not be selected.
+    #[error(transparent)]
+    Selection(#[from] SelectionError),
+    /// `LOSTREPLY_SEED` is not a number.
+    #[error("LOSTREPLY_SEED={text:?}: {source}")]
+    Seed {
+        /// The variable's text.
+        text: String,
+        /// Why it does not parse.
+        #[source]
+        source: std::num::ParseIntError,
+    },
+}
+
 /// One trial per scenario, named `case02::lost-after-commit` (or `extra::…`).
-pub fn trials(factory: Arc<dyn AdapterFactory>, config: &TestConfig) -> Result<Vec<Trial>, String> {
-    let selected = crate::scenario::select::select(&config.paths, &config.tags)?;
+pub fn trials(
+    factory: Arc<dyn AdapterFactory>,
+    config: &TestConfig,
+) -> Result<Vec<Trial>, TrialsError> {
+    let selected = crate::scenario::select::take(&config.paths, &config.tags)?;
     if let Some(note) = selected.left_out_note() {
         eprintln!("lostreply: {note} (TestConfig::tags)");
     }
@@ -66,7 +87,7 @@ pub fn trials(factory: Arc<dyn AdapterFactory>, config: &TestConfig) -> Result<V
     let seed = match std::env::var("LOSTREPLY_SEED") {
         Ok(text) => text
             .parse()
-            .map_err(|e| format!("LOSTREPLY_SEED={text:?}: {e}"))?,
+            .map_err(|source| TrialsError::Seed { text, source })?,
         Err(_) => config.seed.unwrap_or(DEFAULT_SEED),
     };
     let adapter = AdapterUnderTest::InProcess(factory);

@@ -1,6 +1,6 @@
 //! Which scenarios a run takes: files, directories of `*.yaml`, or none (the
 //! built-in library), then tags. Shared by the command line (`run`, `list`)
-//! and `testing::main`: [`select`] is the one place where the selection is made.
+//! and `testing::main`: [`take`] is the one place where the selection is made.
 //!
 //! Opt-in tags ([`OPT_IN_TAGS`]: `mcp` and the built-in provider profiles'
 //! `stripe`, `openai`, `anthropic`): a scenario with one of them is taken only
@@ -10,8 +10,10 @@
 //! (`lostreply run`, `testing::main`) leaves them out and says so.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::{Path, PathBuf};
 
+use super::error::ScenarioError;
 use super::model::Scenario;
 
 /// Tags whose scenarios a run takes only when asked for by name: `mcp`
@@ -84,9 +86,99 @@ pub fn in_default_selection(scenario: &Scenario) -> bool {
     missing_opt_in(scenario, &[]).is_empty()
 }
 
+/// Why a path names no YAML file.
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    /// The path (or its directory listing) could not be read.
+    #[error("{}: {source}", path.display())]
+    Unreadable {
+        /// The path as given.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A directory without `*.yaml` or `*.yml` files.
+    #[error("{}: no *.yaml scenario or profile files in this directory", path.display())]
+    EmptyDirectory {
+        /// The directory as given.
+        path: PathBuf,
+    },
+}
+
+/// One path or file that could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// A path names no file.
+    #[error(transparent)]
+    Path(#[from] PathError),
+    /// A file is not a valid scenario.
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+}
+
+/// Why no scenarios were selected.
+#[derive(Debug, thiserror::Error)]
+pub enum SelectionError {
+    /// A built-in scenario does not parse (a bug of this build).
+    #[error(transparent)]
+    Builtin(ScenarioError),
+    /// Paths or files that could not be loaded, every one of them.
+    #[error("{}", Lines(.0))]
+    Load(Vec<LoadError>),
+    /// Two scenarios share an id (seeds and reports are keyed by it).
+    #[error("{path}: scenario id {id:?} is already used by {first}")]
+    DuplicateId {
+        /// The later scenario's file.
+        path: String,
+        /// The id both have.
+        id: String,
+        /// The first scenario's file.
+        first: String,
+    },
+    /// Every scenario that matched was left out for an opt-in tag.
+    #[error("no scenario selected: {note}")]
+    AllLeftOut {
+        /// [`Selected::left_out_note`].
+        note: String,
+    },
+    /// No scenario has any of the tags asked for.
+    #[error("no scenario has any of the tags {tags:?}")]
+    NoTagMatch {
+        /// The tags asked for.
+        tags: Vec<String>,
+    },
+}
+
+impl SelectionError {
+    /// True when the files were fine but the run's tags selected nothing: a
+    /// usage error rather than bad input.
+    pub fn nothing_selected(&self) -> bool {
+        matches!(
+            self,
+            SelectionError::AllLeftOut { .. } | SelectionError::NoTagMatch { .. }
+        )
+    }
+}
+
+/// Errors one per line.
+struct Lines<'a>(&'a [LoadError]);
+
+impl fmt::Display for Lines<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, error) in self.0.iter().enumerate() {
+            if index > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{error}")?;
+        }
+        Ok(())
+    }
+}
+
 /// The built-in library as a default run takes it (no opt-in scenario).
-pub fn default_library() -> Result<Vec<Scenario>, String> {
-    Ok(select(&[], &[])?.scenarios)
+pub fn default_library() -> Result<Vec<Scenario>, SelectionError> {
+    Ok(take(&[], &[])?.scenarios)
 }
 
 /// The scenarios of `paths` (none: the built-in library) that a run with
@@ -94,9 +186,9 @@ pub fn default_library() -> Result<Vec<Scenario>, String> {
 /// only when their opt-in tag is among `tags` or their file is named in
 /// `paths` itself (not found in a directory). An error when a tag matches
 /// nothing, or when everything was left out.
-pub fn select(paths: &[PathBuf], tags: &[String]) -> Result<Selected, String> {
+pub fn take(paths: &[PathBuf], tags: &[String]) -> Result<Selected, SelectionError> {
     let loaded: Vec<(Scenario, bool)> = if paths.is_empty() {
-        let scenarios = crate::builtin::scenarios().map_err(|e| e.to_string())?;
+        let scenarios = crate::builtin::scenarios().map_err(SelectionError::Builtin)?;
         check_unique_ids(&scenarios)?;
         scenarios.into_iter().map(|s| (s, false)).collect()
     } else {
@@ -115,54 +207,62 @@ pub fn select(paths: &[PathBuf], tags: &[String]) -> Result<Selected, String> {
         }
     }
     if selected.scenarios.is_empty() {
-        let why = match selected.left_out_note() {
-            Some(note) => format!("no scenario selected: {note}"),
-            None => format!("no scenario has any of the tags {tags:?}"),
-        };
-        return Err(why);
+        return Err(match selected.left_out_note() {
+            Some(note) => SelectionError::AllLeftOut { note },
+            None => SelectionError::NoTagMatch {
+                tags: tags.to_vec(),
+            },
+        });
     }
     Ok(selected)
 }
 
+/// [`take`], its error as text: for the command line, which tells a usage
+/// error by [`SelectionError::nothing_selected`] once it takes the typed
+/// error.
+pub fn select(paths: &[PathBuf], tags: &[String]) -> Result<Selected, String> {
+    take(paths, tags).map_err(|e| e.to_string())
+}
+
 /// Loads every scenario the paths name, reporting every error (not only the first).
-pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<Scenario>, String> {
+pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<Scenario>, SelectionError> {
     Ok(load_marked(paths)?.into_iter().map(|(s, _)| s).collect())
 }
 
 /// Like [`load_paths`]; each scenario says whether its file was named itself
 /// (rather than found in a named directory).
-fn load_marked(paths: &[PathBuf]) -> Result<Vec<(Scenario, bool)>, String> {
+fn load_marked(paths: &[PathBuf]) -> Result<Vec<(Scenario, bool)>, SelectionError> {
     let mut files = Vec::new();
-    let mut errors = Vec::new();
+    let mut errors: Vec<LoadError> = Vec::new();
     for path in paths {
-        match yaml_files(path) {
+        match files_of(path) {
             Ok(found) => {
                 let named = found.len() == 1 && found[0] == *path;
                 files.extend(found.into_iter().map(|f| (f, named)));
             }
-            Err(e) => errors.push(e),
+            Err(e) => errors.push(e.into()),
         }
     }
     let mut scenarios = Vec::new();
     for (file, named) in files {
         match super::load(&file) {
             Ok(s) => scenarios.push((s, named)),
-            Err(e) => errors.push(e.to_string()),
+            Err(e) => errors.push(e.into()),
         }
     }
     if errors.is_empty() {
         check_unique_ids(scenarios.iter().map(|(s, _)| s))?;
         Ok(scenarios)
     } else {
-        Err(errors.join("\n"))
+        Err(SelectionError::Load(errors))
     }
 }
 
 /// The built-in library, or the given paths, every scenario (opt-in ones
-/// included: [`select`] is what a run takes).
-pub fn load_or_builtin(paths: &[PathBuf]) -> Result<Vec<Scenario>, String> {
+/// included: [`take`] is what a run takes).
+pub fn load_or_builtin(paths: &[PathBuf]) -> Result<Vec<Scenario>, SelectionError> {
     if paths.is_empty() {
-        let scenarios = crate::builtin::scenarios().map_err(|e| e.to_string())?;
+        let scenarios = crate::builtin::scenarios().map_err(SelectionError::Builtin)?;
         check_unique_ids(&scenarios)?;
         Ok(scenarios)
     } else {
@@ -172,35 +272,47 @@ pub fn load_or_builtin(paths: &[PathBuf]) -> Result<Vec<Scenario>, String> {
 
 /// A file as it is, or a directory's `*.yaml`/`*.yml` files in name order
 /// (none is an error): how `run`, `list` and `validate` read their paths.
-pub fn yaml_files(path: &Path) -> Result<Vec<PathBuf>, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn files_of(path: &Path) -> Result<Vec<PathBuf>, PathError> {
+    let unreadable = |source| PathError::Unreadable {
+        path: path.to_path_buf(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(unreadable)?;
     if !meta.is_dir() {
         return Ok(vec![path.to_path_buf()]);
     }
     let mut files: Vec<PathBuf> = std::fs::read_dir(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?
+        .map_err(unreadable)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
         .collect();
     files.sort();
     if files.is_empty() {
-        return Err(format!(
-            "{}: no *.yaml scenario or profile files in this directory",
-            path.display()
-        ));
+        return Err(PathError::EmptyDirectory {
+            path: path.to_path_buf(),
+        });
     }
     Ok(files)
 }
 
+/// [`files_of`], its error as text: for the command line's `profile`
+/// command, which gathers the texts of every path's error.
+pub fn yaml_files(path: &Path) -> Result<Vec<PathBuf>, String> {
+    files_of(path).map_err(|e| e.to_string())
+}
+
 /// Seeds and reports are keyed by scenario id, so ids must be unique in a suite.
-fn check_unique_ids<'a>(scenarios: impl IntoIterator<Item = &'a Scenario>) -> Result<(), String> {
+fn check_unique_ids<'a>(
+    scenarios: impl IntoIterator<Item = &'a Scenario>,
+) -> Result<(), SelectionError> {
     let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
     for s in scenarios {
         if let Some(first) = seen.insert(&s.id, &s.path) {
-            return Err(format!(
-                "{}: scenario id {:?} is already used by {first}",
-                s.path, s.id
-            ));
+            return Err(SelectionError::DuplicateId {
+                path: s.path.clone(),
+                id: s.id.clone(),
+                first: first.to_owned(),
+            });
         }
     }
     Ok(())
