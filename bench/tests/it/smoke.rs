@@ -1,6 +1,5 @@
 //! The benchmark's building blocks at tiny sizes, so they cannot rot. Nothing
 //! here asserts a timing: counts, fates and ledgers only.
-#![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
