@@ -108,7 +108,11 @@ fn scenario_anchor(position: usize) -> String {
     format!("scenario-{position}")
 }
 
-const STYLE: &str = r#"
+/// The rules every lostreply HTML page starts with: palette, type, tables,
+/// `.meta` and `.badge`. Public because the certification page
+/// (`lostreply-certify`) is styled on them too, so both pages look alike and
+/// a change of style is made once; each page writes its own rules after these.
+pub const BASE_CSS: &str = r#"
 :root { --red: #c62828; --green: #2e7d32; --amber: #b26a00; --violet: #6a1b9a; --ink: #1d1d1f; --mute: #6b6b70; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink); margin: 0 auto; max-width: 1100px; padding: 16px 24px 48px; }
 h1 { font-size: 22px; margin: 8px 0; } h2 { font-size: 17px; margin: 0 0 4px; }
@@ -117,7 +121,10 @@ pre { background: #f6f6f8; padding: 8px 10px; overflow-x: auto; white-space: pre
 table { border-collapse: collapse; margin: 8px 0 16px; } td, th { border-bottom: 1px solid #e3e3e8; padding: 4px 10px; text-align: left; vertical-align: top; }
 .meta { color: var(--mute); }
 .badge { display: inline-block; padding: 0 8px; border-radius: 9px; color: #fff; font-size: 12px; font-weight: 600; }
-.badge.passed { background: var(--green); } .badge.violated { background: var(--red); }
+"#;
+
+/// This page's own rules, after [`BASE_CSS`].
+const STYLE: &str = r#".badge.passed { background: var(--green); } .badge.violated { background: var(--red); }
 .badge.adapter-error { background: var(--amber); } .badge.infra-error { background: var(--violet); }
 nav.failed-index { border-left: 4px solid var(--red); padding: 2px 0 2px 12px; margin: 12px 0; }
 nav.failed-index ol { padding-left: 20px; margin: 4px 0; } nav.failed-index ul { padding-left: 16px; margin: 2px 0 6px; }
@@ -195,7 +202,7 @@ fn write_head(w: &mut dyn Write) -> io::Result<()> {
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src '{SCRIPT_CSP_HASH}'\">"
     )?;
     writeln!(w, "<title>lostreply report</title>")?;
-    writeln!(w, "<style>{STYLE}</style>")?;
+    writeln!(w, "<style>{BASE_CSS}{STYLE}</style>")?;
     writeln!(w, "</head>")?;
     writeln!(w, "<body data-rendered=\"no\">")
 }

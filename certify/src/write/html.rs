@@ -16,7 +16,7 @@
 
 use std::io::{self, Write};
 
-use lostreply_reports::html::escape;
+use lostreply_reports::html::{escape, BASE_CSS};
 
 use crate::report::{Certification, ProbeResult};
 use crate::verdict::{Evidence, Verdict};
@@ -71,16 +71,12 @@ fn probe_anchor(position: usize) -> String {
     format!("probe-{position}")
 }
 
-const STYLE: &str = r#"
-:root { --red: #c62828; --green: #2e7d32; --amber: #b26a00; --violet: #6a1b9a; --ink: #1d1d1f; --mute: #6b6b70; }
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink); margin: 0 auto; max-width: 1100px; padding: 16px 24px 48px; }
-h1 { font-size: 22px; margin: 8px 0; } h2 { font-size: 17px; margin: 0 0 4px; }
-h2 code { font-size: 15px; }
-code, pre { font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
-pre { background: #f6f6f8; padding: 8px 10px; margin: 4px 0; overflow-x: auto; white-space: pre-wrap; word-break: break-word; }
-table { border-collapse: collapse; margin: 8px 0 16px; } td, th { border-bottom: 1px solid #e3e3e8; padding: 4px 10px; text-align: left; vertical-align: top; }
-.meta { color: var(--mute); }
-.badge { display: inline-block; padding: 0 8px; border-radius: 9px; color: #fff; font-size: 12px; font-weight: 600; white-space: nowrap; }
+/// The certification page's own rules, after the run report's
+/// [`BASE_CSS`]: a tighter margin around `pre`, badges that never wrap, and the probe
+/// sections and evidence tables.
+const STYLE: &str = r#"h2 code { font-size: 15px; }
+pre { margin: 4px 0; }
+.badge { white-space: nowrap; }
 .badge.pass { background: var(--green); } .badge.fail { background: var(--red); } .badge.hard-fail { background: #7f0000; }
 .badge.skipped { background: var(--mute); } .badge.error { background: var(--amber); }
 section.probe { border-top: 2px solid #e3e3e8; padding-top: 14px; margin-top: 22px; }
@@ -124,7 +120,7 @@ fn write_head(w: &mut dyn Write, c: &Certification) -> io::Result<()> {
         "<title>Certification: {}</title>",
         escape(&c.contract_name)
     )?;
-    writeln!(w, "<style>{STYLE}</style>")?;
+    writeln!(w, "<style>{BASE_CSS}{STYLE}</style>")?;
     writeln!(w, "</head>")?;
     writeln!(w, "<body data-rendered=\"no\">")
 }
