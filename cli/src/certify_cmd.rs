@@ -8,8 +8,9 @@
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::output::ReportFiles;
-use clap::Args;
+use super::output::{FormatName, ReportFiles};
+use super::values;
+use clap::{Args, ValueEnum};
 use lostreply_certify::simulator::{self, Wire};
 use lostreply_certify::write::{self, Format};
 use lostreply_certify::{certify, contract, Config};
@@ -26,8 +27,8 @@ pub(super) struct CertifyArgs {
     #[arg(long, value_name = "FILE")]
     contract: Option<PathBuf>,
     /// Certify a fresh built-in simulator in this idempotency mode (with its shipped contract unless --contract is given).
-    #[arg(long, value_name = "MODE", conflicts_with = "mcp_simulator")]
-    simulator: Option<String>,
+    #[arg(long, value_name = "MODE", value_parser = values::idempotency_mode(), conflicts_with = "mcp_simulator")]
+    simulator: Option<IdempotencyMode>,
     /// With --simulator: the wire the simulator speaks, generic (the default) or stripe (Stripe's
     /// paths, form bodies and statuses, certified with a contract written for that wire).
     #[arg(long, value_name = "NAME", value_parser = ProfileChoice::parse, requires = "simulator")]
@@ -46,13 +47,14 @@ pub(super) struct CertifyArgs {
         long,
         value_name = "NAME,...",
         value_delimiter = ',',
+        value_parser = values::mcp_defect(),
         requires = "mcp_simulator"
     )]
-    mcp_defect: Vec<String>,
+    mcp_defect: Vec<Defect>,
     #[command(flatten)]
     report: ReportFiles,
     /// Run only these probes (comma-separated).
-    #[arg(long, value_name = "PROBE,...", value_delimiter = ',')]
+    #[arg(long, value_name = "PROBE,...", value_delimiter = ',', value_parser = values::probe_name())]
     only: Option<Vec<String>>,
     /// At most this many requests (never more than the contract's own budget).
     #[arg(long, value_name = "N")]
@@ -73,8 +75,8 @@ fn usage(message: &str) -> i32 {
 /// The command that runs this certification again, with its seed.
 fn reproduce_line(args: &CertifyArgs, wire: simulator::Wire, only: &[String], seed: u64) -> String {
     let mut reproduce = String::from("lostreply certify");
-    if let Some(m) = &args.simulator {
-        reproduce.push_str(&format!(" --simulator {m}"));
+    if let Some(m) = args.simulator {
+        reproduce.push_str(&format!(" --simulator {}", m.name()));
     }
     if args.profile.is_some() {
         reproduce.push_str(&format!(" --profile {}", wire.name()));
@@ -87,6 +89,35 @@ fn reproduce_line(args: &CertifyArgs, wire: simulator::Wire, only: &[String], se
     }
     reproduce.push_str(&format!(" --seed {seed}"));
     reproduce
+}
+
+/// The certification report's formats `--format` names, each once in the
+/// order given (default: all of them); a run report's own format (terminal,
+/// openmetrics) is bad usage here.
+fn certify_formats(names: Option<&[FormatName]>) -> Result<Vec<Format>, String> {
+    let Some(names) = names else {
+        return Ok(Format::ALL.to_vec());
+    };
+    let mut formats = Vec::new();
+    for name in names {
+        let format = match name {
+            FormatName::Json => Format::Json,
+            FormatName::Junit => Format::Junit,
+            FormatName::Markdown => Format::Markdown,
+            FormatName::Html => Format::Html,
+            FormatName::Terminal | FormatName::OpenMetrics => {
+                let value = name.to_possible_value();
+                let shown = value.as_ref().map_or("", |v| v.get_name());
+                return Err(format!(
+                    "--format: certify writes json, junit, markdown or html, not {shown}"
+                ));
+            }
+        };
+        if !formats.contains(&format) {
+            formats.push(format);
+        }
+    }
+    Ok(formats)
 }
 
 pub(super) async fn certify_cmd(args: CertifyArgs) -> i32 {
@@ -102,38 +133,11 @@ pub(super) async fn certify_cmd(args: CertifyArgs) -> i32 {
             }
         }
     }
-    let mut formats = Vec::new();
-    for name in args
-        .report
-        .format
-        .clone()
-        .unwrap_or_else(|| Format::ALL.iter().map(|f| f.name().to_owned()).collect())
-    {
-        match Format::from_name(name.trim()) {
-            Some(f) if !formats.contains(&f) => formats.push(f),
-            Some(_) => {}
-            None => {
-                return usage(&format!(
-                    "--format: unknown format {name:?} (json, junit, markdown, html)"
-                ))
-            }
-        }
-    }
-    let only: Vec<String> = args
-        .only
-        .clone()
-        .unwrap_or_default()
-        .into_iter()
-        .map(|s| s.trim().to_owned())
-        .collect();
-    for name in &only {
-        if !lostreply_certify::probes::names().contains(&name.as_str()) {
-            return usage(&format!(
-                "--only: unknown probe {name:?} (probes: {})",
-                lostreply_certify::probes::names().join(", ")
-            ));
-        }
-    }
+    let formats = match certify_formats(args.report.format.as_deref()) {
+        Ok(formats) => formats,
+        Err(message) => return usage(&message),
+    };
+    let only: Vec<String> = args.only.clone().unwrap_or_default();
     if args.budget == Some(0) {
         return usage("--budget must be at least 1");
     }
@@ -163,19 +167,7 @@ pub(super) async fn certify_cmd(args: CertifyArgs) -> i32 {
         }
         return certify_mcp(&args, &formats, seed).await;
     }
-    let mode = match &args.simulator {
-        None => None,
-        Some(name) => match IdempotencyMode::from_name(name) {
-            Some(m) => Some(m),
-            None => {
-                let names: Vec<&str> = IdempotencyMode::ALL.iter().map(|m| m.name()).collect();
-                return usage(&format!(
-                    "--simulator {name:?}: unknown mode (one of {})",
-                    names.join(", ")
-                ));
-            }
-        },
-    };
+    let mode = args.simulator;
     let wire = match chosen_wire(&args) {
         Ok(w) => w,
         Err(problem) => return usage(&problem),
@@ -311,21 +303,7 @@ Exit codes: 0 every finding passed or was skipped, 1 a finding failed, 2 bad inp
 /// `--mcp URL`, `--mcp-simulator`, or a `kind: mcp` contract.
 async fn certify_mcp(args: &CertifyArgs, formats: &[Format], seed: u64) -> i32 {
     use lostreply_certify::mcp;
-    let mut defects = std::collections::BTreeSet::new();
-    for name in &args.mcp_defect {
-        match Defect::from_name(name.trim()) {
-            Some(d) => {
-                defects.insert(d);
-            }
-            None => {
-                let names: Vec<&str> = Defect::ALL.iter().map(|d| d.name()).collect();
-                return usage(&format!(
-                    "--mcp-defect {name:?}: unknown defect (one of {})",
-                    names.join(", ")
-                ));
-            }
-        }
-    }
+    let defects: std::collections::BTreeSet<Defect> = args.mcp_defect.iter().copied().collect();
     let sim = if args.mcp_simulator {
         match mcp::simulator::start(&defects, seed).await {
             Ok(sim) => Some(sim),

@@ -19,6 +19,7 @@ mod run_cmd;
 mod select;
 mod serve_cmd;
 mod validate_cmd;
+mod values;
 
 use clap::{Parser, Subcommand};
 

@@ -42,15 +42,45 @@ pub(super) struct ReportFiles {
     /// Write reports into this directory.
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
-    /// Report formats to write with --report-dir (comma-separated): json, junit, markdown, html, openmetrics (lostreply.om.txt) [default: json, junit, markdown, html].
+    /// Report formats to write with --report-dir (comma-separated; openmetrics is lostreply.om.txt) [default: json, junit, markdown, html].
     #[arg(
         long,
         value_name = "LIST",
         value_delimiter = ',',
+        value_enum,
         requires = "report_dir"
     )]
-    pub format: Option<Vec<String>>,
+    pub format: Option<Vec<FormatName>>,
 }
+
+/// A report format as `--format` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(super) enum FormatName {
+    Terminal,
+    Json,
+    Junit,
+    Markdown,
+    Html,
+    #[value(name = "openmetrics")]
+    OpenMetrics,
+}
+
+impl FormatName {
+    /// The run report's format of this name.
+    pub fn report_format(self) -> Format {
+        match self {
+            FormatName::Terminal => Format::Terminal,
+            FormatName::Json => Format::Json,
+            FormatName::Junit => Format::Junit,
+            FormatName::Markdown => Format::Markdown,
+            FormatName::Html => Format::Html,
+            FormatName::OpenMetrics => Format::OpenMetrics,
+        }
+    }
+}
+
+/// What `--report-dir` alone writes.
+const DEFAULT_FORMATS: [Format; 4] = [Format::Json, Format::Junit, Format::Markdown, Format::Html];
 
 #[derive(Debug)]
 pub(super) struct Output {
@@ -63,27 +93,21 @@ pub(super) struct Output {
 }
 
 impl Output {
-    /// Validates `--format` (default: json, junit, markdown and html).
-    pub fn new(
-        report_dir: Option<PathBuf>,
-        format: Option<&[String]>,
-        color: Color,
-    ) -> Result<Output, String> {
-        let default_formats: Vec<String> = ["json", "junit", "markdown", "html"]
-            .map(str::to_owned)
-            .to_vec();
+    /// The formats `--format` names, each once in the order given
+    /// (default: json, junit, markdown and html).
+    pub fn new(report_dir: Option<PathBuf>, format: Option<&[FormatName]>, color: Color) -> Output {
         let mut formats = Vec::new();
-        for name in format.unwrap_or(&default_formats) {
-            let f = Format::parse(name.trim()).map_err(|e| format!("--format: {e}"))?;
+        let named = format.map(|names| names.iter().map(|n| n.report_format()).collect::<Vec<_>>());
+        for f in named.unwrap_or_else(|| DEFAULT_FORMATS.to_vec()) {
             if !formats.contains(&f) {
                 formats.push(f);
             }
         }
-        Ok(Output {
+        Output {
             report_dir,
             formats,
             style: color.style(),
-        })
+        }
     }
 
     /// Prints the summary, writes the reports, and returns the exit code the

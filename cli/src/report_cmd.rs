@@ -43,14 +43,11 @@ pub(super) fn report(args: ReportArgs) -> i32 {
 }
 
 fn merge(args: MergeArgs) -> i32 {
-    let output = match Output::new(
+    let output = Output::new(
         args.report.report_dir.clone(),
         args.report.format.as_deref(),
         args.color,
-    ) {
-        Ok(o) => o,
-        Err(e) => return usage(&e),
-    };
+    );
     if let Some(out) = &args.report.report_dir {
         if let Some(dir) = args.dirs.iter().find(|d| same_dir(d, out)) {
             return usage(&format!(

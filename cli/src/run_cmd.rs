@@ -61,14 +61,11 @@ pub(super) async fn run(args: RunArgs) -> i32 {
             }
         }
     };
-    let output = match Output::new(
+    let output = Output::new(
         args.report.report_dir.clone(),
         args.report.format.as_deref(),
         args.color,
-    ) {
-        Ok(o) => o,
-        Err(e) => return usage(&e),
-    };
+    );
     if args.jobs == Some(0) {
         return usage("--jobs must be at least 1");
     }

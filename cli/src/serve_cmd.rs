@@ -10,6 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
+
+use super::values;
 use lostreply_harness::scenario::provider_profile::ProfileChoice;
 use lostreply_simulator::mcp::{AnswerStyle, Defect, McpPlan};
 use lostreply_simulator::{Idempotency, IdempotencyMode, Plan, ServeOptions, Simulator};
@@ -31,8 +33,8 @@ pub(super) struct ServeArgs {
     #[arg(long, value_name = "NAME|FILE", value_parser = ProfileChoice::parse, conflicts_with = "scenario")]
     profile: Option<ProfileChoice>,
     /// Idempotency mode: none, stripe, ietf, or a known-bad one (fingerprint_in_key, no_fingerprint, racy, global_scope, stuck_in_flight). Default: the profile's (none for generic).
-    #[arg(long, value_name = "MODE")]
-    idempotency: Option<String>,
+    #[arg(long, value_name = "MODE", value_parser = values::idempotency_mode())]
+    idempotency: Option<IdempotencyMode>,
     /// How long keys are kept, by the simulator clock (e.g. 24h). Default: the profile's (24h).
     #[arg(long, value_name = "DURATION")]
     retention: Option<String>,
@@ -43,11 +45,16 @@ pub(super) struct ServeArgs {
     #[arg(long)]
     mcp: bool,
     /// Give the MCP server a known-bad behaviour (repeatable): result_without_id, timeout_as_parameter, retrieval_not_read_only, not_yours_distinct, empty_list_is_error, key_in_arguments, payload_mismatch.
-    #[arg(long = "mcp-defect", value_name = "NAME", requires = "mcp")]
-    mcp_defects: Vec<String>,
+    #[arg(long = "mcp-defect", value_name = "NAME", value_parser = values::mcp_defect(), requires = "mcp")]
+    mcp_defects: Vec<Defect>,
     /// How the MCP server answers when the client accepts both: json or sse.
-    #[arg(long = "mcp-answer", value_name = "STYLE", requires = "mcp")]
-    mcp_answer: Option<String>,
+    #[arg(
+        long = "mcp-answer",
+        value_name = "STYLE",
+        value_enum,
+        requires = "mcp"
+    )]
+    mcp_answer: Option<Answer>,
     /// Seed for object and event ids.
     #[arg(long, default_value_t = lostreply_harness::seed::DEFAULT_SEED)]
     seed: u64,
@@ -74,18 +81,8 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
         },
     };
     plan.seed = args.seed;
-    if let Some(mode) = &args.idempotency {
-        match IdempotencyMode::from_name(mode) {
-            Some(m) => plan.idempotency.mode = m,
-            None => {
-                let names: Vec<&str> = IdempotencyMode::ALL.iter().map(|m| m.name()).collect();
-                eprintln!(
-                    "lostreply serve: --idempotency {mode:?}: unknown mode (one of {})",
-                    names.join(", ")
-                );
-                return exit::BAD_INPUT;
-            }
-        }
+    if let Some(mode) = args.idempotency {
+        plan.idempotency.mode = mode;
     }
     if let Some(text) = &args.retention {
         match humantime::parse_duration(text) {
@@ -203,23 +200,21 @@ fn plan_for(choice: &ProfileChoice) -> Result<Plan, String> {
 /// The default MCP plan with the flags' defects and answer style.
 fn mcp_plan(args: &ServeArgs) -> Result<McpPlan, String> {
     let mut mcp = McpPlan::default();
-    for name in &args.mcp_defects {
-        let defect = Defect::from_name(name).ok_or_else(|| {
-            let names: Vec<&str> = Defect::ALL.iter().map(|d| d.name()).collect();
-            format!(
-                "--mcp-defect {name:?}: unknown defect (one of {})",
-                names.join(", ")
-            )
-        })?;
-        mcp.defects.insert(defect);
-    }
-    match args.mcp_answer.as_deref() {
-        None => {}
-        Some("json") => mcp.answer = AnswerStyle::Json,
-        Some("sse") => mcp.answer = AnswerStyle::Sse,
-        Some(other) => return Err(format!("--mcp-answer {other:?}: json or sse")),
+    mcp.defects.extend(args.mcp_defects.iter().copied());
+    if let Some(answer) = args.mcp_answer {
+        mcp.answer = match answer {
+            Answer::Json => AnswerStyle::Json,
+            Answer::Sse => AnswerStyle::Sse,
+        };
     }
     Ok(mcp)
+}
+
+/// `--mcp-answer`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Answer {
+    Json,
+    Sse,
 }
 
 /// Installs the Ctrl-C and SIGTERM handlers now and returns the wait for either.

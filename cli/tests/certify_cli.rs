@@ -83,10 +83,10 @@ fn simulator_racy_fails_naming_the_probe() {
 fn bad_usage_and_bad_contracts_exit_2_with_located_errors() {
     let (code, _, err) = certify(&["--simulator", "pirate"], &[]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("unknown mode"), "{err}");
+    assert!(err.contains("invalid value 'pirate'"), "{err}");
     let (code, _, err) = certify(&["--simulator", "stripe", "--only", "nope"], &[]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("unknown probe"), "{err}");
+    assert!(err.contains("invalid value 'nope'"), "{err}");
     let (code, _, _) = certify(&[], &[]);
     assert_eq!(code, 2);
 
@@ -457,7 +457,7 @@ fn mcp_usage_and_contract_errors_exit_2() {
         (vec!["--mcp-defect", "key_in_arguments"], "--mcp-simulator"),
         (
             vec!["--mcp-simulator", "--mcp-defect", "pirate"],
-            "unknown defect",
+            "invalid value 'pirate'",
         ),
         (
             vec!["--mcp", "ftp://example.com/mcp"],
