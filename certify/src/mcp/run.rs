@@ -4,7 +4,7 @@
 //! and compare), then the behaviour with a second tenant (not yours) and the
 //! provider's clock (expired).
 //!
-//! [`STEPS`] is that order, walked by one loop. Each finding keeps its own
+//! `STEPS` is that order, walked by one loop. Each finding keeps its own
 //! trail; a step that fails stops only the findings that need it, with the
 //! reason, and ends the walk when nothing after it could conclude.
 
