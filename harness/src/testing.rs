@@ -27,8 +27,9 @@ use crate::scenario::select::SelectionError;
 use crate::seed::DEFAULT_SEED;
 use crate::suite::{run_scenario, RunOptions};
 
-/// What to run.
+/// What to run: `TestConfig::default()`, then what differs.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct TestConfig {
     /// Scenario files or directories; empty: the built-in library.
     pub paths: Vec<PathBuf>,
@@ -38,6 +39,26 @@ pub struct TestConfig {
     pub tags: Vec<String>,
     /// The seed (default [`DEFAULT_SEED`]; `LOSTREPLY_SEED` overrides it).
     pub seed: Option<u64>,
+}
+
+impl TestConfig {
+    /// Scenario files or directories to run instead of the built-in library.
+    pub fn paths(mut self, paths: impl IntoIterator<Item = impl Into<PathBuf>>) -> TestConfig {
+        self.paths = paths.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Only the scenarios with one of these tags (`mcp` opts the MCP ones in).
+    pub fn tags(mut self, tags: impl IntoIterator<Item = impl Into<String>>) -> TestConfig {
+        self.tags = tags.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The run's seed (`LOSTREPLY_SEED` still overrides it).
+    pub fn seed(mut self, seed: u64) -> TestConfig {
+        self.seed = Some(seed);
+        self
+    }
 }
 
 /// Runs the built-in library against `factory` as libtest-style tests.
