@@ -1,8 +1,8 @@
 //! A list's positions found by a string key of the item at each position.
 //!
 //! Why: the checks look operations up by id and effects by object id. As a
-//! `HashMap<&str, usize>` each slot held the key's pointer and length and a
-//! `usize` (25 bytes with its control byte, two slots per entry once sized
+//! `HashMap<&str, usize>` each slot would hold the key's pointer and length
+//! and a `usize` (25 bytes with its control byte, two slots per entry once sized
 //! for a million): 50 MB per map at a million entries, while the list itself
 //! already holds every key. Here a slot holds only the item's position as a
 //! [`Pos`] (5 bytes), and the key is read from the item when a lookup meets a

@@ -7,7 +7,7 @@ use lostreply_simulator::JournalEntry;
 
 /// A journal entry's position from its `seq`: arithmetic when the journal's
 /// seqs run on by one (as the simulator numbers them), a map otherwise. A map
-/// of a million seqs was a million inserts and lookups for nothing.
+/// of a million seqs would be a million inserts and lookups for nothing.
 pub(crate) enum SeqPositions {
     /// `seq - first` is the position.
     Contiguous { first: u64, len: usize },

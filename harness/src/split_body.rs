@@ -9,9 +9,9 @@
 //! The fingerprint is canonical (keys sorted at every depth), so the
 //! arguments' canonical text is the fingerprint's own members, reserved ones
 //! left out, copied as they are. Parsing every create into a `Value` tree and
-//! writing it out again was most of the attribution's time at a million
-//! operations; reading the members into owned strings and a `BTreeMap` was
-//! most of what was left, so they are borrowed and the key is written into a
+//! writing it out again would be most of the attribution's time at a million
+//! operations, and reading the members into owned strings and a `BTreeMap`
+//! most of the rest, so they are borrowed and the key is written into a
 //! buffer the caller reuses.
 
 use std::borrow::Cow;

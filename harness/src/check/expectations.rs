@@ -14,29 +14,69 @@ fn expectation(key: &str) -> Check {
     }
 }
 
+/// What the expectations are judged by: the run, its attribution and index.
+struct Judge<'j, 'o> {
+    obs: &'o Observation,
+    a: &'j Attribution<'o>,
+    ix: &'j Index<'o>,
+}
+
+impl Judge<'_, '_> {
+    /// An outcome listed, or one the ledger proves true at that moment:
+    /// knowing the truth sooner than a scenario's author expected is never a
+    /// violation.
+    fn acceptable(
+        &self,
+        op: &str,
+        call: &Call,
+        reply: &OutcomeReply,
+        allowed: &[OutcomeKind],
+    ) -> bool {
+        allowed.contains(&reply.outcome) || proven(self.obs, self.a, self.ix, op, call, reply)
+    }
+}
+
+/// One section of `expect:`, judged: its violations pushed onto `found`,
+/// each under the check `expectation(key)`.
+type Rule = fn(&Judge<'_, '_>, &str, &mut Vec<Violation>);
+
+/// Every section of `expect:`, by its check's key, in the order their
+/// violations are reported.
+const RULES: [(&str, Rule); 5] = [
+    ("final", final_outcomes),
+    ("after_step", after_step),
+    ("effects", effects),
+    ("needs_review_from_step", needs_review_from_step),
+    ("needs_review", needs_review),
+];
+
+/// Judges every expectation of the scenario.
 pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) -> Vec<Violation> {
-    let mut v = Vec::new();
-    let expect = &obs.scenario.expect;
-    // An outcome listed, or one the ledger proves true at that moment: knowing
-    // the truth sooner than a scenario's author expected is never a violation.
-    let acceptable = |op: &str, call: &Call, reply: &OutcomeReply, allowed: &[OutcomeKind]| {
-        allowed.contains(&reply.outcome) || proven(obs, a, ix, op, call, reply)
-    };
-    for (op, allowed) in &expect.final_outcomes {
-        let call = a
+    let judge = Judge { obs, a, ix };
+    let mut found = Vec::new();
+    for (key, rule) in RULES {
+        rule(&judge, key, &mut found);
+    }
+    found
+}
+
+/// `final:`: the final status call's outcome for each operation.
+fn final_outcomes(j: &Judge<'_, '_>, key: &str, found: &mut Vec<Violation>) {
+    for (op, allowed) in &j.obs.scenario.expect.final_outcomes {
+        let call = j.a
             .op_position(op)
-            .and_then(|position| obs.final_status.get(position));
+            .and_then(|position| j.obs.final_status.get(position));
         let evidence: Vec<Evidence> = call
             .map(|index| Evidence::Call { index })
             .into_iter()
             .collect();
         match call
-            .map(|index| &obs.calls[index])
+            .map(|index| &j.obs.calls[index])
             .and_then(|c| c.outcome().map(|o| (c, o)))
         {
-            Some((call, reply)) if acceptable(op, call, reply, allowed) => {}
-            Some((_, reply)) => v.push(Violation {
-                check: expectation("final"),
+            Some((call, reply)) if j.acceptable(op, call, reply, allowed) => {}
+            Some((_, reply)) => found.push(Violation {
+                check: expectation(key),
                 operation_id: Some(op.to_string()),
                 message: format!(
                     "{op}: final status is {}, expected one of {}",
@@ -45,8 +85,8 @@ pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
                 ),
                 evidence,
             }),
-            None => v.push(Violation {
-                check: expectation("final"),
+            None => found.push(Violation {
+                check: expectation(key),
                 operation_id: Some(op.to_string()),
                 message: format!(
                     "{op}: the final status call gave no outcome, expected one of {}",
@@ -56,16 +96,20 @@ pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
             }),
         }
     }
-    for (step, ops) in &expect.after_step {
+}
+
+/// `after_step:`: every outcome a step's calls reported for an operation.
+fn after_step(j: &Judge<'_, '_>, key: &str, found: &mut Vec<Violation>) {
+    for (step, ops) in &j.obs.scenario.expect.after_step {
         for (op, allowed) in ops {
-            let calls = ix.step_calls(*step, op);
+            let calls = j.ix.step_calls(*step, op);
             let reported: Vec<_> = calls
                 .iter()
                 .filter_map(|c| c.outcome().map(|o| (c, o)))
                 .collect();
             if reported.is_empty() {
-                v.push(Violation {
-                    check: expectation("after_step"),
+                found.push(Violation {
+                    check: expectation(key),
                     operation_id: Some(op.to_string()),
                     message: format!(
                         "{op}: step {step} reported no outcome, expected one of {}",
@@ -75,9 +119,9 @@ pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
                 });
             }
             for (call, reply) in reported {
-                if !acceptable(op, call, reply, allowed) {
-                    v.push(Violation {
-                        check: expectation("after_step"),
+                if !j.acceptable(op, call, reply, allowed) {
+                    found.push(Violation {
+                        check: expectation(key),
                         operation_id: Some(op.to_string()),
                         message: format!(
                             "{op}: step {step} ({}) reported {}, expected one of {}",
@@ -91,27 +135,32 @@ pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
             }
         }
     }
+}
+
+/// `effects:`: the ledger's effects of each operation's group.
+fn effects(j: &Judge<'_, '_>, key: &str, found: &mut Vec<Violation>) {
+    let expect = &j.obs.scenario.expect;
     for (op, expected) in &expect.effects {
-        let Some(g) = a.group(op) else { continue };
+        let Some(g) = j.a.group(op) else { continue };
         // A group of repeated operations is counted as a whole against the sum of
         // its members' expectations (effects cannot be told apart by arguments).
-        if a.first_op(g) != Some(op.as_str()) {
+        if j.a.first_op(g) != Some(op.as_str()) {
             continue;
         }
         // A single operation (the common case) is its own expectation: no map lookup.
-        let expected_total: u32 = if a.ops_of_group(g).len() == 1 {
+        let expected_total: u32 = if j.a.ops_of_group(g).len() == 1 {
             *expected
         } else {
-            a.ops_of_group(g)
+            j.a.ops_of_group(g)
                 .map(|o| expect.effects.get(&o.id).copied().unwrap_or(*expected))
                 .sum()
         };
         // Counted first: the effects are gathered only for a breach.
-        if a.effect_positions(g).len() as u32 != expected_total {
-            let effects = a.effects_of_group(g, &obs.ledger);
-            let who = a.group_label(g);
-            v.push(Violation {
-                check: expectation("effects"),
+        if j.a.effect_positions(g).len() as u32 != expected_total {
+            let effects = j.a.effects_of_group(g, &j.obs.ledger);
+            let who = j.a.group_label(g);
+            found.push(Violation {
+                check: expectation(key),
                 operation_id: Some(op.to_string()),
                 message: format!(
                     "{who}: {} effect(s) in the ledger, expected exactly {expected_total}",
@@ -131,10 +180,15 @@ pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
             });
         }
     }
-    for (op, &from) in &expect.needs_review_from_step {
+}
+
+/// `needs_review_from_step:`: from that step on, every reply that is not
+/// terminal asks for a person.
+fn needs_review_from_step(j: &Judge<'_, '_>, key: &str, found: &mut Vec<Violation>) {
+    for (op, &from) in &j.obs.scenario.expect.needs_review_from_step {
         // From that step on (the final sweep included), every reply that is not
         // terminal must ask for a person: no rung of the ladder is left.
-        let late = ix.outcome_calls(op).find(|call| {
+        let late = j.ix.outcome_calls(op).find(|call| {
             (call.step_number() >= from || call.step == 0)
                 && call.outcome().is_some_and(|r| {
                     matches!(r.outcome, OutcomeKind::Unknown | OutcomeKind::Pending)
@@ -148,8 +202,8 @@ pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
             } else {
                 format!("step {} ({})", call.step, call.name.as_str())
             };
-            v.push(Violation {
-                check: expectation("needs_review_from_step"),
+            found.push(Violation {
+                check: expectation(key),
                 operation_id: Some(op.to_string()),
                 message: format!(
                     "{op}: {when} reported {outcome} without needs_review; from step {from} on \
@@ -159,15 +213,19 @@ pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
             });
         }
     }
-    for (op, expected) in &expect.needs_review {
-        let position = a.op_position(op);
-        let call = position.and_then(|p| obs.final_status.get(p));
+}
+
+/// `needs_review:`: the final status call's flag for each operation.
+fn needs_review(j: &Judge<'_, '_>, key: &str, found: &mut Vec<Violation>) {
+    for (op, expected) in &j.obs.scenario.expect.needs_review {
+        let position = j.a.op_position(op);
+        let call = position.and_then(|p| j.obs.final_status.get(p));
         let actual = position
-            .and_then(|p| obs.final_outcome(p))
+            .and_then(|p| j.obs.final_outcome(p))
             .map(|o| o.needs_review);
         if actual != Some(*expected) {
-            v.push(Violation {
-                check: expectation("needs_review"),
+            found.push(Violation {
+                check: expectation(key),
                 operation_id: Some(op.to_string()),
                 message: format!(
                     "{op}: needs_review is {}, expected {expected}",
@@ -182,7 +240,6 @@ pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
             });
         }
     }
-    v
 }
 
 /// `[succeeded, unknown]`.

@@ -3,14 +3,14 @@
 //! numbered in the order of its first operation.
 //!
 //! Why a table of positions and no keys kept: as a `HashMap<&str, Pos>` each
-//! slot held the key's pointer and length and the group (some 50 bytes an
-//! operation at a million, at the attribution's peak, the highest of
+//! slot would hold the key's pointer and length and the group (some 50 bytes
+//! an operation at a million, at the attribution's peak, the highest of
 //! checking a large run). Here a slot holds only the position of its group's
 //! first operation (5 bytes, the [`crate::by_key::PositionTable`] that
-//! [`crate::by_key::ByKey`] keeps ids in). The keys themselves were written
-//! once into a text, another 56 bytes an operation held through the same
-//! peak; now a key is written again, into a buffer the caller reuses, when a
-//! lookup meets a slot with its hash: once per request that matches an
+//! [`crate::by_key::ByKey`] keeps ids in). Keeping the keys written out
+//! would hold another 56 bytes an operation through the same peak, so a key
+//! is written again, into a buffer the caller reuses, when a lookup meets a
+//! slot with its hash: once per request that matches an
 //! operation, a small cost beside parsing that request's body.
 
 use lostreply_simulator::write_canonical_text;

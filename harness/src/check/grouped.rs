@@ -1,8 +1,8 @@
 //! Positions sorted into groups by counting, one allocation for all groups.
 //!
 //! Why: a million-operation run has a million groups of one or two items each;
-//! a `Vec` per group was a million small allocations to make and to free
-//! (malloc and free were a sixth of checking it). Positions and group
+//! a `Vec` per group would be a million small allocations to make and to
+//! free (a sixth of checking it). Positions and group
 //! numbers are [`Pos`] (`u32`), half the memory of `usize`.
 
 pub(crate) use crate::position::{pos, Pos, NONE};

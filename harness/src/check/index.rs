@@ -69,8 +69,8 @@ impl<'o> Index<'o> {
         }
         let slots = operations + other_ops.len();
         // Counted into groups, then each group put in the order its calls
-        // ended where it lies (a copy made beside it was 12 MB at a million
-        // operations, at the checks' highest point).
+        // ended where it lies (a copy made beside it would be 12 MB at a
+        // million operations, at the checks' highest point).
         let mut outcome_calls = Grouped::new(&outcome_slot, slots);
         drop(outcome_slot);
         outcome_calls.sort_each_by_key(|p| obs.calls.get(p as usize).map(|c| (c.end_ms, p)));

@@ -195,7 +195,7 @@ fn failure_has_no_effect(
                 continue;
             }
             // Gathered only for the outcome that needs them: one Vec per call
-            // was most of this check's allocations at a million operations.
+            // would be most of this check's allocations at a million operations.
             let problem = match reply.outcome {
                 OutcomeKind::Failed => {
                     // `failed` is true only once every effect has settled failed: an
@@ -223,7 +223,8 @@ fn failure_has_no_effect(
                 OutcomeKind::Succeeded => {
                     let settled_failed: Vec<&Effect> = effects()
                         // The status first: comparing every effect's id (cold
-                        // memory) was most of this check at a million operations.
+                        // memory) would be most of this check at a million
+                        // operations.
                         .filter(|e| {
                             e.status == ObjectStatus::Failed
                                 && Some(e.id.as_str()) == reply.provider_ref.as_deref()

@@ -51,18 +51,17 @@ impl Instance {
         let adapter = self.adapter();
         let request = request.clone();
         let mut task = tokio::spawn(async move {
-            let request = CallRequest::from_value(name, request)
-                // The harness built this request; a mismatch here is a harness bug, reported loudly.
-                .map_err(|e| format!("harness sent a malformed request: {e}"))?;
+            let request =
+                CallRequest::from_value(name, request).map_err(CallFailure::MalformedRequest)?;
             dispatch(adapter.as_ref(), request)
                 .await
-                .map_err(failure_message)
+                .map_err(CallFailure::from)
         });
         let crash = crash_signal(crash);
         let end = tokio::select! {
             joined = &mut task => match joined {
                 Ok(Ok(reply)) => return CallOutput { reply: Some(reply), end: CallEnd::Replied, stderr: String::new() },
-                Ok(Err(message)) => CallEnd::Failed { message: message.into() },
+                Ok(Err(failure)) => CallEnd::Failed { message: failure.to_string().into() },
                 Err(join) if join.is_panic() => CallEnd::Failed { message: format!("the adapter panicked: {}", panic_message(join.into_panic())).into() },
                 Err(join) => CallEnd::Failed { message: format!("the adapter task ended: {join}").into() },
             },
@@ -96,10 +95,26 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-/// What [`CallEnd::Failed`] says of a call the adapter did not answer.
-fn failure_message(error: DispatchError) -> String {
-    match error {
-        DispatchError::Adapter(failure) => failure.0,
-        DispatchError::Reply(e) => e.to_string(),
+/// Why an in-process call has no reply: its [`CallEnd::Failed`] says this.
+#[derive(Debug, thiserror::Error)]
+enum CallFailure {
+    /// The harness built a request that does not parse: a harness bug,
+    /// reported loudly rather than blamed on the adapter.
+    #[error("harness sent a malformed request: {0}")]
+    MalformedRequest(serde_json::Error),
+    /// The adapter's call failed.
+    #[error(transparent)]
+    Adapter(AdapterFailure),
+    /// The adapter's reply could not be serialized (the serializer's own text).
+    #[error("{0}")]
+    Reply(serde_json::Error),
+}
+
+impl From<DispatchError> for CallFailure {
+    fn from(error: DispatchError) -> CallFailure {
+        match error {
+            DispatchError::Adapter(failure) => CallFailure::Adapter(failure),
+            DispatchError::Reply(e) => CallFailure::Reply(e),
+        }
     }
 }

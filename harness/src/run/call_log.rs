@@ -4,8 +4,8 @@
 //! Why: a run ends with a `status` call for every operation, and its reply
 //! usually repeats the operation's last answer word for word. A
 //! million-operation run holds two million calls; each reply's text with its
-//! parsed outcome was some 300 bytes, half of them saying again what the
-//! execute call's reply had said. Only equal values are replaced (a reply by
+//! parsed outcome is some 300 bytes, half of them saying again what the
+//! execute call's reply said. Only equal values are replaced (a reply by
 //! an equal reply, an outcome by an equal outcome), so what the observation
 //! says is unchanged; only where it is kept.
 
@@ -25,8 +25,8 @@ pub struct CallLog {
     /// Position in `calls` of each operation's latest call, by the
     /// operation's id, read from that call (dropped with the log when the
     /// run ends: only recording needs it). A table of positions, not a map
-    /// from ids: at a million operations a map was some 34 MB, held to the
-    /// end of the run beside everything it observed; this is some 10.
+    /// from ids: at a million operations a map would be some 34 MB, held to
+    /// the end of the run beside everything it observed; this is some 10.
     latest: PositionTable,
 }
 

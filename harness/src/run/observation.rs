@@ -71,7 +71,7 @@ impl Call {
 
     /// The reply read as a webhook answer, for a `webhook` call whose reply is
     /// one. Read from the reply's text on each call: few calls are webhook
-    /// deliveries, and a field for it was 8 bytes in every call of a run.
+    /// deliveries, and a field for it would be 8 bytes in every call of a run.
     pub fn webhook(&self) -> Option<WebhookReply> {
         if self.name != CallName::Webhook {
             return None;
@@ -138,8 +138,8 @@ impl std::ops::Deref for CallAt<'_> {
 
 /// A call's reply as kept: its outcome alone when the reply was exactly
 /// that outcome written out (most are; the report writes the same bytes from
-/// it), its text otherwise. One field where a reply, its outcome and a flag
-/// were three (49 bytes in every call, 32 now: the rare text is boxed).
+/// it), its text otherwise. One field rather than a reply, its outcome and a
+/// flag: 32 bytes in every call instead of 49, the rare text boxed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
     /// No reply came back.
@@ -241,7 +241,8 @@ impl JournalWindow {
 
 /// The stderr tails of the calls that wrote any, by call position, in
 /// order. Kept beside the calls rather than in each: most adapters write
-/// nothing there, and an empty tail in every call was 8 bytes of two million.
+/// nothing there, and an empty tail in every call would be 8 bytes of two
+/// million.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CallStderr(Vec<(Pos, SharedStr)>);
 
@@ -409,8 +410,8 @@ pub fn forget_fingerprints(journal: &mut [JournalEntry], ledger: &mut [Effect]) 
 /// [`Observation::calls`]), by the operation's position in the scenario.
 ///
 /// Why by position and as `u32`: a million-operation run holds a million of
-/// them while it is checked, and a map from each operation's id was some 31
-/// bytes an entry where this is 4; the checks find an operation's position
+/// them while it is checked, and a map from each operation's id would be
+/// some 31 bytes an entry where this is 4; the checks find an operation's position
 /// through the attribution's lookup by id, which they hold anyway.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FinalCalls(Vec<Pos>);

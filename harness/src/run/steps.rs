@@ -536,8 +536,8 @@ impl<'a> StepRunner<'a> {
     }
 
     /// A `provider_ref` naming an effect is kept as the ledger's copy of its
-    /// id: equal text, so the observation says the same, but a
-    /// million-operation run no longer holds each id twice (the copy read
+    /// id: equal text, so the observation says the same, and a
+    /// million-operation run does not hold each id twice (the copy read
     /// from the reply is freed at once, before the next call, where a copy
     /// freed after the run would leave its hole behind).
     fn share_provider_ref(&self, outcome: &mut OutcomeReply) {

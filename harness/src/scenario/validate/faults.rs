@@ -18,7 +18,7 @@ use super::provider::{stall_too_short, tenant};
 use crate::scenario::error::Diagnostics;
 use crate::scenario::raw::{
     RawFault, RawGather, RawKind, RawMatch, RawMethod, RawPosition, RawQuery, RawResponse,
-    RawStatus, RawThen, MAPPING_RESPONSES, PLAIN_RESPONSES,
+    RawStatus, RawThen, RawUntil, MAPPING_RESPONSES, PLAIN_RESPONSES,
 };
 use crate::scenario::span::{Pos, Sp};
 
@@ -98,6 +98,7 @@ pub(super) fn faults(
     )
 }
 
+/// One HTTP rule: its `when`, its `at` and its response.
 fn fault(
     d: &mut Diagnostics,
     raw: &Sp<RawFault>,
@@ -107,11 +108,36 @@ fn fault(
     let empty = RawMatch::default();
     let when_raw = raw.value.when.as_ref().map_or(&empty, |w| &w.value);
     let when = matcher(d, when_raw, declared);
+    let (at, at_pos) = raw
+        .value
+        .at
+        .as_ref()
+        .map_or((default_at(&response.value), response.pos), |at| {
+            (position(at.value), at.pos)
+        });
+    let rule = Rule {
+        when: &when,
+        at,
+        at_pos,
+        response_pos: response.pos,
+    };
+    let response = fault_response(d, &response.value, &rule, declared);
+    FaultRule { when, at, response }
+}
 
-    let response_pos = response.pos;
-    let response = &response.value;
-    // A stall that says what happens next is about the commit: it defaults to before_commit.
-    let default_at = match response {
+/// What a response's checks need of its rule.
+struct Rule<'r> {
+    when: &'r Match,
+    at: Position,
+    /// Where `at` is written (the response's place when it is not).
+    at_pos: Pos,
+    response_pos: Pos,
+}
+
+/// Where a response acts when the rule does not say.
+fn default_at(response: &RawResponse) -> Position {
+    match response {
+        // A stall that says what happens next is about the commit.
         RawResponse::Stall { then: Some(_), .. } => Position::BeforeCommit,
         // Two requests that meet before anything is read are answered from
         // the state after the meeting, which is what a race needs.
@@ -125,93 +151,35 @@ fn fault(
         | RawResponse::Status(_)
         | RawResponse::Partial(_)
         | RawResponse::Unknown(_) => Position::AfterCommit,
-    };
-    let (at, at_pos) = raw
-        .value
-        .at
-        .as_ref()
-        .map_or((default_at, response_pos), |at| {
-            (position(at.value), at.pos)
-        });
+    }
+}
 
-    let response = match response {
+/// An HTTP rule's response, checked against where it acts.
+fn fault_response(
+    d: &mut Diagnostics,
+    response: &RawResponse,
+    rule: &Rule<'_>,
+    declared: &Declared,
+) -> FaultResponse {
+    match response {
         RawResponse::Unknown(name) => {
-            let message = if MAPPING_RESPONSES.contains(&name.as_str()) {
-                format!("`{name}` needs a value: write it as {{{name}: ...}}")
-            } else {
-                format!(
-                    "unknown fault response `{name}`: one of {}, or a mapping with one of {}",
-                    PLAIN_RESPONSES.join(", "),
-                    MAPPING_RESPONSES.join(", ")
-                )
-            };
-            d.error(response_pos, message);
+            unknown_response(d, name, rule.response_pos);
             FaultResponse::Ok
         }
         RawResponse::Ok => FaultResponse::Ok,
         RawResponse::Drop => FaultResponse::Drop,
         RawResponse::Reset => FaultResponse::Reset,
         RawResponse::Idle => {
-            needs_response(d, "idle", at, at_pos);
+            needs_response(d, "idle", rule.at, rule.at_pos);
             if let Some(problem) = stall_too_short(declared) {
-                d.error(response_pos, problem);
+                d.error(rule.response_pos, problem);
             }
             FaultResponse::Idle
         }
-        RawResponse::Stall { then, until } => {
-            let until = match until {
-                None => {
-                    if let Some(problem) = stall_too_short(declared) {
-                        d.error(response_pos, problem);
-                    }
-                    Release::ClientGone
-                }
-                Some(until) => {
-                    if at == Position::AfterCommit {
-                        d.error(
-                            until.pos,
-                            "`until` holds a request and its key in flight before the commit; \
-                             at after_commit the effect has committed and its key's answer is \
-                             saved (a retry is replayed, not met in flight): add `then: commit` \
-                             (before_commit) to hold the key in flight, or give a call of a \
-                             parallel step `during: {kind: create}` to run it while the \
-                             committed create's answer is held",
-                        );
-                    }
-                    step_end(d, until, declared)
-                }
-            };
-            let then = match then {
-                None => StallThen::Abandon,
-                Some(then) => {
-                    if at != Position::BeforeCommit {
-                        d.error(
-                            then.pos,
-                            format!(
-                                "`then` says what a stall before the commit does once the client \
-                                 left; at {} there is nothing left to decide (remove `then` or \
-                                 use at: before_commit)",
-                                at.name()
-                            ),
-                        );
-                    }
-                    match then.value {
-                        RawThen::Abandon => StallThen::Abandon,
-                        RawThen::Commit => {
-                            if !only_creates(&when) {
-                                d.error(
-                                    then.pos,
-                                    "`then: commit` commits an effect, so the rule must match only \
-                                     creates: add `method: POST` or `kind: create` to `when`",
-                                );
-                            }
-                            StallThen::Commit
-                        }
-                    }
-                }
-            };
-            FaultResponse::Stall { then, until }
-        }
+        RawResponse::Stall { then, until } => FaultResponse::Stall {
+            until: stall_until(d, until.as_ref(), rule, declared),
+            then: stall_then(d, then.as_ref(), rule),
+        },
         RawResponse::Gather(gather) => self::gather(d, gather, declared),
         RawResponse::Delay(delay) => {
             let delay =
@@ -220,7 +188,7 @@ fn fault(
         }
         RawResponse::Status(status) => self::status(d, status),
         RawResponse::Partial(bytes) => {
-            needs_response(d, "partial", at, at_pos);
+            needs_response(d, "partial", rule.at, rule.at_pos);
             if bytes.value > MAX_PARTIAL_BYTES {
                 d.error(
                     bytes.pos,
@@ -234,8 +202,81 @@ fn fault(
                 bytes: usize::try_from(bytes.value).unwrap_or(0),
             }
         }
+    }
+}
+
+/// A response name that is not one, or one that needs a value.
+fn unknown_response(d: &mut Diagnostics, name: &str, pos: Pos) {
+    let message = if MAPPING_RESPONSES.contains(&name) {
+        format!("`{name}` needs a value: write it as {{{name}: ...}}")
+    } else {
+        format!(
+            "unknown fault response `{name}`: one of {}, or a mapping with one of {}",
+            PLAIN_RESPONSES.join(", "),
+            MAPPING_RESPONSES.join(", ")
+        )
     };
-    FaultRule { when, at, response }
+    d.error(pos, message);
+}
+
+/// A stall's `until`: the client's leaving when absent (so the stall must
+/// outlast the client), else the end of a step, before the commit only.
+fn stall_until(
+    d: &mut Diagnostics,
+    until: Option<&Sp<RawUntil>>,
+    rule: &Rule<'_>,
+    declared: &Declared,
+) -> Release {
+    let Some(until) = until else {
+        if let Some(problem) = stall_too_short(declared) {
+            d.error(rule.response_pos, problem);
+        }
+        return Release::ClientGone;
+    };
+    if rule.at == Position::AfterCommit {
+        d.error(
+            until.pos,
+            "`until` holds a request and its key in flight before the commit; \
+             at after_commit the effect has committed and its key's answer is \
+             saved (a retry is replayed, not met in flight): add `then: commit` \
+             (before_commit) to hold the key in flight, or give a call of a \
+             parallel step `during: {kind: create}` to run it while the \
+             committed create's answer is held",
+        );
+    }
+    step_end(d, until, declared)
+}
+
+/// A stall's `then`: what a stall before the commit does once the client
+/// left (abandon when absent); `commit` only for rules that match creates.
+fn stall_then(d: &mut Diagnostics, then: Option<&Sp<RawThen>>, rule: &Rule<'_>) -> StallThen {
+    let Some(then) = then else {
+        return StallThen::Abandon;
+    };
+    if rule.at != Position::BeforeCommit {
+        d.error(
+            then.pos,
+            format!(
+                "`then` says what a stall before the commit does once the client \
+                 left; at {} there is nothing left to decide (remove `then` or \
+                 use at: before_commit)",
+                rule.at.name()
+            ),
+        );
+    }
+    match then.value {
+        RawThen::Abandon => StallThen::Abandon,
+        RawThen::Commit => {
+            if !only_creates(rule.when) {
+                d.error(
+                    then.pos,
+                    "`then: commit` commits an effect, so the rule must match only \
+                     creates: add `method: POST` or `kind: create` to `when`",
+                );
+            }
+            StallThen::Commit
+        }
+    }
 }
 
 /// `{status: 500}` or `{status: {code: 429, retry_after: 30s}}`.

@@ -15,7 +15,8 @@ use crate::scenario::client_profiles::{self, IdleReset, McpClient};
 use crate::scenario::error::Diagnostics;
 use crate::scenario::model::{McpSetup, GET_OPERATION, LIST_RECENT_OPERATIONS};
 use crate::scenario::raw::{
-    DurationText, RawAnswer, RawClient, RawIdleReset, RawMcp, RawTool, RevisionName, WindowText,
+    DefectName, DurationText, RawAnswer, RawClient, RawIdleReset, RawMcp, RawMcpLimits,
+    RawRetrieval, RawTasks, RawTool, RevisionName, WindowText,
 };
 use crate::scenario::span::{Pos, Sp};
 
@@ -38,7 +39,59 @@ pub(super) fn mcp(
 ) -> (McpPlan, McpSetup, McpDeclared) {
     let raw = &raw.value;
     let defaults = McpPlan::default();
+    let (revisions, revision) = revisions_and_revision(d, raw, &defaults);
+    let answer = raw
+        .answer
+        .as_ref()
+        .map_or(defaults.answer, |a| match a.value {
+            RawAnswer::Json => AnswerStyle::Json,
+            RawAnswer::Sse => AnswerStyle::Sse,
+        });
+    let client = client(d, &raw.client);
+    let tools = match &raw.tools {
+        None => defaults.tools.clone(),
+        Some(list) => tools(d, list, declared),
+    };
+    let retrieval = raw.retrieval.as_ref().map_or(defaults.retrieval, |r| {
+        retrieval(d, &r.value, &defaults.retrieval)
+    });
+    let tasks = tasks(d, raw.tasks.as_ref(), &defaults.tasks);
+    let defects = defects(d, &raw.defects);
+    let limits = raw
+        .limits
+        .as_ref()
+        .map_or(defaults.limits, |l| limits(d, &l.value, defaults.limits));
 
+    let mcp_declared = McpDeclared {
+        tools: tools
+            .iter()
+            .map(|t| (t.name.clone(), t.resource.clone(), t.key_argument.clone()))
+            .collect(),
+        retrieval: retrieval.enabled,
+        tasks: tasks.enabled && revision == Revision::V2025_11_25,
+        task_work: tasks.work,
+        client: client.clone(),
+    };
+    let plan = McpPlan {
+        revisions,
+        tools,
+        retrieval,
+        answer,
+        tasks,
+        defects,
+        faults: Vec::new(),
+        limits,
+    };
+    (plan, McpSetup { revision, client }, mcp_declared)
+}
+
+/// `mcp.revisions` (the server's) and `mcp.revision` (the adapter's), which
+/// must be one of them.
+fn revisions_and_revision(
+    d: &mut Diagnostics,
+    raw: &RawMcp,
+    defaults: &McpPlan,
+) -> (Vec<Revision>, Revision) {
     let revisions = match &raw.revisions {
         None => defaults.revisions.clone(),
         Some(list) => revisions(d, list),
@@ -64,66 +117,53 @@ pub(super) fn mcp(
             ),
         );
     }
+    (revisions, revision)
+}
 
-    let answer = raw
-        .answer
-        .as_ref()
-        .map_or(defaults.answer, |a| match a.value {
-            RawAnswer::Json => AnswerStyle::Json,
-            RawAnswer::Sse => AnswerStyle::Sse,
-        });
-
-    let client = client(d, &raw.client);
-
-    let tools = match &raw.tools {
-        None => defaults.tools.clone(),
-        Some(list) => tools(d, list, declared),
-    };
-
-    let retrieval = raw.retrieval.as_ref().map_or(defaults.retrieval, |r| {
-        let r = &r.value;
-        let list_limit = r
-            .list_limit
-            .as_ref()
-            .map_or(defaults.retrieval.list_limit, |n| {
-                if !(1..=MAX_LIST_LIMIT).contains(&n.value) {
-                    d.error(
-                        n.pos,
-                        format!(
-                            "list_limit must be between 1 and {MAX_LIST_LIMIT}, not {}",
-                            n.value
-                        ),
-                    );
-                }
-                usize::try_from(n.value.clamp(1, MAX_LIST_LIMIT)).unwrap_or(1)
-            });
-        Retrieval {
-            enabled: r.enabled.unwrap_or(true),
-            retention: virtual_duration(d, r.retention.as_ref(), "retention")
-                .unwrap_or(defaults.retrieval.retention),
-            list_limit,
+/// `mcp.retrieval`.
+fn retrieval(d: &mut Diagnostics, r: &RawRetrieval, defaults: &Retrieval) -> Retrieval {
+    let list_limit = r.list_limit.as_ref().map_or(defaults.list_limit, |n| {
+        if !(1..=MAX_LIST_LIMIT).contains(&n.value) {
+            d.error(
+                n.pos,
+                format!(
+                    "list_limit must be between 1 and {MAX_LIST_LIMIT}, not {}",
+                    n.value
+                ),
+            );
         }
+        usize::try_from(n.value.clamp(1, MAX_LIST_LIMIT)).unwrap_or(1)
     });
+    Retrieval {
+        enabled: r.enabled.unwrap_or(true),
+        retention: virtual_duration(d, r.retention.as_ref(), "retention")
+            .unwrap_or(defaults.retention),
+        list_limit,
+    }
+}
 
-    // Tasks are opt-in per scenario: a caller that can wait for tasks asks for
-    // one on every call the server offers them for, and every such call then
-    // becomes one, which only the task scenarios are about.
-    let no_tasks = TaskSupport {
-        enabled: false,
-        ..defaults.tasks
+/// `mcp.tasks`. Tasks are opt-in per scenario: a caller that can wait for
+/// tasks asks for one on every call the server offers them for, and every
+/// such call then becomes one, which only the task scenarios are about.
+fn tasks(d: &mut Diagnostics, raw: Option<&Sp<RawTasks>>, defaults: &TaskSupport) -> TaskSupport {
+    let Some(t) = raw.map(|t| &t.value) else {
+        return TaskSupport {
+            enabled: false,
+            ..*defaults
+        };
     };
-    let tasks = raw.tasks.as_ref().map_or(no_tasks, |t| {
-        let t = &t.value;
-        TaskSupport {
-            enabled: t.enabled.unwrap_or(true),
-            ttl: virtual_duration(d, t.ttl.as_ref(), "ttl").unwrap_or(defaults.tasks.ttl),
-            work: virtual_duration(d, t.work.as_ref(), "work").unwrap_or(defaults.tasks.work),
-        }
-    });
+    TaskSupport {
+        enabled: t.enabled.unwrap_or(true),
+        ttl: virtual_duration(d, t.ttl.as_ref(), "ttl").unwrap_or(defaults.ttl),
+        work: virtual_duration(d, t.work.as_ref(), "work").unwrap_or(defaults.work),
+    }
+}
 
+/// `mcp.defects`: known names, each once.
+fn defects(d: &mut Diagnostics, raw: &[Sp<DefectName>]) -> BTreeSet<Defect> {
     let mut defects = BTreeSet::new();
     let mut seen: BTreeMap<&str, Pos> = BTreeMap::new();
-    for defect in &raw.defects {
+    for defect in raw {
         let name = defect.value.0.as_str();
         match Defect::from_name(name) {
             Some(found) => {
@@ -147,67 +187,56 @@ pub(super) fn mcp(
             );
         }
     }
+    defects
+}
 
-    let limits = raw.limits.as_ref().map_or(defaults.limits, |l| {
-        let l = &l.value;
-        let bounded =
-            |d: &mut Diagnostics, raw: &Option<Sp<u64>>, what: &str, max: u64, default: usize| {
-                raw.as_ref().map_or(default, |n| {
-                    if !(1..=max).contains(&n.value) {
-                        d.error(
-                            n.pos,
-                            format!("{what} must be between 1 and {max}, not {}", n.value),
-                        );
-                    }
-                    usize::try_from(n.value.clamp(1, max)).unwrap_or(default)
-                })
-            };
-        McpLimits {
-            max_sessions: bounded(
-                d,
-                &l.max_sessions,
-                "max_sessions",
-                65_536,
-                defaults.limits.max_sessions,
-            ),
-            max_tasks: bounded(
-                d,
-                &l.max_tasks,
-                "max_tasks",
-                1_000_000,
-                defaults.limits.max_tasks,
-            ),
-            max_body_bytes: bounded(
-                d,
-                &l.max_body_bytes,
-                "max_body_bytes",
-                16 * 1024 * 1024,
-                defaults.limits.max_body_bytes,
-            ),
+/// One bound of `mcp.limits`: its name, its largest value, where the file
+/// writes it and where the plan keeps it.
+type LimitRule = (
+    &'static str,
+    u64,
+    fn(&RawMcpLimits) -> &Option<Sp<u64>>,
+    fn(&mut McpLimits) -> &mut usize,
+);
+
+/// Every bound of `mcp.limits`, each from 1 to its largest value.
+const LIMITS: [LimitRule; 3] = [
+    (
+        "max_sessions",
+        65_536,
+        |l| &l.max_sessions,
+        |m| &mut m.max_sessions,
+    ),
+    (
+        "max_tasks",
+        1_000_000,
+        |l| &l.max_tasks,
+        |m| &mut m.max_tasks,
+    ),
+    (
+        "max_body_bytes",
+        16 * 1024 * 1024,
+        |l| &l.max_body_bytes,
+        |m| &mut m.max_body_bytes,
+    ),
+];
+
+/// `mcp.limits`: each bound written is checked and clamped into its range;
+/// each left out keeps its default.
+fn limits(d: &mut Diagnostics, raw: &RawMcpLimits, defaults: McpLimits) -> McpLimits {
+    let mut limits = defaults;
+    for (what, max, written, kept) in LIMITS {
+        let Some(n) = written(raw) else { continue };
+        if !(1..=max).contains(&n.value) {
+            d.error(
+                n.pos,
+                format!("{what} must be between 1 and {max}, not {}", n.value),
+            );
         }
-    });
-
-    let mcp_declared = McpDeclared {
-        tools: tools
-            .iter()
-            .map(|t| (t.name.clone(), t.resource.clone(), t.key_argument.clone()))
-            .collect(),
-        retrieval: retrieval.enabled,
-        tasks: tasks.enabled && revision == Revision::V2025_11_25,
-        task_work: tasks.work,
-        client: client.clone(),
-    };
-    let plan = McpPlan {
-        revisions,
-        tools,
-        retrieval,
-        answer,
-        tasks,
-        defects,
-        faults: Vec::new(),
-        limits,
-    };
-    (plan, McpSetup { revision, client }, mcp_declared)
+        let slot = kept(&mut limits);
+        *slot = usize::try_from(n.value.clamp(1, max)).unwrap_or(*slot);
+    }
+    limits
 }
 
 fn names(revisions: &[Revision]) -> String {

@@ -15,8 +15,8 @@ use super::mcp::MAX_TEXT;
 use crate::scenario::client_profiles::McpClient;
 use crate::scenario::error::Diagnostics;
 use crate::scenario::raw::{
-    DurationText, RawCall, RawCancel, RawCommitPoint, RawFault, RawMatch, RawStream, RawTaskEnd,
-    RawThen, MAPPING_CALLS, PLAIN_CALLS,
+    DurationText, RawCall, RawCallStall, RawCancel, RawCommitPoint, RawFault, RawIsError, RawMatch,
+    RawRpcError, RawStream, RawTaskCall, RawTaskEnd, RawThen, MAPPING_CALLS, PLAIN_CALLS,
 };
 use crate::scenario::span::{Pos, Sp};
 
@@ -170,16 +170,7 @@ fn fault(d: &mut Diagnostics, call: &Sp<RawCall>, cx: &Context) -> (McpFault, bo
     let pos = call.pos;
     match &call.value {
         RawCall::Unknown(name) => {
-            let message = if MAPPING_CALLS.contains(&name.as_str()) {
-                format!("`{name}` needs a value: write it as {{{name}: ...}}")
-            } else {
-                format!(
-                    "unknown MCP fault `{name}`: one of {}, or a mapping with one of {}",
-                    PLAIN_CALLS.join(", "),
-                    MAPPING_CALLS.join(", ")
-                )
-            };
-            d.error(pos, message);
+            unknown_call(d, name, pos);
             (McpFault::Ok, false)
         }
         RawCall::Ok => (McpFault::Ok, false),
@@ -192,59 +183,13 @@ fn fault(d: &mut Diagnostics, call: &Sp<RawCall>, cx: &Context) -> (McpFault, bo
             let stream = stream(d, slow.value.stream.as_ref(), slow.value.every.as_ref(), cx);
             (McpFault::Slow { work, stream }, true)
         }
-        RawCall::Stall(stall) => {
-            let then = then(d, stall.then.as_ref(), cx);
-            let until = match &stall.until {
-                None => {
-                    cx.hold_outlasts_client(d, pos, "stall");
-                    Release::ClientGone
-                }
-                Some(until) => step_end(d, until, cx.declared),
-            };
-            let stream = stream(d, stall.stream.as_ref(), stall.every.as_ref(), cx);
-            (
-                McpFault::Stall {
-                    then,
-                    until,
-                    stream,
-                },
-                true,
-            )
-        }
+        RawCall::Stall(raw) => (stall(d, raw, pos, cx), true),
         RawCall::Late(after) => {
             let after = cx.real_time(d, after, "late");
             (McpFault::Late { after }, true)
         }
-        RawCall::IsError(is_error) => {
-            let e = &is_error.value;
-            let status = status(d, &e.status);
-            let message = e
-                .message
-                .as_ref()
-                .map_or_else(|| format!("error {status}"), |m| text(d, m, "message"));
-            (
-                McpFault::IsError {
-                    status,
-                    at: commit_point(e.at.as_ref()),
-                    message,
-                },
-                false,
-            )
-        }
-        RawCall::RpcError(rpc) => {
-            let message = rpc
-                .value
-                .message
-                .as_ref()
-                .map_or_else(|| "Internal error".to_owned(), |m| text(d, m, "message"));
-            (
-                McpFault::RpcError {
-                    code: rpc.value.code.value,
-                    message,
-                },
-                false,
-            )
-        }
+        RawCall::IsError(raw) => (is_error(d, &raw.value), false),
+        RawCall::RpcError(raw) => (rpc_error(d, &raw.value), false),
         RawCall::Http(http) => (
             McpFault::Http {
                 status: status(d, &http.value.status),
@@ -264,33 +209,7 @@ fn fault(d: &mut Diagnostics, call: &Sp<RawCall>, cx: &Context) -> (McpFault, bo
             },
             false,
         ),
-        RawCall::Task(task) => {
-            let t = &task.value;
-            cx.needs_paid(
-                d,
-                pos,
-                "a task fault turns a paid call into a background task",
-            );
-            if let Some(mcp) = cx.mcp {
-                if !mcp.tasks {
-                    d.error(
-                        pos,
-                        "a task fault needs tasks: mcp.tasks.enabled (off without a `tasks:` key) and \
-                         mcp.revision 2025-11-25 (2025-06-18 has no tasks)",
-                    );
-                }
-            }
-            let default_after = cx.mcp.map_or(NONZERO, |m| m.task_work);
-            let after = t.after.as_ref().map_or(default_after, |a| {
-                duration_in(d, a, "after", NONZERO, MAX_VIRTUAL).unwrap_or(default_after)
-            });
-            let then = match t.then.value {
-                RawTaskEnd::Complete => TaskEnd::Complete,
-                RawTaskEnd::Fail => TaskEnd::Fail,
-                RawTaskEnd::Expire => TaskEnd::Expire,
-            };
-            (McpFault::Task { then, after }, false)
-        }
+        RawCall::Task(raw) => (task(d, &raw.value, pos, cx), false),
         RawCall::PrimeThenClose(prime) => (
             McpFault::PrimeThenClose {
                 then: then(d, prime.then.as_ref(), cx),
@@ -298,6 +217,94 @@ fn fault(d: &mut Diagnostics, call: &Sp<RawCall>, cx: &Context) -> (McpFault, bo
             true,
         ),
     }
+}
+
+/// A call fault's name that is not one, or one that needs a value.
+fn unknown_call(d: &mut Diagnostics, name: &str, pos: Pos) {
+    let message = if MAPPING_CALLS.contains(&name) {
+        format!("`{name}` needs a value: write it as {{{name}: ...}}")
+    } else {
+        format!(
+            "unknown MCP fault `{name}`: one of {}, or a mapping with one of {}",
+            PLAIN_CALLS.join(", "),
+            MAPPING_CALLS.join(", ")
+        )
+    };
+    d.error(pos, message);
+}
+
+/// `{stall: ...}`: held until the client leaves (so the hold must outlast
+/// it) or a step ends, streaming or not meanwhile.
+fn stall(d: &mut Diagnostics, stall: &RawCallStall, pos: Pos, cx: &Context) -> McpFault {
+    let then = then(d, stall.then.as_ref(), cx);
+    let until = match &stall.until {
+        None => {
+            cx.hold_outlasts_client(d, pos, "stall");
+            Release::ClientGone
+        }
+        Some(until) => step_end(d, until, cx.declared),
+    };
+    let stream = stream(d, stall.stream.as_ref(), stall.every.as_ref(), cx);
+    McpFault::Stall {
+        then,
+        until,
+        stream,
+    }
+}
+
+/// `{is_error: ...}`: a tool result that says the call failed.
+fn is_error(d: &mut Diagnostics, e: &RawIsError) -> McpFault {
+    let status = status(d, &e.status);
+    let message = e
+        .message
+        .as_ref()
+        .map_or_else(|| format!("error {status}"), |m| text(d, m, "message"));
+    McpFault::IsError {
+        status,
+        at: commit_point(e.at.as_ref()),
+        message,
+    }
+}
+
+/// `{rpc_error: ...}`: a JSON-RPC error instead of a result.
+fn rpc_error(d: &mut Diagnostics, rpc: &RawRpcError) -> McpFault {
+    let message = rpc
+        .message
+        .as_ref()
+        .map_or_else(|| "Internal error".to_owned(), |m| text(d, m, "message"));
+    McpFault::RpcError {
+        code: rpc.code.value,
+        message,
+    }
+}
+
+/// `{task: ...}`: a paid call turned into a background task, which needs
+/// tasks on.
+fn task(d: &mut Diagnostics, t: &RawTaskCall, pos: Pos, cx: &Context) -> McpFault {
+    cx.needs_paid(
+        d,
+        pos,
+        "a task fault turns a paid call into a background task",
+    );
+    if let Some(mcp) = cx.mcp {
+        if !mcp.tasks {
+            d.error(
+                pos,
+                "a task fault needs tasks: mcp.tasks.enabled (off without a `tasks:` key) and \
+                 mcp.revision 2025-11-25 (2025-06-18 has no tasks)",
+            );
+        }
+    }
+    let default_after = cx.mcp.map_or(NONZERO, |m| m.task_work);
+    let after = t.after.as_ref().map_or(default_after, |a| {
+        duration_in(d, a, "after", NONZERO, MAX_VIRTUAL).unwrap_or(default_after)
+    });
+    let then = match t.then.value {
+        RawTaskEnd::Complete => TaskEnd::Complete,
+        RawTaskEnd::Fail => TaskEnd::Fail,
+        RawTaskEnd::Expire => TaskEnd::Expire,
+    };
+    McpFault::Task { then, after }
 }
 
 fn then(d: &mut Diagnostics, raw: Option<&Sp<RawThen>>, cx: &Context) -> StallThen {
