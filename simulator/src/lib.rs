@@ -65,7 +65,6 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use lostreply_text::SharedStr;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -89,11 +88,6 @@ pub use time::rfc3339;
 use crate::shared::Shared;
 use crate::store::{NewObject, Store};
 use crate::sync::{lock, write};
-
-/// Called after an effect commits and before its response leaves; the response
-/// waits for the returned future. The harness uses it to kill an adapter "right
-/// after the remote commit".
-pub type CommitHook = Arc<dyn Fn(Effect) -> BoxFuture<'static, ()> + Send + Sync>;
 
 /// A `during` hold armed by [`Simulator::arm_during`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -218,6 +212,7 @@ impl Simulator {
             shutdown_rx,
             options.control_token,
             webhook_key,
+            mcp::tasks::settle,
         ));
         let accept = tokio::spawn(server::accept_loop(shared.clone(), listener));
         Ok(Simulator {

@@ -1,6 +1,8 @@
 //! The simulator's typed input. The harness converts a scenario into a [`Plan`];
 //! `lostreply serve` builds one from its flags. Nothing here knows YAML.
 
+pub mod mcp;
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,7 +36,7 @@ pub struct Plan {
     pub limits: Limits,
     /// `Some`: the MCP endpoint `/mcp` is served on the same listener, its paid
     /// tools committing into the same ledger. `None`: `/mcp` answers 404.
-    pub mcp: Option<crate::mcp::McpPlan>,
+    pub mcp: Option<mcp::McpPlan>,
     /// The wire the provider speaks (docs/profiles.md): the generic API by
     /// default. Shared, as every request reads it.
     pub profile: Arc<Profile>,

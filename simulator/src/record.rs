@@ -1,12 +1,20 @@
 //! What the simulator remembers: the ledger of effects, the journal of requests,
 //! and the webhook events it produced. These are plain data the harness reads.
 
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
 use lostreply_text::SharedStr;
 use nonmax::{NonMaxU32, NonMaxU64};
 use serde::Serialize;
 
 use crate::json_text::JsonText;
 use crate::plan::{Asynchronous, FaultResponse, Position, RequestKind};
+
+/// Called after an effect commits and before its response leaves; the response
+/// waits for the returned future. The harness uses it to kill an adapter "right
+/// after the remote commit".
+pub type CommitHook = Arc<dyn Fn(Effect) -> BoxFuture<'static, ()> + Send + Sync>;
 
 /// The status of a provider object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

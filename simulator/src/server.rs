@@ -122,6 +122,7 @@ async fn serve_connection(
                 service_shared.clone(),
                 service_conn.clone(),
                 request,
+                crate::mcp::endpoint::entry,
             ))
         };
         async move {

@@ -14,11 +14,14 @@ use crate::fixed_map::FixedMap;
 use crate::idempotency::KeyTable;
 use crate::journal::Journal;
 use crate::plan::Plan;
+use crate::record::CommitHook;
 use crate::record::ResponseFate;
 use crate::store::Store;
 use crate::sync::{lock, read};
 use crate::time::max_clock_ms;
-use crate::CommitHook;
+use mcp_state::McpState;
+
+pub(crate) mod mcp_state;
 
 /// (tenant, resource, fingerprint), each shared: the tenant and resource
 /// interned, the fingerprint the journal's and the object's own copy.
@@ -40,16 +43,21 @@ pub(crate) struct State {
     /// comparison a long `memcmp` (13% of a create in the profile).
     pub attempts: FixedMap<AttemptKey, u32>,
     /// The MCP face's sessions, operations, keys and tasks (empty without `Plan::mcp`).
-    pub mcp: crate::mcp::state::McpState,
+    pub mcp: McpState,
 }
+
+/// What a face beside `/v1` does when the clock moves, under the state lock
+/// (the MCP face settles its background tasks). The crate root hands it to
+/// [`Shared::new`], so that the core never names the face.
+pub(crate) type OnAdvance = fn(&mut State, &Plan);
 
 impl State {
     /// Moves time: settles asynchronous work and forgets expired keys.
-    pub(crate) fn advance_to(&mut self, plan: &Plan, now_ms: i64) {
+    pub(crate) fn advance_to(&mut self, plan: &Plan, now_ms: i64, on_advance: OnAdvance) {
         self.now_ms = self.now_ms.max(now_ms.min(max_clock_ms()));
         self.store.settle_due(plan, self.now_ms);
         self.keys.expire(retention_ms(plan), self.now_ms);
-        crate::mcp::tasks::settle(self, plan);
+        on_advance(self, plan);
     }
 }
 
@@ -121,6 +129,8 @@ pub(crate) struct Shared {
     pub shutdown: watch::Receiver<bool>,
     pub control_token: Option<String>,
     pub webhook_key: Option<Vec<u8>>,
+    /// The MCP face's work when the clock moves (see [`OnAdvance`]).
+    pub on_advance: OnAdvance,
     pub tasks: Tasks,
     /// Bumped whenever a response ends, so the harness can wait for one
     /// request's end without polling.
@@ -159,6 +169,7 @@ impl Shared {
         shutdown: watch::Receiver<bool>,
         control_token: Option<String>,
         webhook_key: Option<Vec<u8>>,
+        on_advance: OnAdvance,
     ) -> Shared {
         let clock_ms = AtomicI64::new(plan.clock_start_ms);
         let state = State {
@@ -168,7 +179,7 @@ impl Shared {
             journal: Journal::default(),
             faults: FaultCounters::new(plan.faults.len()),
             attempts: Default::default(),
-            mcp: crate::mcp::state::McpState::new(&plan),
+            mcp: McpState::new(&plan),
         };
         let tenants = plan
             .tenants
@@ -184,6 +195,7 @@ impl Shared {
             shutdown,
             control_token,
             webhook_key,
+            on_advance,
             tasks: Tasks::default(),
             finished: watch::channel(0).0,
             committed: watch::channel(0).0,
@@ -241,7 +253,7 @@ impl Shared {
         let by_ms = i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
         let mut state = self.state();
         let target = state.now_ms.saturating_add(by_ms);
-        state.advance_to(&self.plan, target);
+        state.advance_to(&self.plan, target, self.on_advance);
         let now_ms = state.now_ms;
         self.clock_ms.store(now_ms, Ordering::Release);
         drop(state);

@@ -111,7 +111,8 @@ impl OneRequest {
         let plan = Plan::default();
         let store = Store::new(plan.seed);
         let (shutdown, shutdown_rx) = watch::channel(false);
-        let shared = Arc::new(Shared::new(plan, store, shutdown_rx, None, None));
+        // No MCP plan here: the clock moves nothing of the MCP face's.
+        let shared = Arc::new(Shared::new(plan, store, shutdown_rx, None, None, |_, _| {}));
         let entry = JournalEntry {
             seq: 0,
             at_ms: shared.state().now_ms,

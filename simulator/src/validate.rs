@@ -1,6 +1,8 @@
 //! Plan checks at start: an inconsistent plan is refused with a message that
 //! names the field, instead of surprising a run halfway.
 
+mod mcp;
+
 use std::collections::BTreeSet;
 
 use crate::names::is_valid_resource_name;
@@ -120,7 +122,7 @@ pub(crate) fn check_plan(plan: &Plan) -> Result<Option<Vec<u8>>, String> {
         }
     }
     if let Some(mcp) = &plan.mcp {
-        crate::mcp::validate::check(plan, mcp).map_err(|e| e.to_string())?;
+        mcp::check(plan, mcp).map_err(|e| e.to_string())?;
     }
     plan.webhooks
         .as_ref()

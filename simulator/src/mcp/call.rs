@@ -23,7 +23,6 @@ use super::plan::{
 };
 use super::retrieval;
 use super::sse::{self, SseWriter};
-use super::state::HeldCall;
 use super::tasks::{self, PendingCommit};
 use super::tools::{self, GET_OPERATION, LIST_RECENT};
 use super::wire::{self, Form};
@@ -35,6 +34,7 @@ use crate::provider::commit::run_commit_hook;
 use crate::provider::ctx::{Ctx, Outcome, Shape};
 use crate::record::McpFaultSeen;
 use crate::responses;
+use crate::shared::mcp_state::HeldCall;
 use crate::shared::Shared;
 use crate::store::NewObject;
 

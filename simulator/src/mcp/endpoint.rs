@@ -12,16 +12,17 @@ use serde_json::{json, Map, Value};
 use super::call::{self, CallSite};
 use super::jsonrpc::{self, Message, INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND};
 use super::plan::{McpPlan, Revision};
-use super::state::Session;
 use super::tasks::{self, ResultNow};
 use super::tools;
 use super::wire::{self, Form};
 use crate::conn::{hold_until_client_leaves, Conn};
 use crate::provider::ctx::{Ctx, Outcome, Shape};
+use crate::provider::detached::Detached;
 use crate::provider::request_body::{drain, read_body, BodyError};
 use crate::provider::route::authenticate_bearer as authenticate;
 use crate::record::{CancelArrival, JournalEntry, ResponseFate, RpcCall};
 use crate::responses::{self, Prepared};
+use crate::shared::mcp_state::Session;
 use crate::shared::Shared;
 
 /// The session header.
@@ -30,7 +31,20 @@ const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
 
 /// One request to `/mcp`, journaled and answered as the plan says.
-pub(crate) async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Request) -> Outcome {
+/// The MCP face's entry for the accept loop (a `provider::FaceEntry`): a `/mcp`
+/// request's work, detached as `/v1`'s is.
+pub(crate) fn entry(
+    shared: Arc<Shared>,
+    conn: Arc<Conn>,
+    request: http::Request<hyper::body::Incoming>,
+) -> Detached {
+    Detached::new(
+        shared.clone(),
+        handle(shared, conn, request.map(axum::body::Body::new)),
+    )
+}
+
+async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Request) -> Outcome {
     let (parts, body) = request.into_parts();
     let tenant = authenticate(&shared, &parts.headers);
     let step = shared.stage.step();

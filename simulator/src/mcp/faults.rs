@@ -4,20 +4,9 @@
 //! happened to the first.
 
 use super::plan::{McpFault, McpRule};
-
-/// Per-rule counts of the `tools/call` requests that matched each rule's fields.
-#[derive(Debug)]
-pub(crate) struct McpCounters {
-    seen: Vec<u64>,
-}
+pub(crate) use crate::shared::mcp_state::McpCounters;
 
 impl McpCounters {
-    pub(crate) fn new(rules: usize) -> McpCounters {
-        McpCounters {
-            seen: vec![0; rules],
-        }
-    }
-
     /// The rule that decides a call of `tool` arriving during `step`.
     pub(crate) fn select(
         &mut self,

@@ -16,20 +16,22 @@
 //! - `retrieval`: `get_operation` and `list_recent_operations`.
 //! - `tasks`: background tasks on the simulator clock.
 //! - `faults`: rule selection and counting.
-//! - `state`: what the face remembers, inside the simulator's state lock.
-//! - `validate`: plan checks at start.
+//! - what the face remembers lives in the core's state
+//!   (`crate::shared::mcp_state`), inside the simulator's one state lock.
+//!
+//! The plan ([`plan`], re-exported from `crate::plan::mcp`) and its checks
+//! at start (`crate::validate`) belong to the core, which never imports this
+//! module: the face builds on the core, not the other way round.
 
 mod call;
 pub(crate) mod endpoint;
 mod faults;
 mod jsonrpc;
-pub mod plan;
 mod retrieval;
 mod sse;
-pub(crate) mod state;
 pub(crate) mod tasks;
 mod tools;
-pub(crate) mod validate;
 mod wire;
 
+pub use crate::plan::mcp as plan;
 pub use plan::*;

@@ -8,9 +8,9 @@
 use serde_json::{json, Map, Value};
 
 use super::plan::{Defect, McpPlan};
-use super::state::Operation;
 use super::tools::{self, API_KEY_ARGUMENT};
 use crate::plan::Plan;
+use crate::shared::mcp_state::Operation;
 use crate::shared::State;
 use crate::time::rfc3339;
 

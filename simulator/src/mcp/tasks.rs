@@ -12,36 +12,19 @@ use serde_json::{json, Map, Value};
 
 use super::jsonrpc::INVALID_PARAMS;
 use super::plan::{McpPlan, TaskEnd};
-use super::state::Operation;
 use super::tools;
-use crate::idempotency::{Failure, Saved, Scope};
+use crate::idempotency::{Failure, Saved};
 use crate::plan::{IdempotencyMode, Plan};
+use crate::shared::mcp_state::Operation;
+pub(crate) use crate::shared::mcp_state::{PendingCommit, TaskRecord, TaskStatus};
 use crate::shared::State;
-use crate::store::{NewObject, StoreFull};
+use crate::store::StoreFull;
 use crate::time::rfc3339;
 
 /// The polling interval tasks suggest (ms).
 pub(crate) const POLL_INTERVAL_MS: u64 = 1000;
 /// The `_meta` key naming a result's task.
 pub(crate) const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
-
-/// What a paid call commits, now (a call) or when its task completes.
-#[derive(Debug, Clone)]
-pub(crate) struct PendingCommit {
-    pub tool: String,
-    pub new: NewObject,
-    /// The key claimed in flight, for a keyed tool's call with a key.
-    pub ticket: Option<Scope>,
-}
-
-/// A task's status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TaskStatus {
-    Working,
-    Completed,
-    Failed,
-    Cancelled,
-}
 
 impl TaskStatus {
     fn name(self) -> &'static str {
@@ -52,25 +35,6 @@ impl TaskStatus {
             TaskStatus::Cancelled => "cancelled",
         }
     }
-}
-
-/// One task.
-#[derive(Debug, Clone)]
-pub(crate) struct TaskRecord {
-    pub id: String,
-    pub tenant: String,
-    pub status: TaskStatus,
-    pub created_at_ms: i64,
-    pub updated_at_ms: i64,
-    pub ttl_ms: u64,
-    pub ends_at_ms: i64,
-    pub end: TaskEnd,
-    /// The commit still to make (taken at the task's end).
-    pub pending: Option<PendingCommit>,
-    /// What `tasks/result` answers once the task is terminal.
-    pub result: Option<Value>,
-    /// The journal entry of the call that made the task.
-    pub seq: u64,
 }
 
 fn ms(duration: std::time::Duration) -> u64 {

@@ -7,10 +7,7 @@ use serde_json::{json, Map, Value};
 
 use super::plan::{Defect, McpPlan, PaidTool, Revision};
 
-/// `get_operation {id}`.
-pub(crate) const GET_OPERATION: &str = "get_operation";
-/// `list_recent_operations {}`.
-pub(crate) const LIST_RECENT: &str = "list_recent_operations";
+pub(crate) use super::plan::{GET_OPERATION, LIST_RECENT};
 /// The argument `Defect::KeyInArguments` wants.
 pub(crate) const API_KEY_ARGUMENT: &str = "api_key";
 

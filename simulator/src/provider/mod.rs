@@ -59,6 +59,12 @@ use lookup::lookup;
 use request_body::drain;
 use route::{authenticate, resource_exists, Route};
 
+/// How the face served beside `/v1` on the same listener (the MCP face, at
+/// `/mcp`) turns a request into its detached work. The accept loop passes it
+/// in, so that the provider never names that face: the face builds on the
+/// provider (its journal, contexts and bodies), not the other way round.
+pub(crate) type FaceEntry = fn(Arc<Shared>, Arc<Conn>, http::Request<Incoming>) -> Detached;
+
 /// Every request outside the control API, straight from hyper's service.
 ///
 /// Not an `async fn`: the request's work is boxed here, where it is made (see
@@ -70,14 +76,12 @@ pub(crate) fn provider_entry(
     shared: Arc<Shared>,
     conn: Arc<Conn>,
     request: http::Request<Incoming>,
+    mcp_entry: FaceEntry,
 ) -> impl std::future::Future<Output = Result<Served, std::convert::Infallible>> + Send {
     // The MCP endpoint shares the listener, the journal and the way a
     // request's work runs; without an MCP plan `/mcp` is an unknown path.
     let work = if request.uri().path() == "/mcp" && shared.plan.mcp.is_some() {
-        Detached::new(
-            shared.clone(),
-            crate::mcp::endpoint::handle(shared, conn.clone(), request.map(axum::body::Body::new)),
-        )
+        mcp_entry(shared, conn.clone(), request)
     } else {
         Detached::new(shared.clone(), handle(shared, conn.clone(), request))
     };

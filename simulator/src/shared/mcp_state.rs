@@ -2,6 +2,10 @@
 //! "check the key, then commit" and "commit, then record the operation" are as
 //! atomic as they are for `/v1`): sessions, operations, keyed tools' keys,
 //! tasks, rule counters and the calls a `notifications/cancelled` may reach.
+//!
+//! Plain data, held by the core's [`super::State`]; the MCP face (`crate::mcp`)
+//! reads and changes it, and adds the behaviour (rule selection, task
+//! settling) in its own modules, so that the core never imports the face.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -10,17 +14,69 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use super::faults::McpCounters;
-use super::plan::Revision;
-use super::tasks::TaskRecord;
-use crate::idempotency::KeyTable;
+use crate::idempotency::{KeyTable, Scope};
 use crate::names::random_id;
+use crate::plan::mcp::{Revision, TaskEnd};
 use crate::plan::Plan;
+use crate::store::NewObject;
 
 // Child streams of the plan's seed, apart from the store's (1, 2): adding a
 // session never shifts an object id.
 const SESSION_ID_STREAM: u64 = 3;
 const TASK_ID_STREAM: u64 = 4;
+
+/// What a paid call commits, now (a call) or when its task completes.
+#[derive(Debug, Clone)]
+pub(crate) struct PendingCommit {
+    pub tool: String,
+    pub new: NewObject,
+    /// The key claimed in flight, for a keyed tool's call with a key.
+    pub ticket: Option<Scope>,
+}
+
+/// A task's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TaskStatus {
+    Working,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+/// One task.
+#[derive(Debug, Clone)]
+pub(crate) struct TaskRecord {
+    pub id: String,
+    pub tenant: String,
+    pub status: TaskStatus,
+    pub created_at_ms: i64,
+    pub updated_at_ms: i64,
+    pub ttl_ms: u64,
+    pub ends_at_ms: i64,
+    pub end: TaskEnd,
+    /// The commit still to make (taken at the task's end).
+    pub pending: Option<PendingCommit>,
+    /// What `tasks/result` answers once the task is terminal.
+    pub result: Option<Value>,
+    /// The journal entry of the call that made the task.
+    pub seq: u64,
+}
+
+/// Per-rule counts of the `tools/call` requests that matched each rule's
+/// fields (selection is `crate::mcp::faults`').
+#[derive(Debug)]
+pub(crate) struct McpCounters {
+    pub(crate) seen: Vec<u64>,
+}
+
+impl McpCounters {
+    /// No call counted yet, for `rules` rules.
+    pub(crate) fn new(rules: usize) -> McpCounters {
+        McpCounters {
+            seen: vec![0; rules],
+        }
+    }
+}
 
 /// One live session: bound to the credential that opened it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,9 +1,9 @@
 //! The typed input of the fake MCP server: its tools, its retrieval path, the
 //! defects it may be told to have, and its faults in MCP terms.
 //!
-//! Everything here is data. The server (the rest of `mcp/`) reads it; the
-//! harness builds it from a scenario's `mcp:` section; `lostreply serve --mcp`
-//! builds it from flags. Real time (`Duration`) is the client's world (stalls,
+//! Everything here is data, part of the [`crate::plan::Plan`]: the MCP face
+//! (`crate::mcp`) reads it; the harness builds it from a scenario's `mcp:`
+//! section; `lostreply serve --mcp` builds it from flags. Real time (`Duration`) is the client's world (stalls,
 //! late answers, progress intervals); the simulator clock is the provider's
 //! (retention, task expiry), as for the HTTP provider.
 
@@ -11,6 +11,12 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use crate::plan::{Release, StallThen};
+
+/// The retrieval tool that reads one operation: `get_operation {id}`. A paid
+/// tool may not take its name (or [`LIST_RECENT`]'s).
+pub(crate) const GET_OPERATION: &str = "get_operation";
+/// The retrieval tool that lists recent operations: `list_recent_operations {}`.
+pub(crate) const LIST_RECENT: &str = "list_recent_operations";
 
 /// The MCP face of the provider. Its paid tools commit effects into the same
 /// ledger and journal as `/v1/...`, on the same clock and tenants, so every

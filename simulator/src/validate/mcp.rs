@@ -3,9 +3,8 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use super::plan::{McpFault, McpPlan, Stream};
-use super::tools::{GET_OPERATION, LIST_RECENT};
 use crate::names::is_valid_resource_name;
+use crate::plan::mcp::{McpFault, McpPlan, Stream, GET_OPERATION, LIST_RECENT};
 use crate::plan::{Limits, Plan, Release};
 
 /// Longest tool name (the MCP spec's advice).
@@ -255,8 +254,8 @@ fn fault_error(fault: &McpFault, mcp: &McpPlan, limits: &Limits) -> Option<McpFa
 
 #[cfg(test)]
 mod tests {
-    use super::super::plan::{CancelPolicy, McpMatch, McpRule, PaidTool};
     use super::*;
+    use crate::plan::mcp::{CancelPolicy, CommitPoint, McpMatch, McpRule, PaidTool};
 
     /// The refusal's message, as the simulator's start reports it.
     fn refusal(mcp: McpPlan) -> Option<String> {
@@ -313,7 +312,7 @@ mod tests {
                     McpMatch::default(),
                     McpFault::Http {
                         status: 200,
-                        at: super::super::plan::CommitPoint::AfterCommit,
+                        at: CommitPoint::AfterCommit,
                     },
                 ),
                 "not an error status",
