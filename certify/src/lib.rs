@@ -9,7 +9,7 @@
 //!   allowlist; "abort after sending" and barrier releases need the socket.
 //! - [`readback`]: counting effects by a marker (ground truth, search, list).
 //! - [`probes`]: the checks, one module per family, each with its verdict and evidence.
-//! - [`verdict`], [`report`]: the certification report model; [`write`]: its
+//! - [`verdict`], [`report`]: the certification report model; [`write`](mod@write): its
 //!   terminal, JSON, JUnit, Markdown and HTML writers.
 //! - [`simulator`]: `--simulator MODE`, the worked example against lostreply's own simulator.
 //! - [`mcp`]: certifying an MCP server (`kind: mcp` contracts, `--mcp URL`,
