@@ -12,9 +12,9 @@ use serde_json::{json, Value};
 use crate::classify::{self, create_verdict, Correlation, Lookup, Verdict};
 use crate::client::ProviderClient;
 use crate::store::{InvalidOpId, OpId, OpLock, OpRecord, Store, StoreError};
-use lostreply_harness::adapter::{Adapter, AdapterFailure};
+use lostreply_harness::adapter::AdapterFailure;
 use lostreply_harness::protocol::{
-    Common, Contract, ExecuteRequest, OperationRequest, OutcomeKind, OutcomeReply, ResolveRequest,
+    Common, Contract, Operation, OperationRequest, OutcomeKind, OutcomeReply, ResolveRequest,
     WebhookReply, WebhookRequest,
 };
 use lostreply_simulator::standard_webhooks;
@@ -63,12 +63,12 @@ impl ReferenceAdapter {
             .map_err(AdapterFailure::new)
     }
 
-    async fn lock(&self, id: &OpId) -> Result<OpLock, AdapterFailure> {
+    pub(crate) async fn lock(&self, id: &OpId) -> Result<OpLock, AdapterFailure> {
         let id = id.clone();
         self.blocking(move |store| store.lock(&id)).await
     }
 
-    async fn load(&self, id: &OpId) -> Result<Option<OpRecord>, AdapterFailure> {
+    pub(crate) async fn load(&self, id: &OpId) -> Result<Option<OpRecord>, AdapterFailure> {
         let id = id.clone();
         self.blocking(move |store| store.load(&id)).await
     }
@@ -78,19 +78,14 @@ impl ReferenceAdapter {
         self.blocking(move |store| store.save(&record)).await
     }
 
-    /// Steps a–e of reconcile, on a record whose lock the caller holds.
-    async fn reconcile_locked(
+    /// Steps a–e of reconcile, on an unsettled create operation whose lock
+    /// the caller holds.
+    pub(crate) async fn reconcile_create_locked(
         &self,
         mut record: OpRecord,
         common: &Common,
         now: Timestamp,
     ) -> Result<OutcomeReply, AdapterFailure> {
-        if record.is_terminal() {
-            return Ok(record.reply());
-        }
-        if record.operation.action == crate::mcp::CALL_TOOL {
-            return crate::mcp::calls::reconcile(self, record, common, now).await;
-        }
         let client = client(common)?;
         let finding = find(&client, &record, &common.provider.contract, now).await?;
         match finding {
@@ -148,7 +143,7 @@ fn keyed(contract: &Contract) -> bool {
 }
 
 /// The reply for an operation id the store cannot hold.
-fn invalid_id_reply(error: &InvalidOpId) -> OutcomeReply {
+pub(crate) fn invalid_id_reply(error: &InvalidOpId) -> OutcomeReply {
     OutcomeReply {
         operation_id: error.0.as_str().into(),
         outcome: OutcomeKind::Unknown,
@@ -158,7 +153,7 @@ fn invalid_id_reply(error: &InvalidOpId) -> OutcomeReply {
     }
 }
 
-fn no_record_reply(id: &OpId) -> OutcomeReply {
+pub(crate) fn no_record_reply(id: &OpId) -> OutcomeReply {
     OutcomeReply {
         operation_id: id.as_str().into(),
         outcome: OutcomeKind::Unknown,
@@ -170,7 +165,7 @@ fn no_record_reply(id: &OpId) -> OutcomeReply {
 
 /// A collection name as the provider API defines it; anything else would not
 /// be a path segment of the provider's API.
-fn valid_resource(resource: &str) -> bool {
+pub(crate) fn valid_resource(resource: &str) -> bool {
     let mut bytes = resource.bytes();
     resource.len() <= 40
         && bytes.next().is_some_and(|b| b.is_ascii_lowercase())
@@ -417,37 +412,21 @@ const NOTHING_TO_APPLY: WebhookReply = WebhookReply {
     operation_id: None,
 };
 
-#[async_trait::async_trait]
-impl Adapter for ReferenceAdapter {
-    async fn execute(&self, request: ExecuteRequest) -> Result<OutcomeReply, AdapterFailure> {
-        let operation = request.operation;
-        let id = match OpId::parse(&operation.id) {
-            Ok(id) => id,
-            Err(e) => return Ok(invalid_id_reply(&e)),
-        };
-        if operation.action == crate::mcp::CALL_TOOL {
-            let now = parse_time("now", &request.common.now)?;
-            let _lock = self.lock(&id).await?;
-            if let Some(record) = self.load(&id).await? {
-                return self.reconcile_locked(record, &request.common, now).await;
-            }
-            return crate::mcp::calls::execute(self, operation, &request.common, now).await;
-        }
-        if !valid_resource(&operation.resource) {
-            return Err(AdapterFailure::new(format!(
-                "operation {}: resource {:?} is not a collection name ([a-z][a-z0-9_]{{0,39}})",
-                id.as_str(),
-                operation.resource
-            )));
-        }
-        let now = parse_time("now", &request.common.now)?;
-        let _lock = self.lock(&id).await?;
-        if let Some(record) = self.load(&id).await? {
-            // Never re-execute: a known operation is only ever reconciled.
-            return self.reconcile_locked(record, &request.common, now).await;
-        }
-        let contract = &request.common.provider.contract;
-        let client = client(&request.common)?;
+/// The calls of a create operation, and the calls every operation answers
+/// alike; [`crate::adapter`] routes the protocol's calls here.
+impl ReferenceAdapter {
+    /// The first execute of a create operation, its lock held: the intent
+    /// saved, then the create sent (and resent once with its key when the
+    /// answer is lost).
+    pub(crate) async fn execute_create(
+        &self,
+        id: &OpId,
+        operation: Operation,
+        common: &Common,
+        now: Timestamp,
+    ) -> Result<OutcomeReply, AdapterFailure> {
+        let contract = &common.provider.contract;
+        let client = client(common)?;
         let mut record = OpRecord {
             key: format!("lr-{}", id.as_str()),
             client_reference: id.as_str().to_owned(),
@@ -481,20 +460,11 @@ impl Adapter for ReferenceAdapter {
         Ok(record.reply())
     }
 
-    async fn reconcile(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
-        let id = match OpId::parse(&request.operation_id) {
-            Ok(id) => id,
-            Err(e) => return Ok(invalid_id_reply(&e)),
-        };
-        let now = parse_time("now", &request.common.now)?;
-        let _lock = self.lock(&id).await?;
-        match self.load(&id).await? {
-            None => Ok(no_record_reply(&id)),
-            Some(record) => self.reconcile_locked(record, &request.common, now).await,
-        }
-    }
-
-    async fn webhook(&self, request: WebhookRequest) -> Result<WebhookReply, AdapterFailure> {
+    /// `webhook`: verifies a delivery, then applies it to its operation's record.
+    pub(crate) async fn accept_webhook(
+        &self,
+        request: WebhookRequest,
+    ) -> Result<WebhookReply, AdapterFailure> {
         let now = parse_time("now", &request.common.now)?;
         let Some(webhooks) = &request.common.provider.contract.webhooks else {
             return Ok(REJECTED);
@@ -546,7 +516,11 @@ impl Adapter for ReferenceAdapter {
         Ok(accepted)
     }
 
-    async fn resolve(&self, request: ResolveRequest) -> Result<OutcomeReply, AdapterFailure> {
+    /// `resolve`: an operator's decision, final unless the outcome already was.
+    pub(crate) async fn apply_resolution(
+        &self,
+        request: ResolveRequest,
+    ) -> Result<OutcomeReply, AdapterFailure> {
         let id = match OpId::parse(&request.operation_id) {
             Ok(id) => id,
             Err(e) => return Ok(invalid_id_reply(&e)),
@@ -585,7 +559,11 @@ impl Adapter for ReferenceAdapter {
         }
     }
 
-    async fn status(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
+    /// `status`: the record's claim, read without a lock.
+    pub(crate) async fn read_status(
+        &self,
+        request: OperationRequest,
+    ) -> Result<OutcomeReply, AdapterFailure> {
         let id = match OpId::parse(&request.operation_id) {
             Ok(id) => id,
             Err(e) => return Ok(invalid_id_reply(&e)),
@@ -613,9 +591,10 @@ mod tests {
     use tokio::io::AsyncReadExt;
 
     use super::*;
+    use lostreply_harness::adapter::Adapter;
     use lostreply_harness::protocol::{
-        ContractIdempotency, ContractLookup, ContractWebhooks, Operation, ProviderInfo, Resolution,
-        WebhookScheme,
+        ContractIdempotency, ContractLookup, ContractWebhooks, ExecuteRequest, Operation,
+        ProviderInfo, Resolution, WebhookScheme,
     };
 
     const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";

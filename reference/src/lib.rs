@@ -14,16 +14,21 @@
 //! - [`store`]: durable records (atomic replace) and per-operation locks.
 //! - [`client`]: bounded HTTP requests to the provider; reports how an answer was lost.
 //! - [`classify`]: what an answer or a lookup means (pure).
-//! - [`calls`]: the five calls, tying the above together; a webhook delivery
+//! - [`calls`]: a create operation's calls, and those every operation
+//!   answers alike (webhook, resolve, status), tying the above together; a webhook delivery
 //!   is verified by `lostreply_simulator::standard_webhooks`, the one
 //!   implementation of the scheme the simulator signs with.
 //! - [`mcp`]: paid MCP tool calls (`call_tool` operations): client, meaning, calls.
+//! - `adapter`: the protocol's five calls, routing each operation to
+//!   [`calls`] or to the MCP side: the MCP side builds on `calls`, never
+//!   the other way round.
 #![deny(missing_docs)]
 
 use std::path::Path;
 
 use lostreply_harness::adapter::{Adapter, AdapterFactory, AdapterFailure};
 
+mod adapter;
 pub mod calls;
 pub mod classify;
 pub mod client;
