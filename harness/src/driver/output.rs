@@ -22,6 +22,47 @@ pub struct CallOutput {
     pub stderr: String,
 }
 
+impl CallOutput {
+    /// A call that could not be made at all (nothing started, nothing on stderr).
+    pub(crate) fn failed(message: String) -> CallOutput {
+        CallOutput {
+            reply: None,
+            end: CallEnd::Failed {
+                message: message.into(),
+            },
+            stderr: String::new(),
+        }
+    }
+}
+
+/// How a call ended whose process exited: replied when it exited 0 with a
+/// JSON object on stdout, else why not; and the reply.
+pub(crate) fn exited(
+    status: &std::io::Result<std::process::ExitStatus>,
+    stdout: &[u8],
+) -> (CallEnd, Option<serde_json::Value>) {
+    match status {
+        Ok(s) if s.success() => match parse_reply(stdout) {
+            Ok(reply) => (CallEnd::Replied, Some(reply)),
+            Err(reason) => (bad_reply(&reason), None),
+        },
+        Ok(s) => (CallEnd::Exited { code: s.code() }, None),
+        Err(e) => (
+            CallEnd::Failed {
+                message: format!("waiting for the adapter: {e}").into(),
+            },
+            None,
+        ),
+    }
+}
+
+/// A call that outlived `deadline`.
+pub(crate) fn past_deadline(deadline: std::time::Duration) -> CallEnd {
+    CallEnd::Deadline {
+        deadline_ms: deadline.as_millis() as u64,
+    }
+}
+
 /// Keeps the last `limit` bytes of `bytes` as text, cut at a character boundary.
 pub(crate) fn tail_text(bytes: &[u8], limit: usize) -> String {
     let start = bytes.len().saturating_sub(limit);

@@ -21,8 +21,8 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use super::output::{
-    bad_reply, crash_signal, parse_reply, tail_text, CallOutput, STDERR_KEEP_BYTES,
-    STDOUT_LIMIT_BYTES,
+    bad_reply, crash_signal, exited, parse_reply, past_deadline, tail_text, CallOutput,
+    STDERR_KEEP_BYTES, STDOUT_LIMIT_BYTES,
 };
 use super::process::{kill_group, ProcessCommand};
 use crate::protocol::CallName;
@@ -71,17 +71,10 @@ impl Pool {
             None => match Worker::start(&self.command, &self.state_dir) {
                 Ok(worker) => worker,
                 Err(e) => {
-                    return CallOutput {
-                        reply: None,
-                        end: CallEnd::Failed {
-                            message: format!(
-                                "cannot start `{} {SERVE_ARG}`: {e}",
-                                self.command.display()
-                            )
-                            .into(),
-                        },
-                        stderr: String::new(),
-                    }
+                    return CallOutput::failed(format!(
+                        "cannot start `{} {SERVE_ARG}`: {e}",
+                        self.command.display()
+                    ))
                 }
             },
         };
@@ -101,27 +94,11 @@ impl Pool {
                 // The stream can no longer be trusted to be in step: retire it.
                 Err(reason) => (bad_reply(&reason), None, false),
             },
-            Exchanged::Exited { status, out } => match status {
-                Ok(s) if s.success() => match parse_reply(&out) {
-                    Ok(reply) => (CallEnd::Replied, Some(reply), false),
-                    Err(reason) => (bad_reply(&reason), None, false),
-                },
-                Ok(s) => (CallEnd::Exited { code: s.code() }, None, false),
-                Err(e) => (
-                    CallEnd::Failed {
-                        message: format!("waiting for the adapter: {e}").into(),
-                    },
-                    None,
-                    false,
-                ),
-            },
-            Exchanged::Deadline => (
-                CallEnd::Deadline {
-                    deadline_ms: deadline.as_millis() as u64,
-                },
-                None,
-                false,
-            ),
+            Exchanged::Exited { status, out } => {
+                let (end, reply) = exited(&status, &out);
+                (end, reply, false)
+            }
+            Exchanged::Deadline => (past_deadline(deadline), None, false),
             Exchanged::Crashed => (CallEnd::Crashed, None, false),
         };
         let stderr = if keep {

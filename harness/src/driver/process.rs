@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use lostreply_reports::model::CallEnd;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::Command;
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::oneshot;
 
 use super::output::{
-    bad_reply, crash_signal, parse_reply, tail_text, CallOutput, STDERR_KEEP_BYTES,
+    crash_signal, exited, past_deadline, tail_text, CallOutput, STDERR_KEEP_BYTES,
     STDOUT_LIMIT_BYTES,
 };
 use crate::protocol::{CallName, PROTOCOL_VERSION};
@@ -95,60 +95,21 @@ impl ProcessCommand {
     ) -> CallOutput {
         let mut child = match self.command(name.as_str(), state_dir).spawn() {
             Ok(child) => child,
-            Err(e) => {
-                return CallOutput {
-                    reply: None,
-                    end: CallEnd::Failed {
-                        message: format!("cannot start `{}`: {e}", self.display()).into(),
-                    },
-                    stderr: String::new(),
-                }
-            }
+            Err(e) => return CallOutput::failed(format!("cannot start `{}`: {e}", self.display())),
         };
         let leader = child.id();
         // Pipes are taken once; all three exist because they were requested above.
-        let (Some(mut stdin), Some(mut stdout), Some(mut stderr)) =
+        let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
-            return CallOutput {
-                reply: None,
-                end: CallEnd::Failed {
-                    message: "child pipes missing".into(),
-                },
-                stderr: String::new(),
-            };
+            return CallOutput::failed("child pipes missing".to_owned());
         };
-        let body = request.to_string().into_bytes();
-        // Write stdin concurrently with reading stdout: a child that answers before
-        // reading everything must not deadlock us on a full pipe.
-        let writer = async move {
-            // A child that exits without reading its stdin is its business, not an error here.
-            let _ = stdin.write_all(&body).await;
-            let _ = stdin.shutdown().await;
-        };
-        let out_reader = async move {
-            let mut buf = Vec::new();
-            let _ = (&mut stdout)
-                .take(STDOUT_LIMIT_BYTES as u64 + 1)
-                .read_to_end(&mut buf)
-                .await;
-            buf
-        };
-        let err_reader = async move {
-            let mut buf = Vec::new();
-            // Bounded: an adapter that floods stderr cannot exhaust memory.
-            let _ = (&mut stderr)
-                .take(8 * STDERR_KEEP_BYTES as u64)
-                .read_to_end(&mut buf)
-                .await;
-            buf
-        };
-        let io = async { tokio::join!(writer, out_reader, err_reader) };
+        let io = exchange(stdin, stdout, stderr, request.to_string().into_bytes());
         let crash = crash_signal(crash);
 
         tokio::pin!(io);
         let ended = tokio::select! {
-            (_, out, err) = &mut io => {
+            (out, err) = &mut io => {
                 let status = child.wait().await;
                 // One process per call: nothing the adapter started outlives it.
                 kill_group(leader);
@@ -159,32 +120,11 @@ impl ProcessCommand {
         };
         match ended {
             Ended::Finished { status, out, err } => {
-                let stderr = tail_text(&err, STDERR_KEEP_BYTES);
-                match status {
-                    Ok(s) if s.success() => match parse_reply(&out) {
-                        Ok(reply) => CallOutput {
-                            reply: Some(reply),
-                            end: CallEnd::Replied,
-                            stderr,
-                        },
-                        Err(reason) => CallOutput {
-                            reply: None,
-                            end: bad_reply(&reason),
-                            stderr,
-                        },
-                    },
-                    Ok(s) => CallOutput {
-                        reply: None,
-                        end: CallEnd::Exited { code: s.code() },
-                        stderr,
-                    },
-                    Err(e) => CallOutput {
-                        reply: None,
-                        end: CallEnd::Failed {
-                            message: format!("waiting for the adapter: {e}").into(),
-                        },
-                        stderr,
-                    },
+                let (end, reply) = exited(&status, &out);
+                CallOutput {
+                    reply,
+                    end,
+                    stderr: tail_text(&err, STDERR_KEEP_BYTES),
                 }
             }
             Ended::Deadline | Ended::Crashed => {
@@ -196,13 +136,11 @@ impl ProcessCommand {
                 // The pipes close with the child; keep what it said on stderr. Bounded,
                 // because a grandchild could hold them open.
                 let stderr = match tokio::time::timeout(Duration::from_secs(1), &mut io).await {
-                    Ok((_, _, err)) => tail_text(&err, STDERR_KEEP_BYTES),
+                    Ok((_, err)) => tail_text(&err, STDERR_KEEP_BYTES),
                     Err(_) => String::new(),
                 };
                 let end = if matches!(ended, Ended::Deadline) {
-                    CallEnd::Deadline {
-                        deadline_ms: deadline.as_millis() as u64,
-                    }
+                    past_deadline(deadline)
                 } else {
                     CallEnd::Crashed
                 };
@@ -214,6 +152,42 @@ impl ProcessCommand {
             }
         }
     }
+}
+
+/// Writes `body` to the child's stdin while reading its stdout and stderr,
+/// each bounded, until all three pipes are done; what came on stdout and
+/// stderr. Writing and reading at once: a child that answers before reading
+/// everything must not deadlock us on a full pipe.
+async fn exchange(
+    mut stdin: ChildStdin,
+    mut stdout: ChildStdout,
+    mut stderr: ChildStderr,
+    body: Vec<u8>,
+) -> (Vec<u8>, Vec<u8>) {
+    let writer = async move {
+        // A child that exits without reading its stdin is its business, not an error here.
+        let _ = stdin.write_all(&body).await;
+        let _ = stdin.shutdown().await;
+    };
+    let out_reader = async move {
+        let mut buf = Vec::new();
+        let _ = (&mut stdout)
+            .take(STDOUT_LIMIT_BYTES as u64 + 1)
+            .read_to_end(&mut buf)
+            .await;
+        buf
+    };
+    let err_reader = async move {
+        let mut buf = Vec::new();
+        // Bounded: an adapter that floods stderr cannot exhaust memory.
+        let _ = (&mut stderr)
+            .take(8 * STDERR_KEEP_BYTES as u64)
+            .read_to_end(&mut buf)
+            .await;
+        buf
+    };
+    let ((), out, err) = tokio::join!(writer, out_reader, err_reader);
+    (out, err)
 }
 
 /// SIGKILL to the process group that `leader` (the child) leads, see `call`.

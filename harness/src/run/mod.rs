@@ -29,24 +29,7 @@ use crate::seed::scenario_seed;
 pub async fn observe(scenario: &Scenario, adapter: &AdapterUnderTest, seed: u64) -> Observation {
     let started = Instant::now();
     let credential = scenario.plan.tenants.first().cloned().unwrap_or_default();
-    let mut obs = Observation {
-        scenario: scenario.clone(),
-        seed,
-        credential: credential.clone(),
-        calls: Vec::new(),
-        stderr: Default::default(),
-        steps: Vec::new(),
-        deliveries: Vec::new(),
-        forged: Vec::new(),
-        ledger: Vec::new(),
-        journal: Vec::new(),
-        simulator_offset_ms: 0,
-        sim_start_ms: scenario.plan.clock_start_ms,
-        final_status: Default::default(),
-        errors: Vec::new(),
-        infra_failed: false,
-        duration_ms: 0,
-    };
+    let mut obs = nothing_yet(scenario, seed, credential.clone());
     let infra = |obs: &mut Observation, message: String| {
         obs.errors.push(ErrorRecord {
             step: 0,
@@ -108,6 +91,44 @@ pub async fn observe(scenario: &Scenario, adapter: &AdapterUnderTest, seed: u64)
     };
     runner.run_steps().await;
     let finals = runner.final_sweep().await;
+    let recorded = runner.into_parts();
+    obs.ledger = sim.ledger();
+    share_operation_texts(&mut obs);
+    obs.journal = sim.journal();
+    forget_derivable_fingerprints(&mut obs.journal, &mut obs.ledger);
+    sim.shutdown().await;
+    take_recorded(&mut obs, recorded);
+    obs.final_status = finals;
+    obs.simulator_offset_ms = sim_started_ms;
+    obs.duration_ms = started.elapsed().as_millis() as u64;
+    obs
+}
+
+/// What a run has observed before anything happened: the scenario, and no
+/// call, request or effect yet.
+fn nothing_yet(scenario: &Scenario, seed: u64, credential: String) -> Observation {
+    Observation {
+        scenario: scenario.clone(),
+        seed,
+        credential,
+        calls: Vec::new(),
+        stderr: Default::default(),
+        steps: Vec::new(),
+        deliveries: Vec::new(),
+        forged: Vec::new(),
+        ledger: Vec::new(),
+        journal: Vec::new(),
+        simulator_offset_ms: 0,
+        sim_start_ms: scenario.plan.clock_start_ms,
+        final_status: Default::default(),
+        errors: Vec::new(),
+        infra_failed: false,
+        duration_ms: 0,
+    }
+}
+
+/// Moves what the steps recorded into the observation.
+fn take_recorded(obs: &mut Observation, recorded: steps::Recorded) {
     let steps::Recorded {
         calls,
         stderr,
@@ -115,12 +136,7 @@ pub async fn observe(scenario: &Scenario, adapter: &AdapterUnderTest, seed: u64)
         deliveries,
         forged,
         errors,
-    } = runner.into_parts();
-    obs.ledger = sim.ledger();
-    share_operation_texts(&mut obs);
-    obs.journal = sim.journal();
-    forget_derivable_fingerprints(&mut obs.journal, &mut obs.ledger);
-    sim.shutdown().await;
+    } = recorded;
     obs.calls = calls;
     obs.stderr = stderr;
     obs.steps = steps;
@@ -128,10 +144,6 @@ pub async fn observe(scenario: &Scenario, adapter: &AdapterUnderTest, seed: u64)
     obs.forged = forged;
     obs.infra_failed = !errors.is_empty();
     obs.errors.extend(errors);
-    obs.final_status = finals;
-    obs.simulator_offset_ms = sim_started_ms;
-    obs.duration_ms = started.elapsed().as_millis() as u64;
-    obs
 }
 
 /// Each effect that names an operation by its `client_reference` keeps that

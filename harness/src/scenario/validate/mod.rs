@@ -42,6 +42,7 @@ pub const DEFAULT_CALL_DEADLINE: Duration = Duration::from_secs(30);
 const MAX_CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
 /// Longest `call_deadline`.
 const MAX_CALL_DEADLINE: Duration = Duration::from_secs(600);
+
 /// Checks everything and builds the scenario (meaningful only if `d` stays empty).
 pub(super) fn scenario(raw: &RawScenario, path: &str, d: &mut Diagnostics) -> Scenario {
     // A profile file is named relative to the scenario that names it.
@@ -71,46 +72,7 @@ pub(super) fn scenario(raw: &RawScenario, path: &str, d: &mut Diagnostics) -> Sc
     });
     let tags = tags(d, &raw.tags);
 
-    let client_timeout = raw
-        .client_timeout
-        .as_ref()
-        .map_or(DEFAULT_CLIENT_TIMEOUT, |t| {
-            duration_in(d, t, "client_timeout", NONZERO, MAX_CLIENT_TIMEOUT)
-                .unwrap_or(DEFAULT_CLIENT_TIMEOUT)
-        });
-    let call_deadline = raw
-        .call_deadline
-        .as_ref()
-        .map_or(DEFAULT_CALL_DEADLINE, |t| {
-            let deadline = duration_in(d, t, "call_deadline", NONZERO, MAX_CALL_DEADLINE)
-                .unwrap_or(DEFAULT_CALL_DEADLINE);
-            if deadline <= client_timeout {
-                d.error(
-                    t.pos,
-                    format!(
-                    "call_deadline ({}) must be longer than client_timeout ({}): an adapter needs \
-                     time to retry or give up",
-                    show(deadline),
-                    show(client_timeout)
-                ),
-                );
-            }
-            deadline
-        });
-    // The deadline given also has to outlast the default timeout; checked once here
-    // whichever of the two was written.
-    if raw.call_deadline.is_none() && client_timeout >= call_deadline {
-        if let Some(t) = &raw.client_timeout {
-            d.error(
-                t.pos,
-                format!(
-                    "client_timeout ({}) must be shorter than call_deadline ({})",
-                    show(client_timeout),
-                    show(call_deadline)
-                ),
-            );
-        }
-    }
+    let (client_timeout, call_deadline) = timeouts(d, raw);
 
     let (mut plan, mut declared) =
         provider::provider(d, raw.provider.as_ref(), client_timeout, base_dir);
@@ -156,6 +118,52 @@ pub(super) fn scenario(raw: &RawScenario, path: &str, d: &mut Diagnostics) -> Sc
         client_timeout,
         call_deadline,
     }
+}
+
+/// `client_timeout` and `call_deadline`, each in its range, the deadline
+/// longer than the timeout.
+fn timeouts(d: &mut Diagnostics, raw: &RawScenario) -> (Duration, Duration) {
+    let client_timeout = raw
+        .client_timeout
+        .as_ref()
+        .map_or(DEFAULT_CLIENT_TIMEOUT, |t| {
+            duration_in(d, t, "client_timeout", NONZERO, MAX_CLIENT_TIMEOUT)
+                .unwrap_or(DEFAULT_CLIENT_TIMEOUT)
+        });
+    let call_deadline = raw
+        .call_deadline
+        .as_ref()
+        .map_or(DEFAULT_CALL_DEADLINE, |t| {
+            let deadline = duration_in(d, t, "call_deadline", NONZERO, MAX_CALL_DEADLINE)
+                .unwrap_or(DEFAULT_CALL_DEADLINE);
+            if deadline <= client_timeout {
+                d.error(
+                    t.pos,
+                    format!(
+                    "call_deadline ({}) must be longer than client_timeout ({}): an adapter needs \
+                     time to retry or give up",
+                    show(deadline),
+                    show(client_timeout)
+                ),
+                );
+            }
+            deadline
+        });
+    // The deadline given also has to outlast the default timeout; checked once here
+    // whichever of the two was written.
+    if raw.call_deadline.is_none() && client_timeout >= call_deadline {
+        if let Some(t) = &raw.client_timeout {
+            d.error(
+                t.pos,
+                format!(
+                    "client_timeout ({}) must be shorter than call_deadline ({})",
+                    show(client_timeout),
+                    show(call_deadline)
+                ),
+            );
+        }
+    }
+    (client_timeout, call_deadline)
 }
 
 fn operations(
