@@ -19,15 +19,9 @@ use lostreply_simulator::{
 use tokio::net::TcpListener;
 use tokio::task::{JoinHandle, JoinSet};
 
-use crate::client::{Target, Wire};
+use crate::client::{Target, Wire, CREDENTIAL, RESOURCE};
 use crate::Error;
 
-/// The collection every benchmark creates in.
-pub const RESOURCE: &str = "tickets";
-/// The collection creates go to on Stripe's wire.
-pub const STRIPE_RESOURCE: &str = "customers";
-/// The adapter tenant's credential in the simulator's default plan.
-pub const CREDENTIAL: &str = "sk_test_a";
 /// What the references answer to every create and retrieve: the shape and
 /// size of a simulator ticket, so that bytes on the wire are comparable.
 pub const FIXED_BODY: &str = r#"{"id":"tkt_0123456789abcdef","object":"tickets","status":"succeeded","client_reference":null,"created_at":"2026-01-01T00:00:00Z","args":{"n":0,"title":"bench"},"metadata":null}"#;
@@ -306,4 +300,17 @@ async fn wiremock_server() -> wiremock::MockServer {
         .mount(&server)
         .await;
     server
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fixed_answer_names_an_object_the_client_can_retrieve() {
+        assert_eq!(
+            crate::client::object_id(FIXED_BODY.as_bytes()).as_deref(),
+            Some("tkt_0123456789abcdef")
+        );
+    }
 }
