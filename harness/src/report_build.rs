@@ -1,20 +1,24 @@
 //! Turns an [`Observation`] and its violations into the report model the writers read.
 
+use lostreply_reports::model as report;
 use lostreply_reports::model::Signals;
 use lostreply_reports::model::{
-    CallEnd, CallRecord, Check, EffectRecord, ErrorRecord, Finding, McpClientReport,
-    OperationReport, OperationSpec, Outcome, RequestRecord, ScenarioReport, SharedJson, Verdict,
-    Violation, WindowFigures,
+    CallEnd, CallKind, CallRecord, Check, EffectRecord, ErrorRecord, Fate, Fault, Finding,
+    HttpFault, McpClientReport, McpFaultKind, OperationReport, OperationSpec, Outcome,
+    RequestRecord, ResponseEnd, ScenarioReport, SharedJson, Verdict, Violation, WindowFigures,
 };
 use lostreply_reports::shared_str::Recent;
+use lostreply_simulator::mcp::McpFault;
 use lostreply_simulator::{
-    FaultResponse, JournalEntry, JsonText, ObjectStatus, Release, ResponseFate, StallThen,
+    FaultResponse, JournalEntry, JsonText, McpFaultSeen, ObjectStatus, Plan, Position, Release,
+    RequestKind, ResponseFate, StallThen,
 };
 
 use crate::check::attribution::Attribution;
 use crate::check::grouped::Grouped;
 use crate::phase::{Phase, PhaseEnd};
 use crate::position::{Pos, NONE};
+use crate::protocol::CallName;
 use crate::run::observation::{Call, CallStderr, Observation};
 use crate::scenario::client_profiles::McpClient;
 use crate::two_threads::{self, both};
@@ -31,9 +35,11 @@ use crate::two_threads::{self, both};
 /// cache miss each), and each list is rewritten in the allocation that held
 /// the observation's list, so the report adds almost no memory of its own.
 /// Records that say the same thing share one copy of the text
-/// ([`SharedStr`]): the handful of values a field repeats (a fate, a call's
-/// name, a request's kind) through [`Recent`], an effect's arguments with its
-/// operation's when they are the same text.
+/// ([`SharedStr`]): a request's target through [`Recent`], an effect's
+/// arguments with its operation's when they are the same text. The closed
+/// sets (a call's name, a request's kind and fate, the fault that struck, an
+/// object's status) are the report's enums, made from the harness's and
+/// the simulator's own.
 ///
 /// The ledger's records are made first, and the operations' next, once the
 /// effects' own copies of their arguments are freed. A large run (from
@@ -106,7 +112,6 @@ fn scenario_report_with(
     // operations' records are made.
     let ledger: Vec<EffectRecord> = {
         let operations = &obs.scenario.operations;
-        let mut statuses = Recent::default();
         std::mem::take(&mut obs.ledger)
             .into_iter()
             .enumerate()
@@ -121,7 +126,7 @@ fn scenario_report_with(
                     resource: e.resource,
                     idempotency_key: e.idempotency_key,
                     sim_ms: e.created_at_ms,
-                    status: statuses.get(status_name(e.status)),
+                    status: object_status(e.status),
                     request_seq: e.request_seq.map(|seq| seq.get()),
                     operation_id: op.map(|op| op.id.clone()),
                 }
@@ -149,13 +154,14 @@ fn scenario_report_with(
     } = obs;
     // The calls on one thread, the journal on another when the run is
     // large: independent records, each list rewritten in place.
+    let plan = &scenario.plan;
     let (journal, (calls, call_errors)) = both(
         two_threads,
         || {
-            let mut text = Texts::default();
+            let mut targets = Recent::default();
             journal
                 .into_iter()
-                .map(|e| request_record(e, simulator_offset_ms, &mut text))
+                .map(|e| request_record(e, simulator_offset_ms, plan, &mut targets))
                 .collect::<Vec<RequestRecord>>()
         },
         || call_records(calls, stderr),
@@ -191,7 +197,6 @@ fn scenario_report_with(
 /// The calls' records, and an error record for each call that ended in an
 /// adapter error, in call order.
 fn call_records(calls: Vec<Call>, stderr: CallStderr) -> (Vec<CallRecord>, Vec<ErrorRecord>) {
-    let mut names = Recent::default();
     let mut errors = Vec::new();
     // The tails in order of position, taken as their calls come.
     let mut tails = stderr.into_inner().into_iter().peekable();
@@ -215,7 +220,7 @@ fn call_records(calls: Vec<Call>, stderr: CallStderr) -> (Vec<CallRecord>, Vec<E
                 // A run's calls are counted in `u32`s, as the observation's are.
                 index: u32::try_from(index).unwrap_or(u32::MAX),
                 step: c.step,
-                call: names.get(c.name.as_str()),
+                call: call_kind(c.name),
                 operation_id: c.operation_id,
                 request: c.request,
                 reply,
@@ -317,19 +322,6 @@ fn effect_args(op: Option<&OperationSpec>, args: &JsonText) -> SharedJson {
     }
 }
 
-/// The fields whose few values repeat across the journal's records, each
-/// with the values it said last ([`Recent`]), and a buffer to write a value
-/// into before it is looked up. (The ledger's one such field, an effect's
-/// status, has a `Recent` of its own.)
-#[derive(Default)]
-struct Texts {
-    target: Recent,
-    kind: Recent,
-    fate: Recent,
-    fault: Recent,
-    scratch: String,
-}
-
 /// An MCP scenario's client windows, real and scaled, for the report.
 pub fn mcp_client_report(client: &McpClient) -> McpClientReport {
     let scaled = client.scaled();
@@ -388,77 +380,127 @@ fn call_error(end: &CallEnd) -> Option<String> {
     }
 }
 
-fn status_name(status: ObjectStatus) -> &'static str {
+fn call_kind(name: CallName) -> CallKind {
+    match name {
+        CallName::Execute => CallKind::Execute,
+        CallName::Reconcile => CallKind::Reconcile,
+        CallName::Webhook => CallKind::Webhook,
+        CallName::Resolve => CallKind::Resolve,
+        CallName::Status => CallKind::Status,
+    }
+}
+
+fn object_status(status: ObjectStatus) -> report::ObjectStatus {
     match status {
-        ObjectStatus::Processing => "processing",
-        ObjectStatus::Succeeded => "succeeded",
-        ObjectStatus::Failed => "failed",
+        ObjectStatus::Processing => report::ObjectStatus::Processing,
+        ObjectStatus::Succeeded => report::ObjectStatus::Succeeded,
+        ObjectStatus::Failed => report::ObjectStatus::Failed,
     }
 }
 
-/// `drop`, `stall then commit`, `status 500`.
-pub fn fault_name(response: &FaultResponse) -> String {
-    match response {
-        FaultResponse::Ok => "ok".to_owned(),
-        FaultResponse::Drop => "drop".to_owned(),
-        FaultResponse::Reset => "reset".to_owned(),
-        FaultResponse::Stall { then, until } => {
-            let then = match then {
-                StallThen::Abandon => "",
-                StallThen::Commit => " then commit",
-            };
-            match until {
-                Release::ClientGone => format!("stall{then}"),
-                Release::StepEnd(step) => format!("stall until step {step} ends{then}"),
-            }
-        }
-        FaultResponse::Gather { requests, at_most } => format!(
-            "gather {requests} (at most {})",
-            humantime::format_duration(*at_most)
-        ),
-        FaultResponse::Delay { delay } => format!("delay {}", humantime::format_duration(*delay)),
-        FaultResponse::Status {
-            code,
-            retry_after_s: None,
-        } => format!("status {code}"),
-        FaultResponse::Status {
-            code,
-            retry_after_s: Some(seconds),
-        } => format!("status {code} (Retry-After {seconds})"),
-        FaultResponse::Partial { bytes } => format!("partial {bytes} bytes"),
-        FaultResponse::Idle => "idle".to_owned(),
+fn request_kind(kind: RequestKind) -> report::RequestKind {
+    match kind {
+        RequestKind::Create => report::RequestKind::Create,
+        RequestKind::Retrieve => report::RequestKind::Retrieve,
+        RequestKind::Search => report::RequestKind::Search,
+        RequestKind::List => report::RequestKind::List,
     }
 }
 
-/// Writes what became of the response into `out` (a reused buffer: the
-/// text is then shared, not kept), and says whether it was lost.
-fn fate_text(fate: &ResponseFate, out: &mut String) -> bool {
-    use std::fmt::Write as _;
-    // Writing into a `String` cannot fail.
-    let _ = match fate {
-        ResponseFate::InProgress => write!(out, "still in progress"),
-        ResponseFate::Sent { status } => write!(out, "sent {status}"),
-        ResponseFate::Dropped => write!(out, "dropped (closed without a byte)"),
-        ResponseFate::Reset => write!(out, "reset (TCP RST)"),
-        ResponseFate::Stalled { client_left: true } => write!(out, "stalled until the client left"),
-        ResponseFate::Stalled { client_left: false } => write!(out, "stalled until the cap"),
-        ResponseFate::Cancelled => write!(out, "ended by the client's cancel"),
-        ResponseFate::Truncated { status, bytes } => {
-            write!(out, "{status} truncated after {bytes} body bytes")
+fn fault_point(at: Position) -> report::FaultPoint {
+    match at {
+        Position::BeforeRead => report::FaultPoint::BeforeRead,
+        Position::BeforeCommit => report::FaultPoint::BeforeCommit,
+        Position::AfterCommit => report::FaultPoint::AfterCommit,
+    }
+}
+
+/// `drop`, `stall then commit`, `status 500`, as the report keeps them.
+pub fn fault_response(response: &FaultResponse) -> report::FaultResponse {
+    match *response {
+        FaultResponse::Ok => report::FaultResponse::Ok,
+        FaultResponse::Drop => report::FaultResponse::Drop,
+        FaultResponse::Reset => report::FaultResponse::Reset,
+        FaultResponse::Stall { then, until } => report::FaultResponse::Stall {
+            then: match then {
+                StallThen::Abandon => report::StallThen::Abandon,
+                StallThen::Commit => report::StallThen::Commit,
+            },
+            until: match until {
+                Release::ClientGone => report::Release::ClientGone,
+                Release::StepEnd(step) => report::Release::StepEnd(step),
+            },
+        },
+        FaultResponse::Gather { requests, at_most } => {
+            report::FaultResponse::Gather { requests, at_most }
         }
+        FaultResponse::Delay { delay } => report::FaultResponse::Delay { delay },
+        FaultResponse::Status {
+            code,
+            retry_after_s,
+        } => report::FaultResponse::Status {
+            code,
+            retry_after_s,
+        },
+        FaultResponse::Partial { bytes } => report::FaultResponse::Partial {
+            // A body is never `u64::MAX` bytes long; saturated all the same.
+            bytes: u64::try_from(bytes).unwrap_or(u64::MAX),
+        },
+        FaultResponse::Idle => report::FaultResponse::Idle,
+    }
+}
+
+fn mcp_fault_kind(fault: &McpFault) -> McpFaultKind {
+    match fault {
+        McpFault::Ok => McpFaultKind::Ok,
+        McpFault::Slow { .. } => McpFaultKind::Slow,
+        McpFault::Stall { .. } => McpFaultKind::Stall,
+        McpFault::Late { .. } => McpFaultKind::Late,
+        McpFault::Never => McpFaultKind::Never,
+        McpFault::IsError { .. } => McpFaultKind::IsError,
+        McpFault::RpcError { .. } => McpFaultKind::RpcError,
+        McpFault::Http { .. } => McpFaultKind::Http,
+        McpFault::Drop { .. } => McpFaultKind::Drop,
+        McpFault::Reset { .. } => McpFaultKind::Reset,
+        McpFault::Task { .. } => McpFaultKind::Task,
+        McpFault::PrimeThenClose { .. } => McpFaultKind::PrimeThenClose,
+    }
+}
+
+/// The MCP rule that decided a call: the plan's rule at the journal's
+/// index. (The simulator chose it from this plan, so it is there; a rule
+/// that were not is read from the name the journal gives it.)
+fn mcp_fault(seen: &McpFaultSeen, plan: &Plan) -> Option<report::McpFault> {
+    let kind = plan
+        .mcp
+        .as_ref()
+        .and_then(|mcp| mcp.faults.get(seen.rule))
+        .map(|rule| mcp_fault_kind(&rule.fault))
+        .or_else(|| seen.name.parse().ok())?;
+    Some(report::McpFault {
+        rule: seen.rule.saturating_add(1),
+        kind,
+    })
+}
+
+/// How the response ended.
+fn response_end(fate: &ResponseFate) -> ResponseEnd {
+    match *fate {
+        ResponseFate::InProgress => ResponseEnd::InProgress,
+        ResponseFate::Sent { status } => ResponseEnd::Sent { status },
+        ResponseFate::Dropped => ResponseEnd::Dropped,
+        ResponseFate::Reset => ResponseEnd::Reset,
+        ResponseFate::Stalled { client_left } => ResponseEnd::Stalled { client_left },
+        ResponseFate::Cancelled => ResponseEnd::Cancelled,
+        ResponseFate::Truncated { status, bytes } => ResponseEnd::Truncated { status, bytes },
         ResponseFate::Idle {
             status,
             client_left,
-        } => {
-            let until = if *client_left {
-                "the client left"
-            } else {
-                "the cap"
-            };
-            write!(out, "{status} headers, then silence until {until}")
-        }
-    };
-    !matches!(fate, ResponseFate::Sent { .. })
+        } => ResponseEnd::Idle {
+            status,
+            client_left,
+        },
+    }
 }
 
 /// Path and query; for an MCP request, the path, then what the JSON-RPC body
@@ -483,44 +525,49 @@ fn request_target(e: &JournalEntry) -> String {
 }
 
 /// The fault that struck: an HTTP rule (`after_commit drop (rule 1)`), or an
-/// MCP rule (`mcp stall (MCP rule 1)`: the n-th rule with `call:`), with a client's cancel when one arrived
-/// while the server held the call.
-fn request_fault(e: &JournalEntry) -> Option<String> {
-    let http = e.fault.as_deref().map(|f| {
-        format!(
-            "{} {} (rule {})",
-            f.at.name(),
-            fault_name(&f.response),
-            f.rule + 1
-        )
+/// MCP rule (`mcp stall (MCP rule 1)`: the n-th rule with `call:`), with a
+/// client's cancel when one arrived while the server held the call.
+fn request_fault(e: &JournalEntry, plan: &Plan) -> Option<Box<Fault>> {
+    let http = e.fault.as_deref().map(|f| HttpFault {
+        rule: f.rule.saturating_add(1),
+        at: fault_point(f.at),
+        response: fault_response(&f.response),
     });
     let rpc = e.rpc.as_ref();
     let mcp = rpc
         .and_then(|r| r.fault.as_ref())
-        .map(|f| format!("mcp {} (MCP rule {})", f.name, f.rule + 1));
-    let cancelled = rpc
+        .and_then(|f| mcp_fault(f, plan));
+    let cancelled_by = rpc
         .and_then(|r| r.cancelled.as_ref())
-        .map(|c| format!("the client cancelled (request #{})", c.request_seq));
-    let parts: Vec<String> = [http, mcp, cancelled].into_iter().flatten().collect();
-    (!parts.is_empty()).then(|| parts.join("; "))
+        .map(|c| c.request_seq);
+    (http.is_some() || mcp.is_some() || cancelled_by.is_some()).then(|| {
+        Box::new(Fault::Parts {
+            http,
+            mcp,
+            cancelled_by,
+        })
+    })
 }
 
-fn request_record(e: JournalEntry, offset_ms: u64, text: &mut Texts) -> RequestRecord {
-    text.scratch.clear();
-    let lost = fate_text(&e.fate, &mut text.scratch);
+fn request_record(
+    e: JournalEntry,
+    offset_ms: u64,
+    plan: &Plan,
+    targets: &mut Recent,
+) -> RequestRecord {
+    let end = response_end(&e.fate);
     // A fault that answered a replay attempt is what was sent (its status,
     // or nothing), not a replay.
     let replayed = e.replay_sent();
-    if e.replayed && !replayed {
-        text.scratch
-            .push_str(" (a replay attempt: the saved answer was not sent)");
-    }
-    let fate = text.fate.get(&text.scratch);
-    let fault = request_fault(&e).map(|f| text.fault.get(&f));
+    let fate = Fate::Ended {
+        end,
+        unsent_replay: e.replayed && !replayed,
+    };
+    let fault = request_fault(&e, plan);
     let target = if e.query.is_none() && e.rpc.is_none() {
         e.path
     } else {
-        text.target.get(&request_target(&e))
+        targets.get(&request_target(&e))
     };
     RequestRecord {
         seq: e.seq,
@@ -530,12 +577,12 @@ fn request_record(e: JournalEntry, offset_ms: u64, text: &mut Texts) -> RequestR
         tenant: e.tenant,
         method: e.method,
         target,
-        kind: e.kind.map(|k| text.kind.get(k.name())),
+        kind: e.kind.map(request_kind),
         idempotency_key: e.idempotency_key,
         fault,
         effect: e.effect,
         replayed,
         fate,
-        lost,
+        lost: end.is_lost(),
     }
 }

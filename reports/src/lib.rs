@@ -10,7 +10,11 @@
 //! - [`shared_json`]: a call's request or reply kept as shared compact JSON text,
 //!   written as the value itself.
 //! - [`shared_str`]: a string of the model that its copies share (ids, keys,
-//!   fates), written as a plain JSON string.
+//!   targets), written as a plain JSON string.
+//! - [`record_names`], [`fate`], [`fault`]: the closed sets a call, request
+//!   or effect record carries (which call, a request's kind, an object's
+//!   status, how a response ended, the fault that struck) as enums, each
+//!   written and read as the text the JSON report spells.
 //! - [`signals`]: the production signals of a scenario (unknown outcomes,
 //!   time to confirmation and what confirmed it, keys near expiry, late
 //!   duplicates, reconcile effort, escalations) and their totals.
@@ -34,14 +38,18 @@
 //!
 //! # Invariants
 //! - Writers are pure functions of the model: the same report gives the same bytes.
-//! - Every `match` over `Verdict`, `CallEnd`, `Check`, `Invariant` and `Evidence` is
-//!   exhaustive, so a new variant makes every writer decide how to show it.
+//! - Every `match` over `Verdict`, `CallEnd`, `Check`, `Invariant`, `Evidence`
+//!   and the records' closed sets (`CallKind`, `ResponseEnd`, `FaultResponse`,
+//!   `ObjectStatus`...) is exhaustive, so a new variant makes every writer
+//!   decide how to show it.
 //! - Adapter- and scenario-supplied text is untrusted: it is made one-line safe
 //!   for the terminal, escaped for Markdown, XML and HTML.
 #![deny(missing_docs)]
 
 pub mod call_reply;
 pub mod call_request;
+pub mod fate;
+pub mod fault;
 pub mod html;
 mod inline_list;
 pub mod invariant;
@@ -54,6 +62,7 @@ pub mod model;
 pub mod openmetrics;
 pub mod operation_report;
 mod pretty;
+pub mod record_names;
 pub mod shared_json;
 pub mod signals;
 pub mod step_label;

@@ -11,9 +11,14 @@ pub use crate::call_reply::{CallReply, OutcomeReply};
 pub use crate::call_request::{
     FromOperation, MadeFrom, OperationFields, OperationSpec, RecordedRequest,
 };
+pub use crate::fate::{Fate, ResponseEnd};
+pub use crate::fault::{
+    Fault, FaultPoint, FaultResponse, HttpFault, McpFault, McpFaultKind, Release, StallThen,
+};
 pub use crate::invariant::Invariant;
 pub use crate::kept_json::{Kept, MadeJson};
 pub use crate::operation_report::OperationReport;
+pub use crate::record_names::{CallKind, ObjectStatus, RequestKind};
 pub use crate::shared_json::{SharedJson, SharedTail};
 pub use crate::signals::{
     Action, Ambiguity, Confirmation, ConfirmedBy, ConfirmedByCounts, KeyNearExpiry, LateDuplicate,
@@ -253,7 +258,7 @@ pub struct CallRecord {
     /// The step that made it (0 for the final `status` sweep).
     pub step: u32,
     /// `execute`, `reconcile`, `webhook`, `resolve` or `status`.
-    pub call: SharedStr,
+    pub call: CallKind,
     /// The operation it concerned, if any.
     pub operation_id: Option<SharedStr>,
     /// The request sent (JSON), shared with the observation (a request
@@ -322,19 +327,21 @@ pub struct RequestRecord {
     /// the tool (`/mcp tools/call create_ticket`).
     pub target: SharedStr,
     /// `create`, `retrieve`, `search`, `list`, when it addressed a collection.
-    pub kind: Option<SharedStr>,
+    pub kind: Option<RequestKind>,
     /// Raw `Idempotency-Key`.
     pub idempotency_key: Option<SharedStr>,
     /// The fault that struck: `after_commit drop (rule 1)`, or for an MCP call
     /// `mcp stall (MCP rule 1)`, with `the client cancelled (request #7)` when a
-    /// cancel arrived while the server held the call.
-    pub fault: Option<SharedStr>,
+    /// cancel arrived while the server held the call. (Boxed: few requests
+    /// meet a fault, and an absent one takes 8 bytes.)
+    pub fault: Option<Box<Fault>>,
     /// The effect this request committed.
     pub effect: Option<SharedStr>,
     /// True for an idempotent replay.
     pub replayed: bool,
-    /// How the response ended: `sent 201`, `dropped`, `reset`, `stalled until the client left`.
-    pub fate: SharedStr,
+    /// How the response ended: `sent 201`, `dropped (closed without a byte)`,
+    /// `stalled until the client left`.
+    pub fate: Fate,
     /// True when the client never got a complete response.
     pub lost: bool,
 }
@@ -355,7 +362,7 @@ pub struct EffectRecord {
     /// Simulator clock at creation.
     pub sim_ms: i64,
     /// `processing`, `succeeded` or `failed`.
-    pub status: SharedStr,
+    pub status: ObjectStatus,
     /// The journal entry that created it (`None` for seed objects).
     pub request_seq: Option<u64>,
     /// The operation it was attributed to, if any.
@@ -636,5 +643,23 @@ impl ScenarioReport {
     /// The webhook delivery made by this call.
     pub fn delivery(&self, call_index: usize) -> Option<&DeliveryRecord> {
         self.deliveries.iter().find(|d| d.call_index == call_index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A million-operation report holds millions of these records: none
+    /// grows unnoticed. (A request's rare fault is boxed; its fate, its kind,
+    /// a call's name and an effect's status are tags where each was a
+    /// shared string's pointer.)
+    #[test]
+    fn records_keep_their_sizes() {
+        assert_eq!(std::mem::size_of::<CallRecord>(), 112, "CallRecord");
+        assert_eq!(std::mem::size_of::<RequestRecord>(), 112, "RequestRecord");
+        assert_eq!(std::mem::size_of::<EffectRecord>(), 88, "EffectRecord");
+        assert_eq!(std::mem::size_of::<Fate>(), 16, "Fate");
+        assert_eq!(std::mem::size_of::<Option<Box<Fault>>>(), 8, "fault");
     }
 }

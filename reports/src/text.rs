@@ -11,8 +11,8 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::model::{
-    CallEnd, CallRecord, Check, DeliveryRecord, EffectRecord, ErrorRecord, Evidence, Finding,
-    McpClientReport, RequestRecord, ScenarioReport, Totals, Verdict, Violation,
+    CallEnd, CallRecord, Check, DeliveryRecord, EffectRecord, ErrorRecord, Evidence, Fate, Fault,
+    Finding, McpClientReport, RequestRecord, ScenarioReport, Totals, Verdict, Violation,
 };
 
 /// Longest adapter evidence text quoted inside a call line.
@@ -184,6 +184,23 @@ pub(crate) fn compact_json(value: &impl std::fmt::Display) -> String {
     truncate(&one_line(&value.to_string()), JSON_QUOTE_MAX_CHARS)
 }
 
+/// A request's fate in one line: this version's words as they are, words
+/// read from another report made one-line safe (they are untrusted text).
+pub(crate) fn fate_text(fate: &Fate) -> String {
+    match fate {
+        Fate::Ended { .. } => fate.to_string(),
+        Fate::Text(text) => one_line(text),
+    }
+}
+
+/// The fault that struck a request in one line, as [`fate_text`] does.
+pub(crate) fn fault_text(fault: &Fault) -> String {
+    match fault {
+        Fault::Parts { .. } => fault.to_string(),
+        Fault::Text(text) => one_line(text),
+    }
+}
+
 /// `#3 POST /v1/tickets key=op-1-7f3a -> after_commit drop (rule 1): dropped, committed tkt_0001`
 pub(crate) fn journal_line(request: &RequestRecord) -> String {
     let mut line = format!(
@@ -197,9 +214,9 @@ pub(crate) fn journal_line(request: &RequestRecord) -> String {
     }
     line.push_str(" -> ");
     if let Some(fault) = &request.fault {
-        let _ = write!(line, "{}: ", one_line(fault));
+        let _ = write!(line, "{}: ", fault_text(fault));
     }
-    line.push_str(&one_line(&request.fate));
+    line.push_str(&fate_text(&request.fate));
     if request.replayed {
         line.push_str(", replayed");
     }
@@ -214,7 +231,7 @@ pub(crate) fn journal_line(request: &RequestRecord) -> String {
 
 /// `call 2 execute op-1 -> unknown needs_review "timed out after 1000 ms"`
 pub(crate) fn call_line(call: &CallRecord) -> String {
-    let mut line = format!("call {} {}", call.index, one_line(&call.call));
+    let mut line = format!("call {} {}", call.index, call.call);
     if let Some(op) = &call.operation_id {
         let _ = write!(line, " {}", one_line(op));
     }
@@ -279,7 +296,7 @@ pub(crate) fn effect_line(effect: &EffectRecord) -> String {
     if let Some(key) = &effect.idempotency_key {
         let _ = write!(line, " key={}", one_line(key));
     }
-    let _ = write!(line, " {}", one_line(&effect.status));
+    let _ = write!(line, " {}", effect.status);
     match effect.request_seq {
         Some(seq) => {
             let _ = write!(line, ", committed by #{seq}");
@@ -418,6 +435,7 @@ pub(crate) fn failing(scenarios: &[ScenarioReport]) -> impl Iterator<Item = &Sce
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::CallKind;
 
     #[test]
     fn durations_pick_a_readable_unit() {
@@ -463,7 +481,7 @@ mod tests {
         CallRecord {
             index: 3,
             step: 2,
-            call: "status".into(),
+            call: CallKind::Status,
             operation_id: Some("op-1".into()),
             request: Value::Null.into(),
             reply: reply.map(Into::into),

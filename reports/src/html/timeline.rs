@@ -480,7 +480,7 @@ fn clock_items(scenario: &ScenarioReport) -> Vec<Item> {
 
 /// `execute op-1 → unknown`: the call and its reply's outcome in a few words.
 fn call_label(call: &CallRecord) -> String {
-    let mut label = text::one_line(&call.call);
+    let mut label = call.call.to_string();
     if let Some(op) = &call.operation_id {
         label.push(' ');
         label.push_str(&text::one_line(op));
@@ -558,9 +558,9 @@ fn request_items(scenario: &ScenarioReport, span_ms: u64) -> Vec<Item> {
                 text::one_line(&request.target)
             );
             if let Some(fault) = &request.fault {
-                label.push_str(&format!(" ⚡ {}", text::one_line(fault)));
+                label.push_str(&format!(" ⚡ {}", text::fault_text(fault)));
             } else if request.lost {
-                label.push_str(&format!(" ({})", text::one_line(&request.fate)));
+                label.push_str(&format!(" ({})", text::fate_text(&request.fate)));
             }
             Item {
                 key: format!("req-{}", request.seq),

@@ -137,7 +137,7 @@ fn outcome_call(
     CallRecord {
         index,
         step,
-        call: call.into(),
+        call: call.parse().expect("a call's name"),
         operation_id: Some(op.into()),
         request: call_request(call, op, sim_ms).into(),
         reply: Some(outcome_reply(op, o).into()),
@@ -190,10 +190,10 @@ impl Req<'_> {
             self.target.contains('?'),
             self.target.matches('/').count(),
         ) {
-            ("POST", _, _) => "create",
-            ("GET", true, _) => "search",
-            ("GET", false, 3) => "retrieve",
-            _ => "list",
+            ("POST", _, _) => RequestKind::Create,
+            ("GET", true, _) => RequestKind::Search,
+            ("GET", false, 3) => RequestKind::Retrieve,
+            _ => RequestKind::List,
         };
         RequestRecord {
             seq: self.seq,
@@ -203,9 +203,9 @@ impl Req<'_> {
             tenant: Some("sk_test_a".into()),
             method: self.method.into(),
             target: self.target.into(),
-            kind: Some(kind.into()),
+            kind: Some(kind),
             idempotency_key: self.key.map(SharedStr::from),
-            fault: self.fault.map(SharedStr::from),
+            fault: self.fault.map(|f| Box::new(f.into())),
             effect: self.effect.map(SharedStr::from),
             replayed: self.replayed,
             fate: self.fate.into(),
@@ -255,7 +255,7 @@ fn effect(
         args: args.into(),
         idempotency_key: key.map(SharedStr::from),
         sim_ms: SIM_START_MS,
-        status: "succeeded".into(),
+        status: ObjectStatus::Succeeded,
         request_seq,
         operation_id: op.map(SharedStr::from),
     }
@@ -865,7 +865,7 @@ fn naive_webhook_regresses() -> ScenarioReport {
         CallRecord {
         index,
         step: step_no,
-        call: "webhook".into(),
+        call: CallKind::Webhook,
         operation_id: Some("op-1".into()),
         request: json!({"protocol": 1, "headers": {"lostreply-signature": "t=1767225600,v1=5d41402abc4b2a76"}, "body": "{\"id\":\"evt\"}"}).into(),
         reply: Some(json!({"accepted": true, "operation_id": "op-1"}).into()),
@@ -1081,7 +1081,7 @@ fn naive_accepts_forged_webhook() -> ScenarioReport {
         CallRecord {
             index: 1,
             step: 2,
-            call: "webhook".into(),
+            call: CallKind::Webhook,
             operation_id: Some("op-1".into()),
             request: json!({"protocol": 1, "headers": {"lostreply-signature": "t=1767225600,v1=0000000000000000"}, "body": "{\"id\":\"evt_forged_01\"}"}).into(),
             reply: Some(json!({"accepted": true, "operation_id": "op-1"}).into()),
@@ -1296,7 +1296,7 @@ fn broken_deadline() -> ScenarioReport {
         .record(0),
     ];
     s.ledger = vec![EffectRecord {
-        status: "processing".into(),
+        status: ObjectStatus::Processing,
         ..effect(
             "tkt_0001",
             ticket_args(1200),
@@ -1346,12 +1346,11 @@ pub fn hostile_run() -> Report {
     s.tags = vec![HOSTILE.into()];
     s.operations[0].operation.make_mut().id = format!("op{HOSTILE}").into();
     s.operations[0].operation.make_mut().args = json!({HOSTILE: HOSTILE}).into();
-    s.calls[0].call = HOSTILE.into();
     s.calls[0].reply =
         Some(json!({"outcome": HOSTILE, "provider_ref": HOSTILE, "evidence": HOSTILE}).into());
     s.calls[1].stderr = format!("{HOSTILE}\n\u{1b}[31mred\u{1b}[0m\n").into();
     s.journal[0].target = format!("/v1/tickets?q={HOSTILE}").into();
-    s.journal[0].fault = Some(HOSTILE.into());
+    s.journal[0].fault = Some(Box::new(HOSTILE.into()));
     s.journal[1].fate = HOSTILE.into();
     s.ledger[0].id = HOSTILE.into();
     s.steps[0].label = HOSTILE.into();
