@@ -586,3 +586,72 @@ fn request_record(
         lost: end.is_lost(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::time::Duration;
+
+    use super::*;
+
+    /// The report spells a fault's durations itself; they read as the
+    /// scenario's own `humantime` spelling of them.
+    #[test]
+    fn durations_are_spelled_as_humantime_spells_them() {
+        let year_ms = 31_557_600_000;
+        let month_ms = 2_630_016_000;
+        let day_ms = 86_400_000;
+        let mut durations: Vec<Duration> = [
+            0,
+            1,
+            300,
+            999,
+            1000,
+            1500,
+            59_999,
+            60_000,
+            90_000,
+            3_600_000,
+            day_ms,
+            2 * day_ms + 1,
+            month_ms,
+            2 * month_ms + day_ms,
+            year_ms + month_ms + 1,
+            3 * year_ms + 11 * month_ms + 30 * day_ms + 86_399_999,
+        ]
+        .into_iter()
+        .map(Duration::from_millis)
+        .collect();
+        durations.extend([Duration::new(7, 1_002_003), Duration::from_nanos(1)]);
+        for d in durations {
+            let delay = fault_response(&FaultResponse::Delay { delay: d });
+            assert_eq!(
+                delay.to_string(),
+                format!("delay {}", humantime::format_duration(d))
+            );
+            let gather = fault_response(&FaultResponse::Gather {
+                requests: 3,
+                at_most: d,
+            });
+            assert_eq!(
+                gather.to_string(),
+                format!("gather 3 (at most {})", humantime::format_duration(d))
+            );
+        }
+    }
+
+    /// Without the plan's rule, an MCP fault is read from the journal's name
+    /// for it, and says it as the journal does.
+    #[test]
+    fn an_mcp_fault_says_its_journal_name() {
+        for kind in McpFaultKind::ALL {
+            let seen = McpFaultSeen {
+                rule: 2,
+                name: kind.as_str().to_owned(),
+            };
+            let fault = mcp_fault(&seen, &Plan::default()).unwrap();
+            assert_eq!(fault.kind, *kind);
+            assert_eq!(fault.rule, 3);
+        }
+    }
+}
