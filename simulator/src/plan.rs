@@ -84,59 +84,9 @@ impl Default for Idempotency {
     }
 }
 
-/// The idempotency behaviours of provider-api.md, the good and the known-bad.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum IdempotencyMode {
-    /// Keys are ignored: every create is new work.
-    None,
-    /// Stripe-like: bare token, replay with `Idempotent-Replayed: true`, 400 on mismatch, 409 in flight.
-    Stripe,
-    /// IETF draft: structured-field string or token, problem+json errors (422 mismatch, 409 in flight).
-    Ietf,
-    /// Known-bad: the body is folded into the key, so a changed body runs again.
-    FingerprintInKey,
-    /// Known-bad: a changed body replays the old response.
-    NoFingerprint,
-    /// Known-bad: check-then-set, so concurrent duplicates both run.
-    Racy,
-    /// Known-bad: keys shared across tenants, leaking another tenant's response.
-    GlobalScope,
-    /// Known-bad: a failed first attempt leaves the key in flight until it expires.
-    StuckInFlight,
-}
-
-impl IdempotencyMode {
-    /// Every mode, in a stable order (for help texts and schemas).
-    pub const ALL: [IdempotencyMode; 8] = [
-        IdempotencyMode::None,
-        IdempotencyMode::Stripe,
-        IdempotencyMode::Ietf,
-        IdempotencyMode::FingerprintInKey,
-        IdempotencyMode::NoFingerprint,
-        IdempotencyMode::Racy,
-        IdempotencyMode::GlobalScope,
-        IdempotencyMode::StuckInFlight,
-    ];
-
-    /// The name used in scenarios, flags and the adapter's contract.
-    pub fn name(self) -> &'static str {
-        match self {
-            IdempotencyMode::None => "none",
-            IdempotencyMode::Stripe => "stripe",
-            IdempotencyMode::Ietf => "ietf",
-            IdempotencyMode::FingerprintInKey => "fingerprint_in_key",
-            IdempotencyMode::NoFingerprint => "no_fingerprint",
-            IdempotencyMode::Racy => "racy",
-            IdempotencyMode::GlobalScope => "global_scope",
-            IdempotencyMode::StuckInFlight => "stuck_in_flight",
-        }
-    }
-
-    /// Parses a name produced by [`IdempotencyMode::name`].
-    pub fn from_name(name: &str) -> Option<IdempotencyMode> {
-        IdempotencyMode::ALL.into_iter().find(|m| m.name() == name)
-    }
-}
+/// The idempotency behaviours, defined with the profile that has one by
+/// default; a plan may choose another.
+pub use crate::profile::IdempotencyMode;
 
 /// Which lookups the provider answers. A disabled one answers 400 `unsupported_query`
 /// (search, list) or 404 (retrieve).

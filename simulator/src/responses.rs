@@ -8,7 +8,7 @@ use bytes::Bytes;
 use http::{HeaderName, HeaderValue};
 use serde_json::{json, Value};
 
-use crate::profile::render::{shaped_error, with_retry_hint};
+use crate::profile::render::fill;
 use crate::profile::{ErrorKind, ErrorShape, Errors, Profile};
 
 /// `Content-Type` of ordinary answers.
@@ -202,4 +202,39 @@ pub(crate) fn fault_status(profile: &Profile, code: u16, retry_after_s: Option<u
 /// `{"data":[…],"has_more":…}`.
 pub(crate) fn list(data: Vec<Value>, has_more: bool) -> Prepared {
     Prepared::json(200, &json!({"data": data, "has_more": has_more}))
+}
+
+/// An error in a declared envelope, with the profile's retry hint.
+pub(crate) fn shaped_error(
+    profile: &Profile,
+    shape: &ErrorShape,
+    status: u16,
+    kind: ErrorKind,
+    message: &str,
+) -> Prepared {
+    let code = shape.kinds.get(&kind).unwrap_or(&shape.fallback);
+    let lookup = |name: &str| match name {
+        "type" => Some(Value::String(code.kind.clone())),
+        "code" => Some(code.code.clone().map_or(Value::Null, Value::String)),
+        "message" => Some(Value::String(message.to_owned())),
+        "status" => Some(Value::from(status)),
+        _ => None,
+    };
+    let body = fill(&shape.envelope, &lookup);
+    with_retry_hint(profile, Prepared::json(status, &body), kind)
+}
+
+/// Adds the profile's retry hint for `kind`, if it has one.
+pub(crate) fn with_retry_hint(profile: &Profile, prepared: Prepared, kind: ErrorKind) -> Prepared {
+    let Some(hints) = &profile.retry_hints else {
+        return prepared;
+    };
+    let value = if hints.retry.contains(&kind) {
+        "true"
+    } else if hints.no_retry.contains(&kind) {
+        "false"
+    } else {
+        return prepared;
+    };
+    prepared.with_header_owned(&hints.header, value)
 }

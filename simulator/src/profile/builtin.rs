@@ -13,13 +13,13 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
+use super::IdempotencyMode;
 use super::{
     ArgsPlacement, Auth, BodyFormat, Encoding, ErrorCode, ErrorKind, ErrorShape, Errors,
     EventEnvelope, Keys, ObjectShape, Objects, Offers, PageShape, Pages, Profile, Resource,
     RetryHints, Routes, SearchSyntax, SignatureScheme, StatusValues, TimeField, TimeFormat,
     WebhookFormat,
 };
-use crate::plan::IdempotencyMode;
 
 /// The names `Profile::builtin` knows, in the order help texts list them.
 pub const PROFILE_NAMES: [&str; 4] = ["generic", "stripe", "openai", "anthropic"];

@@ -34,8 +34,6 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::plan::IdempotencyMode;
-
 pub use builtin::{BUILTIN_PROFILES, PROFILE_NAMES};
 pub use form::{decode_form, wire_args, FormError, PercentDecodeError};
 
@@ -46,6 +44,7 @@ pub struct Profile {
     pub name: String,
     /// Which paths exist and what each asks for.
     pub routes: Routes,
+
     /// Where the credential is.
     pub auth: Auth,
     /// How a create's body is encoded and which of its fields are not arguments.
@@ -201,6 +200,60 @@ pub struct StatusValues {
     pub failed: String,
 }
 
+/// The idempotency behaviours of provider-api.md, the good and the known-bad.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum IdempotencyMode {
+    /// Keys are ignored: every create is new work.
+    None,
+    /// Stripe-like: bare token, replay with `Idempotent-Replayed: true`, 400 on mismatch, 409 in flight.
+    Stripe,
+    /// IETF draft: structured-field string or token, problem+json errors (422 mismatch, 409 in flight).
+    Ietf,
+    /// Known-bad: the body is folded into the key, so a changed body runs again.
+    FingerprintInKey,
+    /// Known-bad: a changed body replays the old response.
+    NoFingerprint,
+    /// Known-bad: check-then-set, so concurrent duplicates both run.
+    Racy,
+    /// Known-bad: keys shared across tenants, leaking another tenant's response.
+    GlobalScope,
+    /// Known-bad: a failed first attempt leaves the key in flight until it expires.
+    StuckInFlight,
+}
+
+impl IdempotencyMode {
+    /// Every mode, in a stable order (for help texts and schemas).
+    pub const ALL: [IdempotencyMode; 8] = [
+        IdempotencyMode::None,
+        IdempotencyMode::Stripe,
+        IdempotencyMode::Ietf,
+        IdempotencyMode::FingerprintInKey,
+        IdempotencyMode::NoFingerprint,
+        IdempotencyMode::Racy,
+        IdempotencyMode::GlobalScope,
+        IdempotencyMode::StuckInFlight,
+    ];
+
+    /// The name used in scenarios, flags and the adapter's contract.
+    pub fn name(self) -> &'static str {
+        match self {
+            IdempotencyMode::None => "none",
+            IdempotencyMode::Stripe => "stripe",
+            IdempotencyMode::Ietf => "ietf",
+            IdempotencyMode::FingerprintInKey => "fingerprint_in_key",
+            IdempotencyMode::NoFingerprint => "no_fingerprint",
+            IdempotencyMode::Racy => "racy",
+            IdempotencyMode::GlobalScope => "global_scope",
+            IdempotencyMode::StuckInFlight => "stuck_in_flight",
+        }
+    }
+
+    /// Parses a name produced by [`IdempotencyMode::name`].
+    pub fn from_name(name: &str) -> Option<IdempotencyMode> {
+        IdempotencyMode::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
 /// Where the credential is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Auth {
@@ -212,6 +265,26 @@ pub enum Auth {
     /// `x-api-key`, and anthropic-python 2.x sends its `api_key` as a bearer
     /// token.
     HeaderOrBearer(String),
+}
+
+impl Auth {
+    /// The credential a request carries, where the profile looks for it.
+    pub(crate) fn credential<'h>(&self, headers: &'h http::HeaderMap) -> Option<&'h str> {
+        match self {
+            Auth::Bearer => {
+                let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
+                let (scheme, credential) = value.split_once(' ')?;
+                scheme
+                    .eq_ignore_ascii_case("bearer")
+                    .then(|| credential.trim())
+            }
+            Auth::Header(name) => Some(headers.get(name.as_str())?.to_str().ok()?.trim()),
+            Auth::HeaderOrBearer(name) => match headers.get(name.as_str()) {
+                Some(value) => Some(value.to_str().ok()?.trim()),
+                None => Auth::Bearer.credential(headers),
+            },
+        }
+    }
 }
 
 /// A create's body.

@@ -11,13 +11,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::{
-    ArgsPlacement, ErrorKind, ErrorShape, EventEnvelope, ObjectShape, PageShape, Profile, Resource,
-    TimeFormat,
-};
+use super::{ArgsPlacement, EventEnvelope, ObjectShape, PageShape, Profile, Resource, TimeFormat};
 use crate::json_text::JsonText;
 use crate::record::ObjectStatus;
-use crate::responses::Prepared;
 use crate::scratch;
 use crate::time::rfc3339;
 
@@ -313,41 +309,6 @@ fn fill_text(text: &str, lookup: &dyn Fn(&str) -> Option<Value>) -> Value {
     }
     out.push_str(rest);
     Value::String(out)
-}
-
-/// An error in a declared envelope, with the profile's retry hint.
-pub(crate) fn shaped_error(
-    profile: &Profile,
-    shape: &ErrorShape,
-    status: u16,
-    kind: ErrorKind,
-    message: &str,
-) -> Prepared {
-    let code = shape.kinds.get(&kind).unwrap_or(&shape.fallback);
-    let lookup = |name: &str| match name {
-        "type" => Some(Value::String(code.kind.clone())),
-        "code" => Some(code.code.clone().map_or(Value::Null, Value::String)),
-        "message" => Some(Value::String(message.to_owned())),
-        "status" => Some(Value::from(status)),
-        _ => None,
-    };
-    let body = fill(&shape.envelope, &lookup);
-    with_retry_hint(profile, Prepared::json(status, &body), kind)
-}
-
-/// Adds the profile's retry hint for `kind`, if it has one.
-pub(crate) fn with_retry_hint(profile: &Profile, prepared: Prepared, kind: ErrorKind) -> Prepared {
-    let Some(hints) = &profile.retry_hints else {
-        return prepared;
-    };
-    let value = if hints.retry.contains(&kind) {
-        "true"
-    } else if hints.no_retry.contains(&kind) {
-        "false"
-    } else {
-        return prepared;
-    };
-    prepared.with_header_owned(&hints.header, value)
 }
 
 /// Which envelope a page is written in.

@@ -1,9 +1,9 @@
 //! A request under a declared profile: which resource and kind its method
 //! and path name, and where its credential is.
 
-use http::{HeaderMap, Method};
+use http::Method;
 
-use super::{Auth, Pages, Profile, Resource, Routes, SearchSyntax};
+use super::{Pages, Profile, Resource, Routes, SearchSyntax};
 use crate::plan::RequestKind;
 use crate::provider::route::Route;
 
@@ -103,28 +103,12 @@ pub(crate) fn route_only<'a>(
     }
 }
 
-/// The credential a request carries, where the profile looks for it.
-pub(crate) fn credential<'h>(auth: &Auth, headers: &'h HeaderMap) -> Option<&'h str> {
-    match auth {
-        Auth::Bearer => {
-            let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
-            let (scheme, credential) = value.split_once(' ')?;
-            scheme
-                .eq_ignore_ascii_case("bearer")
-                .then(|| credential.trim())
-        }
-        Auth::Header(name) => Some(headers.get(name.as_str())?.to_str().ok()?.trim()),
-        Auth::HeaderOrBearer(name) => match headers.get(name.as_str()) {
-            Some(value) => Some(value.to_str().ok()?.trim()),
-            None => credential(&Auth::Bearer, headers),
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::profile::builtin::{anthropic, openai, stripe};
+    use crate::profile::Auth;
+    use http::HeaderMap;
 
     fn shape(profile: &Profile, method: Method, path: &str, query: &[&str]) -> String {
         let names: Vec<String> = query.iter().map(|q| (*q).to_owned()).collect();
@@ -218,13 +202,13 @@ mod tests {
             http::HeaderValue::from_static("Bearer sk_a"),
         );
         headers.insert("x-api-key", http::HeaderValue::from_static("sk_b"));
-        assert_eq!(credential(&Auth::Bearer, &headers), Some("sk_a"));
+        assert_eq!(Auth::Bearer.credential(&headers), Some("sk_a"));
         assert_eq!(
-            credential(&Auth::Header("x-api-key".to_owned()), &headers),
+            Auth::Header("x-api-key".to_owned()).credential(&headers),
             Some("sk_b")
         );
         assert_eq!(
-            credential(&Auth::Header("x-other".to_owned()), &headers),
+            Auth::Header("x-other".to_owned()).credential(&headers),
             None
         );
     }

@@ -4,8 +4,8 @@
 
 use crate::idempotency::{KeyError, Saved};
 use crate::plan::IdempotencyMode;
-use crate::profile::render::with_retry_hint;
 use crate::profile::{ErrorKind, Errors, Profile};
+use crate::responses::with_retry_hint;
 use crate::responses::{self, Prepared};
 
 /// `ietf` answers with problem details; every other keyed mode answers like Stripe.

@@ -3,10 +3,8 @@
 //! are here; a declared profile's pages are in `shaped_lookup`.
 
 use super::ctx::Ctx;
-use super::route::Route;
-use super::shaped_lookup::shaped_lookup;
 use crate::plan::RequestKind;
-use crate::profile::{Pages, Profile};
+use crate::profile::Profile;
 use crate::query;
 use crate::responses::{self, Prepared};
 use crate::store::{object_body, object_json, Stored};
@@ -17,37 +15,8 @@ pub const MAX_PAGE_OBJECTS: usize = 100;
 /// Default `limit` of list recent.
 pub const DEFAULT_LIST_LIMIT: usize = 10;
 
-/// Retrieve, search and list: read-only, answered from the store.
-pub(super) fn lookup(
-    ctx: &Ctx,
-    tenant: &str,
-    kind: RequestKind,
-    route: &Route<'_>,
-    path: &str,
-    raw_query: Option<&str>,
-) -> Prepared {
-    let profile = &ctx.shared.plan.profile;
-    let (resource, id) = match route {
-        Route::Collection(resource) => (*resource, None),
-        Route::Item(resource, id) => (*resource, Some(*id)),
-        Route::Unknown(_) => return responses::not_found(profile),
-    };
-    if let Pages::Shaped(shape) = &profile.pages {
-        let read = super::shaped_lookup::Read {
-            tenant,
-            kind,
-            resource,
-            id,
-            path,
-            raw_query,
-        };
-        return shaped_lookup(ctx, shape, read);
-    }
-    generic_lookup(ctx, profile, tenant, kind, (resource, id), raw_query)
-}
-
 /// The generic API's reads (docs/provider-api.md).
-fn generic_lookup(
+pub(super) fn generic_lookup(
     ctx: &Ctx,
     profile: &Profile,
     tenant: &str,

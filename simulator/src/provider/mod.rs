@@ -42,9 +42,10 @@ use crate::conn::{Conn, Ending};
 use crate::faults::RequestFacts;
 use crate::journal::Arrival;
 use crate::plan::{FaultResponse, Position, RequestKind};
+use crate::profile::Pages;
 use crate::query;
 use crate::record::AppliedFault;
-use crate::responses;
+use crate::responses::{self, Prepared};
 use crate::shared::Shared;
 
 pub use create::MAX_CLIENT_REFERENCE_BYTES;
@@ -55,7 +56,6 @@ use crate::profile::wire;
 use create::create;
 use ctx::{Ctx, Outcome, Shape};
 use detached::Detached;
-use lookup::lookup;
 use request_body::drain;
 use route::{authenticate, resource_exists, Route};
 
@@ -86,6 +86,36 @@ pub(crate) fn provider_entry(
         Detached::new(shared.clone(), handle(shared, conn.clone(), request))
     };
     async move { Ok(run_request(conn, work).await) }
+}
+
+/// Retrieve, search and list: read-only, answered from the store, in a
+/// declared profile's shape (`shaped_lookup`) or the generic API's (`lookup`).
+fn lookup(
+    ctx: &Ctx,
+    tenant: &str,
+    kind: RequestKind,
+    route: &Route<'_>,
+    path: &str,
+    raw_query: Option<&str>,
+) -> Prepared {
+    let profile = &ctx.shared.plan.profile;
+    let (resource, id) = match route {
+        Route::Collection(resource) => (*resource, None),
+        Route::Item(resource, id) => (*resource, Some(*id)),
+        Route::Unknown(_) => return responses::not_found(profile),
+    };
+    if let Pages::Shaped(shape) = &profile.pages {
+        let read = shaped_lookup::Read {
+            tenant,
+            kind,
+            resource,
+            id,
+            path,
+            raw_query,
+        };
+        return shaped_lookup::shaped_lookup(ctx, shape, read);
+    }
+    lookup::generic_lookup(ctx, profile, tenant, kind, (resource, id), raw_query)
 }
 
 /// Runs one request's work to its outcome, never cut in half (see `detached`),

@@ -6,7 +6,6 @@ use lostreply_text::SharedStr;
 
 use crate::names::is_valid_resource_name;
 use crate::plan::RequestKind;
-use crate::profile::wire::credential;
 use crate::shared::Shared;
 
 /// Where the path points: parts of the path itself, borrowed. A request's
@@ -72,13 +71,13 @@ pub(crate) fn request_kind(
 /// The tenant whose credential the request carries where the profile
 /// looks for it (`Authorization: Bearer <credential>` in the generic API).
 pub(crate) fn authenticate(shared: &Shared, headers: &HeaderMap) -> Option<SharedStr> {
-    tenant_of(shared, credential(&shared.plan.profile.auth, headers)?)
+    tenant_of(shared, shared.plan.profile.auth.credential(headers)?)
 }
 
 /// The tenant of a bearer credential, whatever the profile: the MCP face
 /// always takes `Authorization: Bearer`.
 pub(crate) fn authenticate_bearer(shared: &Shared, headers: &HeaderMap) -> Option<SharedStr> {
-    tenant_of(shared, credential(&crate::profile::Auth::Bearer, headers)?)
+    tenant_of(shared, crate::profile::Auth::Bearer.credential(headers)?)
 }
 
 fn tenant_of(shared: &Shared, credential: &str) -> Option<SharedStr> {
