@@ -16,7 +16,7 @@ use tokio::sync::{oneshot, watch};
 use super::call_log::CallLog;
 use super::contract::common_fields;
 use super::observation::{Call, CallStderr, FinalCalls, ForgedProbe, JournalWindow, Reply};
-use crate::driver::Session;
+use crate::driver::{CallOutput, Session};
 use crate::protocol::{CallName, OutcomeReply, WebhookReply};
 use crate::scenario::model::{CrashPoint, OpId, OperationSpec, ResolveRef, Scenario, Step};
 
@@ -568,9 +568,10 @@ impl<'a> StepRunner<'a> {
             .collect()
     }
 
-    /// Makes one call, with its crash gate if the step asks for one. Returns its index.
-    async fn call_one(&self, step: usize, spec: CallSpec, sequential: bool) -> usize {
-        let (crash_rx, gate) = match (
+    /// A crash gate for a call that crashes after its operation's commit,
+    /// and the signal it fires; nothing for any other call.
+    fn crash_gate(&self, spec: &CallSpec) -> (Option<oneshot::Receiver<()>>, Option<CrashGate>) {
+        match (
             spec.crash,
             spec.op.as_deref().and_then(|op| self.operation(op)),
         ) {
@@ -580,7 +581,46 @@ impl<'a> StepRunner<'a> {
                 (Some(rx), Some(gate))
             }
             _ => (None, None),
-        };
+        }
+    }
+
+    /// After a gated call: the adapter is dead (or finished), so the held
+    /// response goes, the hook is removed, and the provider is waited for
+    /// until it is done with that request (its key's result saved), as it
+    /// would be by the time a real reconciler starts. A crashed adapter is
+    /// built afresh.
+    async fn after_crash_point(&self, step: usize, gate: CrashGate, end: &CallEnd) {
+        if let Some(seq) = gate.release(self.sim) {
+            let _ = tokio::time::timeout(CRASH_GATE_WAIT, self.sim.wait_request_done(seq)).await;
+        }
+        if *end == CallEnd::Crashed {
+            if let Err(e) = self.session.rebuild() {
+                self.infra_error(
+                    step,
+                    format!("cannot rebuild the adapter after the crash: {e}"),
+                );
+            }
+        }
+    }
+
+    /// Notes the reply's fields the protocol does not have (they are ignored).
+    fn note_unknown_fields(&self, step: usize, name: CallName, reply: &Value) {
+        let extra = crate::protocol::unknown_reply_fields(name, reply);
+        if !extra.is_empty() && step > 0 {
+            self.steps_note(
+                step,
+                format!(
+                    "{} reply fields outside the protocol ignored: {}",
+                    name.as_str(),
+                    extra.join(", ")
+                ),
+            );
+        }
+    }
+
+    /// Makes one call, with its crash gate if the step asks for one. Returns its index.
+    async fn call_one(&self, step: usize, spec: CallSpec, sequential: bool) -> usize {
+        let (crash_rx, gate) = self.crash_gate(&spec);
         let journal_before = saturating_u32(self.sim.journal_len());
         let sim_ms = self.sim.now_ms();
         let start_ms = self.now_ms();
@@ -595,21 +635,7 @@ impl<'a> StepRunner<'a> {
             .await;
         let end_ms = self.now_ms();
         if let Some(gate) = gate {
-            // The adapter is dead (or finished): let the held response go, remove the
-            // hook, and wait until the provider is done with that request (its key's
-            // result saved), as it would be by the time a real reconciler starts.
-            if let Some(seq) = gate.release(self.sim) {
-                let _ =
-                    tokio::time::timeout(CRASH_GATE_WAIT, self.sim.wait_request_done(seq)).await;
-            }
-            if out.end == CallEnd::Crashed {
-                if let Err(e) = self.session.rebuild() {
-                    self.infra_error(
-                        step,
-                        format!("cannot rebuild the adapter after the crash: {e}"),
-                    );
-                }
-            }
+            self.after_crash_point(step, gate, &out.end).await;
         }
         let journal_after = saturating_u32(self.sim.journal_len());
         let (mut outcome, webhook) = read_reply(spec.name, out.reply.as_ref());
@@ -620,31 +646,9 @@ impl<'a> StepRunner<'a> {
         // asked for (`Call::webhook`).
         let webhook_read = webhook.is_some();
         if let Some(reply) = out.reply.as_ref() {
-            let extra = crate::protocol::unknown_reply_fields(spec.name, reply);
-            if !extra.is_empty() && step > 0 {
-                self.steps_note(
-                    step,
-                    format!(
-                        "{} reply fields outside the protocol ignored: {}",
-                        spec.name.as_str(),
-                        extra.join(", ")
-                    ),
-                );
-            }
+            self.note_unknown_fields(step, spec.name, reply);
         }
-        // A reply that parses as JSON but not as the protocol's shape is a bad reply.
-        let end = match (&out.end, spec.name, &outcome, webhook_read) {
-            (CallEnd::Replied, CallName::Webhook, _, false)
-            | (
-                CallEnd::Replied,
-                CallName::Execute | CallName::Reconcile | CallName::Resolve | CallName::Status,
-                None,
-                _,
-            ) => CallEnd::BadReply {
-                message: bad_shape_message(spec.name, out.reply.as_ref()).into(),
-            },
-            _ => out.end.clone(),
-        };
+        let end = shaped_end(spec.name, &out, outcome.is_some(), webhook_read);
         self.with_calls(|calls| {
             calls.push(
                 Call {
@@ -1019,5 +1023,29 @@ impl CrashGate {
         let _ = self.dead.send(true);
         sim.set_commit_hook(None);
         *lock(&self.fired_by)
+    }
+}
+
+/// How a call ended, its reply's shape judged: a reply that parses as JSON
+/// but not as the protocol's shape for `name` is a bad reply.
+fn shaped_end(
+    name: CallName,
+    out: &CallOutput,
+    reads_as_outcome: bool,
+    webhook_read: bool,
+) -> CallEnd {
+    let bad_shape = out.end == CallEnd::Replied
+        && match name {
+            CallName::Webhook => !webhook_read,
+            CallName::Execute | CallName::Reconcile | CallName::Resolve | CallName::Status => {
+                !reads_as_outcome
+            }
+        };
+    if bad_shape {
+        CallEnd::BadReply {
+            message: bad_shape_message(name, out.reply.as_ref()).into(),
+        }
+    } else {
+        out.end.clone()
     }
 }

@@ -299,6 +299,8 @@ fn virtual_duration(
 }
 
 /// The client windows: the profile's real figures, the overrides (real), the scale.
+/// `mcp.client`: a known profile, its scale, and its windows with the
+/// file's overrides, none of which may scale to nothing.
 fn client(d: &mut Diagnostics, raw: &Sp<RawClient>) -> McpClient {
     let raw_client = &raw.value;
     let name = &raw_client.profile.value.0;
@@ -312,21 +314,7 @@ fn client(d: &mut Diagnostics, raw: &Sp<RawClient>) -> McpClient {
             ),
         );
     }
-    let scale = raw_client.scale.as_ref().map_or(1.0, |s| {
-        if s.value.is_finite() && s.value > 0.0 && s.value <= 1.0 {
-            s.value
-        } else {
-            d.error(
-                s.pos,
-                format!(
-                    "scale must be more than 0 and at most 1 (it shrinks real figures), not {}",
-                    s.value
-                ),
-            );
-            1.0
-        }
-    });
-    let mut real = profile.map_or(client_profiles::Windows::NONE, |p| p.windows);
+    let scale = raw_client.scale.as_ref().map_or(1.0, |s| scale(d, s));
     if profile.is_some_and(|p| p.needs_wall_clock) && raw_client.wall_clock.is_none() {
         d.error(
             raw_client.profile.pos,
@@ -337,24 +325,15 @@ fn client(d: &mut Diagnostics, raw: &Sp<RawClient>) -> McpClient {
             ),
         );
     }
+    let mut real = profile.map_or(client_profiles::Windows::NONE, |p| p.windows);
     // Where each window came from, for the message when it scales to nothing.
     let mut from: [Pos; 4] = [raw_client.profile.pos; 4];
-    let overrides = [
-        (&raw_client.wall_clock, "wall_clock"),
-        (&raw_client.idle, "idle"),
-        (&raw_client.first_byte, "first_byte"),
-        (&raw_client.background_after, "background_after"),
-    ];
-    for (i, (written, what)) in overrides.into_iter().enumerate() {
-        let Some(written) = written else { continue };
-        from[i] = written.pos;
-        let value = window(d, written, what);
-        match i {
-            0 => real.wall_clock = value,
-            1 => real.idle = value,
-            2 => real.first_byte = value,
-            _ => real.background_after = value,
-        }
+    for (slot, (what, written, kept)) in from.iter_mut().zip(WINDOWS) {
+        let Some(written) = written(raw_client) else {
+            continue;
+        };
+        *slot = written.pos;
+        *kept(&mut real) = window(d, written, what);
     }
     if let Some(reset) = &raw_client.idle_resets_on {
         real.idle_resets_on = match reset.value {
@@ -367,23 +346,67 @@ fn client(d: &mut Diagnostics, raw: &Sp<RawClient>) -> McpClient {
         scale,
         real,
     };
+    none_scales_to_nothing(d, &client, &from);
+    client
+}
+
+/// One window of `mcp.client` that a file may override: its name, where
+/// the file writes it and where the client keeps it, in the order of
+/// [`client_profiles::Windows::named`].
+type WindowRule = (
+    &'static str,
+    fn(&RawClient) -> &Option<Sp<WindowText>>,
+    fn(&mut client_profiles::Windows) -> &mut Option<Duration>,
+);
+
+/// Every window a file may override.
+const WINDOWS: [WindowRule; 4] = [
+    ("wall_clock", |c| &c.wall_clock, |w| &mut w.wall_clock),
+    ("idle", |c| &c.idle, |w| &mut w.idle),
+    ("first_byte", |c| &c.first_byte, |w| &mut w.first_byte),
+    (
+        "background_after",
+        |c| &c.background_after,
+        |w| &mut w.background_after,
+    ),
+];
+
+/// `mcp.client.scale`: more than 0 and at most 1 (1 when it is not).
+fn scale(d: &mut Diagnostics, s: &Sp<f64>) -> f64 {
+    if s.value.is_finite() && s.value > 0.0 && s.value <= 1.0 {
+        s.value
+    } else {
+        d.error(
+            s.pos,
+            format!(
+                "scale must be more than 0 and at most 1 (it shrinks real figures), not {}",
+                s.value
+            ),
+        );
+        1.0
+    }
+}
+
+/// Every window lasts at least 1 ms once scaled; `from` says where each
+/// window was written.
+fn none_scales_to_nothing(d: &mut Diagnostics, client: &McpClient, from: &[Pos; 4]) {
     let scaled = client.scaled();
-    for (i, ((what, real), (_, scaled))) in real.named().into_iter().zip(scaled.named()).enumerate()
-    {
+    let pairs = client.real.named().into_iter().zip(scaled.named());
+    for (at, ((what, real), (_, scaled))) in from.iter().zip(pairs) {
         if let (Some(real), Some(scaled)) = (real, scaled) {
             if scaled.is_zero() {
                 d.error(
-                    from[i],
+                    *at,
                     format!(
-                        "{what} {} scales to 0 ms at scale {scale}: every window must last at \
+                        "{what} {} scales to 0 ms at scale {}: every window must last at \
                          least 1 ms once scaled (raise scale, or write it in real figures)",
-                        show(real)
+                        show(real),
+                        client.scale
                     ),
                 );
             }
         }
     }
-    client
 }
 
 /// A window override: a real duration, or `none`.
@@ -407,6 +430,54 @@ fn is_tool_name(name: &str) -> bool {
         && name.len() <= MAX_NAME
 }
 
+/// A tool's `key_argument`: an argument name.
+fn key_argument(d: &mut Diagnostics, key: &Sp<String>) -> String {
+    let ok = key
+        .value
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && key
+            .value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && key.value.len() <= MAX_NAME;
+    if !ok {
+        d.error(
+            key.pos,
+            format!(
+                "key_argument `{}` is not a valid argument name: letters, digits and \
+                 `_`, not starting with a digit, at most {MAX_NAME} characters",
+                key.value
+            ),
+        );
+    }
+    key.value.clone()
+}
+
+/// A tool's `duration_hint`: the ticket tool's when absent, none for `none`,
+/// else 1 to [`MAX_TEXT`] bytes of text.
+fn duration_hint(d: &mut Diagnostics, hint: Option<&Sp<String>>) -> Option<String> {
+    match hint {
+        None => PaidTool::ticket().duration_hint,
+        Some(hint) if hint.value.trim() == "none" => None,
+        Some(hint) => {
+            if hint.value.trim().is_empty() || hint.value.len() > MAX_TEXT {
+                d.error(
+                    hint.pos,
+                    format!(
+                        "duration_hint is 1 to {MAX_TEXT} bytes of text (or `none`: the \
+                         description states no duration)"
+                    ),
+                );
+            }
+            Some(hint.value.clone())
+        }
+    }
+}
+
+/// `mcp.tools`: the paid tools, each named once, with a collection, a key
+/// argument and a duration hint.
 fn tools(d: &mut Diagnostics, list: &Sp<Vec<Sp<RawTool>>>, declared: &Declared) -> Vec<PaidTool> {
     if list.value.is_empty() {
         d.error(
@@ -447,45 +518,8 @@ fn tools(d: &mut Diagnostics, list: &Sp<Vec<Sp<RawTool>>>, declared: &Declared) 
             );
         }
         declared.check_resource(d, &tool.resource);
-        let key_argument = tool.key_argument.as_ref().map(|key| {
-            let ok = key
-                .value
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                && key
-                    .value
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_')
-                && key.value.len() <= MAX_NAME;
-            if !ok {
-                d.error(
-                    key.pos,
-                    format!(
-                        "key_argument `{}` is not a valid argument name: letters, digits and \
-                         `_`, not starting with a digit, at most {MAX_NAME} characters",
-                        key.value
-                    ),
-                );
-            }
-            key.value.clone()
-        });
-        let duration_hint = match &tool.duration_hint {
-            None => PaidTool::ticket().duration_hint,
-            Some(hint) if hint.value.trim() == "none" => None,
-            Some(hint) => {
-                if hint.value.trim().is_empty() || hint.value.len() > MAX_TEXT {
-                    d.error(
-                        hint.pos,
-                        format!(
-                            "duration_hint is 1 to {MAX_TEXT} bytes of text (or `none`: the \
-                             description states no duration)"
-                        ),
-                    );
-                }
-                Some(hint.value.clone())
-            }
-        };
+        let key_argument = tool.key_argument.as_ref().map(|key| key_argument(d, key));
+        let duration_hint = duration_hint(d, tool.duration_hint.as_ref());
         // A bad resource name is reported above; keep a valid stand-in.
         let resource = if is_resource_name(&tool.resource.value) {
             tool.resource.value.clone()

@@ -20,7 +20,7 @@ use super::declared::Declared;
 use crate::scenario::error::Diagnostics;
 use crate::scenario::provider_profile::ProfileChoice;
 use crate::scenario::raw::{
-    ProviderProfileName, RawIdempotency, RawProvider, RawSeedObject, RawSettle,
+    ProviderProfileName, RawAsynchronous, RawIdempotency, RawProvider, RawSeedObject, RawSettle,
 };
 use crate::scenario::span::Sp;
 
@@ -33,21 +33,18 @@ const MAX_BODY_BYTES: u64 = 16 * 1024 * 1024;
 /// Longest credential or `client_reference` (provider-api.md).
 const MAX_TOKEN_BYTES: usize = 255;
 
+/// Checks `provider:` and builds the plan's provider (without faults) and
+/// what later checks need to know of it.
 pub(super) fn provider(
     d: &mut Diagnostics,
     raw: Option<&Sp<RawProvider>>,
     client_timeout: Duration,
     base_dir: &Path,
 ) -> (Plan, Declared) {
-    let defaults = Plan::default();
     let Some(raw) = raw.map(|p| &p.value) else {
-        let limits = Limits {
-            stall_cap: DEFAULT_STALL_CAP,
-            ..defaults.limits
-        };
-        let declared = declared(&defaults, limits, client_timeout);
-        return (Plan { limits, ..defaults }, declared);
+        return no_provider(client_timeout);
     };
+    let defaults = Plan::default();
 
     let profile = raw.profile.as_ref().map_or_else(
         || Arc::clone(&defaults.profile),
@@ -82,20 +79,7 @@ pub(super) fn provider(
         list_recent: l.value.list_recent.unwrap_or(true),
     });
 
-    let asynchronous = raw.asynchronous.as_ref().map(|a| Asynchronous {
-        settle_after: duration_in(
-            d,
-            &a.value.settle_after,
-            "settle_after",
-            NONZERO,
-            MAX_VIRTUAL,
-        )
-        .unwrap_or(NONZERO),
-        result: match a.value.result {
-            None | Some(RawSettle::Succeeded) => SettleResult::Succeeded,
-            Some(RawSettle::Failed) => SettleResult::Failed,
-        },
-    });
+    let asynchronous = raw.asynchronous.as_ref().map(|a| asynchronous(d, &a.value));
 
     let webhooks = raw.webhooks.as_ref().map(|w| {
         webhook_secret(d, &w.value.secret);
@@ -126,6 +110,30 @@ pub(super) fn provider(
         .map(|s| seed_object(d, s, &declared))
         .collect();
     (plan, declared)
+}
+
+/// The provider of a scenario without `provider:`: the defaults, with the
+/// default stall cap.
+fn no_provider(client_timeout: Duration) -> (Plan, Declared) {
+    let defaults = Plan::default();
+    let limits = Limits {
+        stall_cap: DEFAULT_STALL_CAP,
+        ..defaults.limits
+    };
+    let declared = declared(&defaults, limits, client_timeout);
+    (Plan { limits, ..defaults }, declared)
+}
+
+/// `provider.asynchronous`: when objects settle, and to what.
+fn asynchronous(d: &mut Diagnostics, raw: &RawAsynchronous) -> Asynchronous {
+    Asynchronous {
+        settle_after: duration_in(d, &raw.settle_after, "settle_after", NONZERO, MAX_VIRTUAL)
+            .unwrap_or(NONZERO),
+        result: match raw.result {
+            None | Some(RawSettle::Succeeded) => SettleResult::Succeeded,
+            Some(RawSettle::Failed) => SettleResult::Failed,
+        },
+    }
 }
 
 /// `provider.profile`: a built-in profile, or a file beside the scenario.

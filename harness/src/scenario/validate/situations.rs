@@ -18,7 +18,7 @@ use super::declared::Declared;
 use crate::protocol::OutcomeKind;
 use crate::scenario::error::Diagnostics;
 use crate::scenario::model::{Allowed, Expectations, OperationSpec};
-use crate::scenario::raw::{RawEvent, RawScenario, RawStep};
+use crate::scenario::raw::{RawEvent, RawExpect, RawScenario, RawStep};
 use crate::scenario::span::Sp;
 
 /// What the whole file says, as the checks below read it.
@@ -384,8 +384,7 @@ fn held_creates(
     first: &BTreeMap<&str, usize>,
     clock: &[Duration],
 ) {
-    let mode = story.plan.idempotency.mode;
-    let keyed = match mode {
+    let keyed = match story.plan.idempotency.mode {
         IdempotencyMode::None => false,
         IdempotencyMode::Stripe | IdempotencyMode::Ietf => true,
         // Known-bad servers: what an adapter can learn from them is not the contract's.
@@ -395,6 +394,9 @@ fn held_creates(
         | IdempotencyMode::GlobalScope
         | IdempotencyMode::StuckInFlight => return,
     };
+    let Some(expect) = story.raw.expect.as_ref().map(|e| &e.value) else {
+        return;
+    };
     let knowable: Allowed = if keyed {
         [OutcomeKind::Unknown, OutcomeKind::Pending]
             .into_iter()
@@ -402,8 +404,11 @@ fn held_creates(
     } else {
         [OutcomeKind::Unknown].into_iter().collect()
     };
-    let Some(expect) = story.raw.expect.as_ref().map(|e| &e.value) else {
-        return;
+    let judge = HeldJudge {
+        story,
+        expect,
+        knowable,
+        keyed,
     };
     for held in holds(story, first) {
         let rule = format!(
@@ -412,38 +417,7 @@ fn held_creates(
             rule_line(story, held.rule),
             held.until + 1
         );
-        let unknowable = |allowed: &Allowed| !allowed.iter().any(|k| knowable.contains(k));
-        let during = if keyed {
-            "`pending` (its key in flight) is the most it can learn"
-        } else {
-            "with no key, nothing tells it the create is in flight: `unknown` is all it can say"
-        };
-        for (number, map) in expect.after_step.iter().flat_map(|m| m.0.iter()) {
-            let Ok(n) = usize::try_from(number.value) else {
-                continue;
-            };
-            if !(held.from + 1..=held.until + 1).contains(&n) {
-                continue;
-            }
-            for (op, _) in map.0.iter().filter(|(op, _)| op.value == held.op) {
-                let allowed = story
-                    .expect
-                    .after_step
-                    .get(&n)
-                    .and_then(|m| m.get(held.op.as_str()));
-                if allowed.is_some_and(unknowable) {
-                    impossible(
-                        d,
-                        op,
-                        &format!(
-                            "at step {n} {rule}, so no effect of `{}` exists yet (`succeeded` has \
-                         none to name, `failed` is proven wrong when it commits), and {during}",
-                            held.op
-                        ),
-                    );
-                }
-            }
-        }
+        judge.while_held(d, &held, &rule);
         if let Some(expected) = expect
             .effects
             .iter()
@@ -456,19 +430,78 @@ fn held_creates(
                 &format!("{rule}, then commits it: `{}` has an effect", held.op),
             );
         }
-        let Some(blind) = blind_after(story, &held, clock, keyed) else {
-            continue;
+        if let Some(blind) = blind_after(story, &held, clock, keyed) {
+            judge.finally(d, &held, &rule, &blind);
+        }
+    }
+}
+
+/// What the expectations about a held create are judged by.
+struct HeldJudge<'j> {
+    story: &'j Story<'j>,
+    expect: &'j RawExpect,
+    /// The outcomes an adapter can know while the create is held.
+    knowable: Allowed,
+    /// The provider keeps idempotency keys the contract's way.
+    keyed: bool,
+}
+
+impl HeldJudge<'_> {
+    /// Lists nothing the adapter can know.
+    fn unknowable(&self, allowed: &Allowed) -> bool {
+        !allowed.iter().any(|k| self.knowable.contains(k))
+    }
+
+    /// `after_step` of the steps the create is held through: only what can
+    /// be known of a create in flight.
+    fn while_held(&self, d: &mut Diagnostics, held: &Held, rule: &str) {
+        let during = if self.keyed {
+            "`pending` (its key in flight) is the most it can learn"
+        } else {
+            "with no key, nothing tells it the create is in flight: `unknown` is all it can say"
         };
-        for (op, _) in expect.final_outcomes.iter().flat_map(|m| m.0.iter()) {
-            let allowed = story.expect.final_outcomes.get(op.value.as_str());
-            if op.value == held.op && allowed.is_some_and(unknowable) {
+        for (number, map) in self.expect.after_step.iter().flat_map(|m| m.0.iter()) {
+            let Ok(n) = usize::try_from(number.value) else {
+                continue;
+            };
+            if !(held.from + 1..=held.until + 1).contains(&n) {
+                continue;
+            }
+            for (op, _) in map.0.iter().filter(|(op, _)| op.value == held.op) {
+                let allowed = self
+                    .story
+                    .expect
+                    .after_step
+                    .get(&n)
+                    .and_then(|m| m.get(held.op.as_str()));
+                if allowed.is_some_and(|a| self.unknowable(a)) {
+                    impossible(
+                        d,
+                        op,
+                        &format!(
+                            "at step {n} {rule}, so no effect of `{}` exists yet (`succeeded` has \
+                         none to name, `failed` is proven wrong when it commits), and {during}",
+                            held.op
+                        ),
+                    );
+                }
+            }
+        }
+    }
+
+    /// `final`, when no later step can tell the adapter the create
+    /// committed (`blind` says why): its record stays as it was.
+    fn finally(&self, d: &mut Diagnostics, held: &Held, rule: &str, blind: &str) {
+        for (op, _) in self.expect.final_outcomes.iter().flat_map(|m| m.0.iter()) {
+            let allowed = self.story.expect.final_outcomes.get(op.value.as_str());
+            if op.value == held.op && allowed.is_some_and(|a| self.unknowable(a)) {
                 impossible(
                     d,
                     op,
                     &format!(
                         "{rule}, and then {blind}: the adapter cannot learn that it committed, so \
                      its final record stays as it was (list `unknown`{})",
-                        if keyed { " or `pending`" } else { "" }
+                        if self.keyed { " or `pending`" } else { "" }
                     ),
                 );
             }
