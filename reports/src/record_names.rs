@@ -104,6 +104,20 @@ macro_rules! names {
             }
         }
 
+        /// A name equals its text, so that code that compared the text
+        /// (tests, a caller's filter) reads as before.
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.as_str() == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.as_str() == *other
+            }
+        }
+
         impl Serialize for $name {
             fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 serializer.serialize_str(self.as_str())
@@ -180,6 +194,13 @@ mod tests {
             assert_eq!(json, format!("\"{text}\""));
             assert_eq!(serde_json::from_str::<T>(&json).unwrap(), value);
         }
+    }
+
+    #[test]
+    fn a_name_equals_its_text() {
+        assert_eq!(CallKind::Resolve, "resolve");
+        assert!(ObjectStatus::Failed != "failed ");
+        assert!(RequestKind::Search == *"search");
     }
 
     #[test]
