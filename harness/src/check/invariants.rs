@@ -1,14 +1,14 @@
 //! The seven invariants.
 
 use lostreply_reports::model::{Check, Evidence, Invariant, Violation};
-use lostreply_simulator::{Effect, ObjectStatus};
+use lostreply_simulator::{Effect, ObjectStatus, Plan};
 
 use super::attribution::Attribution;
 use super::grouped::{pos, Pos, NONE};
 use super::index::Index;
 use super::resolution;
 use super::truth::status_at;
-use crate::protocol::{CallName, OutcomeKind};
+use crate::protocol::{CallName, OutcomeKind, OutcomeReply};
 use crate::run::observation::{CallAt, Observation};
 
 pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) -> Vec<Violation> {
@@ -103,19 +103,7 @@ fn success_has_effect(
                 continue;
             }
             let effect = reply.provider_ref.as_deref().and_then(|r| ix.effect(r));
-            let problem = match (reply.provider_ref.as_deref(), effect) {
-                (None, _) => Some("reports succeeded with no provider_ref".to_owned()),
-                (Some(r), None) => Some(format!("reports succeeded with provider_ref {r}, which is not in the ledger")),
-                (Some(r), Some((p, _))) if a.group_of_effect(p) != Some(g) => {
-                    Some(format!("reports succeeded with provider_ref {r}, which is not an effect of this operation"))
-                }
-                (Some(r), Some((_, e)))
-                    if status_at(&obs.scenario.plan, e, call.sim_ms) == ObjectStatus::Processing =>
-                {
-                    Some(format!("reports succeeded while {r} is still processing"))
-                }
-                (Some(_), Some(_)) => None,
-            };
+            let problem = success_problem(obs, a, g, reply.provider_ref.as_deref(), effect, call);
             if let Some(problem) = problem {
                 if !reported {
                     let mut evidence = vec![call.evidence()];
@@ -139,32 +127,75 @@ fn success_has_effect(
                 continue;
             };
             if let Some(slot) = claimed.get_mut(p) {
-                // Operation ids are unique: another position is another operation.
-                match *slot {
-                    (NONE, _) => *slot = (pos(position), pos(call.position)),
-                    (other, other_call) if other != pos(position) => {
-                        let other = obs
-                            .scenario
-                            .operations
-                            .get(other as usize)
-                            .map_or("", |o| o.id.as_str());
-                        v.push(Violation {
-                            check: Check::Invariant(Invariant::NoSuccessWithoutEffect),
-                            operation_id: Some(op.id.to_string()),
-                            message: format!("{} and {other} both claim the one effect {r}", op.id),
-                            evidence: vec![
-                                Evidence::Call {
-                                    index: other_call as usize,
-                                },
-                                call.evidence(),
-                                Evidence::Effect { id: r.to_string() },
-                            ],
-                        });
-                    }
-                    _ => {}
+                if let Some(violation) = claim(obs, slot, position, call, r) {
+                    v.push(violation);
                 }
             }
         }
+    }
+}
+
+/// What is wrong with a `succeeded` that names `provider_ref` (found in the
+/// ledger as `effect`), for an operation of group `g`; `None` when nothing is.
+fn success_problem(
+    obs: &Observation,
+    a: &Attribution<'_>,
+    g: usize,
+    provider_ref: Option<&str>,
+    effect: Option<(usize, &Effect)>,
+    call: CallAt<'_>,
+) -> Option<String> {
+    match (provider_ref, effect) {
+        (None, _) => Some("reports succeeded with no provider_ref".to_owned()),
+        (Some(r), None) => Some(format!(
+            "reports succeeded with provider_ref {r}, which is not in the ledger"
+        )),
+        (Some(r), Some((p, _))) if a.group_of_effect(p) != Some(g) => Some(format!(
+            "reports succeeded with provider_ref {r}, which is not an effect of this operation"
+        )),
+        (Some(r), Some((_, e)))
+            if status_at(&obs.scenario.plan, e, call.sim_ms) == ObjectStatus::Processing =>
+        {
+            Some(format!("reports succeeded while {r} is still processing"))
+        }
+        (Some(_), Some(_)) => None,
+    }
+}
+
+/// Claims the effect `r` (whose `slot` holds its first claim) for the
+/// operation at `position`: a violation when another operation claimed it
+/// first.
+fn claim(
+    obs: &Observation,
+    slot: &mut (Pos, Pos),
+    position: usize,
+    call: CallAt<'_>,
+    r: &str,
+) -> Option<Violation> {
+    // Operation ids are unique: another position is another operation.
+    match *slot {
+        (NONE, _) => {
+            *slot = (pos(position), pos(call.position));
+            None
+        }
+        (other, other_call) if other != pos(position) => {
+            let operations = &obs.scenario.operations;
+            let op = operations.get(position).map_or("", |o| o.id.as_str());
+            let other = operations.get(other as usize).map_or("", |o| o.id.as_str());
+            Some(Violation {
+                check: Check::Invariant(Invariant::NoSuccessWithoutEffect),
+                operation_id: Some(op.to_owned()),
+                message: format!("{op} and {other} both claim the one effect {r}"),
+                evidence: vec![
+                    Evidence::Call {
+                        index: other_call as usize,
+                    },
+                    call.evidence(),
+                    Evidence::Effect { id: r.to_string() },
+                ],
+            })
+        }
+        _ => None,
     }
 }
 
@@ -194,56 +225,7 @@ fn failure_has_no_effect(
             if resolution::relays_person(&person, call) {
                 continue;
             }
-            // Gathered only for the outcome that needs them: one Vec per call
-            // would be most of this check's allocations at a million operations.
-            let problem = match reply.outcome {
-                OutcomeKind::Failed => {
-                    // `failed` is true only once every effect has settled failed: an
-                    // object still processing at the reply could not have told anyone.
-                    let live: Vec<&Effect> = effects()
-                        .filter(|e| status_at(plan, e, call.sim_ms) != ObjectStatus::Failed)
-                        .collect();
-                    (!live.is_empty()).then(|| {
-                        (
-                            format!(
-                                "{}: {} reports failed, but the provider holds {}{}",
-                                op.id,
-                                call.name.as_str(),
-                                ids(&live),
-                                if live.iter().all(|e| e.status == ObjectStatus::Failed) {
-                                    " (still processing at that moment: it settled failed only later)"
-                                } else {
-                                    ""
-                                }
-                            ),
-                            live,
-                        )
-                    })
-                }
-                OutcomeKind::Succeeded => {
-                    let settled_failed: Vec<&Effect> = effects()
-                        // The status first: comparing every effect's id (cold
-                        // memory) would be most of this check at a million
-                        // operations.
-                        .filter(|e| {
-                            e.status == ObjectStatus::Failed
-                                && Some(e.id.as_str()) == reply.provider_ref.as_deref()
-                        })
-                        .collect();
-                    (!settled_failed.is_empty()).then(|| {
-                        (
-                            format!(
-                                "{}: {} reports succeeded, but {} settled failed",
-                                op.id,
-                                call.name.as_str(),
-                                ids(&settled_failed)
-                            ),
-                            effects().collect(),
-                        )
-                    })
-                }
-                OutcomeKind::Pending | OutcomeKind::Unknown => None,
-            };
+            let problem = failure_problem(plan, &op.id, effects, call, reply);
             if let Some((message, shown)) = problem {
                 let mut evidence = vec![call.evidence()];
                 evidence.extend(effect_evidence(&shown));
@@ -256,6 +238,66 @@ fn failure_has_no_effect(
                 break;
             }
         }
+    }
+}
+
+/// What is wrong with a `failed` (an effect is live) or a `succeeded` (its
+/// effect settled failed) about operation `op`, with the effects shown as
+/// evidence; `None` when nothing is.
+fn failure_problem<'l, I: Iterator<Item = &'l Effect>>(
+    plan: &Plan,
+    op: &str,
+    effects: impl Fn() -> I,
+    call: CallAt<'_>,
+    reply: &OutcomeReply,
+) -> Option<(String, Vec<&'l Effect>)> {
+    // Gathered only for the outcome that needs them: one Vec per call
+    // would be most of this check's allocations at a million operations.
+    match reply.outcome {
+        OutcomeKind::Failed => {
+            // `failed` is true only once every effect has settled failed: an
+            // object still processing at the reply could not have told anyone.
+            let live: Vec<&Effect> = effects()
+                .filter(|e| status_at(plan, e, call.sim_ms) != ObjectStatus::Failed)
+                .collect();
+            (!live.is_empty()).then(|| {
+                (
+                    format!(
+                        "{op}: {} reports failed, but the provider holds {}{}",
+                        call.name.as_str(),
+                        ids(&live),
+                        if live.iter().all(|e| e.status == ObjectStatus::Failed) {
+                            " (still processing at that moment: it settled failed only later)"
+                        } else {
+                            ""
+                        }
+                    ),
+                    live,
+                )
+            })
+        }
+        OutcomeKind::Succeeded => {
+            let settled_failed: Vec<&Effect> = effects()
+                // The status first: comparing every effect's id (cold
+                // memory) would be most of this check at a million
+                // operations.
+                .filter(|e| {
+                    e.status == ObjectStatus::Failed
+                        && Some(e.id.as_str()) == reply.provider_ref.as_deref()
+                })
+                .collect();
+            (!settled_failed.is_empty()).then(|| {
+                (
+                    format!(
+                        "{op}: {} reports succeeded, but {} settled failed",
+                        call.name.as_str(),
+                        ids(&settled_failed)
+                    ),
+                    effects().collect(),
+                )
+            })
+        }
+        OutcomeKind::Pending | OutcomeKind::Unknown => None,
     }
 }
 

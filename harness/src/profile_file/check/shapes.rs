@@ -59,79 +59,64 @@ pub(super) fn time_format(raw: RawTimeFormat) -> TimeFormat {
     }
 }
 
+/// `objects:`: where an object's id, type, creation time, metadata,
+/// reference and arguments go (no two in one field), and its constants and
+/// statuses.
 pub(super) fn objects(found: &mut Found, raw: Option<&Sp<OrGeneric<RawObjects>>>) -> Objects {
     let Some(raw) = shaped(found, raw, "objects") else {
         return Objects::Generic;
-    };
-    let mut fields: Vec<(String, Pos, String)> = Vec::new();
-    let mut claim = |found: &mut Found, name: Option<&String>, pos: Option<Pos>, what: &str| {
-        if let (Some(name), Some(pos)) = (name, pos) {
-            distinct(found, &mut fields, name, pos, format!("the {what} field"));
-        }
     };
     let id_field = raw
         .id_field
         .as_ref()
         .map_or_else(|| "id".to_owned(), |f| field_name(found, f, "id_field"));
-    claim(
-        found,
-        Some(&id_field),
-        raw.id_field.as_ref().map(|f| f.pos),
-        "id",
-    );
     let type_field = optional_field(found, raw.type_field.as_ref(), None, "type_field");
-    claim(
-        found,
-        type_field.as_ref(),
-        raw.type_field.as_ref().map(|f| f.pos),
-        "type",
-    );
-    let created = raw
-        .created
-        .as_ref()
-        .and_then(|c| c.value.as_ref())
-        .map(|c| TimeField {
-            field: field_name(found, &c.field, "created.field"),
-            format: time_format(c.format.value),
-        });
-    let created_pos = raw
-        .created
-        .as_ref()
-        .and_then(|c| c.value.as_ref())
-        .map(|c| c.field.pos);
-    claim(
-        found,
-        created.as_ref().map(|c| &c.field),
-        created_pos,
-        "created",
-    );
+    let raw_created = raw.created.as_ref().and_then(|c| c.value.as_ref());
+    let created = raw_created.map(|c| TimeField {
+        field: field_name(found, &c.field, "created.field"),
+        format: time_format(c.format.value),
+    });
     let metadata = optional_field(found, raw.metadata.as_ref(), None, "metadata");
-    claim(
-        found,
-        metadata.as_ref(),
-        raw.metadata.as_ref().map(|f| f.pos),
-        "metadata",
-    );
     let client_reference = optional_field(
         found,
         raw.client_reference.as_ref(),
         None,
         "client_reference",
     );
-    let reference_pos = raw.client_reference.as_ref().map(|f| f.pos);
-    claim(
-        found,
-        client_reference.as_ref(),
-        reference_pos,
-        "client_reference",
-    );
     let args = raw
         .args
         .as_ref()
         .map_or(ArgsPlacement::Flatten, |a| args(found, a));
-    if let (ArgsPlacement::Nested(field), Some(raw_args)) = (&args, &raw.args) {
-        claim(found, Some(field), Some(raw_args.pos), "nested arguments'");
+    let nested = match (&args, &raw.args) {
+        (ArgsPlacement::Nested(field), Some(raw_args)) => Some((field, raw_args.pos)),
+        _ => None,
+    };
+    fn pos_of<T>(field: &Option<Sp<T>>) -> Option<Pos> {
+        field.as_ref().map(|f| f.pos)
     }
+    distinct_fields(
+        found,
+        [
+            (Some(&id_field), pos_of(&raw.id_field), "id"),
+            (type_field.as_ref(), pos_of(&raw.type_field), "type"),
+            (
+                created.as_ref().map(|c| &c.field),
+                raw_created.map(|c| c.field.pos),
+                "created",
+            ),
+            (metadata.as_ref(), pos_of(&raw.metadata), "metadata"),
+            (
+                client_reference.as_ref(),
+                pos_of(&raw.client_reference),
+                "client_reference",
+            ),
+            (
+                nested.map(|(field, _)| field),
+                nested.map(|(_, pos)| pos),
+                "nested arguments'",
+            ),
+        ],
+    );
     Objects::Shaped(Box::new(ObjectShape {
         id_field,
         type_field,
@@ -152,6 +137,17 @@ pub(super) fn objects(found: &mut Found, raw: Option<&Sp<OrGeneric<RawObjects>>>
         location: raw.location.as_ref().is_none_or(|l| l.value),
         typed_values: raw.typed_values.as_ref().is_some_and(|t| t.value),
     }))
+}
+
+/// No two parts of an object's shape write the same field: each field
+/// written (with where it is written and what it holds) is claimed once.
+fn distinct_fields(found: &mut Found, claims: [(Option<&String>, Option<Pos>, &str); 6]) {
+    let mut fields: Vec<(String, Pos, String)> = Vec::new();
+    for (name, pos, what) in claims {
+        if let (Some(name), Some(pos)) = (name, pos) {
+            distinct(found, &mut fields, name, pos, format!("the {what} field"));
+        }
+    }
 }
 
 fn args(found: &mut Found, raw: &Sp<RawArgs>) -> ArgsPlacement {
