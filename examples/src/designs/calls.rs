@@ -13,11 +13,11 @@ use lostreply_harness::protocol::{
 
 use super::classify;
 use super::client::Provider;
+use super::design::{Design, Execute, Flaw, Locking};
 use super::ladder::{Climb, Step, RECONCILE_REPLAYS};
 use super::record::{self, OpId, Record};
 use super::store::{Locked, OpLock, Store, Take, Unreadable};
 use super::webhook::{self, Event};
-use super::{Design, Execute, Flaw, Locking};
 
 /// One adapter of the family, over one state directory.
 #[derive(Debug, Clone)]

@@ -1,15 +1,7 @@
-//! The operation's idempotency key, and how each documented mode spells it.
+//! How each documented idempotency mode spells an operation's key (the key
+//! itself is `record::OpId::idempotency_key`).
 
 use lostreply_harness::protocol::ContractIdempotency;
-
-use super::record::OpId;
-
-/// The key of an operation: derived from its id alone, so every attempt of
-/// one operation shares it and no two operations do, whatever their
-/// arguments or action.
-pub fn key_for(id: &OpId) -> String {
-    format!("lr-{}", id.as_str())
-}
 
 /// The idempotency mode the contract documents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,8 +48,6 @@ mod tests {
 
     #[test]
     fn each_mode_spells_the_key_its_way() {
-        let key = OpId::parse("op-1").map(|id| key_for(&id));
-        assert_eq!(key.as_deref(), Ok("lr-op-1"));
         assert_eq!(
             KeyMode::Stripe.header_value("lr-op-1").as_deref(),
             Some("lr-op-1")

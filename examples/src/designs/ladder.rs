@@ -9,11 +9,11 @@ use lostreply_harness::protocol::{Contract, OutcomeKind, OutcomeReply};
 
 use super::classify::{self, CreateVerdict, Lookup, Sighting};
 use super::client::Provider;
+use super::design::{Design, Flaw, Order};
 use super::keys::KeyMode;
 use super::record::{OpId, Record};
 use super::rules::{self, Rungs};
 use super::store::Store;
-use super::{Design, Flaw, Order};
 
 /// Same-key replays one reconcile may send. A reconcile is itself the retry
 /// loop, so one replay per visit is enough; `execute`'s burst is the
@@ -440,7 +440,7 @@ mod tests {
     use tokio::net::{TcpListener, TcpStream};
 
     use super::super::calls::DesignAdapter;
-    use super::super::{Design, EAGER, LAZY};
+    use super::super::design::{Design, EAGER, LAZY};
     use super::*;
 
     /// One scripted answer: a status and a JSON body, or `None` to close the

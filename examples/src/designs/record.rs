@@ -6,8 +6,6 @@ use lostreply_harness::protocol::{Operation, OutcomeKind, OutcomeReply};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::keys;
-
 /// Webhook ids remembered per operation. Deliveries of one operation are
 /// few; the bound only keeps a hostile sender from growing the file, and an
 /// id forgotten past it is harmless because applying an event never regresses.
@@ -37,6 +35,13 @@ impl OpId {
     /// The id.
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    /// The operation's idempotency key: derived from its id alone, so every
+    /// attempt of one operation shares it and no two operations do, whatever
+    /// their arguments or action.
+    pub fn idempotency_key(&self) -> String {
+        format!("lr-{}", self.0)
     }
 }
 
@@ -88,7 +93,7 @@ impl Record {
             operation_id: id.as_str().to_owned(),
             resource: operation.resource.clone(),
             args: operation.args.clone(),
-            idempotency_key: keys::key_for(id),
+            idempotency_key: id.idempotency_key(),
             client_reference: id.as_str().to_owned(),
             first_sent_at: now,
             outcome: OutcomeKind::Unknown,
@@ -266,6 +271,8 @@ mod tests {
         for good in ["op-1", "A.b_c-9", "..", &"x".repeat(64)] {
             assert!(OpId::parse(good).is_ok(), "{good:?}");
         }
+        let key = OpId::parse("op-1").map(|id| id.idempotency_key());
+        assert_eq!(key.as_deref(), Ok("lr-op-1"));
     }
 
     fn resolved(outcome: OutcomeKind, provider_ref: Option<&str>) -> Option<Record> {

@@ -10,7 +10,6 @@ use lostreply_harness::scenario::model::Scenario;
 use lostreply_simulator::profile::Profile;
 use serde::Serialize;
 
-use super::NotJudged;
 use crate::naive::kit::Factory;
 
 /// What a scenario asks of its adapter, and so which family judges it.
@@ -26,10 +25,19 @@ pub enum Family {
     Mcp,
 }
 
+/// A scenario on another wire than the generic API's: no family judges it,
+/// since the bundled adapters speak the generic API only.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the provider speaks profile {profile}, and the bundled adapters the generic API only")]
+pub struct OtherWire {
+    /// The profile's name.
+    pub profile: String,
+}
+
 /// The family that judges `scenario`, or why none can.
-pub fn family_of(scenario: &Scenario) -> Result<Family, NotJudged> {
+pub fn family_of(scenario: &Scenario) -> Result<Family, OtherWire> {
     if *scenario.plan.profile != Profile::generic() {
-        return Err(NotJudged::Profile {
+        return Err(OtherWire {
             profile: scenario.plan.profile.name.clone(),
         });
     }

@@ -291,8 +291,13 @@ pub async fn prove(
 ) -> Proof {
     let roster = Roster::new();
     let seeds = config.seeds.clamp(1, MAX_SEEDS);
-    let families: Vec<Result<Family, NotJudged>> =
-        scenarios.iter().map(family::family_of).collect();
+    let families: Vec<Result<Family, NotJudged>> = scenarios
+        .iter()
+        .map(|scenario| {
+            family::family_of(scenario)
+                .map_err(|family::OtherWire { profile }| NotJudged::Profile { profile })
+        })
+        .collect();
     let units = |pick: fn(&Roster, Family) -> &[Member], wanted: &dyn Fn(usize) -> bool| {
         let mut units = Vec::new();
         for (file, scenario) in scenarios.iter().enumerate() {
