@@ -1,5 +1,5 @@
-//! Where each target stands after a run: every target of issue 12 and of the
-//! earlier rounds, judged from the figures the run's parts measured, side by
+//! Where each target stands after a run: every performance target of the
+//! project, judged from the figures the run's parts measured, side by
 //! side in one table (and one `"target"` JSON line each). A target whose part
 //! did not run, or whose point is not in `--connections`, is "not measured",
 //! never met.
@@ -115,17 +115,20 @@ const LOST_VS_BARE_AT: [usize; 3] = [1, 16, 64];
 const PROFILE_AT: [usize; 3] = [1, 16, 64];
 /// The Stripe wire's ok path within 10% of the generic wire's.
 const PROFILE_FLOOR: f64 = 0.9;
-/// Issue 12: the ok path at >= 0.7 of bare hyper, the lost paths at >= 0.8.
+/// The ok path at >= 0.7 of bare hyper, the lost paths at >= 0.8: the
+/// simulator's own work stays a minor share of a request's cost.
 const OK_FLOOR: f64 = 0.7;
 const LOST_FLOOR: f64 = 0.8;
-/// Issue 12: journal and ledger <= 512 B per request on the ok path.
+/// Journal and ledger <= 512 B per request on the ok path, so a long `serve`
+/// fits in memory.
 const SERVE_BYTES_PER_REQUEST: f64 = 512.0;
 /// The memory per request of `serve` is judged from this many creates up.
 const SERVE_JUDGED_FROM: u64 = 100_000;
-/// Issue 12: the persistent Python adapter within 2x of the in-process reference.
+/// The persistent Python adapter within 2x of the in-process reference: the
+/// process boundary costs less than the work.
 const PERSISTENT_FACTOR: f64 = 2.0;
-/// Issue 12: "keep the exponent at 1.0"; above this, growth is no longer linear
-/// (measured between the two largest sizes, where fixed costs no longer hide it).
+/// Cost grows linearly with the run's size (exponent 1.0); above this it does
+/// not (measured between the two largest sizes, where fixed costs do not hide it).
 const MAX_EXPONENT: f64 = 1.1;
 
 /// Every target, judged on `results`.
@@ -377,7 +380,7 @@ fn exponent_target(runs: &[CostRun]) -> Target {
     }
 }
 
-/// The in-process reference's median (the earlier "< 2 s" target), and the
+/// The in-process reference's median (the "< 2 s" target), and the
 /// persistent Python adapter against it; the persistent form counts only
 /// when its verdicts are the reference's (a fast run that fails is no run).
 fn cases_targets(cases: &[(AdapterChoice, CasesTiming)]) -> Vec<Target> {
@@ -499,8 +502,8 @@ const MEMORY_TARGET: &str = "check_report_1m_memory";
 const MEMORY_WANT: &str = "< 1 GiB in all, observation included";
 const MEMORY_LIMIT_KIB: u64 = 1024 * 1024;
 
-/// Issue 12's "checking and reporting 1M operations < 5 s and < 1 GiB in
-/// all, the observation included", judged on the pipeline phase: the wall
+/// "Checking and reporting 1M operations < 5 s and < 1 GiB in all, the
+/// observation included", judged on the pipeline phase: the wall
 /// time of its `pipeline` step (all a run does after observing), and the
 /// child's peak resident size since it started (the observation built,
 /// checked, reported and written). When 1M did not finish, the notes say how

@@ -19,8 +19,8 @@ use crate::shared::Shared;
 
 /// What every response the simulator serves carries: a provider answer's
 /// own body, or anything else (control API, MCP streams) as axum's boxed
-/// `Body`. Not a `Body` for all: boxing each `/v1` answer was an allocation
-/// and a dynamic call per frame on every request.
+/// `Body`. Not a `Body` for all: boxing each `/v1` answer would cost an
+/// allocation and a dynamic call per frame on every request.
 pub(crate) type ServedBody = http_body_util::Either<FaultBody, axum::body::Body>;
 
 /// A response as the simulator serves it.

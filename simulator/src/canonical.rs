@@ -93,7 +93,7 @@ fn write_raw(raw: &RawValue, out: &mut Vec<u8>) -> Result<(), serde_json::Error>
 }
 
 /// Strings and scalars as serde_json writes them, straight into `out`
-/// (a `to_string` per key and per scalar was an allocation each, on every
+/// (a `to_string` per key and per scalar would be an allocation each, on every
 /// create and on every request the checks attribute).
 fn write_plain(value: &impl serde::Serialize, out: &mut Vec<u8>) {
     // Writing into a Vec cannot fail, nor can serialising a string or a scalar.

@@ -126,7 +126,7 @@ impl Journal {
     /// Appends a request that just arrived (in progress), giving it the next
     /// sequence number; drops the oldest finished entries past the bound.
     /// Borrowed: the provider's hot path journals every request, and owned
-    /// strings for a `JournalEntry` were five allocations thrown away here.
+    /// strings for a `JournalEntry` would be five allocations thrown away here.
     pub(crate) fn push_arrival(&mut self, arrival: &Arrival<'_>) -> u64 {
         let seq = self.total() + 1;
         self.open.insert(seq);

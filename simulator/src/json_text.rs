@@ -3,8 +3,8 @@
 //! Why: the store keeps an object's arguments as the compact text it answers
 //! with, and the ledger hands each effect out again for every look (the
 //! harness's observation holds a million in the largest runs). As a parsed
-//! map each was some fifteen allocations and 400 bytes, re-parsed on every
-//! look; as shared text it is a reference count, and the report writes it as
+//! map each would be some fifteen allocations and 400 bytes, re-parsed on
+//! every look; as shared text it is a reference count, and the report writes it as
 //! it is.
 
 use std::fmt;

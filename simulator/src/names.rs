@@ -45,7 +45,7 @@ fn push_id_prefix(resource: &str, out: &mut String) {
         return;
     };
     // The last two consonants, kept as they go by: this runs on every commit,
-    // and collecting them first was two allocations per create.
+    // and collecting them first would be two allocations per create.
     let mut tail: [Option<char>; 2] = [None, None];
     for c in chars.filter(|c| c.is_ascii_lowercase() && !matches!(c, 'a' | 'e' | 'i' | 'o' | 'u')) {
         tail = [tail[1], Some(c)];
@@ -64,8 +64,8 @@ pub(crate) fn random_id(prefix: &str, rng: &mut ChaCha20Rng) -> String {
 
 /// A new object id of `resource`: `{id_prefix}_{24 random alphanumerics}`,
 /// the same characters as `random_id(&id_prefix(resource), rng)` draws, made
-/// as shared text in one allocation (the prefix and the `String` were two
-/// more on every create).
+/// as shared text in one allocation (the prefix and the `String` would be
+/// two more on every create).
 pub(crate) fn object_id(resource: &str, rng: &mut ChaCha20Rng) -> SharedStr {
     crate::scratch::shared_text(|id| {
         push_id_prefix(resource, id);

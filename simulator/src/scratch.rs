@@ -3,10 +3,10 @@
 //!
 //! Why: a response body, a fingerprint or a header written into a fresh
 //! `Vec` costs the `Vec`, its growths, and (`Bytes::from` of a `Vec` with
-//! room to spare) a second allocation for the shared handle; a request made
-//! about thirty allocations where bare hyper makes five, and the allocator
-//! was the largest part of the simulator's own work under load. Written
-//! here, the text costs one allocation: its copy.
+//! room to spare) a second allocation for the shared handle; that way a
+//! request makes about thirty allocations where bare hyper makes five, and
+//! the allocator becomes the largest part of the simulator's own work under
+//! load. Written here, the text costs one allocation: its copy.
 
 use std::cell::RefCell;
 

@@ -49,8 +49,8 @@ fn is_control(path: &str) -> bool {
 /// Accepts until shutdown.
 pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
     let router = router(shared.clone());
-    // One builder for every connection: each made its own, and with it an
-    // allocation for its timer.
+    // One builder for every connection: a builder of its own would cost each
+    // connection an allocation for its timer.
     let http = Arc::new(http1_builder());
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let mut shutdown = shared.shutdown.clone();
@@ -106,7 +106,7 @@ async fn serve_connection(
     let service_conn = conn.clone();
     let service_shared = shared.clone();
     // Provider requests skip axum's router (its routing, extension map and
-    // boxed service layers were a measurable share of the ok path); only the
+    // boxed service layers are a measurable share of the ok path); only the
     // control API, rare and not on any hot path, goes through it.
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         // Only the control API's requests become axum's `Body` (a box each).

@@ -146,7 +146,7 @@ pub(crate) struct Shared {
     pub clock_moved: watch::Sender<u64>,
     /// `State::now_ms`, mirrored so that a response's `Date` header does not
     /// take the state lock a further time per request (at 64 connections the
-    /// lock was contended). Written only under the lock, right after the clock
+    /// lock is contended). Written only under the lock, right after the clock
     /// moves, so whoever took the lock after a move reads the moved clock.
     pub clock_ms: AtomicI64,
     /// The plan's tenants as shared text, so that naming a request's tenant

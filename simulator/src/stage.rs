@@ -30,7 +30,7 @@ pub(crate) struct Stage {
     state: Mutex<StageState>,
     /// `StageState::step` mirrored (`NO_STEP` for `None`), written under the
     /// lock: every request reads the step, and a lock per request for a value
-    /// that changes only between harness steps was needless contention.
+    /// that changes only between harness steps would be needless contention.
     step_now: AtomicU64,
     /// Bumped on every change that a waiting request may be waiting for.
     changed: watch::Sender<u64>,

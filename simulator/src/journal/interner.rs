@@ -14,7 +14,7 @@ pub(crate) const MAX_INTERNED: usize = 4096;
 ///
 /// Hashed with the fixed-seed foldhash of `fixed_map` rather than std's
 /// SipHash: every request interns its method, tenant and collection while it
-/// holds the state lock, and SipHash was most of that. Only looked up, never
+/// holds the state lock, and SipHash would be most of that. Only looked up, never
 /// iterated.
 #[derive(Debug, Default)]
 pub(crate) struct Interner {

@@ -21,8 +21,8 @@ use crate::store::{effect_body, NewObject, StoreFull};
 pub(super) struct Intake {
     /// Inline: the create's future that holds it through the faults before
     /// the commit is boxed on its own and stays inside the allocator's
-    /// small-size cache with it (a box of its own was one more allocation
-    /// per create).
+    /// small-size cache with it (a box of its own would be one more
+    /// allocation per create).
     pub(super) new: NewObject,
     /// The idempotency key's scope when the key is tracked: the key table
     /// hears how the work ended once that is known.
@@ -234,8 +234,8 @@ fn location_under(path: &str, id: &str) -> Option<HeaderValue> {
 }
 
 /// `/v1/{resource}/{id}`, the new object's address, made in one allocation
-/// (a `format!`, a copy into a header value and back again were three per
-/// create). Always a valid header value: a resource name and an id are
+/// (a `format!`, a copy into a header value and back again would be three
+/// per create). Always a valid header value: a resource name and an id are
 /// letters, digits and `_`.
 fn location(resource: &str, id: &str) -> Option<HeaderValue> {
     let text = scratch::bytes(|out| {

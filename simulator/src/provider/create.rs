@@ -93,8 +93,8 @@ fn intake(
     let fingerprint: SharedStr = canonical_shared(&value);
     // Everything below up to the key check reads only the request, so it runs
     // before the lock; the attempt count and the key check then share one
-    // lock (one fewer per create: the lock was contended at 64 connections).
-    // Attempts are counted whether or not the body then passes, as before.
+    // lock (one fewer per create: the lock is contended at 64 connections).
+    // Attempts are counted whether or not the body then passes.
     let checked = validate(profile, value, headers, mode, plan.idempotency.required);
     // A block, not `drop`: the guard must not look live across the awaits below.
     let (attempt, fields, client_reference, metadata, key_header, decision, names) = {

@@ -171,7 +171,7 @@ impl Ctx {
         );
         // A full body's length is its exact size hint, which hyper writes as
         // `Content-Length` itself (into its own buffer, where a header value
-        // here was an allocation per response); a cut body declares the
+        // here would be an allocation per response); a cut body declares the
         // whole length it will not finish.
         if !matches!(shape, Shape::Full) {
             headers.insert(http::header::CONTENT_LENGTH, HeaderValue::from(full_len));
@@ -265,7 +265,7 @@ fn ready<'a>(outcome: Outcome) -> Delivery<'a> {
 
 /// The `Date` header for simulator time `now_ms`. It changes once a second, so
 /// each worker thread keeps the last one it formatted: formatting it per
-/// response was about 6% of a request's handling.
+/// response would be about 6% of a request's handling.
 fn date_header(now_ms: i64) -> Option<HeaderValue> {
     thread_local! {
         static LAST: RefCell<Option<(i64, HeaderValue)>> = const { RefCell::new(None) };

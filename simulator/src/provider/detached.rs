@@ -89,7 +89,7 @@ mod tests {
 
     /// The bound that matters: glibc's per-thread cache serves requests of
     /// up to about 1 KiB, and past it every request's allocation first
-    /// consolidated the allocator's fast bins (docs/benchmarks.md,
+    /// consolidates the allocator's fast bins (docs/benchmarks.md,
     /// "allocations per request"). 1 000 leaves room for the chunk header.
     const ALLOCATOR_CACHE_BYTES: usize = 1000;
 

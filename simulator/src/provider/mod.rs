@@ -143,8 +143,8 @@ fn handle(
 ) -> impl std::future::Future<Output = Outcome> + Send + 'static {
     let (parts, body) = request.into_parts();
     // Path and query are read from the request's `Uri`, which the future
-    // keeps whole: copying them out was an allocation on every request (two
-    // with a query), the `Uri` is already the request's own.
+    // keeps whole: copying them out would be an allocation on every request
+    // (two with a query), and the `Uri` is already the request's own.
     let uri = parts.uri;
     let path = uri.path();
     let raw_query = uri.query();

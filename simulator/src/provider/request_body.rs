@@ -23,7 +23,7 @@ pub(crate) enum BodyError {
 /// Reads at most `max` bytes; a longer body is drained (up to [`DRAIN_LIMIT_BYTES`]) and refused.
 ///
 /// Any request body: hyper's own for `/v1` (wrapping it in axum's `Body`
-/// was an allocation per request), axum's for the MCP endpoint.
+/// would box it, an allocation per request), axum's for the MCP endpoint.
 pub(crate) async fn read_body<B>(
     mut body: B,
     headers: &HeaderMap,

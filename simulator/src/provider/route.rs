@@ -11,7 +11,7 @@ use crate::shared::Shared;
 /// Where the path points: parts of the path itself, borrowed. A request's
 /// future keeps the path and reads its route again where it needs it:
 /// parsing is a few comparisons, and owned copies of the collection and the
-/// id were two allocations per request.
+/// id would be two allocations per request.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Route<'a> {
     Collection(&'a str),
@@ -34,7 +34,7 @@ pub(crate) fn parse_route(path: &str) -> Route<'_> {
     let Some(rest) = path.strip_prefix("/v1/") else {
         return Route::Unknown(None);
     };
-    // Split by hand: collecting the segments was an allocation per request.
+    // Split by hand: collecting the segments would allocate on every request.
     let (first, after) = match rest.split_once('/') {
         Some((first, after)) => (first, Some(after)),
         None => (rest, None),
