@@ -4,10 +4,9 @@
 //! and the same final outcomes. A binary of its own, for the reason
 //! python_adapter.rs gives.
 
-mod common;
-
 use std::collections::BTreeMap;
 
+use crate::common;
 use lostreply_harness::driver::AdapterUnderTest;
 use lostreply_harness::suite::{run_suite, RunOptions};
 use lostreply_reports::model::{Report, Verdict};
@@ -45,6 +44,7 @@ fn verdicts(report: &Report) -> Verdicts {
 
 #[test]
 fn every_builtin_scenario_has_the_same_verdict_in_both_forms() {
+    let _alone = common::module_alone(module_path!());
     let library = common::library();
     let rt = common::runtime();
     let per_call = common::python_adapter("replay-once");

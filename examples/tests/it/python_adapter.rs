@@ -1,16 +1,17 @@
 //! The Python example adapter, a correct adapter in another language speaking
 //! the process protocol, passes its own unit tests and every built-in
-//! scenario: its default strategy on 3 seeds, `eager` and `lazy` on one. A binary of its own: its processes
-//! would otherwise compete for the CPU with verdict_matrix's in-process runs,
-//! whose client timeouts a starved machine could outlast.
+//! scenario: its default strategy on 3 seeds, `eager` and `lazy` on one. It
+//! runs alone (`common::module_alone`): its processes would otherwise compete
+//! for the CPU with verdict_matrix's in-process runs, whose client timeouts a
+//! starved machine could outlast.
 
-mod common;
-
+use crate::common;
 use lostreply_harness::suite::{run_suite, RunOptions};
 use lostreply_reports::model::Verdict;
 
 #[test]
 fn the_python_adapter_passes_every_scenario_in_each_strategy() {
+    let _alone = common::module_alone(module_path!());
     let library = common::library();
     let rt = common::runtime();
     let mut problems = Vec::new();
@@ -38,6 +39,7 @@ fn the_python_adapter_passes_every_scenario_in_each_strategy() {
 
 #[test]
 fn the_python_adapters_own_unit_tests_pass() {
+    let _alone = common::module_alone(module_path!());
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/python");
     let out = std::process::Command::new(common::python_interpreter())
         .args(["-m", "unittest", "discover", "-s", dir, "-t", dir])

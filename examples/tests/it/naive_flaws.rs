@@ -3,11 +3,11 @@
 //! case's invariant. The reference adapter must pass every situation and the
 //! case's naive adapter must be caught by it. (The scenario files are the real
 //! CI gate; this keeps the adapters honest on their own.)
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::common;
 use lostreply_harness::adapter::{Adapter, AdapterFactory};
 use lostreply_harness::protocol::{
     Common, ExecuteRequest, Operation, OperationRequest, OutcomeKind, OutcomeReply, Resolution,
@@ -409,47 +409,58 @@ async fn check(case: u8) {
 
 #[tokio::test]
 async fn case_01_fails_on_timeout() {
+    let _alone = common::module_alone(module_path!());
     check(1).await;
 }
 #[tokio::test]
 async fn case_02_fresh_key_per_attempt() {
+    let _alone = common::module_alone(module_path!());
     check(2).await;
 }
 #[tokio::test]
 async fn case_03_processing_is_done() {
+    let _alone = common::module_alone(module_path!());
     check(3).await;
 }
 #[tokio::test]
 async fn case_04_tagged_retries() {
+    let _alone = common::module_alone(module_path!());
     check(4).await;
 }
 #[tokio::test]
 async fn case_05_action_keyed() {
+    let _alone = common::module_alone(module_path!());
     check(5).await;
 }
 #[tokio::test]
 async fn case_06_trusting_webhooks() {
+    let _alone = common::module_alone(module_path!());
     check(6).await;
 }
 #[tokio::test]
 async fn case_07_unlocked_reconciler() {
+    let _alone = common::module_alone(module_path!());
     check(7).await;
 }
 #[tokio::test]
 async fn case_08_memory_only() {
+    let _alone = common::module_alone(module_path!());
     check(8).await;
 }
 #[tokio::test]
 async fn case_09_eternal_keys() {
+    let _alone = common::module_alone(module_path!());
     check(9).await;
 }
 #[tokio::test]
 async fn case_10_retry_after_review() {
+    let _alone = common::module_alone(module_path!());
     check(10).await;
 }
 
 #[test]
 fn there_is_one_named_naive_adapter_per_case() {
+    let _alone = common::module_alone(module_path!());
     let adapters = lostreply_examples::naive_adapters();
     let cases: Vec<u8> = adapters.iter().map(|(case, _)| *case).collect();
     assert_eq!(cases, (1..=10).collect::<Vec<u8>>());

@@ -3,13 +3,11 @@
 //! built-in MCP library, one process per call: the correct adapter of each SDK
 //! passes every scenario tagged `mcp`; the naive variant (`--naive`: calls the
 //! tool again on the SDK's timeout error) is caught by the wall-clock abort.
-//! A binary of its own: interpreter start-ups would otherwise compete for the
-//! CPU with the in-process runs of the other binaries.
+//! It runs alone (`common::module_alone`): interpreter start-ups would
+//! otherwise compete for the CPU with the in-process runs of other modules.
 
-#[allow(dead_code)]
-mod common;
-
-use common::mcp_clients::{command_or_skip, Sdk};
+use crate::common;
+use crate::common::mcp_clients::{command, Sdk};
 use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
 use lostreply_harness::suite::{run_suite, RunOptions};
 use lostreply_reports::model::{Report, Verdict};
@@ -35,12 +33,15 @@ fn run(argv: Vec<String>, ids: Option<&[&str]>) -> Report {
 }
 
 #[test]
+#[cfg_attr(
+    any(lostreply_no_mcp_python, lostreply_no_mcp_node),
+    ignore = "needs both MCP client libraries: npm ci --prefix examples/mcp-clients/node; python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install -r examples/mcp-clients/python/requirements.txt"
+)]
 fn each_sdks_correct_adapter_passes_the_mcp_library() {
+    let _alone = common::module_alone(module_path!());
     let mut problems = Vec::new();
     for sdk in [Sdk::Python, Sdk::Node] {
-        let Some(argv) = command_or_skip(sdk, script(sdk), "correct adapter") else {
-            continue;
-        };
+        let argv = command(sdk, script(sdk));
         let report = run(argv, None);
         problems.extend(
             report
@@ -54,12 +55,15 @@ fn each_sdks_correct_adapter_passes_the_mcp_library() {
 }
 
 #[test]
+#[cfg_attr(
+    any(lostreply_no_mcp_python, lostreply_no_mcp_node),
+    ignore = "needs both MCP client libraries: npm ci --prefix examples/mcp-clients/node; python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install -r examples/mcp-clients/python/requirements.txt"
+)]
 fn each_sdks_naive_adapter_is_caught_calling_again_after_its_timeout() {
+    let _alone = common::module_alone(module_path!());
     let mut problems = Vec::new();
     for sdk in [Sdk::Python, Sdk::Node] {
-        let Some(mut argv) = command_or_skip(sdk, script(sdk), "naive adapter") else {
-            continue;
-        };
+        let mut argv = command(sdk, script(sdk));
         argv.push("--naive".to_owned());
         let id = "mcp-shape1-wall-clock-abort";
         let report = run(argv, Some(&[id]));

@@ -1,7 +1,12 @@
-//! Shared by the example tests: the library, a runtime, readable verdicts.
+//! Shared by the example tests: the library, a runtime, readable verdicts,
+//! the real SDKs and MCP client libraries, and the rule that the test modules
+//! run one at a time.
 
+pub mod installed;
 pub mod mcp_clients;
 pub mod sdks;
+
+use std::sync::{Condvar, Mutex, PoisonError};
 
 use lostreply_harness::scenario::model::Scenario;
 use lostreply_reports::model::{Check, ScenarioReport};
@@ -20,7 +25,6 @@ pub fn library() -> Vec<Scenario> {
 }
 
 /// The built-in MCP scenarios.
-#[allow(dead_code)]
 pub fn mcp_library() -> Vec<Scenario> {
     lostreply_harness::builtin::scenarios()
         .expect("the built-in library parses")
@@ -95,7 +99,6 @@ pub fn python_adapter(strategy: &str) -> lostreply_harness::driver::AdapterUnder
 
 /// A verdict-matrix cell: `pass`, or the checks broken (short names), and
 /// `adapter error` when one happened.
-#[allow(dead_code)]
 pub fn matrix_cell(s: &ScenarioReport) -> String {
     if s.verdict == lostreply_reports::model::Verdict::Passed {
         return "pass".to_owned();
@@ -114,10 +117,45 @@ pub fn matrix_cell(s: &ScenarioReport) -> String {
 }
 
 /// `invariant 1 (at-most-once)` → `inv 1`.
-#[allow(dead_code)]
 pub fn short_check(check: &str) -> String {
     match check.strip_prefix("invariant ") {
         Some(rest) => format!("inv {}", rest.split(' ').next().unwrap_or(rest)),
         None => check.to_owned(),
+    }
+}
+
+/// The module whose tests are running, and how many of them.
+static RUNNING: Mutex<(Option<&'static str>, usize)> = Mutex::new((None, 0));
+static DONE: Condvar = Condvar::new();
+
+/// Held by a test while it runs: the tests of one module run in parallel with
+/// each other, never with another module's. Most of these tests judge timing
+/// (timeouts, stalls, races with a bound) on a machine that must not be
+/// starved, and some run hundreds of suite runs or interpreter processes, so
+/// each module keeps the machine to itself, as it would in a binary of its own.
+#[derive(Debug)]
+pub struct ModuleAlone(());
+
+/// Waits until no other module's test runs. libtest starts tests in name
+/// order, so a module's tests come together and the wait is for the previous
+/// module's last ones.
+pub fn module_alone(module: &'static str) -> ModuleAlone {
+    let mut running = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
+    while running.0.is_some_and(|m| m != module) {
+        running = DONE.wait(running).unwrap_or_else(PoisonError::into_inner);
+    }
+    running.0 = Some(module);
+    running.1 += 1;
+    ModuleAlone(())
+}
+
+impl Drop for ModuleAlone {
+    fn drop(&mut self) {
+        let mut running = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
+        running.1 -= 1;
+        if running.1 == 0 {
+            running.0 = None;
+            DONE.notify_all();
+        }
     }
 }

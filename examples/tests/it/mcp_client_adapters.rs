@@ -8,14 +8,11 @@
 //!
 //! TODO(scenarios): run both through the built-in `mcp` scenarios with
 //! `run_suite` once the scenario format's `mcp:` section lands on main.
-#![allow(clippy::unwrap_used)]
-
-#[allow(dead_code)]
-mod common;
 
 use std::time::Duration;
 
-use common::mcp_clients::{command_or_skip, Sdk};
+use crate::common;
+use crate::common::mcp_clients::{command, Sdk};
 use lostreply_harness::protocol::{
     ClientWindows, Common, Contract, ContractIdempotency, ContractLookup, ContractMcp,
     ContractRetrieval, ContractTool, Operation, ProviderInfo,
@@ -187,10 +184,8 @@ async fn quiet(sim: &Simulator) {
     assert!(busy.is_empty(), "still busy: {busy:?}");
 }
 
-async fn correct_adapter_never_calls_again_and_reconciles(sdk: Sdk, test: &str) {
-    let Some(argv) = command_or_skip(sdk, script(sdk), test) else {
-        return;
-    };
+async fn correct_adapter_never_calls_again_and_reconciles(sdk: Sdk) {
+    let argv = command(sdk, script(sdk));
     let state = tempfile::tempdir().unwrap();
     let sim = first_call_stalls().await;
     let mut execute = serde_json::to_value(common(&sim)).unwrap();
@@ -213,10 +208,8 @@ async fn correct_adapter_never_calls_again_and_reconciles(sdk: Sdk, test: &str) 
     assert_eq!(sim.ledger().len(), 1);
 }
 
-async fn naive_adapter_pays_twice(sdk: Sdk, test: &str) {
-    let Some(mut argv) = command_or_skip(sdk, script(sdk), test) else {
-        return;
-    };
+async fn naive_adapter_pays_twice(sdk: Sdk) {
+    let mut argv = command(sdk, script(sdk));
     argv.push("--naive".to_owned());
     let state = tempfile::tempdir().unwrap();
     let sim = first_call_stalls().await;
@@ -237,21 +230,41 @@ async fn naive_adapter_pays_twice(sdk: Sdk, test: &str) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    lostreply_no_mcp_python,
+    ignore = "needs the Python MCP client library: python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install -r examples/mcp-clients/python/requirements.txt"
+)]
 async fn python_adapter_never_calls_again_and_reconciles_by_retrieval() {
-    correct_adapter_never_calls_again_and_reconciles(Sdk::Python, "python_adapter").await;
+    let _alone = common::module_alone(module_path!());
+    correct_adapter_never_calls_again_and_reconciles(Sdk::Python).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    lostreply_no_mcp_python,
+    ignore = "needs the Python MCP client library: python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install -r examples/mcp-clients/python/requirements.txt"
+)]
 async fn python_naive_adapter_calls_again_on_the_timeout_error() {
-    naive_adapter_pays_twice(Sdk::Python, "python_naive_adapter").await;
+    let _alone = common::module_alone(module_path!());
+    naive_adapter_pays_twice(Sdk::Python).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    lostreply_no_mcp_node,
+    ignore = "needs node and the TypeScript MCP client library: npm ci --prefix examples/mcp-clients/node"
+)]
 async fn typescript_adapter_never_calls_again_and_reconciles_by_retrieval() {
-    correct_adapter_never_calls_again_and_reconciles(Sdk::Node, "typescript_adapter").await;
+    let _alone = common::module_alone(module_path!());
+    correct_adapter_never_calls_again_and_reconciles(Sdk::Node).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    lostreply_no_mcp_node,
+    ignore = "needs node and the TypeScript MCP client library: npm ci --prefix examples/mcp-clients/node"
+)]
 async fn typescript_naive_adapter_calls_again_on_the_timeout_error() {
-    naive_adapter_pays_twice(Sdk::Node, "typescript_naive_adapter").await;
+    let _alone = common::module_alone(module_path!());
+    naive_adapter_pays_twice(Sdk::Node).await;
 }

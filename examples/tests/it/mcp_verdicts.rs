@@ -4,11 +4,9 @@
 //! of recovery, examples/src/naive_mcp.rs) is caught, on every seed, by the
 //! scenario named for it with the check named for it.
 
-#[allow(dead_code)]
-mod common;
-
 use std::sync::Arc;
 
+use crate::common;
 use lostreply_examples::naive_mcp::{naive_mcp_in, McpFlaw, Recovery};
 use lostreply_harness::adapter::AdapterFactory;
 use lostreply_harness::driver::AdapterUnderTest;
@@ -42,6 +40,7 @@ fn run(factory: Arc<dyn AdapterFactory>, scenarios: &[Scenario], seed: u64, jobs
 
 #[test]
 fn the_library_has_every_shape() {
+    let _alone = common::module_alone(module_path!());
     let library = common::mcp_library();
     for tag in [
         "mcp-shape-1",
@@ -62,6 +61,7 @@ fn the_library_has_every_shape() {
 
 #[test]
 fn the_reference_adapter_passes_every_mcp_scenario_on_every_seed() {
+    let _alone = common::module_alone(module_path!());
     let library = common::mcp_library();
     let reference: Arc<dyn AdapterFactory> = Arc::new(lostreply_reference::ReferenceFactory);
     let mut problems = Vec::new();
@@ -82,6 +82,7 @@ fn the_reference_adapter_passes_every_mcp_scenario_on_every_seed() {
 
 #[test]
 fn the_reference_adapter_passes_the_recovery_scenarios_on_many_seeds() {
+    let _alone = common::module_alone(module_path!());
     let scenarios: Vec<Scenario> = common::mcp_library()
         .into_iter()
         .filter(|s| RECOVERY_SCENARIOS.contains(&s.id.as_str()))
@@ -108,6 +109,7 @@ fn the_reference_adapter_passes_the_recovery_scenarios_on_many_seeds() {
 
 #[test]
 fn every_naive_mcp_caller_is_caught_on_every_seed() {
+    let _alone = common::module_alone(module_path!());
     let library = common::mcp_library();
     let on_reconcile = Recovery::OnReconcile;
     let cases: [(McpFlaw, Recovery, CaughtBy); 8] = [

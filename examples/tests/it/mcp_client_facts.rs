@@ -9,14 +9,11 @@
 //! Each test starts a simulator on 127.0.0.1:0 and runs one driver process
 //! (examples/mcp-clients/{python,node}/fact_driver.*) that makes one call.
 //! No sleeps: the tests wait on process exit, journal entries and the ledger.
-#![allow(clippy::unwrap_used)]
-
-#[allow(dead_code)]
-mod common;
 
 use std::time::Duration;
 
-use common::mcp_clients::{command_or_skip, run_json, Sdk};
+use crate::common;
+use crate::common::mcp_clients::{command, run_json, Sdk};
 use lostreply_simulator::mcp::{CancelPolicy, McpFault, McpMatch, McpPlan, McpRule, Stream};
 use lostreply_simulator::{JournalEntry, Plan, Release, ServeOptions, Simulator, StallThen};
 use serde_json::{json, Value};
@@ -80,8 +77,8 @@ async fn quiet(sim: &Simulator) {
 /// What a stalled call shows: the SDK's timeout error, the courtesy cancel
 /// (journaled on the held call, which the server still holds when it
 /// arrives), and the effect that commits after the client gave up.
-async fn a_stalled_call(sdk: Sdk, timeout: Value, test: &str) -> Option<Value> {
-    let argv = command_or_skip(sdk, sdk_driver(sdk), test)?;
+async fn a_stalled_call(sdk: Sdk, timeout: Value) -> Value {
+    let argv = command(sdk, sdk_driver(sdk));
     let sim = sim_with(on_tickets(
         McpFault::Stall {
             then: StallThen::Commit,
@@ -105,13 +102,13 @@ async fn a_stalled_call(sdk: Sdk, timeout: Value, test: &str) -> Option<Value> {
         "the call the client gave up on was paid for"
     );
     let cancel = call.rpc.unwrap().cancelled;
-    Some(json!({
+    json!({
         "seen": seen,
         "cancel_posts": cancels.len(),
         "cancel_journaled_on_call": cancel.is_some(),
         "cancel_seq": cancel.map(|c| c.request_seq),
         "cancel_post_seqs": cancels.iter().map(|e| e.seq).collect::<Vec<_>>(),
-    }))
+    })
 }
 
 fn sdk_driver(sdk: Sdk) -> &'static str {
@@ -142,32 +139,26 @@ fn assert_timed_out_and_cancelled(observed: &Value) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    lostreply_no_mcp_python,
+    ignore = "needs the Python MCP client library: python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install -r examples/mcp-clients/python/requirements.txt"
+)]
 async fn python_read_timeout_raises_32001_and_sends_a_cancel_while_the_effect_commits() {
-    let Some(observed) = a_stalled_call(
-        Sdk::Python,
-        json!({"timeout_ms": 1000}),
-        "python_read_timeout",
-    )
-    .await
-    else {
-        return;
-    };
+    let _alone = common::module_alone(module_path!());
+    let observed = a_stalled_call(Sdk::Python, json!({"timeout_ms": 1000})).await;
     eprintln!("python, stalled call: {observed}");
     assert_timed_out_and_cancelled(&observed);
     assert_eq!(observed["seen"]["type"], "MCPError", "{observed}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    lostreply_no_mcp_node,
+    ignore = "needs node and the TypeScript MCP client library: npm ci --prefix examples/mcp-clients/node"
+)]
 async fn typescript_timeout_option_raises_32001_and_sends_a_cancel_while_the_effect_commits() {
-    let Some(observed) = a_stalled_call(
-        Sdk::Node,
-        json!({"timeout_ms": 1000}),
-        "typescript_timeout_option",
-    )
-    .await
-    else {
-        return;
-    };
+    let _alone = common::module_alone(module_path!());
+    let observed = a_stalled_call(Sdk::Node, json!({"timeout_ms": 1000})).await;
     eprintln!("typescript, stalled call: {observed}");
     assert_timed_out_and_cancelled(&observed);
     assert_eq!(observed["seen"]["type"], "McpError", "{observed}");
@@ -175,8 +166,8 @@ async fn typescript_timeout_option_raises_32001_and_sends_a_cancel_while_the_eff
 
 /// An SSE answer that sends a priming event, then closes without the
 /// response; the work commits. The SDK's own timeout is a generous bound here.
-async fn a_stream_that_ends(sdk: Sdk, test: &str) -> Option<Value> {
-    let argv = command_or_skip(sdk, sdk_driver(sdk), test)?;
+async fn a_stream_that_ends(sdk: Sdk) -> Value {
+    let argv = command(sdk, sdk_driver(sdk));
     let sim = sim_with(on_tickets(
         McpFault::PrimeThenClose {
             then: StallThen::Commit,
@@ -196,14 +187,17 @@ async fn a_stream_that_ends(sdk: Sdk, test: &str) -> Option<Value> {
             format!("{} {rpc}", e.method)
         })
         .collect();
-    Some(json!({"seen": seen, "requests": methods}))
+    json!({"seen": seen, "requests": methods})
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    lostreply_no_mcp_python,
+    ignore = "needs the Python MCP client library: python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install -r examples/mcp-clients/python/requirements.txt"
+)]
 async fn python_sse_stream_that_ends_without_the_response() {
-    let Some(observed) = a_stream_that_ends(Sdk::Python, "python_sse_end").await else {
-        return;
-    };
+    let _alone = common::module_alone(module_path!());
+    let observed = a_stream_that_ends(Sdk::Python).await;
     eprintln!("python, stream ended: {observed}");
     // It tries to resume the stream (GET with Last-Event-ID; this server offers
     // no GET stream and answers 405), then gives up with CONNECTION_CLOSED
@@ -220,10 +214,13 @@ async fn python_sse_stream_that_ends_without_the_response() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    lostreply_no_mcp_node,
+    ignore = "needs node and the TypeScript MCP client library: npm ci --prefix examples/mcp-clients/node"
+)]
 async fn typescript_sse_stream_that_ends_without_the_response() {
-    let Some(observed) = a_stream_that_ends(Sdk::Node, "typescript_sse_end").await else {
-        return;
-    };
+    let _alone = common::module_alone(module_path!());
+    let observed = a_stream_that_ends(Sdk::Node).await;
     eprintln!("typescript, stream ended: {observed}");
     // It tries to resume (GET, answered 405 here) and then keeps waiting: the
     // end of the stream is not reported; only its own timeout ends the call.
@@ -239,8 +236,8 @@ async fn typescript_sse_stream_that_ends_without_the_response() {
 }
 
 /// Slow work that sends progress every 50 ms for 1.5 s, against a 500 ms timeout.
-async fn progress_against_a_timeout(sdk: Sdk, options: Value, test: &str) -> Option<Value> {
-    let argv = command_or_skip(sdk, sdk_driver(sdk), test)?;
+async fn progress_against_a_timeout(sdk: Sdk, options: Value) -> Value {
+    let argv = command(sdk, sdk_driver(sdk));
     let sim = sim_with(on_tickets(
         McpFault::Slow {
             work: Duration::from_millis(1500),
@@ -259,15 +256,17 @@ async fn progress_against_a_timeout(sdk: Sdk, options: Value, test: &str) -> Opt
     quiet(&sim).await;
     assert_eq!(sim.ledger().len(), 1, "slow work commits: {seen}");
     the_call(&sim);
-    Some(seen)
+    seen
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    lostreply_no_mcp_python,
+    ignore = "needs the Python MCP client library: python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install -r examples/mcp-clients/python/requirements.txt"
+)]
 async fn python_progress_never_restarts_read_timeout() {
-    let Some(seen) = progress_against_a_timeout(Sdk::Python, json!({}), "python_progress").await
-    else {
-        return;
-    };
+    let _alone = common::module_alone(module_path!());
+    let seen = progress_against_a_timeout(Sdk::Python, json!({})).await;
     eprintln!("python, progress vs read_timeout: {seen}");
     assert_eq!(seen["kind"], "error", "{seen}");
     assert_eq!(seen["code"], -32001, "{seen}");
@@ -278,23 +277,19 @@ async fn python_progress_never_restarts_read_timeout() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    lostreply_no_mcp_node,
+    ignore = "needs node and the TypeScript MCP client library: npm ci --prefix examples/mcp-clients/node"
+)]
 async fn typescript_progress_restarts_the_timeout_only_when_asked() {
-    let Some(plain) = progress_against_a_timeout(Sdk::Node, json!({}), "typescript_progress").await
-    else {
-        return;
-    };
+    let _alone = common::module_alone(module_path!());
+    let plain = progress_against_a_timeout(Sdk::Node, json!({})).await;
     eprintln!("typescript, progress, default options: {plain}");
     assert_eq!(plain["kind"], "error", "{plain}");
     assert_eq!(plain["code"], -32001, "{plain}");
     assert!(plain["progress"].as_u64().unwrap() >= 1, "{plain}");
 
-    let reset = progress_against_a_timeout(
-        Sdk::Node,
-        json!({"reset_on_progress": true}),
-        "typescript_progress",
-    )
-    .await
-    .unwrap();
+    let reset = progress_against_a_timeout(Sdk::Node, json!({"reset_on_progress": true})).await;
     eprintln!("typescript, progress, resetTimeoutOnProgress: {reset}");
     assert_eq!(reset["kind"], "result", "{reset}");
     assert_eq!(reset["is_error"], false, "{reset}");
@@ -303,10 +298,8 @@ async fn typescript_progress_restarts_the_timeout_only_when_asked() {
     let capped = progress_against_a_timeout(
         Sdk::Node,
         json!({"reset_on_progress": true, "max_total_ms": 700}),
-        "typescript_progress",
     )
-    .await
-    .unwrap();
+    .await;
     eprintln!("typescript, progress, resetTimeoutOnProgress + maxTotalTimeout: {capped}");
     assert_eq!(capped["kind"], "error", "{capped}");
     assert_eq!(capped["code"], -32001, "{capped}");
