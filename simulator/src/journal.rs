@@ -19,9 +19,9 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use lostreply_text::SharedStr;
 use serde::Serialize;
 
-use crate::plan::RequestKind;
-use crate::record::{AppliedFault, JournalEntry, ResponseFate};
+use crate::record::{JournalEntry, ResponseFate};
 
+pub(crate) use compact::Arrival;
 use compact::Compact;
 pub(crate) use interner::Interner;
 
@@ -61,24 +61,6 @@ impl Default for Journal {
     fn default() -> Journal {
         Journal::with_limit(MAX_JOURNAL_ENTRIES)
     }
-}
-
-/// A request as it arrives, borrowed from the request itself.
-#[derive(Debug)]
-pub(crate) struct Arrival<'a> {
-    pub(crate) at_ms: i64,
-    pub(crate) real_start_ms: u64,
-    /// The plan's shared copy (see `Shared::tenants`): kept as it is, not
-    /// interned again.
-    pub(crate) tenant: Option<&'a SharedStr>,
-    pub(crate) method: &'a str,
-    pub(crate) path: &'a str,
-    pub(crate) query: Option<&'a str>,
-    pub(crate) kind: Option<RequestKind>,
-    pub(crate) resource: Option<&'a str>,
-    pub(crate) idempotency_key: Option<&'a str>,
-    pub(crate) fault: Option<AppliedFault>,
-    pub(crate) step: Option<u32>,
 }
 
 impl Journal {

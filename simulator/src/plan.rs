@@ -2,6 +2,9 @@
 //! `lostreply serve` builds one from its flags. Nothing here knows YAML.
 
 pub mod mcp;
+mod stall;
+
+pub use stall::{Release, StallThen};
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -288,27 +291,6 @@ pub enum FaultResponse {
 
 /// Longest `Retry-After` a status fault may carry: one day, in seconds.
 pub const MAX_RETRY_AFTER_S: u32 = 86_400;
-
-/// When a stall ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Release {
-    /// When the client leaves (or `Limits::stall_cap` passes).
-    ClientGone,
-    /// When harness step N has ended ([`crate::Simulator::end_step`]), whether or
-    /// not the client is still there; at most `Limits::hold_cap`. Holds an
-    /// idempotency key "in flight" across the adapter's own retries and across
-    /// steps, so a retry meets its original still running on every run.
-    StepEnd(u32),
-}
-
-/// What a `before_commit` stall does once the client has left.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StallThen {
-    /// The provider abandons the work: no effect.
-    Abandon,
-    /// The provider kept working: the effect commits after the client left.
-    Commit,
-}
 
 /// Bounds on what any request may cost (TigerBeetle style: everything has a limit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

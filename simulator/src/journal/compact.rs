@@ -7,7 +7,25 @@ use nonmax::{NonMaxU32, NonMaxU64};
 use crate::plan::RequestKind;
 use crate::record::{AppliedFault, JournalEntry, ResponseFate, RpcCall};
 
-use super::{Arrival, Interner};
+use super::interner::Interner;
+
+/// A request as it arrives, borrowed from the request itself.
+#[derive(Debug)]
+pub(crate) struct Arrival<'a> {
+    pub(crate) at_ms: i64,
+    pub(crate) real_start_ms: u64,
+    /// The plan's shared copy (see `Shared::tenants`): kept as it is, not
+    /// interned again.
+    pub(crate) tenant: Option<&'a SharedStr>,
+    pub(crate) method: &'a str,
+    pub(crate) path: &'a str,
+    pub(crate) query: Option<&'a str>,
+    pub(crate) kind: Option<RequestKind>,
+    pub(crate) resource: Option<&'a str>,
+    pub(crate) idempotency_key: Option<&'a str>,
+    pub(crate) fault: Option<AppliedFault>,
+    pub(crate) step: Option<u32>,
+}
 
 /// Paths longer than this are never interned: only collection paths repeat.
 const MAX_INTERNED_PATH: usize = 64;

@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use crate::plan::{Release, StallThen};
+use super::stall::{Release, StallThen};
 
 /// The retrieval tool that reads one operation: `get_operation {id}`. A paid
 /// tool may not take its name (or [`LIST_RECENT`]'s).
