@@ -269,69 +269,84 @@ impl JsonSchema for RawStep {
             &[("advance", duration)],
             &["advance"],
         );
-        let webhook = form(
-            "Deliver the provider's event about the operation's object to the adapter.",
-            &[
-                ("webhook", op.clone()),
-                ("event", event),
-                (
-                    "duplicate",
-                    json_schema!({
-                        "type": "integer", "minimum": 1, "maximum": super::validate::MAX_DELIVERIES,
-                        "description": "Total deliveries of the same event (default 1).",
-                    }),
-                ),
-                (
-                    "forged",
-                    json_schema!({"type": "boolean", "description": "Sign with a wrong secret (default false)."}),
-                ),
-            ],
-            &["webhook", "event"],
-        );
-        let resolve = form(
-            "An operator's decision.",
-            &[
-                ("resolve", op),
-                ("outcome", outcome),
-                (
-                    "provider_ref",
-                    json_schema!({
-                        "type": ["string", "null"],
-                        "description": "`ledger` (the operation's effect in the ledger), null, or a literal object id.",
-                    }),
-                ),
-                (
-                    "evidence",
-                    json_schema!({"type": "string", "description": "Default: operator decision."}),
-                ),
-            ],
-            &["resolve", "outcome", "provider_ref"],
-        );
+        let webhook = webhook_form(op.clone(), event);
+        let resolve = resolve_form(op, outcome);
         let during = generator.subschema_for::<RawDuring>();
         let items: Vec<Schema> = [&execute, &reconcile, &status, &webhook, &resolve]
             .into_iter()
             .map(|call| with_during(call, &during))
             .collect();
-        let parallel = form(
-            "Run adapter calls at once (no advance and no nested parallel inside). A call \
-             with `during` starts once the provider holds another call's request that \
-             matches, and that answer waits until the call has returned.",
-            &[(
-                "parallel",
-                json_schema!({
-                    "type": "array",
-                    "minItems": 2,
-                    "maxItems": super::validate::MAX_PARALLEL,
-                    "items": {"oneOf": items},
-                }),
-            )],
-            &["parallel"],
-        );
+        let parallel = parallel_form(items);
         json_schema!({
             "description": "One step: exactly one action key.",
             "oneOf": [execute, reconcile, status, advance, parallel, webhook, resolve],
         })
     }
+}
+
+/// The `webhook` step's form.
+fn webhook_form(op: Schema, event: Schema) -> Schema {
+    form(
+        "Deliver the provider's event about the operation's object to the adapter.",
+        &[
+            ("webhook", op),
+            ("event", event),
+            (
+                "duplicate",
+                json_schema!({
+                    "type": "integer", "minimum": 1, "maximum": super::validate::MAX_DELIVERIES,
+                    "description": "Total deliveries of the same event (default 1).",
+                }),
+            ),
+            (
+                "forged",
+                json_schema!({"type": "boolean", "description": "Sign with a wrong secret (default false)."}),
+            ),
+        ],
+        &["webhook", "event"],
+    )
+}
+
+/// The `resolve` step's form.
+fn resolve_form(op: Schema, outcome: Schema) -> Schema {
+    form(
+        "An operator's decision.",
+        &[
+            ("resolve", op),
+            ("outcome", outcome),
+            (
+                "provider_ref",
+                json_schema!({
+                    "type": ["string", "null"],
+                    "description": "`ledger` (the operation's effect in the ledger), null, or a literal object id.",
+                }),
+            ),
+            (
+                "evidence",
+                json_schema!({"type": "string", "description": "Default: operator decision."}),
+            ),
+        ],
+        &["resolve", "outcome", "provider_ref"],
+    )
+}
+
+/// The `parallel` step's form, its calls one of `items`.
+fn parallel_form(items: Vec<Schema>) -> Schema {
+    form(
+        "Run adapter calls at once (no advance and no nested parallel inside). A call \
+         with `during` starts once the provider holds another call's request that \
+         matches, and that answer waits until the call has returned.",
+        &[(
+            "parallel",
+            json_schema!({
+                "type": "array",
+                "minItems": 2,
+                "maxItems": super::validate::MAX_PARALLEL,
+                "items": {"oneOf": items},
+            }),
+        )],
+        &["parallel"],
+    )
 }
 
 /// A call's form as a `parallel` item: the same keys, and `during`.

@@ -20,7 +20,71 @@ use super::model::Scenario;
 /// (the provider is also an MCP server; the adapter must speak MCP), and
 /// `stripe`, `openai`, `anthropic` (the provider speaks that provider's
 /// wire; the adapter must call it, through its SDK).
-pub const OPT_IN_TAGS: [&str; 4] = ["mcp", "stripe", "openai", "anthropic"];
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum OptInTag {
+    /// `mcp`: the adapter must speak MCP.
+    Mcp,
+    /// `stripe`: the adapter must call Stripe.
+    Stripe,
+    /// `openai`: the adapter must call OpenAI.
+    Openai,
+    /// `anthropic`: the adapter must call Anthropic.
+    Anthropic,
+}
+
+impl OptInTag {
+    /// Every opt-in tag.
+    pub const ALL: [OptInTag; 4] = [
+        OptInTag::Mcp,
+        OptInTag::Stripe,
+        OptInTag::Openai,
+        OptInTag::Anthropic,
+    ];
+
+    /// The tag as scenarios write it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            OptInTag::Mcp => "mcp",
+            OptInTag::Stripe => "stripe",
+            OptInTag::Openai => "openai",
+            OptInTag::Anthropic => "anthropic",
+        }
+    }
+
+    /// What an adapter must do to run the scenarios of the tag.
+    pub fn need(self) -> &'static str {
+        match self {
+            OptInTag::Mcp => "speaks MCP",
+            OptInTag::Stripe => "calls Stripe (its SDK)",
+            OptInTag::Openai => "calls OpenAI (its SDK)",
+            OptInTag::Anthropic => "calls Anthropic (its SDK)",
+        }
+    }
+}
+
+/// A tag that is not one of [`OptInTag::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not an opt-in tag")]
+pub struct NotOptIn(pub String);
+
+impl std::str::FromStr for OptInTag {
+    type Err = NotOptIn;
+
+    fn from_str(tag: &str) -> Result<OptInTag, NotOptIn> {
+        OptInTag::ALL
+            .into_iter()
+            .find(|t| t.name() == tag)
+            .ok_or_else(|| NotOptIn(tag.to_owned()))
+    }
+}
+
+/// The names of [`OptInTag::ALL`].
+pub const OPT_IN_TAGS: [&str; 4] = [
+    OptInTag::Mcp.name(),
+    OptInTag::Stripe.name(),
+    OptInTag::Openai.name(),
+    OptInTag::Anthropic.name(),
+];
 
 /// What a selection took, and what it left out because of an opt-in tag.
 #[derive(Debug, Clone, Default)]
@@ -50,7 +114,10 @@ impl Selected {
             1 => "1 scenario".to_owned(),
             n => format!("{n} scenarios"),
         };
-        let needs: Vec<&str> = tags.iter().map(|t| opt_in_need(t)).collect();
+        let needs: Vec<&str> = tags
+            .iter()
+            .map(|t| t.parse().map_or("asks for them", OptInTag::need))
+            .collect();
         Some(format!(
             "{count} tagged {} left out: they need an adapter that {}; {} takes them",
             tags.join(", "),
@@ -60,23 +127,12 @@ impl Selected {
     }
 }
 
-/// What an adapter must speak to run the scenarios of an opt-in tag.
-fn opt_in_need(tag: &str) -> &'static str {
-    match tag {
-        "mcp" => "speaks MCP",
-        "stripe" => "calls Stripe (its SDK)",
-        "openai" => "calls OpenAI (its SDK)",
-        "anthropic" => "calls Anthropic (its SDK)",
-        _ => "asks for them",
-    }
-}
-
 /// The opt-in tags `scenario` carries that `tags` does not name.
 pub fn missing_opt_in(scenario: &Scenario, tags: &[String]) -> Vec<String> {
     scenario
         .tags
         .iter()
-        .filter(|t| OPT_IN_TAGS.contains(&t.as_str()) && !tags.contains(t))
+        .filter(|t| t.parse::<OptInTag>().is_ok() && !tags.contains(t))
         .cloned()
         .collect()
 }

@@ -218,9 +218,19 @@ fn resolve(d: &mut Diagnostics, story: &Story<'_>, call: &Call<'_>, first: &BTre
             return;
         }
     }
-    let Some(ledger) = ledger else {
-        return;
-    };
+    if let Some(ledger) = ledger {
+        ledger_has_an_effect(d, story, op, ledger);
+    }
+}
+
+/// `provider_ref: ledger` names the operation's effect: one the
+/// expectations and the fault rules let it have.
+fn ledger_has_an_effect(
+    d: &mut Diagnostics,
+    story: &Story<'_>,
+    op: &Sp<String>,
+    ledger: &Sp<Option<String>>,
+) {
     if story.expect.effects.get(op.value.as_str()) == Some(&0) {
         d.error(
             ledger.pos,

@@ -15,16 +15,73 @@ use crate::scenario::span::{Pos, Sp};
 /// The evidence an operator gives when the scenario does not say.
 pub const DEFAULT_EVIDENCE: &str = "operator decision";
 
-/// The action keys, in the order messages list them.
-const ACTIONS: [&str; 7] = [
-    "execute",
-    "reconcile",
-    "status",
-    "advance",
-    "parallel",
-    "webhook",
-    "resolve",
-];
+/// The action keys of a step: exactly one per step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    Execute,
+    Reconcile,
+    Status,
+    Advance,
+    Parallel,
+    Webhook,
+    Resolve,
+}
+
+impl Action {
+    /// Every action, in the order messages list them.
+    const ALL: [Action; 7] = [
+        Action::Execute,
+        Action::Reconcile,
+        Action::Status,
+        Action::Advance,
+        Action::Parallel,
+        Action::Webhook,
+        Action::Resolve,
+    ];
+
+    /// Its key in the file.
+    fn name(self) -> &'static str {
+        match self {
+            Action::Execute => "execute",
+            Action::Reconcile => "reconcile",
+            Action::Status => "status",
+            Action::Advance => "advance",
+            Action::Parallel => "parallel",
+            Action::Webhook => "webhook",
+            Action::Resolve => "resolve",
+        }
+    }
+
+    /// The keys it takes besides itself.
+    fn modifiers(self) -> &'static [&'static str] {
+        match self {
+            Action::Execute | Action::Reconcile => &["crash", "during"],
+            Action::Status => &["during"],
+            Action::Webhook => &["event", "duplicate", "forged", "during"],
+            Action::Resolve => &["outcome", "provider_ref", "evidence", "during"],
+            Action::Advance | Action::Parallel => &[],
+        }
+    }
+
+    /// Where the step writes it, if it does.
+    fn written(self, raw: &RawStep) -> Option<Pos> {
+        match self {
+            Action::Execute => raw.execute.as_ref().map(|v| v.pos),
+            Action::Reconcile => raw.reconcile.as_ref().map(|v| v.pos),
+            Action::Status => raw.status.as_ref().map(|v| v.pos),
+            Action::Advance => raw.advance.as_ref().map(|v| v.pos),
+            Action::Parallel => raw.parallel.as_ref().map(|v| v.pos),
+            Action::Webhook => raw.webhook.as_ref().map(|v| v.pos),
+            Action::Resolve => raw.resolve.as_ref().map(|v| v.pos),
+        }
+    }
+}
+
+impl std::fmt::Display for Action {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// One entry per step written; `None` for a step too broken to build (already reported),
 /// so that step numbers in `expect.after_step` still line up.
@@ -67,32 +124,12 @@ fn modifiers(raw: &RawStep) -> Vec<(&'static str, Pos)> {
     found
 }
 
-fn actions(raw: &RawStep) -> Vec<(&'static str, Pos)> {
-    let positions = [
-        raw.execute.as_ref().map(|v| v.pos),
-        raw.reconcile.as_ref().map(|v| v.pos),
-        raw.status.as_ref().map(|v| v.pos),
-        raw.advance.as_ref().map(|v| v.pos),
-        raw.parallel.as_ref().map(|v| v.pos),
-        raw.webhook.as_ref().map(|v| v.pos),
-        raw.resolve.as_ref().map(|v| v.pos),
-    ];
-    ACTIONS
-        .iter()
-        .zip(positions)
-        .filter_map(|(name, pos)| pos.map(|p| (*name, p)))
+/// The actions a step writes, with their positions, in [`Action::ALL`]'s order.
+fn actions(raw: &RawStep) -> Vec<(Action, Pos)> {
+    Action::ALL
+        .into_iter()
+        .filter_map(|action| action.written(raw).map(|pos| (action, pos)))
         .collect()
-}
-
-/// The keys each action takes besides itself.
-fn allowed_modifiers(action: &str) -> &'static [&'static str] {
-    match action {
-        "execute" | "reconcile" => &["crash", "during"],
-        "status" => &["during"],
-        "webhook" => &["event", "duplicate", "forged", "during"],
-        "resolve" => &["outcome", "provider_ref", "evidence", "during"],
-        _ => &[],
-    }
 }
 
 fn one_step(
@@ -107,7 +144,10 @@ fn one_step(
         [] => {
             d.error(
                 raw.pos,
-                format!("a step needs one action: {}", ACTIONS.join(", ")),
+                format!(
+                    "a step needs one action: {}",
+                    Action::ALL.map(Action::name).join(", ")
+                ),
             );
             return None;
         }
@@ -123,7 +163,7 @@ fn one_step(
             return None;
         }
     };
-    let allowed = allowed_modifiers(action);
+    let allowed = action.modifiers();
     for (name, pos) in modifiers(step) {
         if !allowed.contains(&name) {
             let takes = if allowed.is_empty() {
@@ -137,7 +177,7 @@ fn one_step(
             );
         }
     }
-    if in_parallel && matches!(action, "advance" | "parallel") {
+    if in_parallel && matches!(action, Action::Advance | Action::Parallel) {
         d.error(
             action_pos,
             format!("`{action}` cannot run inside `parallel`: only adapter calls run at once"),
