@@ -35,11 +35,14 @@ pub const BUILTIN_PROFILES: [(&str, MakeProfile); 4] = [
     ("anthropic", anthropic),
 ];
 
-pub(super) fn by_name(name: &str) -> Option<Profile> {
-    BUILTIN_PROFILES
-        .iter()
-        .find(|(known, _)| *known == name)
-        .map(|(_, make)| make())
+impl Profile {
+    /// A built-in profile by name (`generic`, `stripe`, `openai`, `anthropic`).
+    pub fn builtin(name: &str) -> Option<Profile> {
+        BUILTIN_PROFILES
+            .iter()
+            .find(|(known, _)| *known == name)
+            .map(|(_, make)| make())
+    }
 }
 
 fn object(value: Value) -> Map<String, Value> {

@@ -107,11 +107,6 @@ impl Profile {
         &GENERIC
     }
 
-    /// A built-in profile by name (`generic`, `stripe`, `openai`, `anthropic`).
-    pub fn builtin(name: &str) -> Option<Profile> {
-        builtin::by_name(name)
-    }
-
     /// The resource named `name`, where the profile declares its resources.
     pub fn resource(&self, name: &str) -> Option<&Resource> {
         match &self.routes {
