@@ -59,39 +59,7 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
     let operations: Vec<OperationSpec> = (0..n).map(|i| operation(i, &resource)).collect();
     // The scenario first, as a run has it: read and validated before any
     // call is made, so that what making it frees is reused by the records.
-    let expect = Expectations {
-        final_outcomes: operations
-            .iter()
-            .map(|o| (o.id.clone(), [OutcomeKind::Succeeded].into_iter().collect()))
-            .collect(),
-        after_step: BTreeMap::new(),
-        effects: operations.iter().map(|o| (o.id.clone(), 1)).collect(),
-        needs_review: BTreeMap::new(),
-        needs_review_from_step: BTreeMap::new(),
-    };
-    let scenario = Scenario {
-        path: format!("synthetic/{n}-operations.yaml"),
-        id: format!("synthetic-{n}"),
-        title: format!(
-            "{n} operations, every {}th created twice",
-            spec.duplicate_every
-        ),
-        case: None,
-        tags: vec!["synthetic".to_owned()],
-        plan: Plan::default(),
-        mcp: None,
-        steps: operations
-            .iter()
-            .map(|o| Step::Execute {
-                op: o.id.clone(),
-                crash: None,
-            })
-            .collect(),
-        operations,
-        expect,
-        client_timeout: Duration::from_millis(250),
-        call_deadline: Duration::from_secs(30),
-    };
+    let scenario = scenario(spec, operations);
     let operations = &scenario.operations;
     let mut journal: Vec<JournalEntry> = Vec::with_capacity(n + spec.duplicates());
     let mut ledger: Vec<Effect> = Vec::with_capacity(n + spec.duplicates());
@@ -201,6 +169,45 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
         errors: Vec::new(),
         infra_failed: false,
         duration_ms: 2 * n as u64 + 1,
+    }
+}
+
+/// The scenario of `spec`: each operation executed once, expected to succeed
+/// with one effect.
+fn scenario(spec: SyntheticSpec, operations: Vec<OperationSpec>) -> Scenario {
+    let n = spec.operations;
+    let expect = Expectations {
+        final_outcomes: operations
+            .iter()
+            .map(|o| (o.id.clone(), [OutcomeKind::Succeeded].into_iter().collect()))
+            .collect(),
+        after_step: BTreeMap::new(),
+        effects: operations.iter().map(|o| (o.id.clone(), 1)).collect(),
+        needs_review: BTreeMap::new(),
+        needs_review_from_step: BTreeMap::new(),
+    };
+    Scenario {
+        path: format!("synthetic/{n}-operations.yaml"),
+        id: format!("synthetic-{n}"),
+        title: format!(
+            "{n} operations, every {}th created twice",
+            spec.duplicate_every
+        ),
+        case: None,
+        tags: vec!["synthetic".to_owned()],
+        plan: Plan::default(),
+        mcp: None,
+        steps: operations
+            .iter()
+            .map(|o| Step::Execute {
+                op: o.id.clone(),
+                crash: None,
+            })
+            .collect(),
+        operations,
+        expect,
+        client_timeout: Duration::from_millis(250),
+        call_deadline: Duration::from_secs(30),
     }
 }
 
