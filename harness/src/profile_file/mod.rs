@@ -54,7 +54,8 @@ pub enum ProfileFileError {
     /// The file was read but is not a valid profile.
     #[error("{}", Rendered(diagnostics, *omitted))]
     Invalid {
-        /// The problems found, in file order (at most [`MAX_DIAGNOSTICS`]).
+        /// The problems found, in file order (at most
+        /// [`MAX_DIAGNOSTICS`](crate::scenario::MAX_DIAGNOSTICS)).
         diagnostics: Vec<Diagnostic>,
         /// How many more problems were found than are kept.
         omitted: usize,

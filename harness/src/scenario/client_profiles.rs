@@ -4,7 +4,8 @@
 //!
 //! A scenario names a profile, a `scale`, and overrides written in real
 //! figures too; the adapter is given the scaled windows
-//! ([`McpClient::contract`]), the report shows both.
+//! ([`McpClient::contract`](crate::scenario::client_profiles::McpClient::contract)),
+//! the report shows both.
 
 use std::time::Duration;
 
