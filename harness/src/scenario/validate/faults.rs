@@ -115,7 +115,7 @@ fn fault(
         .map_or((default_at(&response.value), response.pos), |at| {
             (position(at.value), at.pos)
         });
-    let rule = Rule {
+    let rule = RuleContext {
         when: &when,
         at,
         at_pos,
@@ -126,7 +126,7 @@ fn fault(
 }
 
 /// What a response's checks need of its rule.
-struct Rule<'r> {
+struct RuleContext<'r> {
     when: &'r Match,
     at: Position,
     /// Where `at` is written (the response's place when it is not).
@@ -158,7 +158,7 @@ fn default_at(response: &RawResponse) -> Position {
 fn fault_response(
     d: &mut Diagnostics,
     response: &RawResponse,
-    rule: &Rule<'_>,
+    rule: &RuleContext<'_>,
     declared: &Declared,
 ) -> FaultResponse {
     match response {
@@ -224,7 +224,7 @@ fn unknown_response(d: &mut Diagnostics, name: &str, pos: Pos) {
 fn stall_until(
     d: &mut Diagnostics,
     until: Option<&Sp<RawUntil>>,
-    rule: &Rule<'_>,
+    rule: &RuleContext<'_>,
     declared: &Declared,
 ) -> Release {
     let Some(until) = until else {
@@ -249,7 +249,11 @@ fn stall_until(
 
 /// A stall's `then`: what a stall before the commit does once the client
 /// left (abandon when absent); `commit` only for rules that match creates.
-fn stall_then(d: &mut Diagnostics, then: Option<&Sp<RawThen>>, rule: &Rule<'_>) -> StallThen {
+fn stall_then(
+    d: &mut Diagnostics,
+    then: Option<&Sp<RawThen>>,
+    rule: &RuleContext<'_>,
+) -> StallThen {
     let Some(then) = then else {
         return StallThen::Abandon;
     };
