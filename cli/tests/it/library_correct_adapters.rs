@@ -1,7 +1,7 @@
 //! The built-in library against the bundled reference adapter, in process and
 //! as a process: it passes every scenario, with identical verdicts whatever the
 //! seed and the concurrency. Correct adapters of other designs, the Python
-//! adapter and the flawed ones are in examples/tests/verdict_matrix.rs.
+//! adapter and the flawed ones are in examples/tests/it/verdict_matrix.rs.
 
 use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
 use lostreply_harness::scenario::model::Scenario;

@@ -3,7 +3,6 @@
 //! adapter, writes the signals into every format, with figures that agree
 //! with the run's own records; and the report of a sharded run, merged,
 //! has the totals of the run in one piece.
-#![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
