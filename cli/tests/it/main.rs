@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod certify_cli;
-mod cli;
+mod end_to_end;
 mod library_correct_adapters;
 mod openmetrics;
 mod profile_cli;

@@ -9,7 +9,7 @@ mod control_and_webhooks;
 mod faults;
 mod generic_api;
 mod idempotency;
-mod mcp_faults;
+mod mcp_fault;
 mod mcp_retrieval;
 mod mcp_tasks;
 mod mcp_wire;
