@@ -316,16 +316,30 @@ impl CallName {
         }
     }
 
+    /// Every call.
+    pub const ALL: [CallName; 5] = [
+        CallName::Execute,
+        CallName::Reconcile,
+        CallName::Webhook,
+        CallName::Resolve,
+        CallName::Status,
+    ];
+
     /// Parses a call name.
     pub fn parse(name: &str) -> Option<CallName> {
-        [
-            CallName::Execute,
-            CallName::Reconcile,
-            CallName::Webhook,
-            CallName::Resolve,
-            CallName::Status,
-        ]
-        .into_iter()
-        .find(|c| c.as_str() == name)
+        CallName::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+}
+
+/// A name that is not one of the five calls.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown call `{0}`")]
+pub struct UnknownCallName(pub String);
+
+impl std::str::FromStr for CallName {
+    type Err = UnknownCallName;
+
+    fn from_str(name: &str) -> Result<CallName, UnknownCallName> {
+        CallName::parse(name).ok_or_else(|| UnknownCallName(name.to_owned()))
     }
 }
