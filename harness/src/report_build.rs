@@ -105,34 +105,7 @@ fn scenario_report_with(
         findings,
     } = prepared;
     let mut obs = obs;
-    // The ledger's records first, alone: an effect's arguments are its
-    // operation's text (shared, not kept twice). A run's collection shared
-    // those of effects that name their operation; any other effect's own
-    // copy is freed here and, on a large run, given back before the
-    // operations' records are made.
-    let ledger: Vec<EffectRecord> = {
-        let operations = &obs.scenario.operations;
-        std::mem::take(&mut obs.ledger)
-            .into_iter()
-            .enumerate()
-            .map(|(position, e)| {
-                let op = op_of_effect
-                    .get(position)
-                    .and_then(|&p| operations.get(p as usize));
-                EffectRecord {
-                    args: effect_args(op, &e.args),
-                    id: e.id,
-                    tenant: e.tenant,
-                    resource: e.resource,
-                    idempotency_key: e.idempotency_key,
-                    sim_ms: e.created_at_ms,
-                    status: object_status(e.status),
-                    request_seq: e.request_seq.map(|seq| seq.get()),
-                    operation_id: op.map(|op| op.id.clone()),
-                }
-            })
-            .collect()
-    };
+    let ledger = ledger_records(&mut obs, &op_of_effect);
     drop(op_of_effect);
     done(PhaseEnd::new(Phase::LedgerRecords, two_threads));
     let operations = operation_records(&obs, &effects_of_op, &ledger);
@@ -192,6 +165,35 @@ fn scenario_report_with(
         findings,
         errors,
     }
+}
+
+/// The ledger's records, made first and alone: an effect's arguments are
+/// its operation's text (shared, not kept twice). A run's collection shared
+/// those of effects that name their operation; any other effect's own copy
+/// is freed here and, on a large run, given back before the operations'
+/// records are made. `op_of_effect`: [`Prepared::op_of_effect`].
+fn ledger_records(obs: &mut Observation, op_of_effect: &[Pos]) -> Vec<EffectRecord> {
+    let operations = &obs.scenario.operations;
+    std::mem::take(&mut obs.ledger)
+        .into_iter()
+        .enumerate()
+        .map(|(position, e)| {
+            let op = op_of_effect
+                .get(position)
+                .and_then(|&p| operations.get(p as usize));
+            EffectRecord {
+                args: effect_args(op, &e.args),
+                id: e.id,
+                tenant: e.tenant,
+                resource: e.resource,
+                idempotency_key: e.idempotency_key,
+                sim_ms: e.created_at_ms,
+                status: object_status(e.status),
+                request_seq: e.request_seq.map(|seq| seq.get()),
+                operation_id: op.map(|op| op.id.clone()),
+            }
+        })
+        .collect()
 }
 
 /// The calls' records, and an error record for each call that ended in an
