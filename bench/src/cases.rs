@@ -103,11 +103,9 @@ impl AdapterChoice {
                         path.display()
                     )));
                 }
-                let command = ProcessCommand::from_argv(vec![
-                    "python3".to_owned(),
-                    path.display().to_string(),
-                ])
-                .map_err(Error::Unsupported)?;
+                let command =
+                    ProcessCommand::new(vec!["python3".to_owned(), path.display().to_string()])
+                        .map_err(|e| Error::Unsupported(e.to_string()))?;
                 Ok(match self {
                     AdapterChoice::PythonPersistent(_) => AdapterUnderTest::Persistent(command),
                     AdapterChoice::Reference | AdapterChoice::Python(_) => {

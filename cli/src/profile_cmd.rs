@@ -74,7 +74,7 @@ pub(super) fn split(paths: &[PathBuf]) -> Result<Split, String> {
     let mut split = Split::default();
     let mut errors = Vec::new();
     for path in paths {
-        match lostreply_harness::scenario::select::yaml_files(path) {
+        match lostreply_harness::scenario::select::files_of(path) {
             Ok(files) => {
                 for file in files {
                     if is_profile_file(&file) {
@@ -84,7 +84,7 @@ pub(super) fn split(paths: &[PathBuf]) -> Result<Split, String> {
                     }
                 }
             }
-            Err(e) => errors.push(e),
+            Err(e) => errors.push(e.to_string()),
         }
     }
     if errors.is_empty() {

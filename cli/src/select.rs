@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 use lostreply_harness::exit;
 use lostreply_harness::scenario::model::Scenario;
-use lostreply_harness::scenario::select::select;
+use lostreply_harness::scenario::select::take;
 use lostreply_reports::model::Shard;
 
 /// The selection flags as clap parses them.
@@ -130,11 +130,11 @@ impl SelectArgs {
             Some(raw) => Some(ShardSpec::parse(raw).map_err(SelectError::Usage)?),
             None => None,
         };
-        let selected = select(&self.paths, &self.tags).map_err(|e| {
-            if e.starts_with("no scenario") {
-                SelectError::Usage(e)
+        let selected = take(&self.paths, &self.tags).map_err(|e| {
+            if e.nothing_selected() {
+                SelectError::Usage(e.to_string())
             } else {
-                SelectError::Scenarios(e)
+                SelectError::Scenarios(e.to_string())
             }
         })?;
         let left_out_note = selected.left_out_note();

@@ -84,7 +84,7 @@ fn the_reference_adapter_passes_every_scenario_in_process() {
 
 #[test]
 fn the_reference_adapter_passes_every_scenario_as_a_process() {
-    let command = ProcessCommand::from_argv(vec![
+    let command = ProcessCommand::new(vec![
         env!("CARGO_BIN_EXE_lostreply").to_owned(),
         "adapter".to_owned(),
         "reference".to_owned(),

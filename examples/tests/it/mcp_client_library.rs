@@ -25,7 +25,7 @@ fn run(argv: Vec<String>, ids: Option<&[&str]>) -> Report {
         .filter(|s| ids.is_none_or(|ids| ids.contains(&s.id.as_str())))
         .collect();
     let options = RunOptions::new(AdapterUnderTest::Process(
-        ProcessCommand::from_argv(argv).expect("command"),
+        ProcessCommand::new(argv).expect("command"),
     ))
     .seed(1)
     .jobs(2);

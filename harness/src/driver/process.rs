@@ -53,12 +53,6 @@ impl ProcessCommand {
         Ok(ProcessCommand { argv })
     }
 
-    /// [`ProcessCommand::new`], its error as text: for the callers that keep
-    /// errors as strings (the benchmarks' `Error::Unsupported`).
-    pub fn from_argv(argv: Vec<String>) -> Result<ProcessCommand, String> {
-        ProcessCommand::new(argv).map_err(|e| e.to_string())
-    }
-
     /// The command as one pasteable line.
     pub fn display(&self) -> String {
         shlex::try_join(self.argv.iter().map(String::as_str))

@@ -273,13 +273,6 @@ pub fn take(paths: &[PathBuf], tags: &[String]) -> Result<Selected, SelectionErr
     Ok(selected)
 }
 
-/// [`take`], its error as text: for the command line, which tells a usage
-/// error by [`SelectionError::nothing_selected`] once it takes the typed
-/// error.
-pub fn select(paths: &[PathBuf], tags: &[String]) -> Result<Selected, String> {
-    take(paths, tags).map_err(|e| e.to_string())
-}
-
 /// Loads every scenario the paths name, reporting every error (not only the first).
 pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<Scenario>, SelectionError> {
     Ok(load_marked(paths)?.into_iter().map(|(s, _)| s).collect())
@@ -349,12 +342,6 @@ pub fn files_of(path: &Path) -> Result<Vec<PathBuf>, PathError> {
         });
     }
     Ok(files)
-}
-
-/// [`files_of`], its error as text: for the command line's `profile`
-/// command, which gathers the texts of every path's error.
-pub fn yaml_files(path: &Path) -> Result<Vec<PathBuf>, String> {
-    files_of(path).map_err(|e| e.to_string())
 }
 
 /// Seeds and reports are keyed by scenario id, so ids must be unique in a suite.

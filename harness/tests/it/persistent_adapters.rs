@@ -94,7 +94,7 @@ fn every_call_ends_as_in_the_per_call_form_and_a_failed_process_is_replaced() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("both_forms.py");
     std::fs::write(&script, SCRIPT).unwrap();
-    let command = ProcessCommand::from_argv(vec![python(), path(&script)]).unwrap();
+    let command = ProcessCommand::new(vec![python(), path(&script)]).unwrap();
     let per_call = run(AdapterUnderTest::Process(command.clone()));
     let persistent = run(AdapterUnderTest::Persistent(command));
 

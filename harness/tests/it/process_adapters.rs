@@ -76,8 +76,7 @@ fn a_crash_kills_the_adapters_whole_process_group_and_extra_reply_fields_are_nam
     let script = wrapper_adapter(dir.path());
     let scenario =
         lostreply_harness::scenario::parse(SCENARIO, "crash-behind-a-wrapper.yaml").unwrap();
-    let adapter =
-        AdapterUnderTest::Process(ProcessCommand::from_argv(vec![python(), script]).unwrap());
+    let adapter = AdapterUnderTest::Process(ProcessCommand::new(vec![python(), script]).unwrap());
     let report = run_with(adapter, &scenario);
 
     // The crash happened, and the helper the adapter started died with it.
@@ -161,8 +160,7 @@ steps:
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (script, log) = recording_adapter(dir.path());
-    let adapter =
-        AdapterUnderTest::Process(ProcessCommand::from_argv(vec![python(), script]).unwrap());
+    let adapter = AdapterUnderTest::Process(ProcessCommand::new(vec![python(), script]).unwrap());
     let report = run_with(adapter, &scenario);
 
     let read: Vec<serde_json::Value> = std::fs::read_to_string(log)

@@ -45,7 +45,7 @@ fn mcp_is_opt_in() {
     let paths = vec![dir.path().to_path_buf()];
 
     // Default: the MCP scenario is left out, and the note says how to take it.
-    let got = select::select(&paths, &[]).unwrap();
+    let got = select::take(&paths, &[]).unwrap();
     assert_eq!(ids(&got.scenarios), ["http-a"]);
     assert_eq!(got.left_out.len(), 1);
     assert_eq!(got.left_out[0].1, ["mcp"]);
@@ -54,28 +54,32 @@ fn mcp_is_opt_in() {
     assert!(note.contains("--tag mcp takes them"), "{note}");
 
     // Another tag the MCP scenario also has does not take it: the opt-in tag must be named.
-    let got = select::select(&paths, &["lost-response".to_owned()]).unwrap();
+    let got = select::take(&paths, &["lost-response".to_owned()]).unwrap();
     assert_eq!(ids(&got.scenarios), ["http-a"]);
-    let got = select::select(&paths, &["mcp".to_owned()]).unwrap();
+    let got = select::take(&paths, &["mcp".to_owned()]).unwrap();
     assert_eq!(ids(&got.scenarios), ["mcp-b"]);
     assert!(got.left_out.is_empty());
     let both = ["mcp".to_owned(), "lost-response".to_owned()];
-    let got = select::select(&paths, &both).unwrap();
+    let got = select::take(&paths, &both).unwrap();
     assert_eq!(ids(&got.scenarios), ["http-a", "mcp-b"]);
 
     // A file named by itself is taken.
-    let got = select::select(std::slice::from_ref(&b), &[]).unwrap();
+    let got = select::take(std::slice::from_ref(&b), &[]).unwrap();
     assert_eq!(ids(&got.scenarios), ["mcp-b"]);
 
     // Nothing selected: an error that names the flag, or the tags.
     let only = tempfile::tempdir().unwrap();
     write(only.path(), "b.yaml", &scenario("mcp-b", "mcp", true));
-    let err = select::select(&[only.path().to_path_buf()], &[]).unwrap_err();
+    let err = select::take(&[only.path().to_path_buf()], &[])
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("no scenario selected") && err.contains("--tag mcp"),
         "{err}"
     );
-    let err = select::select(&paths, &["nope".to_owned()]).unwrap_err();
+    let err = select::take(&paths, &["nope".to_owned()])
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("no scenario has any of the tags"), "{err}");
 }
 

@@ -87,7 +87,7 @@ pub fn python_interpreter() -> String {
 /// The Python example adapter as a process adapter, in one of its strategies.
 pub fn python_adapter(strategy: &str) -> lostreply_harness::driver::AdapterUnderTest {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/python/lostreply_adapter.py");
-    let command = lostreply_harness::driver::ProcessCommand::from_argv(vec![
+    let command = lostreply_harness::driver::ProcessCommand::new(vec![
         python_interpreter(),
         script.to_owned(),
         "--strategy".to_owned(),

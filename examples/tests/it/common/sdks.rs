@@ -55,5 +55,5 @@ pub fn argv(runtime: Runtime, script: &str) -> Vec<String> {
 
 /// An SDK adapter as a process adapter.
 pub fn adapter(argv: Vec<String>) -> AdapterUnderTest {
-    AdapterUnderTest::Process(ProcessCommand::from_argv(argv).expect("an adapter command"))
+    AdapterUnderTest::Process(ProcessCommand::new(argv).expect("an adapter command"))
 }
