@@ -1,8 +1,8 @@
 //! The persistent form of the protocol means what the per-call form means: the
 //! Python example adapter, run through every built-in scenario in both forms
 //! with the same seed, gets the same verdicts, the same checks failed (none)
-//! and the same final outcomes. A binary of its own, for the reason
-//! python_adapter.rs gives.
+//! and the same final outcomes. It runs alone (`common::module_alone`), for
+//! the reason python_adapter.rs gives.
 
 use std::collections::BTreeMap;
 
