@@ -216,174 +216,211 @@ const SUCCEEDED: &[OutcomeKind] = &[OutcomeKind::Succeeded];
 
 /// Runs case `case`'s situation with `factory`; `Err` names the violation.
 async fn situation(case: u8, factory: &dyn AdapterFactory) -> Checked {
-    use FaultResponse::Drop;
-    use Position::{AfterCommit, BeforeRead};
     match case {
-        1 => {
-            let p = Probe::start(factory, stripe(vec![post_fault(1, BeforeRead, Drop)])).await;
-            p.execute_and_reconcile("op-1").await;
-            p.final_is("op-1", SUCCEEDED).await
-        }
-        2 | 4 => {
-            let p = Probe::start(factory, stripe(vec![post_fault(1, AfterCommit, Drop)])).await;
-            p.execute_and_reconcile("op-1").await;
-            p.at_most_once("op-1")?;
-            p.same_key_and_args()?;
-            p.final_is("op-1", SUCCEEDED).await
-        }
-        3 => {
-            let mut plan = stripe(vec![]);
-            plan.asynchronous = Some(Asynchronous {
-                settle_after: Duration::from_secs(60),
-                result: SettleResult::Failed,
-            });
-            let p = Probe::start(factory, plan).await;
-            let adapter = p.execute_and_reconcile("op-1").await;
-            p.final_is("op-1", &[OutcomeKind::Pending, OutcomeKind::Unknown])
-                .await?;
-            p.sim.advance(Duration::from_secs(61));
-            adapter.reconcile(p.op("op-1")).await.unwrap();
-            p.at_most_once("op-1")?;
-            p.final_is("op-1", &[OutcomeKind::Failed]).await
-        }
-        5 => {
-            let p = Probe::start(factory, stripe(vec![])).await;
-            let adapter = p.adapter();
-            p.execute(adapter.as_ref(), "op-1").await;
-            p.execute(adapter.as_ref(), "op-2").await;
-            p.final_is("op-1", SUCCEEDED).await?;
-            p.final_is("op-2", SUCCEEDED).await
-        }
-        6 => {
-            let faults = vec![
-                post_fault(1, AfterCommit, Drop),
-                post_fault(2, AfterCommit, Drop),
-            ];
-            let plan = with_webhooks(plan(IdempotencyMode::Stripe, NO_LOOKUP, faults));
-            let p = Probe::start(factory, plan).await;
-            let adapter = p.adapter();
-            let before = p.execute(adapter.as_ref(), "op-1").await;
-            let event = p.sim.events().into_iter().next().expect("a created event");
-            let delivery = p.sim.sign(&event).unwrap();
-            let forged = WebhookRequest {
-                headers: delivery.headers,
-                body: delivery.body.replace("tickets.created", "tickets.failed"),
-                common: p.common(),
-            };
-            adapter.webhook(forged).await.unwrap();
-            let after = adapter.status(p.op("op-1")).await.unwrap();
-            if after.outcome != before.outcome {
-                return Err(format!(
-                    "a forged event moved {:?} to {:?}",
-                    before.outcome, after.outcome
-                ));
-            }
-            Ok(())
-        }
-        7 => {
-            let slow_search = FaultRule {
-                when: Match {
-                    method: Some("GET".into()),
-                    query: Some("client_reference".into()),
-                    ..Match::default()
-                },
-                at: Position::BeforeCommit,
-                response: FaultResponse::Delay {
-                    delay: Duration::from_millis(300),
-                },
-            };
-            let faults = vec![post_fault(1, BeforeRead, Drop), slow_search];
-            let p = Probe::start(factory, plan(IdempotencyMode::None, SEARCH_ONLY, faults)).await;
-            p.execute(p.adapter().as_ref(), "op-1").await;
-            let (a, b) = (p.adapter(), p.adapter());
-            let (ra, rb) = tokio::join!(a.reconcile(p.op("op-1")), b.reconcile(p.op("op-1")));
-            ra.unwrap();
-            rb.unwrap();
-            p.at_most_once("op-1")
-        }
-        8 => {
-            let p = Probe::start(factory, stripe(vec![])).await;
-            let (committed_tx, committed_rx) = tokio::sync::oneshot::channel::<()>();
-            let committed = Arc::new(std::sync::Mutex::new(Some(committed_tx)));
-            let (release_tx, release_rx) = tokio::sync::watch::channel(false);
-            p.sim.set_commit_hook(Some(Arc::new(move |_effect| {
-                if let Some(tx) = committed.lock().unwrap().take() {
-                    let _ = tx.send(());
-                }
-                let mut release = release_rx.clone();
-                Box::pin(async move {
-                    let _ = release.wait_for(|go| *go).await;
-                })
-            })));
-            let worker = {
-                let adapter: Arc<dyn Adapter> = Arc::from(p.adapter());
-                let request = p.execute_request("op-1");
-                tokio::spawn(async move { adapter.execute(request).await })
-            };
-            tokio::time::timeout(Duration::from_secs(10), committed_rx)
-                .await
-                .unwrap()
-                .unwrap();
-            worker.abort();
-            let _ = worker.await;
-            let _ = release_tx.send(true);
-            p.sim.set_commit_hook(None);
-            // The restarted worker picks the operation up again.
-            let fresh = p.adapter();
-            fresh.reconcile(p.op("op-1")).await.unwrap();
-            fresh.execute(p.execute_request("op-1")).await.unwrap();
-            p.at_most_once("op-1")?;
-            p.final_is("op-1", SUCCEEDED).await
-        }
-        9 => {
-            let faults = vec![
-                post_fault(1, AfterCommit, Drop),
-                post_fault(2, AfterCommit, Drop),
-            ];
-            let p = Probe::start(factory, stripe(faults)).await;
-            let adapter = p.adapter();
-            p.execute(adapter.as_ref(), "op-1").await;
-            p.sim.advance(Duration::from_secs(25 * 3600));
-            adapter.reconcile(p.op("op-1")).await.unwrap();
-            p.at_most_once("op-1")?;
-            p.final_is("op-1", SUCCEEDED).await
-        }
-        10 => {
-            let faults = vec![post_fault(1, AfterCommit, Drop)];
-            let plan = with_webhooks(plan(IdempotencyMode::None, NO_LOOKUP, faults));
-            let p = Probe::start(factory, plan).await;
-            let adapter = p.execute_and_reconcile("op-1").await;
-            // The operator looked in the provider's console: it is there.
-            let effect = p.effects_of("op-1").first().map(|e| e.id.to_string());
-            let resolution = Resolution {
-                outcome: OutcomeKind::Succeeded,
-                provider_ref: effect,
-                evidence: "found in the console".into(),
-                by: "operator".into(),
-            };
-            adapter
-                .resolve(ResolveRequest {
-                    operation_id: "op-1".into(),
-                    resolution,
-                    common: p.common(),
-                })
-                .await
-                .unwrap();
-            for event in p.sim.events() {
-                let delivery = p.sim.sign(&event).unwrap();
-                let late = WebhookRequest {
-                    headers: delivery.headers,
-                    body: delivery.body,
-                    common: p.common(),
-                };
-                adapter.webhook(late).await.unwrap();
-            }
-            p.execute(adapter.as_ref(), "op-1").await;
-            p.at_most_once("op-1")?;
-            p.final_is("op-1", SUCCEEDED).await
-        }
+        1 => case_1(factory).await,
+        2 | 4 => case_2_4(factory).await,
+        3 => case_3(factory).await,
+        5 => case_5(factory).await,
+        6 => case_6(factory).await,
+        7 => case_7(factory).await,
+        8 => case_8(factory).await,
+        9 => case_9(factory).await,
+        10 => case_10(factory).await,
         _ => Err(format!("no situation for case {case}")),
     }
+}
+
+/// Case 1: the create is lost before the provider reads it; a reconcile must find out and finish it.
+async fn case_1(factory: &dyn AdapterFactory) -> Checked {
+    use FaultResponse::Drop;
+    use Position::BeforeRead;
+    let p = Probe::start(factory, stripe(vec![post_fault(1, BeforeRead, Drop)])).await;
+    p.execute_and_reconcile("op-1").await;
+    p.final_is("op-1", SUCCEEDED).await
+}
+
+/// Cases 2 and 4: the response is lost after the commit; whatever follows must not create a second effect.
+async fn case_2_4(factory: &dyn AdapterFactory) -> Checked {
+    use FaultResponse::Drop;
+    use Position::AfterCommit;
+    let p = Probe::start(factory, stripe(vec![post_fault(1, AfterCommit, Drop)])).await;
+    p.execute_and_reconcile("op-1").await;
+    p.at_most_once("op-1")?;
+    p.same_key_and_args()?;
+    p.final_is("op-1", SUCCEEDED).await
+}
+
+/// Case 3: the work is still processing, then settles failed.
+async fn case_3(factory: &dyn AdapterFactory) -> Checked {
+    let mut plan = stripe(vec![]);
+    plan.asynchronous = Some(Asynchronous {
+        settle_after: Duration::from_secs(60),
+        result: SettleResult::Failed,
+    });
+    let p = Probe::start(factory, plan).await;
+    let adapter = p.execute_and_reconcile("op-1").await;
+    p.final_is("op-1", &[OutcomeKind::Pending, OutcomeKind::Unknown])
+        .await?;
+    p.sim.advance(Duration::from_secs(61));
+    adapter.reconcile(p.op("op-1")).await.unwrap();
+    p.at_most_once("op-1")?;
+    p.final_is("op-1", &[OutcomeKind::Failed]).await
+}
+
+/// Case 5: two operations with identical arguments are two effects.
+async fn case_5(factory: &dyn AdapterFactory) -> Checked {
+    let p = Probe::start(factory, stripe(vec![])).await;
+    let adapter = p.adapter();
+    p.execute(adapter.as_ref(), "op-1").await;
+    p.execute(adapter.as_ref(), "op-2").await;
+    p.final_is("op-1", SUCCEEDED).await?;
+    p.final_is("op-2", SUCCEEDED).await
+}
+
+/// Case 6: a forged event must not move the operation.
+async fn case_6(factory: &dyn AdapterFactory) -> Checked {
+    use FaultResponse::Drop;
+    use Position::AfterCommit;
+    let faults = vec![
+        post_fault(1, AfterCommit, Drop),
+        post_fault(2, AfterCommit, Drop),
+    ];
+    let plan = with_webhooks(plan(IdempotencyMode::Stripe, NO_LOOKUP, faults));
+    let p = Probe::start(factory, plan).await;
+    let adapter = p.adapter();
+    let before = p.execute(adapter.as_ref(), "op-1").await;
+    let event = p.sim.events().into_iter().next().expect("a created event");
+    let delivery = p.sim.sign(&event).unwrap();
+    let forged = WebhookRequest {
+        headers: delivery.headers,
+        body: delivery.body.replace("tickets.created", "tickets.failed"),
+        common: p.common(),
+    };
+    adapter.webhook(forged).await.unwrap();
+    let after = adapter.status(p.op("op-1")).await.unwrap();
+    if after.outcome != before.outcome {
+        return Err(format!(
+            "a forged event moved {:?} to {:?}",
+            before.outcome, after.outcome
+        ));
+    }
+    Ok(())
+}
+
+/// Case 7: two reconcilers race over one lost create.
+async fn case_7(factory: &dyn AdapterFactory) -> Checked {
+    use FaultResponse::Drop;
+    use Position::BeforeRead;
+    let slow_search = FaultRule {
+        when: Match {
+            method: Some("GET".into()),
+            query: Some("client_reference".into()),
+            ..Match::default()
+        },
+        at: Position::BeforeCommit,
+        response: FaultResponse::Delay {
+            delay: Duration::from_millis(300),
+        },
+    };
+    let faults = vec![post_fault(1, BeforeRead, Drop), slow_search];
+    let p = Probe::start(factory, plan(IdempotencyMode::None, SEARCH_ONLY, faults)).await;
+    p.execute(p.adapter().as_ref(), "op-1").await;
+    let (a, b) = (p.adapter(), p.adapter());
+    let (ra, rb) = tokio::join!(a.reconcile(p.op("op-1")), b.reconcile(p.op("op-1")));
+    ra.unwrap();
+    rb.unwrap();
+    p.at_most_once("op-1")
+}
+
+/// Case 8: the worker dies right after the remote commit and a fresh one picks the operation up.
+async fn case_8(factory: &dyn AdapterFactory) -> Checked {
+    let p = Probe::start(factory, stripe(vec![])).await;
+    let (committed_tx, committed_rx) = tokio::sync::oneshot::channel::<()>();
+    let committed = Arc::new(std::sync::Mutex::new(Some(committed_tx)));
+    let (release_tx, release_rx) = tokio::sync::watch::channel(false);
+    p.sim.set_commit_hook(Some(Arc::new(move |_effect| {
+        if let Some(tx) = committed.lock().unwrap().take() {
+            let _ = tx.send(());
+        }
+        let mut release = release_rx.clone();
+        Box::pin(async move {
+            let _ = release.wait_for(|go| *go).await;
+        })
+    })));
+    let worker = {
+        let adapter: Arc<dyn Adapter> = Arc::from(p.adapter());
+        let request = p.execute_request("op-1");
+        tokio::spawn(async move { adapter.execute(request).await })
+    };
+    tokio::time::timeout(Duration::from_secs(10), committed_rx)
+        .await
+        .unwrap()
+        .unwrap();
+    worker.abort();
+    let _ = worker.await;
+    let _ = release_tx.send(true);
+    p.sim.set_commit_hook(None);
+    // The restarted worker picks the operation up again.
+    let fresh = p.adapter();
+    fresh.reconcile(p.op("op-1")).await.unwrap();
+    fresh.execute(p.execute_request("op-1")).await.unwrap();
+    p.at_most_once("op-1")?;
+    p.final_is("op-1", SUCCEEDED).await
+}
+
+/// Case 9: the idempotency key expires before the reconcile.
+async fn case_9(factory: &dyn AdapterFactory) -> Checked {
+    use FaultResponse::Drop;
+    use Position::AfterCommit;
+    let faults = vec![
+        post_fault(1, AfterCommit, Drop),
+        post_fault(2, AfterCommit, Drop),
+    ];
+    let p = Probe::start(factory, stripe(faults)).await;
+    let adapter = p.adapter();
+    p.execute(adapter.as_ref(), "op-1").await;
+    p.sim.advance(Duration::from_secs(25 * 3600));
+    adapter.reconcile(p.op("op-1")).await.unwrap();
+    p.at_most_once("op-1")?;
+    p.final_is("op-1", SUCCEEDED).await
+}
+
+/// Case 10: an operator resolves the operation, then late events arrive.
+async fn case_10(factory: &dyn AdapterFactory) -> Checked {
+    use FaultResponse::Drop;
+    use Position::AfterCommit;
+    let faults = vec![post_fault(1, AfterCommit, Drop)];
+    let plan = with_webhooks(plan(IdempotencyMode::None, NO_LOOKUP, faults));
+    let p = Probe::start(factory, plan).await;
+    let adapter = p.execute_and_reconcile("op-1").await;
+    // The operator looked in the provider's console: it is there.
+    let effect = p.effects_of("op-1").first().map(|e| e.id.to_string());
+    let resolution = Resolution {
+        outcome: OutcomeKind::Succeeded,
+        provider_ref: effect,
+        evidence: "found in the console".into(),
+        by: "operator".into(),
+    };
+    adapter
+        .resolve(ResolveRequest {
+            operation_id: "op-1".into(),
+            resolution,
+            common: p.common(),
+        })
+        .await
+        .unwrap();
+    for event in p.sim.events() {
+        let delivery = p.sim.sign(&event).unwrap();
+        let late = WebhookRequest {
+            headers: delivery.headers,
+            body: delivery.body,
+            common: p.common(),
+        };
+        adapter.webhook(late).await.unwrap();
+    }
+    p.execute(adapter.as_ref(), "op-1").await;
+    p.at_most_once("op-1")?;
+    p.final_is("op-1", SUCCEEDED).await
 }
 
 async fn check(case: u8) {

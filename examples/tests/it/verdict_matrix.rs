@@ -58,7 +58,7 @@ fn whole_cpu() -> std::sync::RwLockWriteGuard<'static, ()> {
 struct Flawed {
     name: &'static str,
     factory: Arc<dyn AdapterFactory>,
-    caught_by: &'static [(&'static str, &'static str)],
+    caught_by: CaughtBy,
 }
 
 fn correct() -> Vec<(String, Arc<dyn AdapterFactory>)> {
@@ -70,171 +70,192 @@ fn correct() -> Vec<(String, Arc<dyn AdapterFactory>)> {
     adapters
 }
 
+/// What a flawed adapter's mistake is caught by: (scenario, check) pairs.
+type CaughtBy = &'static [(&'static str, &'static str)];
+
+/// The naive adapters, one per case: (case, name, what catches it).
+const NAIVE: &[(u8, &str, CaughtBy)] = &[
+    (
+        1,
+        "naive case 1: a timeout is a failure",
+        &[
+            ("case01-lost-before-receipt-no-keys", "expect.final"),
+            ("case01-timeout-before-receipt", "invariant 3"),
+        ],
+    ),
+    (
+        2,
+        "naive case 2: a fresh key per attempt",
+        &[
+            ("case02-lost-after-commit", "invariant 1"),
+            ("case02-timeout-after-commit", "invariant 1"),
+            ("extra-retries-of-retries", "invariant 1"),
+        ],
+    ),
+    (
+        3,
+        "naive case 3: processing is done",
+        &[
+            ("case03-processing-settles-failed", "invariant 3"),
+            ("case03-still-processing", "invariant 2"),
+        ],
+    ),
+    (
+        4,
+        "naive case 4: tagged retries",
+        &[
+            ("case04-replay-identical-arguments", "invariant 5"),
+            ("case04-replay-on-reconcile", "invariant 5"),
+        ],
+    ),
+    (
+        5,
+        "naive case 5: one key per action",
+        &[
+            ("case05-identical-arguments-on-purpose", "invariant 2"),
+            ("case05-key-collision-different-arguments", "invariant 2"),
+        ],
+    ),
+    (
+        6,
+        "naive case 6: trusts every webhook",
+        &[
+            ("case06-webhook-around-reconcile", "invariant 7"),
+            ("extra-webhook-beside-held-create", "invariant 7"),
+        ],
+    ),
+    (
+        7,
+        "naive case 7: unlocked reconciler",
+        &[
+            ("case07-racing-reconcilers", "invariant 1"),
+            ("extra-resolve-during-reconcile-search", "invariant 4"),
+        ],
+    ),
+    (
+        8,
+        "naive case 8: key and intent in memory",
+        &[("case08-crash-after-remote-success", "invariant 1")],
+    ),
+    (
+        9,
+        "naive case 9: keys never expire",
+        &[("case09-key-retention-expired", "invariant 1")],
+    ),
+    (
+        10,
+        "naive case 10: re-executes after review",
+        &[("case10-review-then-late-event", "invariant 1")],
+    ),
+];
+
+/// The flawed designs: (design, name, what catches it).
+const FLAWED_DESIGNS: &[(&str, &str, CaughtBy)] = &[
+    (
+        "flawed-in-flight-is-failure",
+        "eager, but a 409 in flight is a failure",
+        &[
+            ("case01-timeout-before-receipt", "invariant 3"),
+            ("extra-retry-meets-request-in-flight", "invariant 3"),
+            ("extra-retry-meets-request-in-flight-ietf", "invariant 3"),
+        ],
+    ),
+    (
+        "flawed-unlocked",
+        "eager, but reconcilers take no lock",
+        &[
+            ("case07-racing-reconcilers", "invariant 1"),
+            ("extra-webhook-beside-held-create", "expect.final"),
+        ],
+    ),
+    (
+        "flawed-replays-expired-keys",
+        "eager, but expired keys are replayed",
+        &[
+            ("case09-key-retention-expired", "invariant 1"),
+            ("extra-retention-from-first-use", "invariant 1"),
+        ],
+    ),
+    (
+        "flawed-last-writer-wins",
+        "eager, but the last writer wins",
+        &[("case10-review-then-late-event", "invariant 4")],
+    ),
+    (
+        "flawed-refused-retry-is-failure",
+        "eager, but a refused retry is a failure",
+        &[
+            ("extra-refused-retry-after-commit", "invariant 3"),
+            ("extra-refused-replay-while-lookups-fail", "invariant 3"),
+        ],
+    ),
+    (
+        "flawed-same-call-absence",
+        "eager, but a same-call absence is proof",
+        &[("extra-same-call-absence-unkeyed", "invariant 1")],
+    ),
+    (
+        "flawed-ignores-contradiction",
+        "eager, but a contradicted resolution is left alone",
+        &[
+            (
+                "extra-operator-failed-against-ledger",
+                "rule review-after-contradiction",
+            ),
+            (
+                "extra-operator-names-another-object",
+                "rule review-after-contradiction",
+            ),
+            (
+                "extra-operator-succeeded-without-id",
+                "rule review-after-contradiction",
+            ),
+        ],
+    ),
+    (
+        "flawed-failed-lookup-is-absence",
+        "eager, but a failed lookup is proof of absence",
+        &[
+            ("extra-lookups-fail-themselves", "invariant 1"),
+            ("extra-refused-replay-while-lookups-fail", "invariant 3"),
+        ],
+    ),
+    (
+        "flawed-never-escalates",
+        "eager, but never asks a person",
+        &[
+            (
+                "case10-review-then-late-event",
+                "expect.needs_review_from_step",
+            ),
+            ("extra-no-keys-no-lookup", "expect.needs_review_from_step"),
+        ],
+    ),
+];
+
 fn flawed() -> Vec<Flawed> {
-    let naive = |case: u8| -> Arc<dyn AdapterFactory> {
+    let naive = NAIVE.iter().map(|&(case, name, caught_by)| {
         let f = lostreply_examples::naive_adapter(case).expect("a naive adapter per case");
-        Arc::new(lostreply_examples::naive::kit::Factory {
+        let factory: Arc<dyn AdapterFactory> = Arc::new(lostreply_examples::naive::kit::Factory {
             name: f.name,
             build: f.build,
-        })
-    };
-    let design = |name: &str| -> Arc<dyn AdapterFactory> {
-        Arc::from(lostreply_examples::designs::design(name).expect("a flawed design"))
-    };
-    vec![
+        });
         Flawed {
-            name: "naive case 1: a timeout is a failure",
-            factory: naive(1),
-            caught_by: &[
-                ("case01-lost-before-receipt-no-keys", "expect.final"),
-                ("case01-timeout-before-receipt", "invariant 3"),
-            ],
-        },
+            name,
+            factory,
+            caught_by,
+        }
+    });
+    let designs = FLAWED_DESIGNS.iter().map(|&(design, name, caught_by)| {
+        let factory: Arc<dyn AdapterFactory> =
+            Arc::from(lostreply_examples::designs::design(design).expect("a flawed design"));
         Flawed {
-            name: "naive case 2: a fresh key per attempt",
-            factory: naive(2),
-            caught_by: &[
-                ("case02-lost-after-commit", "invariant 1"),
-                ("case02-timeout-after-commit", "invariant 1"),
-                ("extra-retries-of-retries", "invariant 1"),
-            ],
-        },
-        Flawed {
-            name: "naive case 3: processing is done",
-            factory: naive(3),
-            caught_by: &[
-                ("case03-processing-settles-failed", "invariant 3"),
-                ("case03-still-processing", "invariant 2"),
-            ],
-        },
-        Flawed {
-            name: "naive case 4: tagged retries",
-            factory: naive(4),
-            caught_by: &[
-                ("case04-replay-identical-arguments", "invariant 5"),
-                ("case04-replay-on-reconcile", "invariant 5"),
-            ],
-        },
-        Flawed {
-            name: "naive case 5: one key per action",
-            factory: naive(5),
-            caught_by: &[
-                ("case05-identical-arguments-on-purpose", "invariant 2"),
-                ("case05-key-collision-different-arguments", "invariant 2"),
-            ],
-        },
-        Flawed {
-            name: "naive case 6: trusts every webhook",
-            factory: naive(6),
-            caught_by: &[
-                ("case06-webhook-around-reconcile", "invariant 7"),
-                ("extra-webhook-beside-held-create", "invariant 7"),
-            ],
-        },
-        Flawed {
-            name: "naive case 7: unlocked reconciler",
-            factory: naive(7),
-            caught_by: &[
-                ("case07-racing-reconcilers", "invariant 1"),
-                ("extra-resolve-during-reconcile-search", "invariant 4"),
-            ],
-        },
-        Flawed {
-            name: "naive case 8: key and intent in memory",
-            factory: naive(8),
-            caught_by: &[("case08-crash-after-remote-success", "invariant 1")],
-        },
-        Flawed {
-            name: "naive case 9: keys never expire",
-            factory: naive(9),
-            caught_by: &[("case09-key-retention-expired", "invariant 1")],
-        },
-        Flawed {
-            name: "naive case 10: re-executes after review",
-            factory: naive(10),
-            caught_by: &[("case10-review-then-late-event", "invariant 1")],
-        },
-        Flawed {
-            name: "eager, but a 409 in flight is a failure",
-            factory: design("flawed-in-flight-is-failure"),
-            caught_by: &[
-                ("case01-timeout-before-receipt", "invariant 3"),
-                ("extra-retry-meets-request-in-flight", "invariant 3"),
-                ("extra-retry-meets-request-in-flight-ietf", "invariant 3"),
-            ],
-        },
-        Flawed {
-            name: "eager, but reconcilers take no lock",
-            factory: design("flawed-unlocked"),
-            caught_by: &[
-                ("case07-racing-reconcilers", "invariant 1"),
-                ("extra-webhook-beside-held-create", "expect.final"),
-            ],
-        },
-        Flawed {
-            name: "eager, but expired keys are replayed",
-            factory: design("flawed-replays-expired-keys"),
-            caught_by: &[
-                ("case09-key-retention-expired", "invariant 1"),
-                ("extra-retention-from-first-use", "invariant 1"),
-            ],
-        },
-        Flawed {
-            name: "eager, but the last writer wins",
-            factory: design("flawed-last-writer-wins"),
-            caught_by: &[("case10-review-then-late-event", "invariant 4")],
-        },
-        Flawed {
-            name: "eager, but a refused retry is a failure",
-            factory: design("flawed-refused-retry-is-failure"),
-            caught_by: &[
-                ("extra-refused-retry-after-commit", "invariant 3"),
-                ("extra-refused-replay-while-lookups-fail", "invariant 3"),
-            ],
-        },
-        Flawed {
-            name: "eager, but a same-call absence is proof",
-            factory: design("flawed-same-call-absence"),
-            caught_by: &[("extra-same-call-absence-unkeyed", "invariant 1")],
-        },
-        Flawed {
-            name: "eager, but a contradicted resolution is left alone",
-            factory: design("flawed-ignores-contradiction"),
-            caught_by: &[
-                (
-                    "extra-operator-failed-against-ledger",
-                    "rule review-after-contradiction",
-                ),
-                (
-                    "extra-operator-names-another-object",
-                    "rule review-after-contradiction",
-                ),
-                (
-                    "extra-operator-succeeded-without-id",
-                    "rule review-after-contradiction",
-                ),
-            ],
-        },
-        Flawed {
-            name: "eager, but a failed lookup is proof of absence",
-            factory: design("flawed-failed-lookup-is-absence"),
-            caught_by: &[
-                ("extra-lookups-fail-themselves", "invariant 1"),
-                ("extra-refused-replay-while-lookups-fail", "invariant 3"),
-            ],
-        },
-        Flawed {
-            name: "eager, but never asks a person",
-            factory: design("flawed-never-escalates"),
-            caught_by: &[
-                (
-                    "case10-review-then-late-event",
-                    "expect.needs_review_from_step",
-                ),
-                ("extra-no-keys-no-lookup", "expect.needs_review_from_step"),
-            ],
-        },
-    ]
+            name,
+            factory,
+            caught_by,
+        }
+    });
+    naive.chain(designs).collect()
 }
 
 /// One suite run to make.

@@ -42,42 +42,11 @@ fn rule(when: McpMatch, fault: McpFault, cancel: CancelPolicy) -> McpRule {
     }
 }
 
-#[test]
-fn the_full_fixture_becomes_the_plan_the_server_reads() {
-    let s = parse_ok(FULL);
-    let mcp = s.plan.mcp.as_ref().unwrap();
-    assert_eq!(
-        mcp.revisions,
-        vec![Revision::V2025_11_25, Revision::V2025_06_18]
-    );
-    assert_eq!(mcp.answer, AnswerStyle::Sse);
-    assert_eq!(mcp.tools[0], PaidTool::ticket());
-    assert_eq!(
-        mcp.tools[1],
-        PaidTool {
-            duration_hint: Some("budget 180-300 s".to_owned()),
-            ..PaidTool::charge()
-        }
-    );
-    assert!(mcp.retrieval.enabled);
-    assert_eq!(mcp.retrieval.retention, Duration::from_secs(7 * 24 * 3600));
-    assert_eq!(mcp.retrieval.list_limit, 20);
-    assert!(mcp.tasks.enabled);
-    assert_eq!(mcp.tasks.ttl, Duration::from_secs(3600));
-    assert_eq!(mcp.tasks.work, Duration::from_secs(5));
-    assert!(mcp.defects.is_empty());
-    assert_eq!(
-        (
-            mcp.limits.max_sessions,
-            mcp.limits.max_tasks,
-            mcp.limits.max_body_bytes
-        ),
-        (64, 100, 65536)
-    );
-
-    // Real figures, scaled by 0.001: 6m is 360 ms, 30s is 30 ms, 400s is 400 ms.
-    // The task's `after` is on the simulator clock and is not scaled.
-    let expected = vec![
+/// The full fixture's MCP fault rules as the server reads them. Real
+/// figures are scaled by 0.001: 6m is 360 ms, 30s is 30 ms, 400s is 400 ms.
+/// The task's `after` is on the simulator clock and is not scaled.
+fn full_fixture_rules() -> Vec<McpRule> {
+    vec![
         rule(
             on(Some("create_charge"), 1),
             McpFault::Slow {
@@ -162,11 +131,50 @@ fn the_full_fixture_becomes_the_plan_the_server_reads() {
             CancelPolicy::Race,
         ),
         rule(on(None, 7), McpFault::Ok, CancelPolicy::Ignore),
-    ];
-    assert_eq!(mcp.faults, expected);
+    ]
+}
+
+#[test]
+fn the_full_fixture_becomes_the_plan_the_server_reads() {
+    let s = parse_ok(FULL);
+    let mcp = s.plan.mcp.as_ref().unwrap();
+    assert_eq!(
+        mcp.revisions,
+        vec![Revision::V2025_11_25, Revision::V2025_06_18]
+    );
+    assert_eq!(mcp.answer, AnswerStyle::Sse);
+    assert_eq!(mcp.tools[0], PaidTool::ticket());
+    assert_eq!(
+        mcp.tools[1],
+        PaidTool {
+            duration_hint: Some("budget 180-300 s".to_owned()),
+            ..PaidTool::charge()
+        }
+    );
+    assert!(mcp.retrieval.enabled);
+    assert_eq!(mcp.retrieval.retention, Duration::from_secs(7 * 24 * 3600));
+    assert_eq!(mcp.retrieval.list_limit, 20);
+    assert!(mcp.tasks.enabled);
+    assert_eq!(mcp.tasks.ttl, Duration::from_secs(3600));
+    assert_eq!(mcp.tasks.work, Duration::from_secs(5));
+    assert!(mcp.defects.is_empty());
+    assert_eq!(
+        (
+            mcp.limits.max_sessions,
+            mcp.limits.max_tasks,
+            mcp.limits.max_body_bytes
+        ),
+        (64, 100, 65536)
+    );
+
+    assert_eq!(mcp.faults, full_fixture_rules());
     // The HTTP rule of the same list stays an HTTP rule.
     assert_eq!(s.plan.faults.len(), 1);
+}
 
+#[test]
+fn the_full_fixtures_operations_and_client_are_read_as_written() {
+    let s = parse_ok(FULL);
     // Operations: a tool's collection is the tool's; args never hold the key.
     let ops: Vec<(&str, &str, Option<&str>)> = s
         .operations
