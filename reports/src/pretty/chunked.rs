@@ -20,14 +20,13 @@
 //! straight through to the sink. A wrong guess about the serializer is an
 //! error, never a wrong report.
 
-use std::cell::Cell;
 use std::sync::mpsc;
 
 use serde::ser::{Error as _, SerializeTupleStruct};
 use serde::{Serialize, Serializer};
 
-use super::is_report_serializer;
-use super::serializer::PrettySerializer;
+use super::handover::{CHUNKED_TOKEN, DEPTH, PASTED_TOKEN, PENDING_CHUNKED};
+use super::serializer::{is_report_serializer, PrettySerializer};
 
 /// Arrays shorter than this are written on the caller's thread. Why: a
 /// second thread's buffers and allocator pages cost some 10 MiB of peak
@@ -44,21 +43,6 @@ const CHUNK: usize = 256;
 
 /// Chunks the second thread may have written ahead of the pasting.
 const AHEAD: usize = 2;
-
-/// The newtype name under which [`serialize_chunked`] hands its items over.
-pub(super) const CHUNKED_TOKEN: &str = "$lostreply_reports::pretty::Chunked";
-
-/// The tuple-struct name of the sequence whose fields are pasted chunks.
-pub(super) const PASTED_TOKEN: &str = "$lostreply_reports::pretty::Pasted";
-
-thread_local! {
-    /// Set by [`serialize_chunked`] around its call, cleared by the writer
-    /// when it takes the items.
-    pub(super) static PENDING_CHUNKED: Cell<bool> = const { Cell::new(false) };
-    /// The writer's depth where the array starts, recorded for the `Chunked`
-    /// it is about to write (`None` when none is pending).
-    pub(super) static DEPTH: Cell<Option<usize>> = const { Cell::new(None) };
-}
 
 /// Serializes `items` as a sequence; through the report's writer, a long one
 /// is written in chunks on two threads (same bytes). For `serialize_with`.

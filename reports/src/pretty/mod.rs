@@ -39,55 +39,35 @@
 //! correctly too.
 
 mod chunked;
+mod handover;
 mod out;
 mod reindent;
 mod serializer;
 #[cfg(test)]
 mod tests;
 
-use std::cell::{Cell, RefCell};
 use std::io::{self, Write};
 
 use lostreply_text::SharedStr;
 use serde::ser::Error as _;
 use serde::{Serialize, Serializer};
 
+use handover::{PENDING, PENDING_CHUNKED, SHARED_TOKEN, TAIL};
 use serializer::PrettySerializer;
 
 pub(crate) use chunked::serialize_chunked;
+pub(crate) use serializer::is_report_serializer;
 
 /// Writes `value` as `serde_json::to_writer_pretty` would, followed by a newline.
 pub(crate) fn write_pretty<T: ?Sized + Serialize>(w: &mut dyn Write, value: &T) -> io::Result<()> {
     // A value left pending by a failed write must not be taken now.
     PENDING.set(false);
-    chunked::PENDING_CHUNKED.set(false);
+    PENDING_CHUNKED.set(false);
     let mut serializer = PrettySerializer::new(w);
     let written = value.serialize(&mut serializer);
     PENDING.set(false);
     written?;
     serializer.finish()
-}
-
-/// True when `S` is this module's serializer (`&mut PrettySerializer`).
-///
-/// The type's name is compared because `TypeId` needs `'static` types and the
-/// serializer borrows its writer. The standard library does not promise that
-/// names are unique, but this one names a type private to this module, and a
-/// false match is still caught by [`write_shared`].
-pub(crate) fn is_report_serializer<S: Serializer>() -> bool {
-    std::any::type_name::<S>() == std::any::type_name::<&mut PrettySerializer<'static>>()
-}
-
-/// The newtype name under which [`write_shared`] hands its text over.
-const SHARED_TOKEN: &str = "$lostreply_reports::pretty::SharedJson";
-
-thread_local! {
-    /// Set by [`write_shared`] around its call, cleared by the serializer when
-    /// it takes the text: proof that the text reached it.
-    static PENDING: Cell<bool> = const { Cell::new(false) };
-    /// The tail of the shared value being handed over, if it has one: the
-    /// serializer re-indents it after the head, where the head left off.
-    static TAIL: RefCell<Option<SharedStr>> = const { RefCell::new(None) };
 }
 
 /// Writes `json`, compact JSON text, then `tail` (the rest of the same value's

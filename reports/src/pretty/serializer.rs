@@ -10,10 +10,21 @@ use serde::ser::{self, Error as _, Serialize};
 use serde_json::ser::{CompactFormatter, Formatter};
 use serde_json::Error;
 
-use super::chunked::{CHUNKED_TOKEN, DEPTH, PASTED_TOKEN, PENDING_CHUNKED};
+use super::handover::{
+    CHUNKED_TOKEN, DEPTH, PASTED_TOKEN, PENDING, PENDING_CHUNKED, SHARED_TOKEN, TAIL,
+};
 use super::out::Out;
 use super::reindent::{needs_escape, reindent};
-use super::{PENDING, SHARED_TOKEN, TAIL};
+
+/// True when `S` is this module's serializer (`&mut PrettySerializer`).
+///
+/// The type's name is compared because `TypeId` needs `'static` types and the
+/// serializer borrows its writer. The standard library does not promise that
+/// names are unique, but this one names a type private to this module, and a
+/// false match is still caught by [`write_shared`].
+pub(crate) fn is_report_serializer<S: serde::Serializer>() -> bool {
+    std::any::type_name::<S>() == std::any::type_name::<&mut PrettySerializer<'static>>()
+}
 
 /// Buffered bytes written through to the caller's writer once past this.
 const FLUSH_AT: usize = 1 << 16;

@@ -693,7 +693,7 @@ fn an_item_that_cannot_be_written_fails_the_write_on_either_thread() {
             write_error(&chunks)
         );
         // Nothing is left pending for the next value.
-        assert!(!chunked::PENDING_CHUNKED.get());
+        assert!(!handover::PENDING_CHUNKED.get());
         assert_eq!(fast(&json!([1])), "[\n  1\n]\n");
     }
 }
@@ -706,7 +706,7 @@ fn a_chunked_array_that_misses_this_serializer_is_a_plain_array() {
         from: 1,
     };
     assert_eq!(serde_json::to_string(&chunks).unwrap(), "[1,2,3]");
-    assert!(!chunked::PENDING_CHUNKED.get());
+    assert!(!handover::PENDING_CHUNKED.get());
 }
 
 #[test]
