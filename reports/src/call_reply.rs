@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 
 use crate::kept_json::{Kept, MadeJson};
-use crate::model::OutcomeKind;
+use crate::outcome::OutcomeKind;
 use crate::shared_str::SharedStr;
 
 /// A reply that came back from an adapter call: its text, or a reply that

@@ -61,9 +61,11 @@ pub mod merge;
 pub mod model;
 pub mod openmetrics;
 pub mod operation_report;
+pub mod outcome;
 mod pretty;
 pub mod record_names;
 pub mod shared_json;
+pub mod signal_totals;
 pub mod signals;
 pub mod step_label;
 /// The shared string type, from `lostreply-text`, also reachable at this path.

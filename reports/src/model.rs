@@ -18,6 +18,7 @@ pub use crate::fault::{
 pub use crate::invariant::Invariant;
 pub use crate::kept_json::{Kept, MadeJson};
 pub use crate::operation_report::OperationReport;
+pub use crate::outcome::{Outcome, OutcomeKind};
 pub use crate::record_names::{CallKind, ObjectStatus, RequestKind};
 pub use crate::shared_json::{SharedJson, SharedTail};
 pub use crate::signals::{
@@ -195,33 +196,6 @@ pub struct WindowFigures {
     pub real_ms: Option<u64>,
     /// What the adapter applied in this run (real × scale), ms.
     pub scaled_ms: Option<u64>,
-}
-
-/// An outcome as the adapter reported it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Outcome {
-    /// `succeeded`, `failed`, `pending` or `unknown`.
-    pub outcome: OutcomeKind,
-    /// Provider object id, if claimed.
-    pub provider_ref: Option<SharedStr>,
-    /// True when automation stopped and a person must decide.
-    pub needs_review: bool,
-    /// The adapter's evidence text.
-    pub evidence: SharedStr,
-}
-
-/// The four outcomes of the adapter protocol.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OutcomeKind {
-    /// Confirmed by evidence. Terminal.
-    Succeeded,
-    /// Confirmed by evidence. Terminal.
-    Failed,
-    /// The provider has it and is still working.
-    Pending,
-    /// No evidence either way yet.
-    Unknown,
 }
 
 /// One step of the scenario as it ran.

@@ -12,7 +12,7 @@ use serde::ser::SerializeStruct;
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::call_request::{OperationFields, OperationSpec};
-use crate::model::Outcome;
+use crate::outcome::Outcome;
 use crate::shared_json::SharedJson;
 use crate::shared_str::SharedStr;
 

@@ -11,7 +11,7 @@ use std::io::{self, Write};
 
 use super::{escape, scenario_anchor};
 use crate::model::{ConfirmedBy, Report, SignalTotals, Signals};
-use crate::signals::percent;
+use crate::signal_totals::percent;
 
 /// Width of the chart's label column, its bars' longest and a bar's row, in px.
 const LABEL_W: u64 = 170;

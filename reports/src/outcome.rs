@@ -1,0 +1,35 @@
+//! What an adapter claims about an operation: the protocol's four outcomes
+//! and a reported outcome. Apart from the report model that holds them, so
+//! that the records the model re-exports (a call's reply, an operation's
+//! report, the signals) import them without importing the model.
+
+use serde::{Deserialize, Serialize};
+
+use crate::shared_str::SharedStr;
+
+/// An outcome as the adapter reported it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// `succeeded`, `failed`, `pending` or `unknown`.
+    pub outcome: OutcomeKind,
+    /// Provider object id, if claimed.
+    pub provider_ref: Option<SharedStr>,
+    /// True when automation stopped and a person must decide.
+    pub needs_review: bool,
+    /// The adapter's evidence text.
+    pub evidence: SharedStr,
+}
+
+/// The four outcomes of the adapter protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeKind {
+    /// Confirmed by evidence. Terminal.
+    Succeeded,
+    /// Confirmed by evidence. Terminal.
+    Failed,
+    /// The provider has it and is still working.
+    Pending,
+    /// No evidence either way yet.
+    Unknown,
+}
