@@ -1,12 +1,13 @@
 //! The `lostreply` binary's allocator (mimalloc), as a run uses it.
 //!
-//! Why: checking a large run frees a great deal of memory at one point (a
-//! million requests' fingerprints, once the attribution is built), and
-//! what comes next allocates other sizes, so nothing reuses it. mimalloc
-//! gives a freed page back to the system only on a later allocator call
-//! after its purge delay, which a phase of large tables may never make: at a
-//! million operations the freed pages were still resident at the peak, some
-//! 100 MB of it (docs/benchmarks.md). A run calls [`give_back_after`] as
+//! Why: checking a large run frees a great deal of memory at a few points
+//! (a million requests' fingerprints once the attribution is built, the
+//! checks' index, the effects' own arguments), and what comes next
+//! allocates other sizes, so nothing reuses it. mimalloc gives a freed page
+//! back to the system only on a later allocator call after its purge delay,
+//! which a phase of large tables may never make: without a collect, some
+//! 100 MB of freed pages stay resident at a million operations' peak
+//! (docs/benchmarks.md). A run calls [`give_back_after`] as
 //! each phase of checking ends ([`lostreply_harness::phase`]).
 
 use libmimalloc_sys::mi_collect;

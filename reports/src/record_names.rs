@@ -104,8 +104,8 @@ macro_rules! names {
             }
         }
 
-        /// A name equals its text, so that code that compared the text
-        /// (tests, a caller's filter) reads as before.
+        /// A name equals its text, so that code that filters records by a
+        /// name written as text (a test, a caller's filter) reads plainly.
         impl PartialEq<str> for $name {
             fn eq(&self, other: &str) -> bool {
                 self.as_str() == other

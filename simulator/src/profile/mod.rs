@@ -9,7 +9,8 @@
 //! idempotency key and which headers hint at a retry. So a user's real SDK
 //! (stripe-python, openai-python, ...) runs against the simulator unchanged,
 //! while fault rules, invariants and reports never learn which profile
-//! served a request: they see resources, kinds, keys and effects, as before.
+//! served a request: they see resources, kinds, keys and effects, whatever
+//! the wire.
 //!
 //! [`Profile::generic`] is the provider API of docs/provider-api.md, served
 //! by the engine's own fast paths byte for byte (every `Generic` variant
