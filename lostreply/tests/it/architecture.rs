@@ -5,7 +5,6 @@
 //! one above it, and the facade a user adds compiles none of the command
 //! line's dependencies. Read from `cargo metadata` and `cargo tree`, so a
 //! dependency added to a manifest without its sentence fails here.
-#![allow(clippy::unwrap_used, missing_docs)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

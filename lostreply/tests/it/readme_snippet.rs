@@ -7,7 +7,6 @@
 //! It builds a second crate graph, so its first run compiles lostreply's
 //! dependencies into `target/readme-snippet` (a few minutes on two cores);
 //! later runs reuse them.
-#![allow(clippy::unwrap_used, missing_docs)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -93,7 +92,11 @@ fn throwaway_crate(dir: &Path) {
         "lostreply-reference = {{ path = \"{}\" }}\n",
         root.join("reference").display()
     );
-    let toml = toml.replacen("[dependencies]\n", &format!("[dependencies]\n{reference}"), 1);
+    let toml = toml.replacen(
+        "[dependencies]\n",
+        &format!("[dependencies]\n{reference}"),
+        1,
+    );
     let manifest = format!(
         "[package]\nname = \"my_crate\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
          [workspace]\n\n{toml}"
