@@ -35,7 +35,7 @@ use crate::two_threads::{self, both};
 /// cache miss each), and each list is rewritten in the allocation that held
 /// the observation's list, so the report adds almost no memory of its own.
 /// Records that say the same thing share one copy of the text
-/// ([`SharedStr`]): a request's target through [`Recent`], an effect's
+/// ([`SharedStr`](lostreply_reports::shared_str::SharedStr)): a request's target through [`Recent`], an effect's
 /// arguments with its operation's when they are the same text. The closed
 /// sets (a call's name, a request's kind and fate, the fault that struck, an
 /// object's status) are the report's enums, made from the harness's and

@@ -2,8 +2,8 @@
 //! a heading with the totals, a table of scenarios, the details of each failure
 //! with its evidence and reproduce command, and the operator's backlog.
 //!
-//! Every adapter- or scenario-supplied string goes through [`inline`],
-//! [`code_span`] or [`code_block`], so that it can neither break the table nor
+//! Every adapter- or scenario-supplied string goes through `inline` or
+//! `code_span`, so that it can neither break the table nor
 //! inject markup or raw HTML.
 
 use std::io::{self, Write};

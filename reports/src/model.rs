@@ -44,7 +44,7 @@ pub struct Report {
     /// Real duration of the whole run.
     pub duration_ms: u64,
     /// One entry per scenario, in the order they were selected (not finished);
-    /// sorted by id in a merged report ([`crate::merge`]).
+    /// sorted by id in a merged report ([`crate::merge()`]).
     pub scenarios: Vec<ScenarioReport>,
 }
 

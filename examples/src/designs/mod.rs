@@ -5,7 +5,7 @@
 //! (docs/adapter-protocol.md, docs/provider-api.md), not against any one
 //! scenario.
 //!
-//! Catalogue ([`design`] finds one by name; `design <name> <call>` serves
+//! Catalogue ([`design()`] finds one by name; `design <name> <call>` serves
 //! one as a process):
 //!
 //! | name | execute | order | lock | flaw |
@@ -49,7 +49,7 @@
 //!   operator's decision is never dropped for want of it.
 //!
 //! Map:
-//! - [`design`]: the dimensions a design varies along, and the correct designs.
+//! - [`design`](mod@design): the dimensions a design varies along, and the correct designs.
 //! - [`record`]: what is stored about an operation, and the never-regress rule.
 //! - [`store`]: one JSON file per operation, atomic replace, per-operation locks.
 //! - [`keys`]: the operation's idempotency key and how each mode spells it.

@@ -14,7 +14,7 @@
 //! fails again, so that a machine's load never makes a file look unfair.
 //!
 //! Map: [`family`] the adapters that judge a file; [`finding`] what a run
-//! found, read from its report; [`write`] the text and JSON outputs.
+//! found, read from its report; [`write`](mod@write) the text and JSON outputs.
 
 use std::collections::BTreeMap;
 
