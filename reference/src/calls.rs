@@ -9,7 +9,7 @@ use std::str::FromStr;
 use jiff::Timestamp;
 use serde_json::{json, Value};
 
-use crate::classify::{self, create_verdict, Correlation, Lookup, Verdict};
+use crate::classify::{self, create_verdict, Conclusion, Correlation, Lookup};
 use crate::client::ProviderClient;
 use crate::store::{InvalidOpId, OpId, OpLock, OpRecord, Store, StoreError};
 use lostreply_harness::adapter::AdapterFailure;
@@ -39,7 +39,7 @@ pub struct ReferenceAdapter {
 /// What one reconcile established.
 enum Finding {
     /// A verdict that rests on evidence (including "a person must decide").
-    Evidence(Verdict),
+    Evidence(Conclusion),
     /// Nothing learned; the sentence says why.
     Inconclusive(String),
 }
@@ -115,7 +115,7 @@ impl ReferenceAdapter {
 }
 
 /// Applies a verdict that rests on evidence, never regressing `pending` to `unknown`.
-pub(crate) fn absorb(record: &mut OpRecord, verdict: Verdict) {
+pub(crate) fn absorb(record: &mut OpRecord, verdict: Conclusion) {
     record.inconclusive = 0;
     let keep_pending =
         record.outcome == OutcomeKind::Pending && verdict.outcome == OutcomeKind::Unknown;
@@ -188,7 +188,11 @@ fn create_body(record: &OpRecord) -> Value {
 
 /// Sends the create exactly as every attempt of this operation sends it: same
 /// body, same key (when the provider has keys).
-async fn send_create(client: &ProviderClient, record: &OpRecord, contract: &Contract) -> Verdict {
+async fn send_create(
+    client: &ProviderClient,
+    record: &OpRecord,
+    contract: &Contract,
+) -> Conclusion {
     create_verdict(
         &post_create(client, record, contract).await,
         client.timeout_ms(),
@@ -197,7 +201,11 @@ async fn send_create(client: &ProviderClient, record: &OpRecord, contract: &Cont
 
 /// [`send_create`] for a create sent again after an ambiguous attempt: a
 /// refusal of it is not the operation's failure ([`classify::retry_verdict`]).
-async fn resend_create(client: &ProviderClient, record: &OpRecord, contract: &Contract) -> Verdict {
+async fn resend_create(
+    client: &ProviderClient,
+    record: &OpRecord,
+    contract: &Contract,
+) -> Conclusion {
     classify::retry_verdict(
         &post_create(client, record, contract).await,
         client.timeout_ms(),
@@ -300,7 +308,7 @@ async fn find(
         .map_or(true, |retention_s| age_s < retention_s);
     if keyed(contract) && retained {
         let verdict = resend_create(client, record, contract).await;
-        let verdict = Verdict {
+        let verdict = Conclusion {
             evidence: format!("replay with the same key: {}", verdict.evidence),
             ..verdict
         };
@@ -323,7 +331,7 @@ async fn find(
             Ok(if verdict.is_ambiguous() {
                 Finding::Inconclusive(evidence)
             } else {
-                Finding::Evidence(Verdict {
+                Finding::Evidence(Conclusion {
                     evidence,
                     ..verdict
                 })
@@ -336,7 +344,7 @@ async fn find(
             } else {
                 "no idempotency and no lookup"
             };
-            Ok(Finding::Evidence(Verdict {
+            Ok(Finding::Evidence(Conclusion {
                 outcome: OutcomeKind::Unknown,
                 provider_ref: None,
                 needs_review: true,
@@ -360,7 +368,7 @@ fn correlated_op(event: &Value) -> Option<&str> {
 }
 
 /// The verdict an authentic event carries, if it is about this resource.
-fn event_verdict(event: &Value, resource: &str, event_id: &str) -> Option<Verdict> {
+fn event_verdict(event: &Value, resource: &str, event_id: &str) -> Option<Conclusion> {
     let event_type = event.get("type").and_then(Value::as_str)?;
     let kind = event_type.strip_prefix(resource)?.strip_prefix('.')?;
     let data = event.get("data")?;
@@ -374,7 +382,7 @@ fn event_verdict(event: &Value, resource: &str, event_id: &str) -> Option<Verdic
             } else {
                 OutcomeKind::Failed
             };
-            Some(Verdict {
+            Some(Conclusion {
                 outcome,
                 provider_ref: Some(id.clone()),
                 needs_review: false,
@@ -388,7 +396,7 @@ fn event_verdict(event: &Value, resource: &str, event_id: &str) -> Option<Verdic
 /// True when an event's verdict contradicts the operator's decision the
 /// record holds: an object alive where the person said `failed`, another
 /// live object beside the one they named, or the named one settled failed.
-fn contradicts_decision(record: &OpRecord, event: &Verdict) -> bool {
+fn contradicts_decision(record: &OpRecord, event: &Conclusion) -> bool {
     let alive = event.outcome != OutcomeKind::Failed;
     match (
         record.outcome,
@@ -447,7 +455,7 @@ impl ReferenceAdapter {
         let mut verdict = send_create(&client, &record, contract).await;
         if verdict.is_ambiguous() && keyed(contract) {
             let retry = resend_create(&client, &record, contract).await;
-            verdict = Verdict {
+            verdict = Conclusion {
                 evidence: format!(
                     "first attempt: {}; retry with the same key: {}",
                     verdict.evidence, retry.evidence

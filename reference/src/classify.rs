@@ -7,9 +7,11 @@ use serde_json::Value;
 use crate::client::{Answer, HttpAnswer};
 use lostreply_harness::protocol::OutcomeKind;
 
-/// An outcome and what it rests on.
+/// What one provider answer or event proves: an outcome and what it rests
+/// on (the report's verdict on a scenario is another thing: this is the
+/// adapter's own conclusion).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Verdict {
+pub struct Conclusion {
     /// The claim.
     pub outcome: OutcomeKind,
     /// The provider object, when the answer named one.
@@ -20,9 +22,9 @@ pub struct Verdict {
     pub evidence: String,
 }
 
-impl Verdict {
-    fn new(outcome: OutcomeKind, provider_ref: Option<String>, evidence: String) -> Verdict {
-        Verdict {
+impl Conclusion {
+    fn new(outcome: OutcomeKind, provider_ref: Option<String>, evidence: String) -> Conclusion {
+        Conclusion {
             outcome,
             provider_ref,
             needs_review: false,
@@ -30,8 +32,8 @@ impl Verdict {
         }
     }
 
-    fn unknown(evidence: String) -> Verdict {
-        Verdict::new(OutcomeKind::Unknown, None, evidence)
+    fn unknown(evidence: String) -> Conclusion {
+        Conclusion::new(OutcomeKind::Unknown, None, evidence)
     }
 
     /// No evidence either way (and no reason yet to stop automation).
@@ -53,7 +55,7 @@ fn error_type(body: &[u8]) -> Option<String> {
 
 /// A provider object's status as a verdict; `None` when the object has no
 /// string `id` or an unrecognised `status`.
-pub fn object_verdict(object: &Value, source: &str) -> Option<Verdict> {
+pub fn object_verdict(object: &Value, source: &str) -> Option<Conclusion> {
     let id = object.get("id").and_then(Value::as_str)?.to_owned();
     let status = object.get("status").and_then(Value::as_str)?;
     let outcome = match status {
@@ -62,7 +64,7 @@ pub fn object_verdict(object: &Value, source: &str) -> Option<Verdict> {
         "failed" => OutcomeKind::Failed,
         _ => return None,
     };
-    Some(Verdict::new(
+    Some(Conclusion::new(
         outcome,
         Some(id.clone()),
         format!("{source}: object {id} is {status}"),
@@ -70,7 +72,7 @@ pub fn object_verdict(object: &Value, source: &str) -> Option<Verdict> {
 }
 
 /// The answer to a create (first send, immediate retry, replay or re-create).
-pub fn create_verdict(answer: &Answer, timeout_ms: u64) -> Verdict {
+pub fn create_verdict(answer: &Answer, timeout_ms: u64) -> Conclusion {
     let HttpAnswer {
         status,
         replayed,
@@ -78,7 +80,7 @@ pub fn create_verdict(answer: &Answer, timeout_ms: u64) -> Verdict {
     } = match answer {
         Ok(answer) => answer,
         Err(lost) => {
-            return Verdict::unknown(format!(
+            return Conclusion::unknown(format!(
                 "{}: the request may or may not have committed",
                 lost.describe(timeout_ms)
             ))
@@ -96,34 +98,34 @@ pub fn create_verdict(answer: &Answer, timeout_ms: u64) -> Verdict {
             let object = serde_json::from_slice::<Value>(body).ok();
             match object.as_ref().and_then(|o| object_verdict(o, &format!("{status} {what}"))) {
                 Some(verdict) => verdict,
-                None => Verdict::unknown(format!(
+                None => Conclusion::unknown(format!(
                     "{status} {what} without a readable object: the request may or may not have committed"
                 )),
             }
         }
-        400 if error_type(body).as_deref() == Some("idempotency_error") => Verdict {
+        400 if error_type(body).as_deref() == Some("idempotency_error") => Conclusion {
             outcome: OutcomeKind::Unknown,
             provider_ref: None,
             needs_review: true,
             evidence: "400 idempotency_error: our key was already used with other arguments; a person must check"
                 .to_owned(),
         },
-        422 => Verdict {
+        422 => Conclusion {
             outcome: OutcomeKind::Unknown,
             provider_ref: None,
             needs_review: true,
             evidence: "422: our key was already used with other arguments; a person must check".to_owned(),
         },
-        409 => Verdict::unknown(format!("409 {}: provider reports the key in flight", error())),
+        409 => Conclusion::unknown(format!("409 {}: provider reports the key in flight", error())),
         // Rejected before execution: the provider API guarantees no effect.
-        400 | 401 | 404 | 413 | 429 => Verdict::new(
+        400 | 401 | 404 | 413 | 429 => Conclusion::new(
             OutcomeKind::Failed,
             None,
             format!("rejected before execution: {status} {}", error()),
         ),
         // 5xx, and any status the provider API does not document for a create:
         // nothing says whether the effect committed.
-        _ => Verdict::unknown(format!(
+        _ => Conclusion::unknown(format!(
             "{status} {}: the request may or may not have committed",
             error()
         )),
@@ -134,11 +136,11 @@ pub fn create_verdict(answer: &Answer, timeout_ms: u64) -> Verdict {
 /// retry or replay). A refusal (400, 401, 404, 413, 429) refuses this
 /// request only: the earlier attempt may have committed, so it proves
 /// nothing about the operation.
-pub fn retry_verdict(answer: &Answer, timeout_ms: u64) -> Verdict {
+pub fn retry_verdict(answer: &Answer, timeout_ms: u64) -> Conclusion {
     let verdict = create_verdict(answer, timeout_ms);
     let refused = verdict.outcome == OutcomeKind::Failed && verdict.provider_ref.is_none();
     if refused {
-        Verdict::unknown(format!(
+        Conclusion::unknown(format!(
             "{}: a refusal of a request sent again says nothing about the earlier attempt",
             verdict
                 .evidence
@@ -153,7 +155,7 @@ pub fn retry_verdict(answer: &Answer, timeout_ms: u64) -> Verdict {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Lookup {
     /// Our object, and its verdict.
-    Found(Verdict),
+    Found(Conclusion),
     /// A readable answer with no object of ours: proof of absence.
     Absent(String),
     /// Nothing learned (error, loss, malformed answer): evidence says why.
@@ -264,7 +266,7 @@ mod tests {
                "created_at": "2026-01-01T00:00:00Z", "args": {}, "metadata": {"operation_id": "op-1"}})
     }
 
-    fn outcome(v: &Verdict) -> (OutcomeKind, Option<&str>, bool) {
+    fn outcome(v: &Conclusion) -> (OutcomeKind, Option<&str>, bool) {
         (v.outcome, v.provider_ref.as_deref(), v.needs_review)
     }
 

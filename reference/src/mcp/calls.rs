@@ -21,7 +21,7 @@ use serde_json::{json, Map, Value};
 use super::classify::{self, CallVerdict, Retrieved};
 use super::wire::{ClientSetupError, Exchange, McpClient};
 use crate::calls::{absorb, parse_time, ReferenceAdapter, MAX_INCONCLUSIVE};
-use crate::classify::Verdict;
+use crate::classify::Conclusion;
 use crate::store::{McpState, OpRecord};
 use lostreply_harness::adapter::AdapterFailure;
 use lostreply_harness::protocol::{
@@ -166,7 +166,7 @@ async fn send(
             record.mcp = Some(state);
             absorb(
                 record,
-                Verdict {
+                Conclusion {
                     outcome: OutcomeKind::Pending,
                     provider_ref: None,
                     needs_review: false,
@@ -182,7 +182,7 @@ async fn send(
 
 /// What one reconcile established.
 enum Finding {
-    Evidence(Verdict),
+    Evidence(Conclusion),
     Inconclusive(String),
 }
 
@@ -262,7 +262,7 @@ fn no_rung_left(
 fn evidence_of(verdict: CallVerdict, source: &str) -> Finding {
     match verdict {
         CallVerdict::Settled(verdict) => Finding::Evidence(verdict),
-        CallVerdict::Task(task_id) => Finding::Evidence(Verdict {
+        CallVerdict::Task(task_id) => Finding::Evidence(Conclusion {
             outcome: OutcomeKind::Pending,
             provider_ref: None,
             needs_review: false,
@@ -323,7 +323,7 @@ async fn find(
         return Ok(found);
     }
     if contract.retrieval.is_none() {
-        return Ok(Finding::Evidence(Verdict {
+        return Ok(Finding::Evidence(Conclusion {
             outcome: OutcomeKind::Unknown,
             provider_ref: None,
             needs_review: true,
@@ -348,13 +348,13 @@ async fn follow_task(client: &mut McpClient, task_id: &str) -> Option<Finding> {
         .unwrap_or("");
     let source = format!("task {task_id}");
     match status {
-        "working" | "input_required" => Some(Finding::Evidence(Verdict {
+        "working" | "input_required" => Some(Finding::Evidence(Conclusion {
             outcome: OutcomeKind::Pending,
             provider_ref: None,
             needs_review: false,
             evidence: format!("{source} is still {status}"),
         })),
-        "failed" | "cancelled" => Some(Finding::Evidence(Verdict {
+        "failed" | "cancelled" => Some(Finding::Evidence(Conclusion {
             outcome: OutcomeKind::Failed,
             provider_ref: None,
             needs_review: false,
@@ -444,7 +444,7 @@ async fn find_in_recent(
             ))),
             (_, Retrieved::Failed(why)) => Some(Finding::Inconclusive(why)),
         },
-        n => Some(Finding::Evidence(Verdict {
+        n => Some(Finding::Evidence(Conclusion {
             outcome: OutcomeKind::Unknown,
             provider_ref: None,
             needs_review: true,

@@ -13,14 +13,14 @@
 use serde_json::Value;
 
 use super::wire::Exchange;
-use crate::classify::Verdict;
+use crate::classify::Conclusion;
 use lostreply_harness::protocol::OutcomeKind;
 
 /// What a paid `tools/call` answered.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CallVerdict {
     /// A verdict to record.
-    Settled(Verdict),
+    Settled(Conclusion),
     /// The call became a background task with this id.
     Task(String),
 }
@@ -75,7 +75,7 @@ pub fn error_status(result: &Value) -> Option<u16> {
 }
 
 fn settled(outcome: OutcomeKind, provider_ref: Option<String>, evidence: String) -> CallVerdict {
-    CallVerdict::Settled(Verdict {
+    CallVerdict::Settled(Conclusion {
         outcome,
         provider_ref,
         needs_review: false,
