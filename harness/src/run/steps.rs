@@ -239,7 +239,7 @@ impl<'a> StepRunner<'a> {
         let holds: Vec<_> = inner
             .iter()
             .map(|s| match s {
-                Step::During { during, .. } => self.sim.arm_during(during.clone()),
+                Step::During { during, .. } => self.sim.arm_during(during.as_ref().clone()),
                 _ => None,
             })
             .collect();
@@ -287,7 +287,7 @@ impl<'a> StepRunner<'a> {
         open: &watch::Sender<Open>,
     ) -> Vec<MadeDelivery> {
         let (call, during) = match step {
-            Step::During { call, during } => (call.as_ref(), Some(during)),
+            Step::During { call, during } => (call.as_ref(), Some(during.as_ref())),
             other => (other, None),
         };
         let ordered = match (hold, during) {

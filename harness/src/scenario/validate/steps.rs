@@ -196,7 +196,7 @@ fn one_step(
                 );
             }
             Some(Step::During {
-                during: during_match(d, during, declared),
+                during: Box::new(during_match(d, during, declared)),
                 call: Box::new(call),
             })
         }
