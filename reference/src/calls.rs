@@ -588,7 +588,7 @@ impl ReferenceAdapter {
 mod tests {
     //! The calls without a provider, or against a loopback listener that
     //! accepts and hangs up (so every answer is lost). The simulator-backed
-    //! tests live in `harness/tests/reference_adapter.rs`.
+    //! tests live in `reference/tests/it/reference_adapter.rs`.
     #![allow(clippy::unwrap_used)]
 
     use std::collections::BTreeMap;

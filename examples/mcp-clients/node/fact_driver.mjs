@@ -9,7 +9,7 @@
 // and prints one JSON object on stdout: what the SDK handed back, nothing interpreted:
 //   {kind: "result", is_error, structured, text, progress}
 //   {kind: "error", type, code, message, progress}
-// The tests (examples/tests/mcp_client_facts.rs) assert on it and on the server's journal and ledger.
+// The tests (examples/tests/it/mcp_client_facts.rs) assert on it and on the server's journal and ledger.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 

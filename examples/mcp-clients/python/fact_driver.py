@@ -8,7 +8,7 @@ Reads one JSON object on stdin:
 and prints one JSON object on stdout: what the SDK handed back, nothing interpreted:
   {"kind": "result", "is_error", "structured", "text", "progress"}
   {"kind": "error", "type", "code", "message", "progress"}   (code: the MCPError's, if any)
-The tests (examples/tests/mcp_client_facts.rs) assert on it and on the server's journal and ledger.
+The tests (examples/tests/it/mcp_client_facts.rs) assert on it and on the server's journal and ledger.
 """
 
 import json

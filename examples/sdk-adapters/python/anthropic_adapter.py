@@ -19,7 +19,7 @@ So the only honest design is the smallest one:
   can ever tell, so automation stops and a person decides (``resolve``).
 
 ``--flaw NAME`` (before the call name) plants one mistake, in a branch marked ``FLAW <name>``,
-so that the anthropic scenario can be shown to catch it (examples/tests/sdk_verdicts.rs):
+so that the anthropic scenario can be shown to catch it (examples/tests/it/sdk_verdicts.rs):
 ``sdk-default-retries``, ``lost-answer-is-failure``.
 """
 

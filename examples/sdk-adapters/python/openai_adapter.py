@@ -29,7 +29,7 @@ adapter therefore:
   ``client_reference`` lookup, ``store: false``) a person is asked at once (``needs_review``).
 
 ``--flaw NAME`` (before the call name) plants one mistake, each in a branch marked ``FLAW
-<name>``, so that the openai scenarios can be shown to catch it (examples/tests/sdk_verdicts.rs):
+<name>``, so that the openai scenarios can be shown to catch it (examples/tests/it/sdk_verdicts.rs):
 ``sdk-default-retries``, ``lost-answer-is-failure``, ``no-lock`` and ``intent-in-memory``
 (these two in lr_common.py).
 """

@@ -40,7 +40,7 @@ for an at-most-once payment, provided the adapter around it does what the SDK ca
   terminal record.
 
 ``--flaw NAME`` (before the call name) plants one mistake, each in a branch marked ``FLAW
-<name>``, so that the stripe scenarios can be shown to catch it (examples/tests/sdk_verdicts.rs):
+<name>``, so that the stripe scenarios can be shown to catch it (examples/tests/it/sdk_verdicts.rs):
 ``new-key-per-attempt``, ``intent-in-memory``, ``no-lock`` (these two in lr_common.py),
 ``replay-expired-key``, ``processing-is-done``, ``lost-answer-is-failure``,
 ``unverified-webhooks``, ``webhook-regresses``, ``args-change-on-retry``.
