@@ -63,9 +63,9 @@ pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) 
 /// `final:`: the final status call's outcome for each operation.
 fn final_outcomes(j: &Judge<'_, '_>, key: &str, found: &mut Vec<Violation>) {
     for (op, allowed) in &j.obs.scenario.expect.final_outcomes {
-        let call = j.a
-            .op_position(op)
-            .and_then(|position| j.obs.final_status.get(position));
+        let call =
+            j.a.op_position(op)
+                .and_then(|position| j.obs.final_status.get(position));
         let evidence: Vec<Evidence> = call
             .map(|index| Evidence::Call { index })
             .into_iter()
