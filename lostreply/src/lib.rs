@@ -147,8 +147,12 @@ pub mod simulator {
 /// writes as JSON (`docs/report-json.md`) and [`report::read_json`] reads back.
 pub mod report {
     pub use lostreply_reports::model::{
-        AdapterInfo, BacklogItem, CallRecord, EffectRecord, Finding, Outcome, Report,
-        ScenarioReport, Totals, Verdict, Violation,
+        AdapterInfo, AdapterKind, BacklogItem, CallEnd, CallKind, CallRecord, Check,
+        DeliveryRecord, EffectRecord, ErrorRecord, Evidence, Fate, Fault, Finding, FindingKind,
+        Invariant, ObjectStatus, OperationReport, Outcome, OutcomeKind, Report, RequestKind,
+        RequestRecord, ResponseEnd, Rule, ScenarioReport, SharedStr, Signals, StepReport, Totals,
+        Verdict, Violation,
     };
+    pub use lostreply_reports::signals::SignalTotals;
     pub use lostreply_reports::{read_json, ReadJsonError};
 }

@@ -6,8 +6,8 @@
 //! when absent, as the shared text was). It is written and read as the text
 //! the JSON report carries: `after_commit drop (rule 1)`,
 //! `mcp stall (MCP rule 1); the client cancelled (request #7)`. Durations
-//! are spelled as `humantime` spells them (`1s 500ms`), the scenario's own
-//! words for them. A report read back may say a fault in words this version
+//! are spelled by `humantime` (`1s 500ms`), the scenario's own words for
+//! them. A report read back may say a fault in words this version
 //! does not write (one written by hand or by another tool, as the JSON's
 //! documentation allows any text): that fault is kept as its text, so that
 //! it is written again byte for byte.
@@ -227,9 +227,15 @@ impl fmt::Display for FaultResponse {
                 }
             }
             FaultResponse::Gather { requests, at_most } => {
-                write!(f, "gather {requests} (at most {})", Spelled(at_most))
+                write!(
+                    f,
+                    "gather {requests} (at most {})",
+                    humantime::format_duration(at_most)
+                )
             }
-            FaultResponse::Delay { delay } => write!(f, "delay {}", Spelled(delay)),
+            FaultResponse::Delay { delay } => {
+                write!(f, "delay {}", humantime::format_duration(delay))
+            }
             FaultResponse::Status {
                 code,
                 retry_after_s: None,
@@ -242,75 +248,6 @@ impl fmt::Display for FaultResponse {
             FaultResponse::Idle => f.write_str("idle"),
         }
     }
-}
-
-/// Seconds in humantime's year (365.25 days) and month (30.44 days).
-const YEAR_S: u64 = 31_557_600;
-const MONTH_S: u64 = 2_630_016;
-const DAY_S: u64 = 86_400;
-
-/// A duration as `humantime::format_duration` writes it: `0s`, `300ms`,
-/// `1m 30s`, `2days 1h`, every non-zero unit from years to nanoseconds.
-struct Spelled(Duration);
-
-impl fmt::Display for Spelled {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let secs = self.0.as_secs();
-        let nanos = self.0.subsec_nanos();
-        if secs == 0 && nanos == 0 {
-            return f.write_str("0s");
-        }
-        let day_secs = secs % YEAR_S % MONTH_S % DAY_S;
-        let units: [(u64, &str, bool); 9] = [
-            (secs / YEAR_S, "year", true),
-            (secs % YEAR_S / MONTH_S, "month", true),
-            (secs % YEAR_S % MONTH_S / DAY_S, "day", true),
-            (day_secs / 3600, "h", false),
-            (day_secs % 3600 / 60, "m", false),
-            (day_secs % 60, "s", false),
-            (u64::from(nanos / 1_000_000), "ms", false),
-            (u64::from(nanos / 1000 % 1000), "us", false),
-            (u64::from(nanos % 1000), "ns", false),
-        ];
-        let mut sep = "";
-        for (value, unit, plural) in units {
-            if value > 0 {
-                write!(f, "{sep}{value}{unit}")?;
-                if plural && value > 1 {
-                    f.write_str("s")?;
-                }
-                sep = " ";
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Reads a duration [`Spelled`] writes (and some it would write otherwise,
-/// which [`Fault::from_str`] refuses by writing the fault again).
-fn spelled_duration(text: &str) -> Option<Duration> {
-    let mut nanos: u128 = 0;
-    for item in text.split(' ') {
-        let digits = item.find(|c: char| !c.is_ascii_digit())?;
-        let (value, unit) = item.split_at(digits);
-        let value: u128 = plain_number(value)?;
-        let unit_nanos: u128 = match unit {
-            "year" | "years" => u128::from(YEAR_S) * 1_000_000_000,
-            "month" | "months" => u128::from(MONTH_S) * 1_000_000_000,
-            "day" | "days" => u128::from(DAY_S) * 1_000_000_000,
-            "h" => 3_600_000_000_000,
-            "m" => 60_000_000_000,
-            "s" => 1_000_000_000,
-            "ms" => 1_000_000,
-            "us" => 1000,
-            "ns" => 1,
-            _ => return None,
-        };
-        nanos = nanos.checked_add(value.checked_mul(unit_nanos)?)?;
-    }
-    let secs = u64::try_from(nanos / 1_000_000_000).ok()?;
-    let subsec = u32::try_from(nanos % 1_000_000_000).ok()?;
-    Some(Duration::new(secs, subsec))
 }
 
 impl FromStr for FaultResponse {
@@ -344,11 +281,11 @@ impl FromStr for FaultResponse {
                 let (requests, at_most) = rest.split_once(" (at most ")?;
                 Some(FaultResponse::Gather {
                     requests: plain_number(requests)?,
-                    at_most: spelled_duration(at_most)?,
+                    at_most: humantime::parse_duration(at_most).ok()?,
                 })
             })
             .or_else(|| {
-                let delay = spelled_duration(s.strip_prefix("delay ")?)?;
+                let delay = humantime::parse_duration(s.strip_prefix("delay ")?).ok()?;
                 Some(FaultResponse::Delay { delay })
             })
             .or_else(|| {
@@ -506,6 +443,12 @@ mod tests {
         all
     }
 
+    /// Seconds in a day, and in humantime's year (365.25 days) and month
+    /// (30.44 days): durations that spell with those units.
+    const DAY_S: u64 = 86_400;
+    const YEAR_S: u64 = 31_557_600;
+    const MONTH_S: u64 = 2_630_016;
+
     fn durations() -> Vec<Duration> {
         vec![
             Duration::ZERO,
@@ -585,15 +528,6 @@ mod tests {
             assert_eq!(Fault::parse_parts(text).unwrap(), fault);
             assert_eq!(Fault::from(text), fault);
         }
-        assert_eq!(Spelled(Duration::from_secs(2 * DAY_S)).to_string(), "2days");
-        assert_eq!(
-            Spelled(Duration::from_secs(YEAR_S + MONTH_S + 1)).to_string(),
-            "1year 1month 1s"
-        );
-        assert_eq!(
-            Spelled(Duration::new(7, 1_002_003)).to_string(),
-            "7s 1ms 2us 3ns"
-        );
     }
 
     #[test]
