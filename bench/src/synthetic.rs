@@ -349,13 +349,12 @@ fn call(
         },
         (own, _) => SharedJson::new(&own).into(),
     };
-    let outcome = OutcomeReply {
-        operation_id: op.id.as_str().into(),
-        outcome: OutcomeKind::Succeeded,
-        provider_ref: Some(provider_ref.clone()),
-        needs_review: false,
-        evidence: format!("created {provider_ref}").into(),
-    };
+    let outcome = OutcomeReply::new(
+        op.id.as_str(),
+        OutcomeKind::Succeeded,
+        format!("created {provider_ref}"),
+    )
+    .with_provider_ref(Some(provider_ref.clone()));
     Call {
         step: saturating_u32(step),
         name,

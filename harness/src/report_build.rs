@@ -3,9 +3,9 @@
 use lostreply_reports::model as report;
 use lostreply_reports::model::Signals;
 use lostreply_reports::model::{
-    CallEnd, CallKind, CallRecord, Check, EffectRecord, ErrorRecord, Fate, Fault, Finding,
-    HttpFault, McpClientReport, McpFaultKind, OperationReport, OperationSpec, Outcome,
-    RequestRecord, ResponseEnd, ScenarioReport, SharedJson, Verdict, Violation, WindowFigures,
+    CallEnd, CallRecord, Check, EffectRecord, ErrorRecord, Fate, Fault, Finding, HttpFault,
+    McpClientReport, McpFaultKind, OperationReport, OperationSpec, Outcome, RequestRecord,
+    ResponseEnd, ScenarioReport, SharedJson, Verdict, Violation, WindowFigures,
 };
 use lostreply_reports::shared_str::Recent;
 use lostreply_simulator::mcp::McpFault;
@@ -18,7 +18,6 @@ use crate::check::attribution::Attribution;
 use crate::check::grouped::Grouped;
 use crate::phase::{Phase, PhaseEnd};
 use crate::position::{Pos, NONE};
-use crate::protocol::CallName;
 use crate::run::observation::{Call, CallStderr, Observation};
 use crate::scenario::client_profiles::McpClient;
 use crate::two_threads::{self, both};
@@ -222,7 +221,7 @@ fn call_records(calls: Vec<Call>, stderr: CallStderr) -> (Vec<CallRecord>, Vec<E
                 // A run's calls are counted in `u32`s, as the observation's are.
                 index: u32::try_from(index).unwrap_or(u32::MAX),
                 step: c.step,
-                call: call_kind(c.name),
+                call: c.name,
                 operation_id: c.operation_id,
                 request: c.request,
                 reply,
@@ -379,16 +378,6 @@ fn call_error(end: &CallEnd) -> Option<String> {
             "the adapter outlived its {deadline_ms} ms deadline and was killed"
         )),
         CallEnd::Failed { message } => Some(format!("the adapter failed: {message}")),
-    }
-}
-
-fn call_kind(name: CallName) -> CallKind {
-    match name {
-        CallName::Execute => CallKind::Execute,
-        CallName::Reconcile => CallKind::Reconcile,
-        CallName::Webhook => CallKind::Webhook,
-        CallName::Resolve => CallKind::Resolve,
-        CallName::Status => CallKind::Status,
     }
 }
 

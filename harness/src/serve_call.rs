@@ -243,13 +243,11 @@ mod tests {
     struct Blank;
 
     fn nothing(id: &str) -> OutcomeReply {
-        OutcomeReply {
-            operation_id: id.into(),
-            outcome: OutcomeKind::Unknown,
-            provider_ref: None,
-            needs_review: false,
-            evidence: "no record of this operation in the store".into(),
-        }
+        OutcomeReply::new(
+            id,
+            OutcomeKind::Unknown,
+            "no record of this operation in the store",
+        )
     }
 
     #[async_trait::async_trait]
@@ -261,10 +259,7 @@ mod tests {
             Ok(nothing(&r.operation_id))
         }
         async fn webhook(&self, _: WebhookRequest) -> Result<WebhookReply, AdapterFailure> {
-            Ok(WebhookReply {
-                accepted: false,
-                operation_id: None,
-            })
+            Ok(WebhookReply::REJECTED)
         }
         async fn resolve(&self, r: ResolveRequest) -> Result<OutcomeReply, AdapterFailure> {
             Ok(nothing(&r.operation_id))

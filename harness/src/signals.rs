@@ -601,13 +601,7 @@ pub(crate) mod tests {
         ) -> usize {
             let before = self.journal_len_at_calls();
             let reply = outcome.map_or(Reply::Absent, |outcome| {
-                Reply::Outcome(OutcomeReply {
-                    operation_id: op.into(),
-                    outcome,
-                    provider_ref: None,
-                    needs_review: false,
-                    evidence: "e".into(),
-                })
+                Reply::Outcome(OutcomeReply::new(op, outcome, "e"))
             });
             self.obs.calls.push(Call {
                 step: 1,

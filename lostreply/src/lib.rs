@@ -58,13 +58,7 @@
 //! struct Silent;
 //!
 //! fn unknown(operation_id: &str) -> OutcomeReply {
-//!     OutcomeReply {
-//!         operation_id: operation_id.into(),
-//!         outcome: OutcomeKind::Unknown,
-//!         provider_ref: None,
-//!         needs_review: false,
-//!         evidence: "never asked the provider".into(),
-//!     }
+//!     OutcomeReply::new(operation_id, OutcomeKind::Unknown, "never asked the provider")
 //! }
 //!
 //! #[lostreply::async_trait]
@@ -76,7 +70,7 @@
 //!         Ok(unknown(&r.operation_id))
 //!     }
 //!     async fn webhook(&self, _: WebhookRequest) -> Result<WebhookReply, AdapterFailure> {
-//!         Ok(WebhookReply { accepted: false, operation_id: None })
+//!         Ok(WebhookReply::REJECTED)
 //!     }
 //!     async fn resolve(&self, r: ResolveRequest) -> Result<OutcomeReply, AdapterFailure> {
 //!         Ok(unknown(&r.operation_id))
@@ -115,8 +109,10 @@ pub use lostreply_harness::adapter::{Adapter, AdapterFactory, AdapterFailure};
 pub use async_trait::async_trait;
 
 /// The adapter protocol's requests and replies (`docs/adapter-protocol.md`).
+/// Each struct a later protocol revision may extend is `#[non_exhaustive]`:
+/// build it with its `new` (and `with_…`) constructors, read its fields.
 pub mod protocol {
-    pub use lostreply_harness::protocol::{
+    pub use lostreply_protocol::{
         CallName, ClientWindows, Common, Contract, ContractIdempotency, ContractLookup,
         ContractMcp, ContractRetrieval, ContractTool, ContractWebhooks, ExecuteRequest, Operation,
         OperationRequest, OutcomeKind, OutcomeReply, ProviderInfo, Resolution, ResolveRequest,
@@ -147,7 +143,7 @@ pub mod simulator {
 /// writes as JSON (`docs/report-json.md`) and [`report::read_json`] reads back.
 pub mod report {
     pub use lostreply_reports::model::{
-        AdapterInfo, AdapterKind, BacklogItem, CallEnd, CallKind, CallRecord, Check,
+        AdapterInfo, AdapterKind, BacklogItem, CallEnd, CallName, CallRecord, Check,
         DeliveryRecord, EffectRecord, ErrorRecord, Evidence, Fate, Fault, Finding, FindingKind,
         Invariant, ObjectStatus, OperationReport, Outcome, OutcomeKind, Report, RequestKind,
         RequestRecord, ResponseEnd, Rule, ScenarioReport, SharedStr, Signals, StepReport, Totals,

@@ -144,23 +144,15 @@ fn keyed(contract: &Contract) -> bool {
 
 /// The reply for an operation id the store cannot hold.
 pub(crate) fn invalid_id_reply(error: &InvalidOpId) -> OutcomeReply {
-    OutcomeReply {
-        operation_id: error.0.as_str().into(),
-        outcome: OutcomeKind::Unknown,
-        provider_ref: None,
-        needs_review: false,
-        evidence: format!("refused: {error}").into(),
-    }
+    OutcomeReply::new(
+        error.0.as_str(),
+        OutcomeKind::Unknown,
+        format!("refused: {error}"),
+    )
 }
 
 pub(crate) fn no_record_reply(id: &OpId) -> OutcomeReply {
-    OutcomeReply {
-        operation_id: id.as_str().into(),
-        outcome: OutcomeKind::Unknown,
-        provider_ref: None,
-        needs_review: false,
-        evidence: NO_RECORD.into(),
-    }
+    OutcomeReply::new(id.as_str(), OutcomeKind::Unknown, NO_RECORD)
 }
 
 /// A collection name as the provider API defines it; anything else would not
@@ -411,14 +403,8 @@ fn contradicts_decision(record: &OpRecord, event: &Conclusion) -> bool {
     }
 }
 
-const REJECTED: WebhookReply = WebhookReply {
-    accepted: false,
-    operation_id: None,
-};
-const NOTHING_TO_APPLY: WebhookReply = WebhookReply {
-    accepted: true,
-    operation_id: None,
-};
+const REJECTED: WebhookReply = WebhookReply::REJECTED;
+const NOTHING_TO_APPLY: WebhookReply = WebhookReply::accepted(None);
 
 /// The calls of a create operation, and the calls every operation answers
 /// alike; [`crate::adapter`] routes the protocol's calls here.
@@ -497,10 +483,7 @@ impl ReferenceAdapter {
         let Some(mut record) = self.load(&id).await? else {
             return Ok(NOTHING_TO_APPLY);
         };
-        let accepted = WebhookReply {
-            accepted: true,
-            operation_id: Some(id.as_str().to_owned()),
-        };
+        let accepted = WebhookReply::accepted(Some(id.as_str().to_owned()));
         if record.events_seen.contains(&webhook_id) {
             return Ok(accepted);
         }
@@ -610,46 +593,25 @@ mod tests {
     const NOW_S: i64 = 1_767_225_600;
 
     fn common(base_url: &str, mode: &str, lookup: bool) -> Common {
-        Common {
-            protocol: 1,
-            now: NOW.to_owned(),
-            provider: ProviderInfo {
-                base_url: base_url.to_owned(),
-                credential: "sk_test_a".to_owned(),
-                contract: Contract {
-                    profile: "generic".to_owned(),
-                    idempotency: ContractIdempotency {
-                        mode: mode.to_owned(),
-                        header: "Idempotency-Key".to_owned(),
-                        retention_s: 86_400,
-                    },
-                    lookup: ContractLookup {
-                        retrieve: lookup,
-                        client_reference: lookup,
-                        list_recent: lookup,
-                    },
-                    asynchronous: false,
-                    webhooks: Some(ContractWebhooks {
-                        secret: SECRET.to_owned(),
-                        scheme: WebhookScheme::StandardWebhooks,
-                    }),
-                    mcp: None,
-                },
-            },
-            client_timeout_ms: 2_000,
-        }
+        let lookup = ContractLookup::NONE
+            .with_retrieve(lookup)
+            .with_client_reference(lookup)
+            .with_list_recent(lookup);
+        let idempotency = ContractIdempotency::new(mode, "Idempotency-Key", 86_400);
+        let webhooks = ContractWebhooks::new(SECRET, WebhookScheme::StandardWebhooks);
+        let contract =
+            Contract::new("generic", idempotency, lookup, false).with_webhooks(Some(webhooks));
+        Common::new(
+            NOW,
+            ProviderInfo::new(base_url, "sk_test_a", contract),
+            2_000,
+        )
     }
 
     fn operation(id: &str) -> Operation {
         let mut args = serde_json::Map::new();
         args.insert("title".into(), "Purchase review".into());
-        Operation {
-            id: id.into(),
-            action: "create".into(),
-            resource: "tickets".into(),
-            tool: None,
-            args,
-        }
+        Operation::new(id, "create", "tickets", args)
     }
 
     /// A loopback listener that accepts, reads a little, and hangs up: every
@@ -712,17 +674,11 @@ mod tests {
     }
 
     fn execute_request(id: &str, common: &Common) -> ExecuteRequest {
-        ExecuteRequest {
-            operation: operation(id),
-            common: common.clone(),
-        }
+        ExecuteRequest::new(operation(id), common.clone())
     }
 
     fn op_request(id: &str, common: &Common) -> OperationRequest {
-        OperationRequest {
-            operation_id: id.into(),
-            common: common.clone(),
-        }
+        OperationRequest::new(id, common.clone())
     }
 
     #[tokio::test]
@@ -855,11 +811,8 @@ mod tests {
                      "metadata": {"operation_id": "op-1"}}})
         .to_string();
         let headers = BTreeMap::from([("webhook-id".to_owned(), event_id.to_owned())]);
-        let unsigned = WebhookRequest {
-            headers,
-            body,
-            common: common("http://127.0.0.1:9", "stripe", true),
-        };
+        let unsigned =
+            WebhookRequest::new(headers, body, common("http://127.0.0.1:9", "stripe", true));
         resign(unsigned, ts)
     }
 
@@ -884,10 +837,7 @@ mod tests {
         let adapter = adapter(dir.path());
         let status_common = common("http://127.0.0.1:9", "stripe", true);
         let status = || adapter.status(op_request("op-1", &status_common));
-        let ours = WebhookReply {
-            accepted: true,
-            operation_id: Some("op-1".into()),
-        };
+        let ours = WebhookReply::accepted(Some("op-1".into()));
 
         let mut forged = delivery("evt_1", "succeeded", "succeeded", "tkt_forged", NOW_S);
         forged
@@ -930,10 +880,11 @@ mod tests {
 
         // An authentic event about an operation the store never saw.
         let other = delivery("evt_4", "created", "succeeded", "tkt_4", NOW_S);
-        let other = WebhookRequest {
-            body: other.body.replace("op-1", "op-9"),
-            ..other
-        };
+        let other = WebhookRequest::new(
+            other.headers,
+            other.body.replace("op-1", "op-9"),
+            other.common,
+        );
         let other = resign(other, NOW_S);
         assert_eq!(adapter.webhook(other).await.unwrap(), NOTHING_TO_APPLY);
     }
@@ -944,32 +895,29 @@ mod tests {
         seed(dir.path(), "op-1");
         let adapter = adapter(dir.path());
         let common = common("http://127.0.0.1:9", "none", false);
-        let resolve = |outcome, provider_ref: Option<&str>| ResolveRequest {
-            operation_id: "op-1".into(),
-            resolution: Resolution {
+        let resolve = |id: &str, outcome, provider_ref: Option<&str>| {
+            let resolution = Resolution::new(
                 outcome,
-                provider_ref: provider_ref.map(str::to_owned),
-                evidence: "found it in the console".into(),
-                by: "operator".into(),
-            },
-            common: common.clone(),
+                provider_ref.map(str::to_owned),
+                "found it in the console",
+            );
+            ResolveRequest::new(id, resolution, common.clone())
         };
         let reply = adapter
-            .resolve(resolve(OutcomeKind::Succeeded, Some("tkt_1")))
+            .resolve(resolve("op-1", OutcomeKind::Succeeded, Some("tkt_1")))
             .await
             .unwrap();
         assert_eq!(
             reply,
-            OutcomeReply {
-                operation_id: "op-1".into(),
-                outcome: OutcomeKind::Succeeded,
-                provider_ref: Some("tkt_1".into()),
-                needs_review: false,
-                evidence: "operator: found it in the console".into(),
-            }
+            OutcomeReply::new(
+                "op-1",
+                OutcomeKind::Succeeded,
+                "operator: found it in the console"
+            )
+            .with_provider_ref(Some("tkt_1".into()))
         );
         let again = adapter
-            .resolve(resolve(OutcomeKind::Failed, None))
+            .resolve(resolve("op-1", OutcomeKind::Failed, None))
             .await
             .unwrap();
         assert_eq!(
@@ -994,10 +942,7 @@ mod tests {
             .unwrap();
         assert_eq!(executed, reply);
         let unknown = adapter
-            .resolve(ResolveRequest {
-                operation_id: "op-2".into(),
-                ..resolve(OutcomeKind::Failed, None)
-            })
+            .resolve(resolve("op-2", OutcomeKind::Failed, None))
             .await
             .unwrap();
         assert_eq!(unknown.evidence, NO_RECORD);

@@ -109,13 +109,13 @@ impl OpRecord {
 
     /// The protocol reply for this record.
     pub fn reply(&self) -> OutcomeReply {
-        OutcomeReply {
-            operation_id: self.operation.id.as_str().into(),
-            outcome: self.outcome,
-            provider_ref: self.provider_ref.as_deref().map(Into::into),
-            needs_review: self.needs_review,
-            evidence: self.evidence.as_str().into(),
-        }
+        OutcomeReply::new(
+            self.operation.id.as_str(),
+            self.outcome,
+            self.evidence.as_str(),
+        )
+        .with_provider_ref(self.provider_ref.as_deref().map(Into::into))
+        .with_needs_review(self.needs_review)
     }
 
     /// Remembers a webhook id, forgetting the oldest beyond [`MAX_EVENTS_SEEN`].
@@ -265,13 +265,7 @@ mod tests {
         let mut args = serde_json::Map::new();
         args.insert("title".into(), "Purchase review".into());
         OpRecord {
-            operation: Operation {
-                id: id.into(),
-                action: "create".into(),
-                resource: "tickets".into(),
-                tool: None,
-                args,
-            },
+            operation: Operation::new(id, "create", "tickets", args),
             key: format!("lr-{id}"),
             client_reference: id.into(),
             first_sent_at: "2026-01-01T00:00:00Z".into(),

@@ -11,50 +11,13 @@
 
 use std::borrow::Cow;
 
-use serde::{Deserialize, Serialize};
+pub use lostreply_protocol::OutcomeReply;
 
 use crate::kept_json::{Kept, MadeJson};
-use crate::outcome::OutcomeKind;
-use crate::shared_str::SharedStr;
 
 /// A reply that came back from an adapter call: its text, or a reply that
 /// was exactly its parsed outcome written out, kept as it (`Kept::Made`).
 pub type CallReply = Kept<OutcomeReply>;
-
-/// The reply to `execute`, `reconcile`, `resolve` and `status`: the adapter
-/// protocol's type, which the harness reads replies into and re-exports
-/// (`lostreply_harness::protocol::OutcomeReply`). Fields beyond these are
-/// ignored (a later protocol version, or an adapter's own notes); the
-/// harness names them in the report rather than failing the call.
-///
-/// Its text is shared ([`SharedStr`]): the report's records take it by a
-/// reference count, and a large run holds two replies per operation. Serde
-/// writes its fields in the protocol's order, `provider_ref` as `null` when
-/// absent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OutcomeReply {
-    /// The operation's id.
-    pub operation_id: SharedStr,
-    /// What the adapter claims.
-    pub outcome: OutcomeKind,
-    /// Provider object id, if known.
-    #[serde(default)]
-    pub provider_ref: Option<SharedStr>,
-    /// True when automation stopped and a person must decide.
-    #[serde(default)]
-    pub needs_review: bool,
-    /// What the claim rests on.
-    #[serde(default)]
-    pub evidence: SharedStr,
-}
-
-impl OutcomeReply {
-    /// True when `text` is exactly this reply's compact JSON (so the parsed
-    /// reply may stand for its text).
-    pub fn writes_as(&self, text: &str) -> bool {
-        serde_json::to_string(self).is_ok_and(|written| written == text)
-    }
-}
 
 /// Its compact writing: the reply it stands for, when it [`OutcomeReply::writes_as`] it.
 impl MadeJson for OutcomeReply {
@@ -71,16 +34,12 @@ mod tests {
 
     use super::*;
     use crate::kept_json::testing::assert_the_same;
+    use crate::outcome::OutcomeKind;
     use crate::shared_json::SharedJson;
 
     fn reply(op: &str, provider_ref: Option<&str>, evidence: &str) -> OutcomeReply {
-        OutcomeReply {
-            operation_id: op.into(),
-            outcome: OutcomeKind::Succeeded,
-            provider_ref: provider_ref.map(Into::into),
-            needs_review: false,
-            evidence: evidence.into(),
-        }
+        OutcomeReply::new(op, OutcomeKind::Succeeded, evidence)
+            .with_provider_ref(provider_ref.map(Into::into))
     }
 
     /// Texts that need escaping, outside the basic plane, and empty.

@@ -39,7 +39,7 @@
 //! # Invariants
 //! - Writers are pure functions of the model: the same report gives the same bytes.
 //! - Every `match` over `Verdict`, `CallEnd`, `Check`, `Invariant`, `Evidence`
-//!   and the records' closed sets (`CallKind`, `ResponseEnd`, `FaultResponse`,
+//!   and the records' closed sets (`ResponseEnd`, `FaultResponse`,
 //!   `ObjectStatus`...) is exhaustive, so a new variant makes every writer
 //!   decide how to show it.
 //! - Adapter- and scenario-supplied text is untrusted: it is made one-line safe

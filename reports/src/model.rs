@@ -19,13 +19,14 @@ pub use crate::invariant::Invariant;
 pub use crate::kept_json::{Kept, MadeJson};
 pub use crate::operation_report::OperationReport;
 pub use crate::outcome::{Outcome, OutcomeKind};
-pub use crate::record_names::{CallKind, ObjectStatus, RequestKind};
+pub use crate::record_names::{ObjectStatus, RequestKind};
 pub use crate::shared_json::{SharedJson, SharedTail};
 pub use crate::signals::{
     Action, Ambiguity, Confirmation, ConfirmedBy, ConfirmedByCounts, KeyNearExpiry, LateDuplicate,
     OperationAge, OperationCount, ScenarioOperation, SignalTotals, Signals, UnknownReplies,
 };
 pub use crate::step_label::{StepLabel, StepVerb};
+pub use lostreply_protocol::CallName;
 
 /// Version of the JSON report's shape. Bump on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -232,7 +233,7 @@ pub struct CallRecord {
     /// The step that made it (0 for the final `status` sweep).
     pub step: u32,
     /// `execute`, `reconcile`, `webhook`, `resolve` or `status`.
-    pub call: CallKind,
+    pub call: CallName,
     /// The operation it concerned, if any.
     pub operation_id: Option<SharedStr>,
     /// The request sent (JSON), shared with the observation (a request
@@ -570,18 +571,6 @@ impl Verdict {
             Verdict::Violated => "violated",
             Verdict::AdapterError => "adapter_error",
             Verdict::InfraError => "infra_error",
-        }
-    }
-}
-
-impl OutcomeKind {
-    /// The protocol's name: `succeeded`, `failed`, `pending`, `unknown`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OutcomeKind::Succeeded => "succeeded",
-            OutcomeKind::Failed => "failed",
-            OutcomeKind::Pending => "pending",
-            OutcomeKind::Unknown => "unknown",
         }
     }
 }

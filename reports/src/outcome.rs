@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use lostreply_protocol::OutcomeKind;
+
 use crate::shared_str::SharedStr;
 
 /// An outcome as the adapter reported it.
@@ -18,18 +20,4 @@ pub struct Outcome {
     pub needs_review: bool,
     /// The adapter's evidence text.
     pub evidence: SharedStr,
-}
-
-/// The four outcomes of the adapter protocol.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OutcomeKind {
-    /// Confirmed by evidence. Terminal.
-    Succeeded,
-    /// Confirmed by evidence. Terminal.
-    Failed,
-    /// The provider has it and is still working.
-    Pending,
-    /// No evidence either way yet.
-    Unknown,
 }

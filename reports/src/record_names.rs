@@ -1,6 +1,6 @@
-//! The closed sets of names a report's records carry: which adapter call a
-//! call was ([`CallKind`]), what a request asked of a collection
-//! ([`RequestKind`]) and an object's status ([`ObjectStatus`]).
+//! The closed sets of names a report's records carry beside the protocol's
+//! call names (`lostreply_protocol::CallName`): what a request asked of a
+//! collection ([`RequestKind`]) and an object's status ([`ObjectStatus`]).
 //!
 //! Each is an enum of one byte where a shared string took eight, so that a
 //! writer matches on it (a new name makes every writer decide how to show
@@ -135,22 +135,6 @@ macro_rules! names {
 pub(crate) use names;
 
 names! {
-    /// The adapter call a call record is: one of the protocol's five.
-    CallKind, "call" {
-        /// `execute`: perform an operation.
-        Execute => "execute",
-        /// `reconcile`: find out what became of an operation.
-        Reconcile => "reconcile",
-        /// `webhook`: a delivery handed to the adapter.
-        Webhook => "webhook",
-        /// `resolve`: a person's decision about an operation.
-        Resolve => "resolve",
-        /// `status`: read an operation's outcome.
-        Status => "status",
-    }
-}
-
-names! {
     /// What a request asked of a collection.
     RequestKind, "request kind" {
         /// `POST /v1/{resource}`.
@@ -198,24 +182,22 @@ mod tests {
 
     #[test]
     fn a_name_equals_its_text() {
-        assert_eq!(CallKind::Resolve, "resolve");
         assert!(ObjectStatus::Failed != "failed ");
         assert!(RequestKind::Search == *"search");
     }
 
     #[test]
     fn names_round_trip_as_their_text() {
-        round_trips(CallKind::ALL);
         round_trips(RequestKind::ALL);
         round_trips(ObjectStatus::ALL);
     }
 
     #[test]
     fn an_unknown_name_is_refused_with_the_set() {
-        let err = "Execute".parse::<CallKind>().unwrap_err();
+        let err = "done".parse::<ObjectStatus>().unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown call `Execute`: expected one of execute, reconcile, webhook, resolve, status"
+            "unknown object status `done`: expected one of processing, succeeded, failed"
         );
         assert!(serde_json::from_str::<ObjectStatus>("\"done\"").is_err());
         assert!(serde_json::from_str::<RequestKind>("1").is_err());

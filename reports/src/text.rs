@@ -435,7 +435,7 @@ pub(crate) fn failing(scenarios: &[ScenarioReport]) -> impl Iterator<Item = &Sce
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::CallKind;
+    use crate::model::CallName;
 
     #[test]
     fn durations_pick_a_readable_unit() {
@@ -481,7 +481,7 @@ mod tests {
         CallRecord {
             index: 3,
             step: 2,
-            call: CallKind::Status,
+            call: CallName::Status,
             operation_id: Some("op-1".into()),
             request: Value::Null.into(),
             reply: reply.map(Into::into),

@@ -61,27 +61,19 @@ fn parse_now(now: &str) -> Result<Timestamp, UnreadableClock> {
 }
 
 fn unreadable(operation_id: &str, Unreadable(why): Unreadable) -> OutcomeReply {
-    OutcomeReply {
-        needs_review: true,
-        ..record::unknown_reply(
-            operation_id,
-            format!("{why}; nothing sent; a person must check the store"),
-        )
-    }
+    record::unknown_reply(
+        operation_id,
+        format!("{why}; nothing sent; a person must check the store"),
+    )
+    .with_needs_review(true)
 }
 
 fn refused() -> WebhookReply {
-    WebhookReply {
-        accepted: false,
-        operation_id: None,
-    }
+    WebhookReply::REJECTED
 }
 
 fn accepted(operation_id: Option<String>) -> WebhookReply {
-    WebhookReply {
-        accepted: true,
-        operation_id,
-    }
+    WebhookReply::accepted(operation_id)
 }
 
 impl DesignAdapter {
@@ -118,10 +110,9 @@ impl DesignAdapter {
     fn busy_reply(&self, id: &OpId) -> OutcomeReply {
         const BUSY: &str = "another worker holds the operation";
         match self.store.load(id) {
-            Ok(Some(stored)) => OutcomeReply {
-                evidence: format!("{BUSY}; stored: {}", stored.evidence).into(),
-                ..stored.reply()
-            },
+            Ok(Some(stored)) => stored
+                .reply()
+                .with_evidence(format!("{BUSY}; stored: {}", stored.evidence)),
             Ok(None) => record::unknown_reply(id.as_str(), format!("{BUSY}; nothing sent")),
             Err(why) => unreadable(id.as_str(), why),
         }
@@ -219,12 +210,7 @@ impl Adapter for DesignAdapter {
         }
         let now = match parse_now(&request.common.now) {
             Ok(now) => now,
-            Err(why) => {
-                return Ok(OutcomeReply {
-                    evidence: why.to_string().into(),
-                    ..stored.reply()
-                })
-            }
+            Err(why) => return Ok(stored.reply().with_evidence(why.to_string())),
         };
         let provider = Provider::new(&request.common)?;
         let contract = &request.common.provider.contract;
@@ -305,14 +291,10 @@ impl Adapter for DesignAdapter {
         }
         let resolution = &request.resolution;
         if !record::is_terminal(resolution.outcome) {
-            return Ok(OutcomeReply {
-                evidence: format!(
-                    "resolution ignored: an operator decides succeeded or failed; stored: {}",
-                    stored.evidence
-                )
-                .into(),
-                ..stored.reply()
-            });
+            return Ok(stored.reply().with_evidence(format!(
+                "resolution ignored: an operator decides succeeded or failed; stored: {}",
+                stored.evidence
+            )));
         }
         stored.overwrite(
             resolution.outcome,
@@ -423,13 +405,7 @@ mod tests {
 
     fn record(outcome: OutcomeKind) -> Option<Record> {
         let id = OpId::parse("op-1").ok()?;
-        let operation = Operation {
-            id: "op-1".to_owned(),
-            action: "create".to_owned(),
-            resource: "tickets".to_owned(),
-            tool: None,
-            args: Map::new(),
-        };
+        let operation = Operation::new("op-1", "create", "tickets", Map::new());
         let mut record = Record::intent(&id, &operation, Timestamp::UNIX_EPOCH);
         record.outcome = outcome;
         Some(record)

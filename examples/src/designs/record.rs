@@ -215,13 +215,13 @@ impl Record {
 
     /// The protocol reply describing this record.
     pub fn reply(&self) -> OutcomeReply {
-        OutcomeReply {
-            operation_id: self.operation_id.as_str().into(),
-            outcome: self.outcome,
-            provider_ref: self.provider_ref.as_deref().map(Into::into),
-            needs_review: self.needs_review,
-            evidence: self.evidence.as_str().into(),
-        }
+        OutcomeReply::new(
+            self.operation_id.as_str(),
+            self.outcome,
+            self.evidence.as_str(),
+        )
+        .with_provider_ref(self.provider_ref.as_deref().map(Into::into))
+        .with_needs_review(self.needs_review)
     }
 }
 
@@ -241,13 +241,7 @@ pub fn may_move(from: OutcomeKind, to: OutcomeKind) -> bool {
 
 /// The reply about an operation id that cannot be used or is not stored.
 pub fn unknown_reply(operation_id: &str, evidence: String) -> OutcomeReply {
-    OutcomeReply {
-        operation_id: operation_id.into(),
-        outcome: OutcomeKind::Unknown,
-        provider_ref: None,
-        needs_review: false,
-        evidence: evidence.into(),
-    }
+    OutcomeReply::new(operation_id, OutcomeKind::Unknown, evidence)
 }
 
 /// The reply about an operation the store has never seen.
@@ -277,13 +271,7 @@ mod tests {
 
     fn resolved(outcome: OutcomeKind, provider_ref: Option<&str>) -> Option<Record> {
         let id = OpId::parse("op-1").ok()?;
-        let operation = Operation {
-            id: "op-1".to_owned(),
-            action: "create".to_owned(),
-            resource: "tickets".to_owned(),
-            tool: None,
-            args: Map::new(),
-        };
+        let operation = Operation::new("op-1", "create", "tickets", Map::new());
         let mut record = Record::intent(&id, &operation, Timestamp::UNIX_EPOCH);
         record.outcome = outcome;
         record.provider_ref = provider_ref.map(str::to_owned);

@@ -128,19 +128,9 @@ mod tests {
 
     #[test]
     fn escalation_follows_the_situation_not_a_count() {
-        let none = ContractLookup {
-            retrieve: false,
-            client_reference: false,
-            list_recent: false,
-        };
-        let retrieve_only = ContractLookup {
-            retrieve: true,
-            ..none
-        };
-        let search = ContractLookup {
-            client_reference: true,
-            ..none
-        };
+        let none = ContractLookup::NONE;
+        let retrieve_only = none.with_retrieve(true);
+        let search = none.with_client_reference(true);
         // No keys, no lookup: at once, on the first climb.
         let blind = Rungs::available(KeyMode::None, true, none, false);
         assert!(escalation(false, blind, 0).is_some());

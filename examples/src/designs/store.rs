@@ -152,13 +152,7 @@ mod tests {
         let dir = tempfile::tempdir().ok()?;
         let store = Store::open(dir.path()).ok()?;
         let id = OpId::parse("op-1").ok()?;
-        let operation = Operation {
-            id: "op-1".to_owned(),
-            action: "create".to_owned(),
-            resource: "tickets".to_owned(),
-            tool: None,
-            args: Map::new(),
-        };
+        let operation = Operation::new("op-1", "create", "tickets", Map::new());
         let record = Record::intent(&id, &operation, jiff::Timestamp::UNIX_EPOCH);
         Some((dir, store, id, record))
     }

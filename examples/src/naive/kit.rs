@@ -361,25 +361,14 @@ impl Entry {
 
     /// The protocol reply.
     pub fn reply(&self) -> OutcomeReply {
-        OutcomeReply {
-            operation_id: self.op_id.as_str().into(),
-            outcome: self.outcome,
-            provider_ref: self.provider_ref.as_deref().map(Into::into),
-            needs_review: false,
-            evidence: self.evidence.as_str().into(),
-        }
+        OutcomeReply::new(self.op_id.as_str(), self.outcome, self.evidence.as_str())
+            .with_provider_ref(self.provider_ref.as_deref().map(Into::into))
     }
 }
 
 /// The reply for an operation nobody wrote down.
 pub fn no_record(op_id: &str) -> OutcomeReply {
-    OutcomeReply {
-        operation_id: op_id.into(),
-        outcome: OutcomeKind::Unknown,
-        provider_ref: None,
-        needs_review: false,
-        evidence: "no record".into(),
-    }
+    OutcomeReply::new(op_id, OutcomeKind::Unknown, "no record")
 }
 
 /// Where a naive adapter keeps its entries, and the calls that only read or
@@ -499,26 +488,17 @@ impl Records for FileStore {
 
 /// Refuses a delivery (bad signature, unreadable body, or webhooks not used).
 pub fn webhook_rejected() -> WebhookReply {
-    WebhookReply {
-        accepted: false,
-        operation_id: None,
-    }
+    WebhookReply::REJECTED
 }
 
 /// Accepts a delivery about no operation we know.
 pub fn webhook_not_ours() -> WebhookReply {
-    WebhookReply {
-        accepted: true,
-        operation_id: None,
-    }
+    WebhookReply::accepted(None)
 }
 
 /// Accepts a delivery applied to `op_id`.
 pub fn webhook_applied(op_id: String) -> WebhookReply {
-    WebhookReply {
-        accepted: true,
-        operation_id: Some(op_id),
-    }
+    WebhookReply::accepted(Some(op_id))
 }
 
 /// What an event says about its object: outcome, object id and evidence, ready

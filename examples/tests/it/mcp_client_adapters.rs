@@ -61,75 +61,35 @@ async fn first_call_stalls() -> Simulator {
 
 fn common(sim: &Simulator) -> Common {
     let now = jiff::Timestamp::from_millisecond(sim.now_ms()).unwrap();
-    Common {
-        protocol: 1,
-        now: now.to_string(),
-        client_timeout_ms: 1000,
-        provider: ProviderInfo {
-            base_url: sim.base_url(),
-            credential: TENANT.to_owned(),
-            contract: Contract {
-                profile: "generic".to_owned(),
-                idempotency: ContractIdempotency {
-                    mode: "none".to_owned(),
-                    header: "Idempotency-Key".to_owned(),
-                    retention_s: 86_400,
-                },
-                lookup: ContractLookup {
-                    retrieve: false,
-                    client_reference: false,
-                    list_recent: false,
-                },
-                asynchronous: false,
-                webhooks: None,
-                mcp: Some(ContractMcp {
-                    url: sim.mcp_url().unwrap(),
-                    revision: "2025-11-25".to_owned(),
-                    tools: vec![
-                        ContractTool {
-                            name: "create_ticket".to_owned(),
-                            resource: "tickets".to_owned(),
-                            key_argument: None,
-                            key_retention_s: None,
-                        },
-                        ContractTool {
-                            name: "create_charge".to_owned(),
-                            resource: "charges".to_owned(),
-                            key_argument: Some("idempotency_key".to_owned()),
-                            key_retention_s: Some(7 * 24 * 3600),
-                        },
-                    ],
-                    retrieval: Some(ContractRetrieval {
-                        get: "get_operation".to_owned(),
-                        list_recent: "list_recent_operations".to_owned(),
-                        retention_s: 7 * 86_400,
-                    }),
-                    tasks: false,
-                    client: ClientWindows {
-                        profile: "custom".to_owned(),
-                        scale: 1.0,
-                        wall_clock_ms: Some(1000),
-                        idle_ms: None,
-                        idle_resets_on: "bytes".to_owned(),
-                        first_byte_ms: None,
-                        background_after_ms: None,
-                    },
-                }),
-            },
-        },
-    }
+    let tools = vec![
+        ContractTool::new("create_ticket", "tickets"),
+        ContractTool::new("create_charge", "charges")
+            .with_key("idempotency_key", Some(7 * 24 * 3600)),
+    ];
+    let retrieval = ContractRetrieval::new("get_operation", "list_recent_operations", 7 * 86_400);
+    let client = ClientWindows::new("custom", 1.0).with_wall_clock_ms(Some(1000));
+    let mcp = ContractMcp::new(
+        sim.mcp_url().unwrap(),
+        "2025-11-25",
+        tools,
+        Some(retrieval),
+        false,
+        client,
+    );
+    let idempotency = ContractIdempotency::new("none", "Idempotency-Key", 86_400);
+    let contract =
+        Contract::new("generic", idempotency, ContractLookup::NONE, false).with_mcp(Some(mcp));
+    Common::new(
+        now.to_string(),
+        ProviderInfo::new(sim.base_url(), TENANT, contract),
+        1000,
+    )
 }
 
 fn operation() -> Operation {
     let mut args = serde_json::Map::new();
     args.insert("subject".to_owned(), json!("printer on fire"));
-    Operation {
-        id: "op-1".to_owned(),
-        action: "call_tool".to_owned(),
-        resource: "tickets".to_owned(),
-        tool: Some("create_ticket".to_owned()),
-        args,
-    }
+    Operation::new("op-1", "call_tool", "tickets", args).with_tool(Some("create_ticket".to_owned()))
 }
 
 /// One adapter call, as the harness makes it: the call name appended, one JSON object in, one out.

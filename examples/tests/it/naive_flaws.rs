@@ -105,16 +105,7 @@ impl<'f> Probe<'f> {
         let mut args = serde_json::Map::new();
         args.insert("title".into(), format!("Purchase review {op}").into());
         args.insert("amount".into(), 1200.into());
-        ExecuteRequest {
-            operation: Operation {
-                id: op.into(),
-                action: "create".into(),
-                resource: "tickets".into(),
-                tool: None,
-                args,
-            },
-            common: self.common(),
-        }
+        ExecuteRequest::new(Operation::new(op, "create", "tickets", args), self.common())
     }
 
     async fn execute(&self, adapter: &dyn Adapter, op: &str) -> OutcomeReply {
@@ -130,10 +121,7 @@ impl<'f> Probe<'f> {
     }
 
     fn op(&self, op: &str) -> OperationRequest {
-        OperationRequest {
-            operation_id: op.into(),
-            common: self.common(),
-        }
+        OperationRequest::new(op, self.common())
     }
 
     /// Effects attributed to `op` by its arguments' title.
@@ -291,11 +279,11 @@ async fn case_6(factory: &dyn AdapterFactory) -> Checked {
     let before = p.execute(adapter.as_ref(), "op-1").await;
     let event = p.sim.events().into_iter().next().expect("a created event");
     let delivery = p.sim.sign(&event).unwrap();
-    let forged = WebhookRequest {
-        headers: delivery.headers,
-        body: delivery.body.replace("tickets.created", "tickets.failed"),
-        common: p.common(),
-    };
+    let forged = WebhookRequest::new(
+        delivery.headers,
+        delivery.body.replace("tickets.created", "tickets.failed"),
+        p.common(),
+    );
     adapter.webhook(forged).await.unwrap();
     let after = adapter.status(p.op("op-1")).await.unwrap();
     if after.outcome != before.outcome {
@@ -395,27 +383,14 @@ async fn case_10(factory: &dyn AdapterFactory) -> Checked {
     let adapter = p.execute_and_reconcile("op-1").await;
     // The operator looked in the provider's console: it is there.
     let effect = p.effects_of("op-1").first().map(|e| e.id.to_string());
-    let resolution = Resolution {
-        outcome: OutcomeKind::Succeeded,
-        provider_ref: effect,
-        evidence: "found in the console".into(),
-        by: "operator".into(),
-    };
+    let resolution = Resolution::new(OutcomeKind::Succeeded, effect, "found in the console");
     adapter
-        .resolve(ResolveRequest {
-            operation_id: "op-1".into(),
-            resolution,
-            common: p.common(),
-        })
+        .resolve(ResolveRequest::new("op-1", resolution, p.common()))
         .await
         .unwrap();
     for event in p.sim.events() {
         let delivery = p.sim.sign(&event).unwrap();
-        let late = WebhookRequest {
-            headers: delivery.headers,
-            body: delivery.body,
-            common: p.common(),
-        };
+        let late = WebhookRequest::new(delivery.headers, delivery.body, p.common());
         adapter.webhook(late).await.unwrap();
     }
     p.execute(adapter.as_ref(), "op-1").await;

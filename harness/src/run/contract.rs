@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::protocol::{
     Common, Contract, ContractIdempotency, ContractLookup, ContractMcp, ContractRetrieval,
-    ContractTool, ContractWebhooks, Operation, ProviderInfo, WebhookScheme, PROTOCOL_VERSION,
+    ContractTool, ContractWebhooks, Operation, ProviderInfo, WebhookScheme,
 };
 use crate::scenario::model::{OperationSpec, Scenario, GET_OPERATION, LIST_RECENT_OPERATIONS};
 
@@ -32,9 +32,7 @@ pub fn documented_mode(mode: IdempotencyMode) -> &'static str {
 /// at `base_url` (`http://127.0.0.1:PORT`): the plan's, and for a scenario
 /// with `mcp:`, where the MCP server is and the client windows to apply.
 pub fn contract(scenario: &Scenario, base_url: &str) -> Contract {
-    let mut contract = contract_for_plan(&scenario.plan);
-    contract.mcp = contract_mcp(scenario, base_url);
-    contract
+    contract_for_plan(&scenario.plan).with_mcp(contract_mcp(scenario, base_url))
 }
 
 /// The MCP endpoint of a simulator serving at `base_url`.
@@ -47,50 +45,51 @@ pub fn mcp_url(base_url: &str) -> String {
 /// scaled client windows are the harness's (`scenario.mcp`).
 pub fn contract_mcp(scenario: &Scenario, base_url: &str) -> Option<ContractMcp> {
     let (plan, setup) = (scenario.plan.mcp.as_ref()?, scenario.mcp.as_ref()?);
-    Some(ContractMcp {
-        url: mcp_url(base_url),
-        revision: setup.revision.name().to_owned(),
-        tools: plan
-            .tools
-            .iter()
-            .map(|tool| ContractTool {
-                name: tool.name.clone(),
-                resource: tool.resource.clone(),
-                key_argument: tool.key_argument.clone(),
-                key_retention_s: tool
-                    .key_argument
-                    .as_ref()
-                    .map(|_| plan.retrieval.retention.as_secs()),
-            })
-            .collect(),
-        retrieval: plan.retrieval.enabled.then(|| ContractRetrieval {
-            get: GET_OPERATION.to_owned(),
-            list_recent: LIST_RECENT_OPERATIONS.to_owned(),
-            retention_s: plan.retrieval.retention.as_secs(),
-        }),
-        // Tasks exist only in the revision the adapter asks for.
-        tasks: plan.tasks.enabled
-            && setup.revision == Revision::V2025_11_25
-            && plan.revisions.contains(&Revision::V2025_11_25),
-        client: setup.client.contract(),
-    })
+    let tools = plan.tools.iter().map(|tool| {
+        let made = ContractTool::new(tool.name.as_str(), tool.resource.as_str());
+        match &tool.key_argument {
+            Some(argument) => {
+                made.with_key(argument.as_str(), Some(plan.retrieval.retention.as_secs()))
+            }
+            None => made,
+        }
+    });
+    let retrieval = plan.retrieval.enabled.then(|| {
+        ContractRetrieval::new(
+            GET_OPERATION,
+            LIST_RECENT_OPERATIONS,
+            plan.retrieval.retention.as_secs(),
+        )
+    });
+    // Tasks exist only in the revision the adapter asks for.
+    let tasks = plan.tasks.enabled
+        && setup.revision == Revision::V2025_11_25
+        && plan.revisions.contains(&Revision::V2025_11_25);
+    Some(ContractMcp::new(
+        mcp_url(base_url),
+        setup.revision.name(),
+        tools.collect(),
+        retrieval,
+        tasks,
+        setup.client.contract(),
+    ))
 }
 
 /// The operation of an `execute` request: `action: create` for an HTTP
 /// operation, `action: call_tool` with its `tool` for an MCP one. Its `args`
 /// never hold a tool's idempotency key argument: the adapter adds the key.
 pub fn operation(spec: &OperationSpec) -> Operation {
-    Operation {
-        id: spec.id.to_string(),
-        action: match spec.tool {
-            None => "create",
-            Some(_) => "call_tool",
-        }
-        .to_owned(),
-        resource: spec.resource.to_string(),
-        tool: spec.tool.as_ref().map(SharedStr::to_string),
-        args: spec.args.to_map(),
-    }
+    let action = match spec.tool {
+        None => "create",
+        Some(_) => "call_tool",
+    };
+    Operation::new(
+        spec.id.as_str(),
+        action,
+        spec.resource.as_str(),
+        spec.args.to_map(),
+    )
+    .with_tool(spec.tool.as_ref().map(SharedStr::to_string))
 }
 
 /// The contract a provider started from `plan` documents, without its MCP
@@ -98,28 +97,29 @@ pub fn operation(spec: &OperationSpec) -> Operation {
 /// address: see [`contract`]).
 pub fn contract_for_plan(plan: &Plan) -> Contract {
     let profile = &plan.profile;
-    Contract {
-        profile: profile.name.clone(),
-        idempotency: ContractIdempotency {
-            mode: documented_mode(plan.idempotency.mode).to_owned(),
-            header: key_header(&profile.keys.header),
-            retention_s: plan.idempotency.retention.as_secs(),
-        },
-        lookup: ContractLookup {
-            retrieve: plan.lookup.retrieve,
-            client_reference: plan.lookup.client_reference,
-            list_recent: plan.lookup.list_recent,
-        },
-        asynchronous: plan.asynchronous.is_some(),
-        webhooks: plan.webhooks.as_ref().map(|w| ContractWebhooks {
-            secret: w.secret.clone(),
-            scheme: match profile.webhooks.scheme {
-                SignatureScheme::StandardWebhooks => WebhookScheme::StandardWebhooks,
-                SignatureScheme::Stripe => WebhookScheme::Stripe,
-            },
-        }),
-        mcp: None,
-    }
+    let idempotency = ContractIdempotency::new(
+        documented_mode(plan.idempotency.mode),
+        key_header(&profile.keys.header),
+        plan.idempotency.retention.as_secs(),
+    );
+    let lookup = ContractLookup::NONE
+        .with_retrieve(plan.lookup.retrieve)
+        .with_client_reference(plan.lookup.client_reference)
+        .with_list_recent(plan.lookup.list_recent);
+    let webhooks = plan.webhooks.as_ref().map(|w| {
+        let scheme = match profile.webhooks.scheme {
+            SignatureScheme::StandardWebhooks => WebhookScheme::StandardWebhooks,
+            SignatureScheme::Stripe => WebhookScheme::Stripe,
+        };
+        ContractWebhooks::new(w.secret.as_str(), scheme)
+    });
+    Contract::new(
+        profile.name.as_str(),
+        idempotency,
+        lookup,
+        plan.asynchronous.is_some(),
+    )
+    .with_webhooks(webhooks)
 }
 
 /// The key's header as documentation writes it: profiles keep header names
@@ -135,16 +135,12 @@ fn key_header(header: &str) -> String {
 /// The common fields of a call to an adapter whose credential is `credential`,
 /// at the simulator's current clock (its own RFC 3339 form, as in the objects it serves).
 pub fn common(plan: &Plan, sim: &Simulator, credential: &str, client_timeout_ms: u64) -> Common {
-    Common {
-        protocol: PROTOCOL_VERSION,
-        now: lostreply_simulator::rfc3339(sim.now_ms()),
-        provider: ProviderInfo {
-            base_url: sim.base_url(),
-            credential: credential.to_owned(),
-            contract: contract_for_plan(plan),
-        },
+    let provider = ProviderInfo::new(sim.base_url(), credential, contract_for_plan(plan));
+    Common::new(
+        lostreply_simulator::rfc3339(sim.now_ms()),
+        provider,
         client_timeout_ms,
-    }
+    )
 }
 
 /// The common fields, as a JSON object, at the simulator's current clock

@@ -245,15 +245,11 @@ impl McpClient {
     pub fn contract(&self) -> ClientWindows {
         let scaled = self.scaled();
         let ms = |w: Option<Duration>| w.map(|w| u64::try_from(w.as_millis()).unwrap_or(u64::MAX));
-        ClientWindows {
-            profile: self.profile.clone(),
-            scale: self.scale,
-            wall_clock_ms: ms(scaled.wall_clock),
-            idle_ms: ms(scaled.idle),
-            idle_resets_on: scaled.idle_resets_on.name().to_owned(),
-            first_byte_ms: ms(scaled.first_byte),
-            background_after_ms: ms(scaled.background_after),
-        }
+        ClientWindows::new(self.profile.as_str(), self.scale)
+            .with_wall_clock_ms(ms(scaled.wall_clock))
+            .with_idle_ms(ms(scaled.idle), scaled.idle_resets_on.name())
+            .with_first_byte_ms(ms(scaled.first_byte))
+            .with_background_after_ms(ms(scaled.background_after))
     }
 }
 

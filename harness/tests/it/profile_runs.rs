@@ -87,16 +87,13 @@ async fn post_form(base_url: &str, credential: &str, path: &str, body: &str) -> 
 }
 
 fn stored(seen: &Seen, op: &str) -> OutcomeReply {
-    seen.replies
-        .get(op)
-        .cloned()
-        .unwrap_or_else(|| OutcomeReply {
-            operation_id: SharedStr::from(op),
-            outcome: OutcomeKind::Unknown,
-            provider_ref: None,
-            needs_review: false,
-            evidence: SharedStr::from("no record"),
-        })
+    seen.replies.get(op).cloned().unwrap_or_else(|| {
+        OutcomeReply::new(
+            SharedStr::from(op),
+            OutcomeKind::Unknown,
+            SharedStr::from("no record"),
+        )
+    })
 }
 
 #[async_trait::async_trait]
@@ -111,13 +108,12 @@ impl Adapter for Recorder {
             &form(&request.operation.args),
         )
         .await;
-        let reply = OutcomeReply {
-            operation_id: SharedStr::from(request.operation.id.as_str()),
-            outcome: OutcomeKind::Succeeded,
-            provider_ref: object["id"].as_str().map(SharedStr::from),
-            needs_review: false,
-            evidence: SharedStr::from("created"),
-        };
+        let reply = OutcomeReply::new(
+            SharedStr::from(request.operation.id.as_str()),
+            OutcomeKind::Succeeded,
+            SharedStr::from("created"),
+        )
+        .with_provider_ref(object["id"].as_str().map(SharedStr::from));
         let mut seen = self.0.lock().unwrap();
         seen.args.push(request.operation.args.clone());
         seen.contracts.push(provider.contract.clone());
@@ -133,10 +129,7 @@ impl Adapter for Recorder {
     async fn webhook(&self, request: WebhookRequest) -> Result<WebhookReply, AdapterFailure> {
         self.0.lock().unwrap().deliveries.push(request.headers);
         // Verifying is not what this adapter is for: it refuses every delivery.
-        Ok(WebhookReply {
-            accepted: false,
-            operation_id: None,
-        })
+        Ok(WebhookReply::REJECTED)
     }
 
     async fn resolve(&self, request: ResolveRequest) -> Result<OutcomeReply, AdapterFailure> {

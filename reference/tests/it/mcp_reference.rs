@@ -76,55 +76,38 @@ impl Run {
     }
 
     fn common(&self) -> Common {
-        Common {
-            protocol: 1,
-            now: lostreply_simulator::rfc3339(self.sim.now_ms()),
-            provider: ProviderInfo {
-                base_url: self.sim.base_url(),
-                credential: "sk_test_a".to_owned(),
-                contract: Contract {
-                    profile: "generic".to_owned(),
-                    idempotency: ContractIdempotency {
-                        mode: "none".to_owned(),
-                        header: "Idempotency-Key".to_owned(),
-                        retention_s: 86_400,
-                    },
-                    lookup: ContractLookup {
-                        retrieve: true,
-                        client_reference: true,
-                        list_recent: true,
-                    },
-                    asynchronous: false,
-                    webhooks: None,
-                    mcp: Some(ContractMcp {
-                        url: self.sim.mcp_url().unwrap(),
-                        revision: "2025-11-25".to_owned(),
-                        tools: vec![ContractTool {
-                            name: "create_ticket".to_owned(),
-                            resource: "tickets".to_owned(),
-                            key_argument: None,
-                            key_retention_s: None,
-                        }],
-                        retrieval: Some(ContractRetrieval {
-                            get: "get_operation".to_owned(),
-                            list_recent: "list_recent_operations".to_owned(),
-                            retention_s: 7 * 24 * 3600,
-                        }),
-                        tasks: self.tasks,
-                        client: ClientWindows {
-                            profile: "custom".to_owned(),
-                            scale: 1.0,
-                            wall_clock_ms: self.idle_ms.is_none().then_some(WALL_CLOCK_MS),
-                            idle_ms: self.idle_ms,
-                            idle_resets_on: "bytes".to_owned(),
-                            first_byte_ms: None,
-                            background_after_ms: None,
-                        },
-                    }),
-                },
-            },
-            client_timeout_ms: 1_000,
-        }
+        let lookup = ContractLookup::NONE
+            .with_retrieve(true)
+            .with_client_reference(true)
+            .with_list_recent(true);
+        let client = ClientWindows::new("custom", 1.0)
+            .with_wall_clock_ms(self.idle_ms.is_none().then_some(WALL_CLOCK_MS))
+            .with_idle_ms(self.idle_ms, "bytes");
+        let mcp = ContractMcp::new(
+            self.sim.mcp_url().unwrap(),
+            "2025-11-25",
+            vec![ContractTool::new("create_ticket", "tickets")],
+            Some(ContractRetrieval::new(
+                "get_operation",
+                "list_recent_operations",
+                7 * 24 * 3600,
+            )),
+            self.tasks,
+            client,
+        );
+        let contract = Contract::new(
+            "generic",
+            ContractIdempotency::new("none", "Idempotency-Key", 86_400),
+            lookup,
+            false,
+        )
+        .with_mcp(Some(mcp));
+        let provider = ProviderInfo::new(self.sim.base_url(), "sk_test_a", contract);
+        Common::new(
+            lostreply_simulator::rfc3339(self.sim.now_ms()),
+            provider,
+            1_000,
+        )
     }
 
     fn adapter(&self) -> Box<dyn Adapter> {
@@ -132,29 +115,22 @@ impl Run {
     }
 
     async fn execute(&self) -> OutcomeReply {
-        let request = ExecuteRequest {
-            operation: Operation {
-                id: "op-1".to_owned(),
-                action: "call_tool".to_owned(),
-                resource: "tickets".to_owned(),
-                tool: Some("create_ticket".to_owned()),
-                args: serde_json::json!({"title": "Refund", "amount": 1200})
-                    .as_object()
-                    .cloned()
-                    .unwrap(),
-            },
-            common: self.common(),
-        };
+        let args = serde_json::json!({"title": "Refund", "amount": 1200});
+        let operation = Operation::new(
+            "op-1",
+            "call_tool",
+            "tickets",
+            args.as_object().cloned().unwrap(),
+        )
+        .with_tool(Some("create_ticket".to_owned()));
+        let request = ExecuteRequest::new(operation, self.common());
         let reply = self.adapter().execute(request).await.unwrap();
         self.quiet().await;
         reply
     }
 
     async fn reconcile(&self) -> OutcomeReply {
-        let request = OperationRequest {
-            operation_id: "op-1".to_owned(),
-            common: self.common(),
-        };
+        let request = OperationRequest::new("op-1", self.common());
         let reply = self.adapter().reconcile(request).await.unwrap();
         self.quiet().await;
         reply

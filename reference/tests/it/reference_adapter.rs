@@ -105,23 +105,14 @@ impl Run {
         let mut args = serde_json::Map::new();
         args.insert("title".into(), "Purchase review".into());
         args.insert("amount".into(), 1200.into());
-        ExecuteRequest {
-            operation: Operation {
-                id: "op-1".into(),
-                action: "create".into(),
-                resource: "tickets".into(),
-                tool: None,
-                args,
-            },
-            common: self.common(),
-        }
+        ExecuteRequest::new(
+            Operation::new("op-1", "create", "tickets", args),
+            self.common(),
+        )
     }
 
     fn op(&self) -> OperationRequest {
-        OperationRequest {
-            operation_id: "op-1".into(),
-            common: self.common(),
-        }
+        OperationRequest::new("op-1", self.common())
     }
 
     async fn execute(&self, adapter: &dyn Adapter) -> OutcomeReply {
@@ -417,10 +408,8 @@ async fn signed_events_from_the_simulator_are_applied_once() {
     run.execute_unknown(adapter.as_ref()).await;
     let events = run.sim.events();
     assert_eq!(events.len(), 1, "{events:#?}");
-    let deliver = |delivery: lostreply_simulator::Delivery| WebhookRequest {
-        headers: delivery.headers,
-        body: delivery.body,
-        common: run.common(),
+    let deliver = |delivery: lostreply_simulator::Delivery| {
+        WebhookRequest::new(delivery.headers, delivery.body, run.common())
     };
     let delivery = run.sim.sign(&events[0]).unwrap();
     let mut forged = deliver(delivery.clone());

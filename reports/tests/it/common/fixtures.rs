@@ -865,7 +865,7 @@ fn naive_webhook_regresses() -> ScenarioReport {
         CallRecord {
         index,
         step: step_no,
-        call: CallKind::Webhook,
+        call: CallName::Webhook,
         operation_id: Some("op-1".into()),
         request: json!({"protocol": 1, "headers": {"lostreply-signature": "t=1767225600,v1=5d41402abc4b2a76"}, "body": "{\"id\":\"evt\"}"}).into(),
         reply: Some(json!({"accepted": true, "operation_id": "op-1"}).into()),
@@ -1081,7 +1081,7 @@ fn naive_accepts_forged_webhook() -> ScenarioReport {
         CallRecord {
             index: 1,
             step: 2,
-            call: CallKind::Webhook,
+            call: CallName::Webhook,
             operation_id: Some("op-1".into()),
             request: json!({"protocol": 1, "headers": {"lostreply-signature": "t=1767225600,v1=0000000000000000"}, "body": "{\"id\":\"evt_forged_01\"}"}).into(),
             reply: Some(json!({"accepted": true, "operation_id": "op-1"}).into()),
