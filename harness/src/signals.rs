@@ -535,7 +535,7 @@ fn late_duplicates(
 #[cfg(test)]
 pub(crate) mod tests {
     #![allow(clippy::unwrap_used)]
-    use lostreply_reports::model::{CallEnd, DeliveryRecord, Kept, OutcomeReply, SharedJson};
+    use lostreply_reports::model::{CallEnd, DeliveryRecord, OutcomeReply, SharedJson};
     use lostreply_simulator::{
         canonical_json, nonmax_u32, Effect, JsonText, ObjectStatus, ResponseFate,
     };
@@ -611,7 +611,7 @@ pub(crate) mod tests {
                 end_ms: 0,
                 journal_window: JournalWindow::new(before, before + requests),
                 operation_id: Some(op.into()),
-                request: Kept::Text(SharedJson::new(&json!({}))),
+                request: SharedJson::new(&json!({})).into(),
                 reply,
                 end: CallEnd::Replied,
                 sim_ms,

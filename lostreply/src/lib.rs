@@ -143,11 +143,11 @@ pub mod simulator {
 /// writes as JSON (`docs/report-json.md`) and [`report::read_json`] reads back.
 pub mod report {
     pub use lostreply_reports::model::{
-        AdapterInfo, AdapterKind, BacklogItem, CallEnd, CallName, CallRecord, Check,
+        AdapterInfo, AdapterKind, BacklogItem, CallEnd, CallName, CallRecord, CallReply, Check,
         DeliveryRecord, EffectRecord, ErrorRecord, Evidence, Fate, Fault, Finding, FindingKind,
-        Invariant, ObjectStatus, OperationReport, Outcome, OutcomeKind, Report, RequestKind,
-        RequestRecord, ResponseEnd, Rule, ScenarioReport, SharedStr, Signals, StepReport, Totals,
-        Verdict, Violation,
+        Invariant, Kept, ObjectStatus, OperationReport, Outcome, OutcomeKind, RecordedRequest,
+        Report, RequestKind, RequestRecord, ResponseEnd, Rule, ScenarioReport, SharedJson,
+        SharedStr, Signals, StepLabel, StepReport, Totals, Verdict, Violation,
     };
     pub use lostreply_reports::signals::SignalTotals;
     pub use lostreply_reports::{read_json, ReadJsonError};

@@ -16,7 +16,7 @@ pub use lostreply_protocol::OutcomeReply;
 use crate::kept_json::{Kept, MadeJson};
 
 /// A reply that came back from an adapter call: its text, or a reply that
-/// was exactly its parsed outcome written out, kept as it (`Kept::Made`).
+/// was exactly its parsed outcome written out, kept as it ([`Kept::made`]).
 pub type CallReply = Kept<OutcomeReply>;
 
 /// Its compact writing: the reply it stands for, when it [`OutcomeReply::writes_as`] it.
@@ -61,8 +61,8 @@ mod tests {
                     "provider_ref": provider_ref, "needs_review": false, "evidence": evidence});
                 let text = SharedJson::new(&value);
                 assert!(f.writes_as(&text.text()), "{value}");
-                assert_eq!(CallReply::Made(f.clone()), CallReply::Text(text));
-                assert_eq!(CallReply::Made(f).to_value(), value);
+                assert_eq!(CallReply::made(f.clone()), CallReply::from(text));
+                assert_eq!(CallReply::made(f).to_value(), value);
             }
         }
         // Not the same text: another order, a field left out, another value,
@@ -84,7 +84,7 @@ mod tests {
         for evidence in AWKWARD {
             let f = reply("op-\"1\"", Some("tkt_\u{e9}"), evidence);
             let text = SharedJson::new(&serde_json::to_value(&f).unwrap());
-            assert_the_same(&CallReply::Made(f), &text);
+            assert_the_same(&CallReply::made(f), &text);
         }
     }
 }

@@ -103,7 +103,7 @@ impl fmt::Debug for OperationSpec {
 
 /// A request the harness sent to an adapter: its text (its own members',
 /// and the common fields' shared after them), or the operation or the
-/// operation's id it was made from (`Kept::Made`).
+/// operation's id it was made from.
 pub type RecordedRequest = Kept<FromOperation>;
 
 /// What a request was made from, with the common fields' shared text
@@ -159,15 +159,15 @@ impl RecordedRequest {
                 op: op.clone(),
                 tail: tail_text,
             },
-            MadeFrom::Nothing => return Kept::Text(SharedJson::with_tail(own, tail)),
+            MadeFrom::Nothing => return SharedJson::with_tail(own, tail).into(),
         };
-        RecordedRequest::made_from(own, tail, candidate)
+        RecordedRequest::kept_as(own, tail, candidate)
     }
 
     /// `made_from` when its own text is `own`'s byte for byte (and the
     /// common fields would follow them, as [`SharedJson::with_tail`] keeps
     /// them), the text otherwise.
-    fn made_from(
+    fn kept_as(
         own: &Map<String, Value>,
         tail: &SharedTail,
         made_from: FromOperation,
@@ -179,9 +179,9 @@ impl RecordedRequest {
                 text.strip_suffix('}').map(str::as_bytes) == Some(written.as_slice())
             });
         if exact {
-            Kept::Made(made_from)
+            Kept::made(made_from)
         } else {
-            Kept::Text(SharedJson::with_tail(own, tail))
+            SharedJson::with_tail(own, tail).into()
         }
     }
 }
@@ -336,7 +336,7 @@ mod tests {
                 .unwrap();
             let kept = RecordedRequest::recorded(&own, &tail, MadeFrom::Id(&id));
             assert!(
-                matches!(kept, Kept::Made(FromOperation::Id { .. })),
+                matches!(kept.made_from(), Some(FromOperation::Id { .. })),
                 "{text:?}"
             );
             pairs.push((kept, merged(&own, &common)));
@@ -349,7 +349,7 @@ mod tests {
                 let own = sent(&op);
                 let kept = RecordedRequest::recorded(&own, &tail, MadeFrom::Operation(&op));
                 assert!(
-                    matches!(kept, Kept::Made(FromOperation::Operation { .. })),
+                    matches!(kept.made_from(), Some(FromOperation::Operation { .. })),
                     "{text:?}"
                 );
                 pairs.push((kept, merged(&own, &common)));
@@ -374,7 +374,7 @@ mod tests {
         let op = op("op-1", None, json!({"title": "t"}));
         let as_text = |own: &Value, kept: RecordedRequest| {
             let own = own.as_object().cloned().unwrap();
-            assert!(matches!(kept, Kept::Text(_)), "{own:?}");
+            assert!(kept.made_from().is_none(), "{own:?}");
             assert_eq!(kept.to_value(), merged(&own, &common));
         };
         for own in [

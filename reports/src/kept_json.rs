@@ -24,21 +24,46 @@ pub trait MadeJson: Serialize {
     fn json_text(&self) -> Cow<'_, str>;
 }
 
-/// JSON kept as its text, or as the value `M` it was made from.
+/// A JSON value: one representation to every reader (its text, its tree,
+/// its members, equality, serde), kept inside as its text or as the value
+/// `M` it was made from. Which of the two is private: the compact form is
+/// how large runs stay small, not something a reader chooses between.
 #[derive(Clone)]
-pub enum Kept<M> {
+pub struct Kept<M>(Form<M>);
+
+/// How a [`Kept`] value is held.
+#[derive(Clone)]
+enum Form<M> {
     /// The text.
     Text(SharedJson),
     /// What the text was made from (and writes the text exactly).
     Made(M),
 }
 
+impl<M> Kept<M> {
+    /// The JSON that `made` writes, kept as `made`.
+    pub fn made(made: M) -> Kept<M> {
+        Kept(Form::Made(made))
+    }
+
+    /// What the value was made from, when it is kept as that; `None` when
+    /// it is kept as text. For the tests that hold the compact form to the
+    /// code that builds it, not for readers of a report.
+    #[doc(hidden)]
+    pub fn made_from(&self) -> Option<&M> {
+        match &self.0 {
+            Form::Made(made) => Some(made),
+            Form::Text(_) => None,
+        }
+    }
+}
+
 impl<M: MadeJson> Kept<M> {
     /// The compact JSON text (borrowed when kept as text, whole).
     pub fn text(&self) -> Cow<'_, str> {
-        match self {
-            Kept::Text(json) => json.text(),
-            Kept::Made(made) => made.json_text(),
+        match &self.0 {
+            Form::Text(json) => json.text(),
+            Form::Made(made) => made.json_text(),
         }
     }
 
@@ -60,22 +85,22 @@ impl<M: MadeJson> Kept<M> {
 
 impl<M> From<SharedJson> for Kept<M> {
     fn from(json: SharedJson) -> Kept<M> {
-        Kept::Text(json)
+        Kept(Form::Text(json))
     }
 }
 
 impl<M> From<Value> for Kept<M> {
     fn from(value: Value) -> Kept<M> {
-        Kept::Text(value.into())
+        Kept(Form::Text(value.into()))
     }
 }
 
 /// Equal when the texts are, however each is kept.
 impl<M: MadeJson + PartialEq> PartialEq for Kept<M> {
     fn eq(&self, other: &Kept<M>) -> bool {
-        match (self, other) {
-            (Kept::Text(a), Kept::Text(b)) => a == b,
-            (Kept::Made(a), Kept::Made(b)) if a == b => true,
+        match (&self.0, &other.0) {
+            (Form::Text(a), Form::Text(b)) => a == b,
+            (Form::Made(a), Form::Made(b)) if a == b => true,
             _ => self.text() == other.text(),
         }
     }
@@ -99,9 +124,9 @@ impl<M: MadeJson> fmt::Display for Kept<M> {
 
 impl<M: MadeJson> Serialize for Kept<M> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Kept::Text(json) => json.serialize(serializer),
-            Kept::Made(made) => made.serialize(serializer),
+        match &self.0 {
+            Form::Text(json) => json.serialize(serializer),
+            Form::Made(made) => made.serialize(serializer),
         }
     }
 }
@@ -109,7 +134,7 @@ impl<M: MadeJson> Serialize for Kept<M> {
 /// Read back as text (what it was made from is not in the JSON).
 impl<'de, M> Deserialize<'de> for Kept<M> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Kept<M>, D::Error> {
-        SharedJson::deserialize(deserializer).map(Kept::Text)
+        SharedJson::deserialize(deserializer).map(Kept::from)
     }
 }
 
@@ -158,7 +183,7 @@ pub(crate) mod testing {
     /// pretty, the report's own writer that re-indents text itself); read
     /// back, it is text, and equal.
     pub(crate) fn assert_the_same<M: MadeJson + PartialEq>(made: &Kept<M>, text: &SharedJson) {
-        let text = Kept::<M>::Text(text.clone());
+        let text = Kept::<M>::from(text.clone());
         assert_eq!(made.text(), text.text());
         assert_eq!(made.to_value(), text.to_value());
         assert_eq!(made.to_string(), text.to_string());
@@ -178,7 +203,7 @@ pub(crate) mod testing {
         crate::pretty::write_pretty(&mut b, &nested(&text, &text)).unwrap();
         assert_eq!(String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
         let back: Kept<M> = serde_json::from_str(&serde_json::to_string(made).unwrap()).unwrap();
-        assert!(matches!(back, Kept::Text(_)));
+        assert!(back.made_from().is_none());
         assert_eq!(back, *made);
     }
 }

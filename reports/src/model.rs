@@ -8,24 +8,33 @@ use serde::{Deserialize, Serialize};
 pub use crate::shared_str::SharedStr;
 
 pub use crate::call_reply::{CallReply, OutcomeReply};
-pub use crate::call_request::{
-    FromOperation, MadeFrom, OperationFields, OperationSpec, RecordedRequest,
-};
+/// The compact forms a record may be kept in: the harness builds records
+/// with them, and a reader never needs them (every record reads as its one
+/// text), so they stay out of the documented model.
+#[doc(hidden)]
+pub use crate::call_request::{FromOperation, MadeFrom};
+pub use crate::call_request::{OperationFields, OperationSpec, RecordedRequest};
 pub use crate::fate::{Fate, ResponseEnd};
 pub use crate::fault::{
     Fault, FaultPoint, FaultResponse, HttpFault, McpFault, McpFaultKind, Release, StallThen,
 };
 pub use crate::invariant::Invariant;
-pub use crate::kept_json::{Kept, MadeJson};
+pub use crate::kept_json::Kept;
+#[doc(hidden)]
+pub use crate::kept_json::MadeJson;
 pub use crate::operation_report::OperationReport;
 pub use crate::outcome::{Outcome, OutcomeKind};
 pub use crate::record_names::{ObjectStatus, RequestKind};
-pub use crate::shared_json::{SharedJson, SharedTail};
+pub use crate::shared_json::SharedJson;
+#[doc(hidden)]
+pub use crate::shared_json::SharedTail;
 pub use crate::signals::{
     Action, Ambiguity, Confirmation, ConfirmedBy, ConfirmedByCounts, KeyNearExpiry, LateDuplicate,
     OperationAge, OperationCount, ScenarioOperation, SignalTotals, Signals, UnknownReplies,
 };
-pub use crate::step_label::{StepLabel, StepVerb};
+pub use crate::step_label::StepLabel;
+#[doc(hidden)]
+pub use crate::step_label::StepVerb;
 pub use lostreply_protocol::CallName;
 
 /// Version of the JSON report's shape. Bump on any incompatible change.

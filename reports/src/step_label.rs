@@ -15,9 +15,14 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::shared_str::SharedStr;
 
-/// A step's short description: `execute op-1 (crash after_commit)`, `advance 25h`.
+/// A step's short description: `execute op-1 (crash after_commit)`,
+/// `advance 25h`. One text to every reader; how it is kept is private.
 #[derive(Clone)]
-pub enum StepLabel {
+pub struct StepLabel(Label);
+
+/// How a [`StepLabel`] is held.
+#[derive(Clone)]
+enum Label {
     /// The label's text.
     Text(SharedStr),
     /// `<verb> <operation id>`.
@@ -60,47 +65,57 @@ impl StepLabel {
             .and_then(|rest| rest.strip_prefix(' '))
             == Some(op.as_str());
         if spelled {
-            StepLabel::Call {
+            StepLabel(Label::Call {
                 verb,
                 op: op.clone(),
-            }
+            })
         } else {
-            StepLabel::Text(label.into())
+            StepLabel::from(label)
+        }
+    }
+
+    /// The step's call and operation, when the label is kept as them. For
+    /// the tests that hold the compact form to the code that builds it.
+    #[doc(hidden)]
+    pub fn call(&self) -> Option<(StepVerb, &SharedStr)> {
+        match &self.0 {
+            Label::Call { verb, op } => Some((*verb, op)),
+            Label::Text(_) => None,
         }
     }
 
     /// The label's text (borrowed when kept as text).
     pub fn text(&self) -> Cow<'_, str> {
-        match self {
-            StepLabel::Text(text) => Cow::Borrowed(text),
-            StepLabel::Call { .. } => Cow::Owned(self.to_string()),
+        match &self.0 {
+            Label::Text(text) => Cow::Borrowed(text),
+            Label::Call { .. } => Cow::Owned(self.to_string()),
         }
     }
 }
 
 impl From<SharedStr> for StepLabel {
     fn from(text: SharedStr) -> StepLabel {
-        StepLabel::Text(text)
+        StepLabel(Label::Text(text))
     }
 }
 
 impl From<&str> for StepLabel {
     fn from(text: &str) -> StepLabel {
-        StepLabel::Text(text.into())
+        StepLabel(Label::Text(text.into()))
     }
 }
 
 impl From<String> for StepLabel {
     fn from(text: String) -> StepLabel {
-        StepLabel::Text(text.into())
+        StepLabel(Label::Text(text.into()))
     }
 }
 
 /// Equal when the texts are, however each is kept.
 impl PartialEq for StepLabel {
     fn eq(&self, other: &StepLabel) -> bool {
-        match (self, other) {
-            (StepLabel::Text(a), StepLabel::Text(b)) => a == b,
+        match (&self.0, &other.0) {
+            (Label::Text(a), Label::Text(b)) => a == b,
             _ => self.text() == other.text(),
         }
     }
@@ -118,9 +133,9 @@ impl fmt::Debug for StepLabel {
 /// The label's text.
 impl fmt::Display for StepLabel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StepLabel::Text(text) => f.write_str(text),
-            StepLabel::Call { verb, op } => write!(f, "{} {op}", verb.as_str()),
+        match &self.0 {
+            Label::Text(text) => f.write_str(text),
+            Label::Call { verb, op } => write!(f, "{} {op}", verb.as_str()),
         }
     }
 }
@@ -128,9 +143,9 @@ impl fmt::Display for StepLabel {
 /// A JSON string, as the text would be.
 impl Serialize for StepLabel {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            StepLabel::Text(text) => serializer.serialize_str(text),
-            StepLabel::Call { .. } => serializer.collect_str(self),
+        match &self.0 {
+            Label::Text(text) => serializer.serialize_str(text),
+            Label::Call { .. } => serializer.collect_str(self),
         }
     }
 }
@@ -138,7 +153,7 @@ impl Serialize for StepLabel {
 /// Read back as text.
 impl<'de> Deserialize<'de> for StepLabel {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<StepLabel, D::Error> {
-        SharedStr::deserialize(deserializer).map(StepLabel::Text)
+        SharedStr::deserialize(deserializer).map(StepLabel::from)
     }
 }
 
@@ -160,7 +175,7 @@ mod tests {
             for verb in [StepVerb::Execute, StepVerb::Reconcile, StepVerb::Status] {
                 let text = format!("{} {op}", verb.as_str());
                 let kept = StepLabel::of(&text, verb, &id);
-                assert!(matches!(kept, StepLabel::Call { .. }), "{text:?}");
+                assert!(kept.call().is_some(), "{text:?}");
                 let plain = StepLabel::from(text.as_str());
                 assert_eq!(kept.text(), text);
                 assert_eq!(kept.to_string(), text);
@@ -179,7 +194,7 @@ mod tests {
                 assert_eq!(a, b);
                 let back: StepLabel =
                     serde_json::from_str(&serde_json::to_string(&kept).unwrap()).unwrap();
-                assert!(matches!(back, StepLabel::Text(_)));
+                assert!(back.call().is_none());
                 assert_eq!(back, kept);
             }
         }
@@ -198,7 +213,7 @@ mod tests {
             "",
         ] {
             let kept = StepLabel::of(text, StepVerb::Execute, &id);
-            assert!(matches!(kept, StepLabel::Text(_)), "{text:?}");
+            assert!(kept.call().is_none(), "{text:?}");
             assert_eq!(kept.text(), text);
         }
     }

@@ -59,6 +59,8 @@ pub mod sync;
 mod test_support;
 mod time;
 mod validate;
+
+pub use validate::{McpFaultError, McpPlanError, PlanError};
 pub mod webhook;
 
 use std::net::SocketAddr;
@@ -117,7 +119,7 @@ impl Default for ServeOptions {
 pub enum StartError {
     /// The plan is inconsistent (e.g. a bad webhook secret, an empty tenant list).
     #[error("invalid plan: {0}")]
-    InvalidPlan(String),
+    InvalidPlan(#[from] PlanError),
     /// A non-loopback address without a control token.
     #[error("refusing to bind {0} without a control token: the control API would be open")]
     ControlUnguarded(SocketAddr),
@@ -153,7 +155,7 @@ impl std::fmt::Debug for Simulator {
 impl Simulator {
     /// Binds, seeds the objects and starts serving.
     pub async fn start(plan: Plan, options: ServeOptions) -> Result<Simulator, StartError> {
-        let webhook_key = validate::check_plan(&plan).map_err(StartError::InvalidPlan)?;
+        let webhook_key = validate::check_plan(&plan)?;
         if let Some(token) = &options.control_token {
             if token.is_empty() || !token.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
                 return Err(StartError::BadControlToken);
@@ -188,10 +190,10 @@ impl Simulator {
                 .saturating_sub(age_ms)
                 .max(time::min_clock_ms());
             store.seed(&plan, new, created_at_ms).map_err(|full| {
-                StartError::InvalidPlan(format!(
-                    "seed_objects: more than limits.max_objects ({})",
-                    full.max_objects
-                ))
+                StartError::InvalidPlan(PlanError::Field {
+                    field: "seed_objects".to_owned(),
+                    problem: format!("more than limits.max_objects ({})", full.max_objects),
+                })
             })?;
         }
         let listener =

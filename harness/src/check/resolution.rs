@@ -312,7 +312,9 @@ fn contradicting_delivery(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use lostreply_reports::model::SharedJson;
-    use lostreply_reports::model::{Check, DeliveryRecord, FindingKind, Invariant, Kept, Rule};
+    use lostreply_reports::model::{
+        Check, DeliveryRecord, FindingKind, Invariant, RecordedRequest, Rule,
+    };
     use lostreply_simulator::RequestKind;
     use serde_json::json;
 
@@ -334,7 +336,7 @@ mod tests {
     /// A `resolve` of op-1 asking `outcome` (no id), its reply saying `said`.
     fn resolve(run: &mut Run, outcome: OutcomeKind, said: OutcomeKind) -> usize {
         let call = run.call(Resolve, "op-1", Some(said), T0, 0);
-        run.obs.calls[call].request = Kept::Text(SharedJson::new(&json!({
+        run.obs.calls[call].request = RecordedRequest::from(SharedJson::new(&json!({
             "operation_id": "op-1",
             "resolution": {"outcome": outcome.as_str(), "provider_ref": null,
                            "evidence": "looked", "by": "operator"},

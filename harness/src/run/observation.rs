@@ -85,8 +85,8 @@ impl Call {
     pub fn reply(&self) -> Option<CallReply> {
         match &self.reply {
             Reply::Absent => None,
-            Reply::Outcome(outcome) => Some(CallReply::Made(outcome.clone())),
-            Reply::Text(kept) => Some(CallReply::Text(kept.text.clone())),
+            Reply::Outcome(outcome) => Some(CallReply::made(outcome.clone())),
+            Reply::Text(kept) => Some(kept.text.clone().into()),
         }
     }
 
@@ -95,8 +95,8 @@ impl Call {
     pub fn take_reply(&mut self) -> Option<CallReply> {
         match std::mem::replace(&mut self.reply, Reply::Absent) {
             Reply::Absent => None,
-            Reply::Outcome(outcome) => Some(CallReply::Made(outcome)),
-            Reply::Text(kept) => Some(CallReply::Text(kept.text)),
+            Reply::Outcome(outcome) => Some(CallReply::made(outcome)),
+            Reply::Text(kept) => Some(kept.text.into()),
         }
     }
 }

@@ -14,7 +14,7 @@ use lostreply_harness::protocol::CallName;
 use lostreply_harness::run::{observe, operation};
 use lostreply_harness::scenario::model::{OperationSpec, Scenario, Step};
 use lostreply_reference::ReferenceFactory;
-use lostreply_reports::model::{FromOperation, Kept, StepLabel, StepVerb};
+use lostreply_reports::model::{FromOperation, StepVerb};
 
 fn builtin(path: &str) -> Scenario {
     lostreply_harness::builtin::scenarios()
@@ -41,8 +41,8 @@ async fn requests_and_labels_are_kept_as_what_made_them(path: &str) {
         let value = call.request.to_value();
         assert_eq!(value["protocol"], 1, "{path}: {value}");
         let id = call.operation_id.as_deref().unwrap_or_default();
-        match (call.name, &call.request) {
-            (CallName::Execute, Kept::Made(FromOperation::Operation { op, .. })) => {
+        match (call.name, call.request.made_from()) {
+            (CallName::Execute, Some(FromOperation::Operation { op, .. })) => {
                 assert!(OperationSpec::ptr_eq(op, spec(id)), "{path}: {id}");
                 assert_eq!(
                     value["operation"],
@@ -50,16 +50,16 @@ async fn requests_and_labels_are_kept_as_what_made_them(path: &str) {
                 );
                 executes += 1;
             }
-            (
-                CallName::Status | CallName::Reconcile,
-                Kept::Made(FromOperation::Id { id: kept, .. }),
-            ) => {
+            (CallName::Status | CallName::Reconcile, Some(FromOperation::Id { id: kept, .. })) => {
                 assert_eq!(kept.as_str(), id);
                 assert_eq!(value["operation_id"], id);
                 about += 1;
             }
-            (CallName::Execute | CallName::Status | CallName::Reconcile, other) => {
-                panic!("{path}: a {:?} request kept as text: {other}", call.name)
+            (CallName::Execute | CallName::Status | CallName::Reconcile, _) => {
+                panic!(
+                    "{path}: a {:?} request kept as text: {}",
+                    call.name, call.request
+                )
             }
             (CallName::Resolve | CallName::Webhook, _) => {}
         }
@@ -72,14 +72,14 @@ async fn requests_and_labels_are_kept_as_what_made_them(path: &str) {
     // call, and it is the call that step made.
     let mut kept_labels = 0;
     for (report, step) in obs.steps.iter().zip(&obs.scenario.steps) {
-        if let StepLabel::Call { verb, op } = &report.label {
+        if let Some((verb, op)) = report.label.call() {
             let made = match step {
                 Step::Execute { op, crash: None } => Some((StepVerb::Execute, op)),
                 Step::Reconcile { op, crash: None } => Some((StepVerb::Reconcile, op)),
                 Step::Status { op } => Some((StepVerb::Status, op)),
                 _ => None,
             };
-            assert_eq!(made, Some((*verb, op)), "{path}: step {}", report.number);
+            assert_eq!(made, Some((verb, op)), "{path}: step {}", report.number);
             assert_eq!(report.label.text(), format!("{} {op}", verb.as_str()));
             kept_labels += 1;
         }

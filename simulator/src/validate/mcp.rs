@@ -12,7 +12,8 @@ const MAX_TOOL_NAME_BYTES: usize = 128;
 
 /// Why an MCP plan is refused; each message names the field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum McpPlanError {
+#[non_exhaustive]
+pub enum McpPlanError {
     /// No protocol revision to negotiate.
     #[error("mcp.revisions: at least one protocol revision is needed")]
     NoRevision,
@@ -23,21 +24,44 @@ pub(crate) enum McpPlanError {
     #[error(
         "mcp.tools[{index}].name: `{name}` must be 1-{MAX_TOOL_NAME_BYTES} of A-Z a-z 0-9 _ - ."
     )]
-    BadToolName { index: usize, name: String },
+    BadToolName {
+        /// Which entry of its list, from 0.
+        index: usize,
+        /// The name as given.
+        name: String,
+    },
     /// A paid tool named like a retrieval tool.
     #[error("mcp.tools[{index}].name: `{name}` is a retrieval tool's name")]
-    RetrievalToolName { index: usize, name: String },
+    RetrievalToolName {
+        /// Which entry of its list, from 0.
+        index: usize,
+        /// The name as given.
+        name: String,
+    },
     /// Two tools of one name.
     #[error("mcp.tools[{index}].name: `{name}` appears twice")]
-    RepeatedToolName { index: usize, name: String },
+    RepeatedToolName {
+        /// Which entry of its list, from 0.
+        index: usize,
+        /// The name as given.
+        name: String,
+    },
     /// A tool committing into a resource the plan does not have.
     #[error("mcp.tools[{index}].resource: `{resource}` is not a resource of the plan")]
-    UnknownResource { index: usize, resource: String },
+    UnknownResource {
+        /// Which entry of its list, from 0.
+        index: usize,
+        /// The resource as given.
+        resource: String,
+    },
     /// A key argument named outside the tool-name rules.
     #[error(
         "mcp.tools[{index}].key_argument: must be 1-{MAX_TOOL_NAME_BYTES} of A-Z a-z 0-9 _ - ."
     )]
-    BadKeyArgument { index: usize },
+    BadKeyArgument {
+        /// Which entry of its list, from 0.
+        index: usize,
+    },
     /// Operations that are forgotten at once.
     #[error("mcp.retrieval.retention: must be longer than zero")]
     ZeroRetention,
@@ -52,32 +76,58 @@ pub(crate) enum McpPlanError {
     ZeroLimit,
     /// A fault rule for a tool the plan does not have.
     #[error("mcp.faults[{index}].when.tool: `{tool}` is not a tool of the plan")]
-    UnknownFaultTool { index: usize, tool: String },
+    UnknownFaultTool {
+        /// Which entry of its list, from 0.
+        index: usize,
+        /// The tool as given.
+        tool: String,
+    },
     /// `nth: 0`.
     #[error("mcp.faults[{index}].when.nth: counts from 1")]
-    NthZero { index: usize },
+    NthZero {
+        /// Which entry of its list, from 0.
+        index: usize,
+    },
     /// `times: 0`.
     #[error("mcp.faults[{index}].when.times: at least 1")]
-    TimesZero { index: usize },
+    TimesZero {
+        /// Which entry of its list, from 0.
+        index: usize,
+    },
     /// Both `nth` and `times`.
     #[error("mcp.faults[{index}].when: nth and times exclude each other")]
-    NthAndTimes { index: usize },
+    NthAndTimes {
+        /// Which entry of its list, from 0.
+        index: usize,
+    },
     /// An empty step list, or step 0.
     #[error("mcp.faults[{index}].when.steps: steps count from 1, and at least one is needed")]
-    BadSteps { index: usize },
+    BadSteps {
+        /// Which entry of its list, from 0.
+        index: usize,
+    },
     /// A fault that cannot happen as written.
     #[error("mcp.faults[{index}].fault: {error}")]
-    Fault { index: usize, error: McpFaultError },
+    Fault {
+        /// Which entry of its list, from 0.
+        index: usize,
+        /// Why the fault cannot happen.
+        error: McpFaultError,
+    },
 }
 
 /// Why one MCP fault cannot happen as written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum McpFaultError {
+#[non_exhaustive]
+pub enum McpFaultError {
     /// A wait of zero, or beyond its cap.
     #[error("{what} must be more than 0 and at most {cap_name} ({} ms)", .cap.as_millis())]
     OutOfRange {
+        /// The wait, by its field's name.
         what: &'static str,
+        /// The limit it exceeds, by its field's name.
         cap_name: &'static str,
+        /// That limit's value.
         cap: Duration,
     },
     /// An HTTP or tool-error status outside 400..=599.

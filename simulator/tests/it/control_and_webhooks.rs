@@ -8,8 +8,8 @@ use std::time::Duration;
 use crate::common::*;
 use lostreply_simulator::webhook::{signature, WebhookSecretError};
 use lostreply_simulator::{
-    FaultResponse, Match, Plan, Position, Release, ServeOptions, Simulator, StallThen, StartError,
-    Webhooks,
+    FaultResponse, Match, Plan, PlanError, Position, Release, ServeOptions, Simulator, StallThen,
+    StartError, Webhooks,
 };
 use serde_json::{json, Value};
 
@@ -488,8 +488,12 @@ async fn inconsistent_plans_are_refused_with_the_field_named() {
         let mut plan = plan();
         change(&mut plan);
         match Simulator::start(plan, ServeOptions::default()).await {
-            Err(StartError::InvalidPlan(message)) => {
-                assert!(message.starts_with(field), "{message} should name {field}")
+            Err(StartError::InvalidPlan(error)) => {
+                let message = error.to_string();
+                assert!(message.starts_with(field), "{message} should name {field}");
+                if let PlanError::Field { field: named, .. } = &error {
+                    assert_eq!(named, field, "{message}");
+                }
             }
             other => panic!("expected InvalidPlan naming {field}, got {other:?}"),
         }
