@@ -356,17 +356,19 @@ fn reproduce(obs: &Observation) -> String {
 
 /// The run's report around one scenario, as `run_suite` wraps it.
 fn whole_report(duration_ms: u64, scenario: ScenarioReport) -> Report {
-    Report {
-        schema_version: SCHEMA_VERSION,
-        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-        adapter: AdapterInfo {
-            name: "builtin:reference".to_owned(),
-            kind: AdapterKind::InProcess,
-        },
-        seed: 1,
-        duration_ms,
-        scenarios: vec![scenario],
-    }
+    Report::builder()
+        .schema_version(SCHEMA_VERSION)
+        .tool_version(env!("CARGO_PKG_VERSION").to_owned())
+        .adapter(
+            AdapterInfo::builder()
+                .name("builtin:reference".to_owned())
+                .kind(AdapterKind::InProcess)
+                .build(),
+        )
+        .seed(1)
+        .duration_ms(duration_ms)
+        .scenarios(vec![scenario])
+        .build()
 }
 
 /// Writes the JSON report into a counting sink (the writer's own cost, not

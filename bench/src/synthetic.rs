@@ -120,15 +120,20 @@ pub fn observation(spec: SyntheticSpec) -> Observation {
         );
         // The adapter writes nothing to stderr.
         calls.push(execute, SharedStr::default());
-        steps.push(StepReport {
-            number: saturating_u32(i + 1),
-            // As the harness keeps it: the label it wrote, as the step's call.
-            label: StepLabel::of(&format!("execute {}", op.id), StepVerb::Execute, &op.id),
-            start_ms: saturating_u32(t_ms),
-            end_ms: saturating_u32(t_ms + 1),
-            sim_start_ms: CLOCK_START_MS,
-            sim_end_ms: CLOCK_START_MS,
-        });
+        steps.push(
+            StepReport::builder()
+                .number(saturating_u32(i + 1))
+                .label(StepLabel::of(
+                    &format!("execute {}", op.id),
+                    StepVerb::Execute,
+                    &op.id,
+                ))
+                .start_ms(saturating_u32(t_ms))
+                .end_ms(saturating_u32(t_ms + 1))
+                .sim_start_ms(CLOCK_START_MS)
+                .sim_end_ms(CLOCK_START_MS)
+                .build(),
+        );
     }
     // The final sweep: one status call per operation, sending nothing.
     let mut final_status = FinalCalls::new(operations.len());
@@ -630,11 +635,12 @@ mod report_tests {
         };
         obs_with_errors
             .errors
-            .push(lostreply_reports::model::ErrorRecord {
-                step: 0,
-                call_index: None,
-                message: "the run's own".to_owned(),
-            });
+            .push(
+                lostreply_reports::model::ErrorRecord::builder()
+                    .step(0)
+                    .message("the run's own".to_owned())
+                    .build(),
+            );
         for obs in [obs, obs_with_errors] {
             let in_place = |obs: Observation, two_threads: bool| {
                 let lists = (

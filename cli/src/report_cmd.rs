@@ -87,11 +87,11 @@ fn read(given: &Path) -> Result<MergeInput, String> {
     })?;
     let (report, shard) = lostreply_reports::read_json_with_shard(&json)
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(MergeInput {
-        origin: given.display().to_string(),
-        report,
-        shard,
-    })
+    Ok(MergeInput::builder()
+        .origin(given.display().to_string())
+        .report(report)
+        .maybe_shard(shard)
+        .build())
 }
 
 /// True when both name one existing directory.

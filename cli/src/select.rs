@@ -143,11 +143,11 @@ impl SelectArgs {
         let shard = spec.map(|spec| {
             let selected = scenarios.len();
             scenarios.retain(|s| spec.takes(&s.id));
-            Shard {
-                index: spec.index,
-                total: spec.total,
-                selected,
-            }
+            Shard::builder()
+                .index(spec.index)
+                .total(spec.total)
+                .selected(selected)
+                .build()
         });
         Ok(Selection {
             scenarios,

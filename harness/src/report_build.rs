@@ -141,29 +141,29 @@ fn scenario_report_with(
     // The observation's errors first, then the calls' in call order.
     errors.extend(call_errors);
     let verdict = verdict(&violations, infra_failed, !errors.is_empty());
-    ScenarioReport {
-        mcp_client: scenario.mcp.as_ref().map(|m| mcp_client_report(&m.client)),
-        signals,
-        id: scenario.id,
-        title: scenario.title,
-        path: scenario.path,
-        case: scenario.case,
-        tags: scenario.tags,
-        verdict,
-        seed,
-        reproduce,
-        duration_ms,
-        sim_start_ms,
-        operations,
-        steps,
-        calls,
-        journal,
-        ledger,
-        deliveries,
-        violations,
-        findings,
-        errors,
-    }
+    ScenarioReport::builder()
+        .maybe_mcp_client(scenario.mcp.as_ref().map(|m| mcp_client_report(&m.client)))
+        .signals(signals)
+        .id(scenario.id)
+        .title(scenario.title)
+        .path(scenario.path)
+        .maybe_case(scenario.case)
+        .tags(scenario.tags)
+        .verdict(verdict)
+        .seed(seed)
+        .reproduce(reproduce)
+        .duration_ms(duration_ms)
+        .sim_start_ms(sim_start_ms)
+        .operations(operations)
+        .steps(steps)
+        .calls(calls)
+        .journal(journal)
+        .ledger(ledger)
+        .deliveries(deliveries)
+        .violations(violations)
+        .findings(findings)
+        .errors(errors)
+        .build()
 }
 
 /// The ledger's records, made first and alone: an effect's arguments are
@@ -180,17 +180,17 @@ fn ledger_records(obs: &mut Observation, op_of_effect: &[Pos]) -> Vec<EffectReco
             let op = op_of_effect
                 .get(position)
                 .and_then(|&p| operations.get(p as usize));
-            EffectRecord {
-                args: effect_args(op, &e.args),
-                id: e.id,
-                tenant: e.tenant,
-                resource: e.resource,
-                idempotency_key: e.idempotency_key,
-                sim_ms: e.created_at_ms,
-                status: object_status(e.status),
-                request_seq: e.request_seq.map(|seq| seq.get()),
-                operation_id: op.map(|op| op.id.clone()),
-            }
+            EffectRecord::builder()
+                .args(effect_args(op, &e.args))
+                .id(e.id)
+                .tenant(e.tenant)
+                .resource(e.resource)
+                .maybe_idempotency_key(e.idempotency_key)
+                .sim_ms(e.created_at_ms)
+                .status(object_status(e.status))
+                .maybe_request_seq(e.request_seq.map(|seq| seq.get()))
+                .maybe_operation_id(op.map(|op| op.id.clone()))
+                .build()
         })
         .collect()
 }
@@ -206,30 +206,31 @@ fn call_records(calls: Vec<Call>, stderr: CallStderr) -> (Vec<CallRecord>, Vec<E
         .enumerate()
         .map(|(index, mut c)| {
             if let Some(message) = call_error(&c.end) {
-                errors.push(ErrorRecord {
-                    step: c.step_number(),
-                    call_index: Some(index),
-                    message,
-                });
+                errors.push(
+                    ErrorRecord::builder()
+                        .step(c.step_number())
+                        .call_index(index)
+                        .message(message)
+                        .build(),
+                );
             }
             let reply = c.take_reply();
             let stderr = tails
                 .next_if(|(at, _)| *at as usize == index)
                 .map(|(_, tail)| tail)
                 .unwrap_or_default();
-            CallRecord {
-                // A run's calls are counted in `u32`s, as the observation's are.
-                index: u32::try_from(index).unwrap_or(u32::MAX),
-                step: c.step,
-                call: c.name,
-                operation_id: c.operation_id,
-                request: c.request,
-                reply,
-                end: c.end,
-                stderr,
-                start_ms: c.start_ms,
-                end_ms: c.end_ms,
-            }
+            CallRecord::builder()
+                .index(u32::try_from(index).unwrap_or(u32::MAX))
+                .step(c.step)
+                .call(c.name)
+                .maybe_operation_id(c.operation_id)
+                .request(c.request)
+                .maybe_reply(reply)
+                .end(c.end)
+                .stderr(stderr)
+                .start_ms(c.start_ms)
+                .end_ms(c.end_ms)
+                .build()
         })
         .collect();
     (records, errors)
@@ -295,19 +296,25 @@ fn operation_records(
         .operations
         .iter()
         .enumerate()
-        .map(|(position, op)| OperationReport {
-            operation: op.clone(),
-            effects: effects_of_op
-                .of(position)
-                .iter()
-                .filter_map(|&p| ledger.get(p as usize).map(|e| e.id.clone()))
-                .collect(),
-            final_outcome: obs.final_outcome(position).map(|o| Outcome {
-                outcome: o.outcome,
-                provider_ref: o.provider_ref.clone(),
-                needs_review: o.needs_review,
-                evidence: o.evidence.clone(),
-            }),
+        .map(|(position, op)| {
+            OperationReport::builder()
+                .operation(op.clone())
+                .effects(
+                    effects_of_op
+                        .of(position)
+                        .iter()
+                        .filter_map(|&p| ledger.get(p as usize).map(|e| e.id.clone()))
+                        .collect(),
+                )
+                .maybe_final_outcome(obs.final_outcome(position).map(|o| {
+                    Outcome::builder()
+                        .outcome(o.outcome)
+                        .maybe_provider_ref(o.provider_ref.clone())
+                        .needs_review(o.needs_review)
+                        .evidence(o.evidence.clone())
+                        .build()
+                }))
+                .build()
         })
         .collect()
 }
@@ -329,19 +336,24 @@ pub fn mcp_client_report(client: &McpClient) -> McpClientReport {
     let ms = |w: Option<std::time::Duration>| {
         w.map(|w| u64::try_from(w.as_millis()).unwrap_or(u64::MAX))
     };
-    let figures = |real, scaled| WindowFigures {
-        real_ms: ms(real),
-        scaled_ms: ms(scaled),
+    let figures = |real, scaled| {
+        WindowFigures::builder()
+            .maybe_real_ms(ms(real))
+            .maybe_scaled_ms(ms(scaled))
+            .build()
     };
-    McpClientReport {
-        profile: client.profile.clone(),
-        scale: client.scale,
-        idle_resets_on: client.real.idle_resets_on.name().to_owned(),
-        wall_clock: figures(client.real.wall_clock, scaled.wall_clock),
-        idle: figures(client.real.idle, scaled.idle),
-        first_byte: figures(client.real.first_byte, scaled.first_byte),
-        background_after: figures(client.real.background_after, scaled.background_after),
-    }
+    McpClientReport::builder()
+        .profile(client.profile.clone())
+        .scale(client.scale)
+        .idle_resets_on(client.real.idle_resets_on.name().to_owned())
+        .wall_clock(figures(client.real.wall_clock, scaled.wall_clock))
+        .idle(figures(client.real.idle, scaled.idle))
+        .first_byte(figures(client.real.first_byte, scaled.first_byte))
+        .background_after(figures(
+            client.real.background_after,
+            scaled.background_after,
+        ))
+        .build()
 }
 
 /// A broken invariant is proven whatever else went wrong. An expectation is only
@@ -468,10 +480,12 @@ fn mcp_fault(seen: &McpFaultSeen, plan: &Plan) -> Option<report::McpFault> {
         .and_then(|mcp| mcp.faults.get(seen.rule))
         .map(|rule| mcp_fault_kind(&rule.fault))
         .or_else(|| seen.name.parse().ok())?;
-    Some(report::McpFault {
-        rule: seen.rule.saturating_add(1),
-        kind,
-    })
+    Some(
+        report::McpFault::builder()
+            .rule(seen.rule.saturating_add(1))
+            .kind(kind)
+            .build(),
+    )
 }
 
 /// How the response ended.
@@ -519,10 +533,12 @@ fn request_target(e: &JournalEntry) -> String {
 /// MCP rule (`mcp stall (MCP rule 1)`: the n-th rule with `call:`), with a
 /// client's cancel when one arrived while the server held the call.
 fn request_fault(e: &JournalEntry, plan: &Plan) -> Option<Box<Fault>> {
-    let http = e.fault.as_deref().map(|f| HttpFault {
-        rule: f.rule.saturating_add(1),
-        at: fault_point(f.at),
-        response: fault_response(&f.response),
+    let http = e.fault.as_deref().map(|f| {
+        HttpFault::builder()
+            .rule(f.rule.saturating_add(1))
+            .at(fault_point(f.at))
+            .response(fault_response(&f.response))
+            .build()
     });
     let rpc = e.rpc.as_ref();
     let mcp = rpc
@@ -560,22 +576,22 @@ fn request_record(
     } else {
         targets.get(&request_target(&e))
     };
-    RequestRecord {
-        seq: e.seq,
-        sim_ms: e.at_ms,
-        start_ms: e.real_start_ms + offset_ms,
-        end_ms: e.real_end_ms.map(|t| t.get() + offset_ms),
-        tenant: e.tenant,
-        method: e.method,
-        target,
-        kind: e.kind.map(request_kind),
-        idempotency_key: e.idempotency_key,
-        fault,
-        effect: e.effect,
-        replayed,
-        fate,
-        lost: end.is_lost(),
-    }
+    RequestRecord::builder()
+        .seq(e.seq)
+        .sim_ms(e.at_ms)
+        .start_ms(e.real_start_ms + offset_ms)
+        .maybe_end_ms(e.real_end_ms.map(|t| t.get() + offset_ms))
+        .maybe_tenant(e.tenant)
+        .method(e.method)
+        .target(target)
+        .maybe_kind(e.kind.map(request_kind))
+        .maybe_idempotency_key(e.idempotency_key)
+        .maybe_fault(fault)
+        .maybe_effect(e.effect)
+        .replayed(replayed)
+        .fate(fate)
+        .lost(end.is_lost())
+        .build()
 }
 
 #[cfg(test)]

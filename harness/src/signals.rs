@@ -34,20 +34,23 @@ const NEAR_EXPIRY_DIVISOR: i64 = 10;
 pub fn compute(obs: &Observation, attribution: &Attribution<'_>) -> Signals {
     let duplicated = duplicated_operations(attribution);
     let calls = CallScan::run(obs, attribution, &duplicated);
-    let mut signals = Signals {
-        keys_near_expiry: keys_near_expiry(obs, attribution),
-        late_duplicates: late_duplicates(obs, attribution, &calls.first_final),
-        reconcile_attempts: calls.reconcile_attempts,
-        ..Signals::default()
+    let mut signals = {
+        let mut changed = Signals::default();
+        changed.keys_near_expiry = keys_near_expiry(obs, attribution);
+        changed.late_duplicates = late_duplicates(obs, attribution, &calls.first_final);
+        changed.reconcile_attempts = calls.reconcile_attempts;
+        changed
     };
     signals.unknown_replies = calls
         .unknown
         .into_iter()
-        .map(|((tool, action, provider), count)| UnknownReplies {
-            tool,
-            action,
-            provider,
-            count,
+        .map(|((tool, action, provider), count)| {
+            UnknownReplies::builder()
+                .tool(tool)
+                .action(action)
+                .provider(provider)
+                .count(count)
+                .build()
         })
         .collect();
     signals.most_reconciled = most_reconciled(obs, &calls.reconciles);
@@ -70,10 +73,12 @@ pub fn compute(obs: &Observation, attribution: &Attribution<'_>) -> Signals {
             .as_ref()
             .is_none_or(|o| age_ms > o.age_ms);
         if older {
-            signals.oldest_unknown = Some(OperationAge {
-                operation_id: operation_id(obs, *position),
-                age_ms,
-            });
+            signals.oldest_unknown = Some(
+                OperationAge::builder()
+                    .operation_id(operation_id(obs, *position))
+                    .age_ms(age_ms)
+                    .build(),
+            );
         }
     }
     for position in 0..obs.scenario.operations.len() {
@@ -84,10 +89,12 @@ pub fn compute(obs: &Observation, attribution: &Attribution<'_>) -> Signals {
     }
     signals.ambiguities = ambiguous
         .into_iter()
-        .map(|(position, state)| Ambiguity {
-            operation_id: operation_id(obs, position),
-            since_sim_ms: state.since_sim_ms,
-            confirmed: state.confirmed,
+        .map(|(position, state)| {
+            Ambiguity::builder()
+                .operation_id(operation_id(obs, position))
+                .since_sim_ms(state.since_sim_ms)
+                .maybe_confirmed(state.confirmed)
+                .build()
         })
         .collect();
     signals
@@ -223,16 +230,19 @@ impl CallScan {
                 let evidence = call_evidence(obs, attribution, index, position);
                 match outcome {
                     Some(kind @ (OutcomeKind::Succeeded | OutcomeKind::Failed)) => {
-                        state.confirmed = Some(Confirmation {
-                            call_index: u32::try_from(index).unwrap_or(u32::MAX),
-                            outcome: kind,
-                            after_ms: call
-                                .sim_ms
-                                .saturating_sub(state.since_sim_ms)
-                                .max(0)
-                                .unsigned_abs(),
-                            by: evidence.or(state.evidence).unwrap_or(ConfirmedBy::Other),
-                        });
+                        state.confirmed = Some(
+                            Confirmation::builder()
+                                .call_index(u32::try_from(index).unwrap_or(u32::MAX))
+                                .outcome(kind)
+                                .after_ms(
+                                    call.sim_ms
+                                        .saturating_sub(state.since_sim_ms)
+                                        .max(0)
+                                        .unsigned_abs(),
+                                )
+                                .by(evidence.or(state.evidence).unwrap_or(ConfirmedBy::Other))
+                                .build(),
+                        );
                     }
                     Some(OutcomeKind::Unknown | OutcomeKind::Pending) | None => {
                         if evidence.is_some() {
@@ -378,10 +388,12 @@ fn most_reconciled(obs: &Observation, reconciles: &FixedMap<usize, u64>) -> Opti
     let (&position, &count) = reconciles
         .iter()
         .max_by_key(|(&position, &count)| (count, std::cmp::Reverse(position)))?;
-    Some(OperationCount {
-        operation_id: operation_id(obs, position),
-        count,
-    })
+    Some(
+        OperationCount::builder()
+            .operation_id(operation_id(obs, position))
+            .count(count)
+            .build(),
+    )
 }
 
 /// Requests of the adapter's tenant that sent a key with less than a tenth
@@ -443,10 +455,12 @@ fn keys_near_expiry(obs: &Observation, attribution: &Attribution<'_>) -> Vec<Key
     }
     found
         .into_iter()
-        .map(|(position, seq, remaining_ms)| KeyNearExpiry {
-            operation_id: operation_of.remove(&position),
-            seq,
-            remaining_ms,
+        .map(|(position, seq, remaining_ms)| {
+            KeyNearExpiry::builder()
+                .maybe_operation_id(operation_of.remove(&position))
+                .seq(seq)
+                .remaining_ms(remaining_ms)
+                .build()
         })
         .collect()
 }
@@ -519,11 +533,11 @@ fn late_duplicates(
             if later {
                 found.push((
                     e,
-                    LateDuplicate {
-                        operation_id: operation_id(obs, first_op as usize),
-                        effect_id: effect.id.clone(),
-                        reported_final_call: u32::try_from(final_call).unwrap_or(u32::MAX),
-                    },
+                    LateDuplicate::builder()
+                        .operation_id(operation_id(obs, first_op as usize))
+                        .effect_id(effect.id.clone())
+                        .reported_final_call(u32::try_from(final_call).unwrap_or(u32::MAX))
+                        .build(),
                 ));
             }
         }

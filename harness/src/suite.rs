@@ -185,15 +185,17 @@ pub async fn run_suite(
         on_done(&report);
         slots[i] = Some(report);
     }
-    Report {
-        schema_version: SCHEMA_VERSION,
-        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-        adapter: AdapterInfo {
-            name: options.adapter.display_name(),
-            kind: options.adapter.kind(),
-        },
-        seed: options.seed,
-        duration_ms: started.elapsed().as_millis() as u64,
-        scenarios: slots.into_iter().flatten().collect(),
-    }
+    Report::builder()
+        .schema_version(SCHEMA_VERSION)
+        .tool_version(env!("CARGO_PKG_VERSION").to_owned())
+        .adapter(
+            AdapterInfo::builder()
+                .name(options.adapter.display_name())
+                .kind(options.adapter.kind())
+                .build(),
+        )
+        .seed(options.seed)
+        .duration_ms(started.elapsed().as_millis() as u64)
+        .scenarios(slots.into_iter().flatten().collect())
+        .build()
 }

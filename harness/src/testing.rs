@@ -147,17 +147,19 @@ fn run_one(
     match report.verdict {
         Verdict::Passed => Ok(()),
         Verdict::Violated | Verdict::AdapterError | Verdict::InfraError => {
-            let full = Report {
-                schema_version: SCHEMA_VERSION,
-                tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-                adapter: AdapterInfo {
-                    name: adapter.display_name(),
-                    kind: adapter.kind(),
-                },
-                seed,
-                duration_ms: report.duration_ms,
-                scenarios: vec![report],
-            };
+            let full = Report::builder()
+                .schema_version(SCHEMA_VERSION)
+                .tool_version(env!("CARGO_PKG_VERSION").to_owned())
+                .adapter(
+                    AdapterInfo::builder()
+                        .name(adapter.display_name())
+                        .kind(adapter.kind())
+                        .build(),
+                )
+                .seed(seed)
+                .duration_ms(report.duration_ms)
+                .scenarios(vec![report])
+                .build();
             let mut text = Vec::new();
             let _ = lostreply_reports::terminal::write_summary(
                 &mut text,

@@ -40,7 +40,8 @@ pub enum Fault {
 }
 
 /// An HTTP fault rule that struck: `after_commit drop (rule 1)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(bon::Builder, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct HttpFault {
     /// The rule's number in the scenario's list of faults, from 1.
     pub rule: usize,
@@ -125,7 +126,8 @@ pub enum Release {
 }
 
 /// An MCP fault rule that decided a `tools/call`: `mcp stall (MCP rule 1)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(bon::Builder, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct McpFault {
     /// The rule's number among the scenario's MCP fault rules, from 1.
     pub rule: usize,

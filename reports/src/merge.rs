@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 use crate::model::{Report, Shard, SCHEMA_VERSION};
 
 /// One report to merge and where it came from.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(bon::Builder, Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct MergeInput {
     /// Where the report came from (its directory), as errors name it.
     pub origin: String,

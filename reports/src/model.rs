@@ -41,7 +41,8 @@ pub use lostreply_protocol::CallName;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// A whole run: one adapter through a set of scenarios.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Report {
     /// [`SCHEMA_VERSION`] when written.
     pub schema_version: u32,
@@ -64,7 +65,8 @@ pub struct Report {
 /// a top-level `shard` object beside the report's own fields (written by
 /// [`crate::json::write_shard_json`], read by [`crate::json::read_json_with_shard`]),
 /// and the report of an unsharded run or of a merge has none.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Shard {
     /// K: which shard, from 1.
     pub index: u32,
@@ -75,7 +77,8 @@ pub struct Shard {
 }
 
 /// Which adapter ran.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct AdapterInfo {
     /// Display name: `builtin:reference` or the command line.
     pub name: String,
@@ -108,7 +111,8 @@ pub enum Verdict {
 }
 
 /// One scenario's run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ScenarioReport {
     /// The scenario's `id`.
     pub id: String,
@@ -169,7 +173,8 @@ pub struct ScenarioReport {
 
 /// An MCP scenario's client windows: the named profile's real figures (with
 /// the scenario's overrides) and the scaled ones the adapter applied.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct McpClientReport {
     /// The profile (`claude-code-http`, `typescript-sdk`, ..., `custom`).
     pub profile: String,
@@ -200,7 +205,8 @@ impl McpClientReport {
 }
 
 /// One client window, real and scaled; `None` in both: the client has no such limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct WindowFigures {
     /// The real client's figure, ms.
     pub real_ms: Option<u64>,
@@ -213,7 +219,8 @@ pub struct WindowFigures {
 /// (Its number and real times are `u32`s, as a call's are: 40 bytes a step,
 /// where `usize` and `u64` made 56, and a million-operation run has a
 /// million steps.)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct StepReport {
     /// 1-based step number, as `expect.after_step` counts.
     pub number: u32,
@@ -235,7 +242,8 @@ pub struct StepReport {
 /// (Its numbers are `u32`s, as the harness keeps them: a call is 112
 /// bytes, no more than the harness's own record of it, so that the report
 /// takes the run's two million calls over where they lie.)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CallRecord {
     /// Index in `calls`, from 0 (evidence refers to it).
     pub index: u32,
@@ -293,7 +301,8 @@ pub enum CallEnd {
 }
 
 /// One request as the provider saw it (from the simulator's journal).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RequestRecord {
     /// Journal position, from 1 (evidence refers to it).
     pub seq: u64,
@@ -331,7 +340,8 @@ pub struct RequestRecord {
 }
 
 /// One effect in the ledger.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct EffectRecord {
     /// Object id.
     pub id: SharedStr,
@@ -354,7 +364,8 @@ pub struct EffectRecord {
 }
 
 /// One webhook delivery by the harness.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct DeliveryRecord {
     /// The step that delivered it.
     pub step: usize,
@@ -375,7 +386,8 @@ pub struct DeliveryRecord {
 }
 
 /// A broken rule.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Violation {
     /// Which rule.
     pub check: Check,
@@ -427,7 +439,8 @@ impl Rule {
 }
 
 /// Something a person should see that is no adapter's fault.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Finding {
     /// What kind of finding.
     pub kind: FindingKind,
@@ -486,7 +499,8 @@ pub enum Evidence {
 }
 
 /// An adapter or infrastructure error.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ErrorRecord {
     /// The step it happened in (0: setup or the final sweep).
     pub step: usize,
@@ -497,7 +511,8 @@ pub struct ErrorRecord {
 }
 
 /// An operation whose final status has `needs_review`: a person must decide.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct BacklogItem {
     /// Scenario id.
     pub scenario: String,
@@ -512,7 +527,8 @@ pub struct BacklogItem {
 }
 
 /// Counts by verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Totals {
     /// Scenarios that passed.
     pub passed: usize,

@@ -18,8 +18,9 @@ use crate::shared_str::SharedStr;
 
 /// A logical operation of the scenario. Its id, resource and arguments are
 /// read through it (`op.id`), as the scenario's operation's.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Deserialize)]
 #[serde(from = "OperationReportFields")]
+#[non_exhaustive]
 pub struct OperationReport {
     /// The scenario's operation (`op-1`, its collection, the arguments the
     /// harness gave it).

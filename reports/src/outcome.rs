@@ -10,7 +10,8 @@ pub use lostreply_protocol::OutcomeKind;
 use crate::shared_str::SharedStr;
 
 /// An outcome as the adapter reported it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Outcome {
     /// `succeeded`, `failed`, `pending` or `unknown`.
     pub outcome: OutcomeKind,

@@ -16,7 +16,8 @@ use crate::outcome::OutcomeKind;
 use crate::shared_str::SharedStr;
 
 /// One scenario's signals.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Signals {
     /// Replies whose outcome was `unknown`, counted by tool, action and
     /// provider, sorted by the three.
@@ -71,7 +72,8 @@ impl Action {
 }
 
 /// How many replies said `unknown` for one tool, action and provider.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct UnknownReplies {
     /// The MCP tool an operation calls, or the resource it creates in.
     pub tool: SharedStr,
@@ -85,7 +87,8 @@ pub struct UnknownReplies {
 }
 
 /// An operation that was reported ambiguous, and what confirmed it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Ambiguity {
     /// The operation.
     pub operation_id: SharedStr,
@@ -96,7 +99,8 @@ pub struct Ambiguity {
 }
 
 /// The reply that ended an ambiguity.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Confirmation {
     /// The call that replied (its `index` in `calls`).
     pub call_index: u32,
@@ -165,7 +169,8 @@ impl ConfirmedBy {
 }
 
 /// A request that sent a key near or past the end of its retention.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct KeyNearExpiry {
     /// The operation its create is attributed to, if any.
     pub operation_id: Option<SharedStr>,
@@ -184,7 +189,8 @@ impl KeyNearExpiry {
 }
 
 /// An effect the provider made for an operation already reported final.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct LateDuplicate {
     /// The operation (the first of its group, as invariant 1 names it).
     pub operation_id: SharedStr,
@@ -195,7 +201,8 @@ pub struct LateDuplicate {
 }
 
 /// An operation and a count.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct OperationCount {
     /// The operation.
     pub operation_id: SharedStr,
@@ -204,7 +211,8 @@ pub struct OperationCount {
 }
 
 /// An operation left `unknown`, and for how long.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct OperationAge {
     /// The operation.
     pub operation_id: SharedStr,
@@ -213,7 +221,8 @@ pub struct OperationAge {
 }
 
 /// Confirmations counted by what they rest on.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ConfirmedByCounts {
     /// [`ConfirmedBy::Replay`].
     pub replay: u64,
@@ -254,7 +263,8 @@ impl ConfirmedByCounts {
 }
 
 /// An operation of a scenario and a figure.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ScenarioOperation {
     /// The scenario.
     pub scenario: String,
@@ -266,7 +276,8 @@ pub struct ScenarioOperation {
 
 /// The signals of a set of scenarios, summed (the JSON report's top-level
 /// `signals`; each writer's figures).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(bon::Builder, Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SignalTotals {
     /// Replies whose outcome was `unknown`, summed by tool, action and
     /// provider, sorted by the three.

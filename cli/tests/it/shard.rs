@@ -173,11 +173,13 @@ fn two_shards_run_and_merge_into_the_full_run() {
         let (report, shard) = read_report(&shard_dir);
         assert_eq!(
             shard,
-            Some(Shard {
-                index,
-                total: 2,
-                selected: full.scenarios.len()
-            })
+            Some(
+                Shard::builder()
+                    .index(index)
+                    .total(2)
+                    .selected(full.scenarios.len())
+                    .build()
+            )
         );
         let stdout = text(&out.stdout);
         assert!(

@@ -75,25 +75,29 @@ fn final_outcomes(j: &Judge<'_, '_>, key: &str, found: &mut Vec<Violation>) {
             .and_then(|c| c.outcome().map(|o| (c, o)))
         {
             Some((call, reply)) if j.acceptable(op, call, reply, allowed) => {}
-            Some((_, reply)) => found.push(Violation {
-                check: expectation(key),
-                operation_id: Some(op.to_string()),
-                message: format!(
-                    "{op}: final status is {}, expected one of {}",
-                    reply.outcome.as_str(),
-                    outcome_list(allowed)
-                ),
-                evidence,
-            }),
-            None => found.push(Violation {
-                check: expectation(key),
-                operation_id: Some(op.to_string()),
-                message: format!(
-                    "{op}: the final status call gave no outcome, expected one of {}",
-                    outcome_list(allowed)
-                ),
-                evidence,
-            }),
+            Some((_, reply)) => found.push(
+                Violation::builder()
+                    .check(expectation(key))
+                    .operation_id(op.to_string())
+                    .message(format!(
+                        "{op}: final status is {}, expected one of {}",
+                        reply.outcome.as_str(),
+                        outcome_list(allowed)
+                    ))
+                    .evidence(evidence)
+                    .build(),
+            ),
+            None => found.push(
+                Violation::builder()
+                    .check(expectation(key))
+                    .operation_id(op.to_string())
+                    .message(format!(
+                        "{op}: the final status call gave no outcome, expected one of {}",
+                        outcome_list(allowed)
+                    ))
+                    .evidence(evidence)
+                    .build(),
+            ),
         }
     }
 }
@@ -108,29 +112,33 @@ fn after_step(j: &Judge<'_, '_>, key: &str, found: &mut Vec<Violation>) {
                 .filter_map(|c| c.outcome().map(|o| (c, o)))
                 .collect();
             if reported.is_empty() {
-                found.push(Violation {
-                    check: expectation(key),
-                    operation_id: Some(op.to_string()),
-                    message: format!(
-                        "{op}: step {step} reported no outcome, expected one of {}",
-                        outcome_list(allowed)
-                    ),
-                    evidence: calls.iter().map(|c| c.evidence()).collect(),
-                });
+                found.push(
+                    Violation::builder()
+                        .check(expectation(key))
+                        .operation_id(op.to_string())
+                        .message(format!(
+                            "{op}: step {step} reported no outcome, expected one of {}",
+                            outcome_list(allowed)
+                        ))
+                        .evidence(calls.iter().map(|c| c.evidence()).collect())
+                        .build(),
+                );
             }
             for (call, reply) in reported {
                 if !j.acceptable(op, call, reply, allowed) {
-                    found.push(Violation {
-                        check: expectation(key),
-                        operation_id: Some(op.to_string()),
-                        message: format!(
-                            "{op}: step {step} ({}) reported {}, expected one of {}",
-                            call.name.as_str(),
-                            reply.outcome.as_str(),
-                            outcome_list(allowed)
-                        ),
-                        evidence: vec![call.evidence()],
-                    });
+                    found.push(
+                        Violation::builder()
+                            .check(expectation(key))
+                            .operation_id(op.to_string())
+                            .message(format!(
+                                "{op}: step {step} ({}) reported {}, expected one of {}",
+                                call.name.as_str(),
+                                reply.outcome.as_str(),
+                                outcome_list(allowed)
+                            ))
+                            .evidence(vec![call.evidence()])
+                            .build(),
+                    );
                 }
             }
         }
@@ -159,25 +167,29 @@ fn effects(j: &Judge<'_, '_>, key: &str, found: &mut Vec<Violation>) {
         if j.a.effect_positions(g).len() as u32 != expected_total {
             let effects = j.a.effects_of_group(g, &j.obs.ledger);
             let who = j.a.group_label(g);
-            found.push(Violation {
-                check: expectation(key),
-                operation_id: Some(op.to_string()),
-                message: format!(
-                    "{who}: {} effect(s) in the ledger, expected exactly {expected_total}",
-                    effects.len()
-                ),
-                evidence: effects
-                    .iter()
-                    .flat_map(|e| {
-                        e.request()
-                            .map(|seq| Evidence::Request { seq })
-                            .into_iter()
-                            .chain([Evidence::Effect {
-                                id: e.id.to_string(),
-                            }])
-                    })
-                    .collect(),
-            });
+            found.push(
+                Violation::builder()
+                    .check(expectation(key))
+                    .operation_id(op.to_string())
+                    .message(format!(
+                        "{who}: {} effect(s) in the ledger, expected exactly {expected_total}",
+                        effects.len()
+                    ))
+                    .evidence(
+                        effects
+                            .iter()
+                            .flat_map(|e| {
+                                e.request()
+                                    .map(|seq| Evidence::Request { seq })
+                                    .into_iter()
+                                    .chain([Evidence::Effect {
+                                        id: e.id.to_string(),
+                                    }])
+                            })
+                            .collect(),
+                    )
+                    .build(),
+            );
         }
     }
 }
@@ -202,15 +214,17 @@ fn needs_review_from_step(j: &Judge<'_, '_>, key: &str, found: &mut Vec<Violatio
             } else {
                 format!("step {} ({})", call.step, call.name.as_str())
             };
-            found.push(Violation {
-                check: expectation(key),
-                operation_id: Some(op.to_string()),
-                message: format!(
+            found.push(
+                Violation::builder()
+                    .check(expectation(key))
+                    .operation_id(op.to_string())
+                    .message(format!(
                     "{op}: {when} reported {outcome} without needs_review; from step {from} on \
                      nothing the contract offers can give evidence, so a person must be asked"
-                ),
-                evidence: vec![call.evidence()],
-            });
+                ))
+                    .evidence(vec![call.evidence()])
+                    .build(),
+            );
         }
     }
 }
@@ -224,20 +238,23 @@ fn needs_review(j: &Judge<'_, '_>, key: &str, found: &mut Vec<Violation>) {
             .and_then(|p| j.obs.final_outcome(p))
             .map(|o| o.needs_review);
         if actual != Some(*expected) {
-            found.push(Violation {
-                check: expectation(key),
-                operation_id: Some(op.to_string()),
-                message: format!(
-                    "{op}: needs_review is {}, expected {expected}",
-                    actual
-                        .map(|b| b.to_string())
-                        .unwrap_or_else(|| "not reported".to_owned())
-                ),
-                evidence: call
-                    .map(|index| Evidence::Call { index })
-                    .into_iter()
-                    .collect(),
-            });
+            found.push(
+                Violation::builder()
+                    .check(expectation(key))
+                    .operation_id(op.to_string())
+                    .message(format!(
+                        "{op}: needs_review is {}, expected {expected}",
+                        actual
+                            .map(|b| b.to_string())
+                            .unwrap_or_else(|| "not reported".to_owned())
+                    ))
+                    .evidence(
+                        call.map(|index| Evidence::Call { index })
+                            .into_iter()
+                            .collect(),
+                    )
+                    .build(),
+            );
         }
     }
 }

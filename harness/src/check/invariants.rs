@@ -59,18 +59,20 @@ fn at_most_once(obs: &Observation, a: &Attribution<'_>, v: &mut Vec<Violation>) 
                 .map(|e| e.idempotency_key.as_deref().unwrap_or("no key").to_owned())
                 .collect();
             let who = a.group_label(g);
-            v.push(Violation {
-                check: Check::Invariant(Invariant::AtMostOnce),
-                operation_id: a.first_op(g).map(str::to_owned),
-                message: format!(
-                    "{who}: {} effects for {} operation(s): {} (keys: {})",
-                    effects.len(),
-                    ops,
-                    ids.join(", "),
-                    keys.join(", ")
-                ),
-                evidence: effect_evidence(&effects),
-            });
+            v.push(
+                Violation::builder()
+                    .check(Check::Invariant(Invariant::AtMostOnce))
+                    .maybe_operation_id(a.first_op(g).map(str::to_owned))
+                    .message(format!(
+                        "{who}: {} effects for {} operation(s): {} (keys: {})",
+                        effects.len(),
+                        ops,
+                        ids.join(", "),
+                        keys.join(", ")
+                    ))
+                    .evidence(effect_evidence(&effects))
+                    .build(),
+            );
         }
     }
 }
@@ -113,12 +115,14 @@ fn success_has_effect(
                         });
                     }
                     evidence.extend(effect_evidence(&a.effects_of_group(g, &obs.ledger)));
-                    v.push(Violation {
-                        check: Check::Invariant(Invariant::NoSuccessWithoutEffect),
-                        operation_id: Some(op.id.to_string()),
-                        message: format!("{}: {} {problem}", op.id, call.name.as_str()),
-                        evidence,
-                    });
+                    v.push(
+                        Violation::builder()
+                            .check(Check::Invariant(Invariant::NoSuccessWithoutEffect))
+                            .operation_id(op.id.to_string())
+                            .message(format!("{}: {} {problem}", op.id, call.name.as_str()))
+                            .evidence(evidence)
+                            .build(),
+                    );
                     reported = true;
                 }
                 continue;
@@ -182,18 +186,20 @@ fn claim(
             let operations = &obs.scenario.operations;
             let op = operations.get(position).map_or("", |o| o.id.as_str());
             let other = operations.get(other as usize).map_or("", |o| o.id.as_str());
-            Some(Violation {
-                check: Check::Invariant(Invariant::NoSuccessWithoutEffect),
-                operation_id: Some(op.to_owned()),
-                message: format!("{op} and {other} both claim the one effect {r}"),
-                evidence: vec![
-                    Evidence::Call {
-                        index: other_call as usize,
-                    },
-                    call.evidence(),
-                    Evidence::Effect { id: r.to_string() },
-                ],
-            })
+            Some(
+                Violation::builder()
+                    .check(Check::Invariant(Invariant::NoSuccessWithoutEffect))
+                    .operation_id(op.to_owned())
+                    .message(format!("{op} and {other} both claim the one effect {r}"))
+                    .evidence(vec![
+                        Evidence::Call {
+                            index: other_call as usize,
+                        },
+                        call.evidence(),
+                        Evidence::Effect { id: r.to_string() },
+                    ])
+                    .build(),
+            )
         }
         _ => None,
     }
@@ -229,12 +235,14 @@ fn failure_has_no_effect(
             if let Some((message, shown)) = problem {
                 let mut evidence = vec![call.evidence()];
                 evidence.extend(effect_evidence(&shown));
-                v.push(Violation {
-                    check: Check::Invariant(Invariant::NoFailureWithEffect),
-                    operation_id: Some(op.id.to_string()),
-                    message,
-                    evidence,
-                });
+                v.push(
+                    Violation::builder()
+                        .check(Check::Invariant(Invariant::NoFailureWithEffect))
+                        .operation_id(op.id.to_string())
+                        .message(message)
+                        .evidence(evidence)
+                        .build(),
+                );
                 break;
             }
         }
@@ -345,21 +353,23 @@ fn terminal_is_final(obs: &Observation, ix: &Index<'_>, v: &mut Vec<Violation>) 
                     } else if first.outcome != reply.outcome
                         || first.provider_ref != reply.provider_ref
                     {
-                        v.push(Violation {
-                            check: Check::Invariant(Invariant::TerminalIsFinal),
-                            operation_id: Some(op.id.to_string()),
-                            message: format!(
-                                "{}: reported {} ({}) in call {}, then {} ({}) in call {}",
-                                op.id,
-                                first.outcome.as_str(),
-                                first.provider_ref.as_deref().unwrap_or("no ref"),
-                                first_call.position,
-                                reply.outcome.as_str(),
-                                reply.provider_ref.as_deref().unwrap_or("no ref"),
-                                call.position
-                            ),
-                            evidence: vec![first_call.evidence(), call.evidence()],
-                        });
+                        v.push(
+                            Violation::builder()
+                                .check(Check::Invariant(Invariant::TerminalIsFinal))
+                                .operation_id(op.id.to_string())
+                                .message(format!(
+                                    "{}: reported {} ({}) in call {}, then {} ({}) in call {}",
+                                    op.id,
+                                    first.outcome.as_str(),
+                                    first.provider_ref.as_deref().unwrap_or("no ref"),
+                                    first_call.position,
+                                    reply.outcome.as_str(),
+                                    reply.provider_ref.as_deref().unwrap_or("no ref"),
+                                    call.position
+                                ))
+                                .evidence(vec![first_call.evidence(), call.evidence()])
+                                .build(),
+                        );
                         break;
                     }
                 }
@@ -389,48 +399,47 @@ fn same_key_same_args(obs: &Observation, a: &Attribution<'_>, v: &mut Vec<Violat
         let single = a.ops_of_group(g).len() == 1;
         for r in requests() {
             if a.changed_arguments.contains(&r.seq) {
-                v.push(Violation {
-                    check: Check::Invariant(Invariant::SameKeySameArgs),
-                    operation_id: Some(op.id.to_string()),
-                    message: format!(
-                        "{}: create request #{} carries other arguments than the operation's",
-                        op.id, r.seq
-                    ),
-                    evidence: vec![
-                        Evidence::Request { seq: first.seq },
-                        Evidence::Request { seq: r.seq },
-                    ],
-                });
+                v.push(
+                    Violation::builder()
+                        .check(Check::Invariant(Invariant::SameKeySameArgs))
+                        .operation_id(op.id.to_string())
+                        .message(format!(
+                            "{}: create request #{} carries other arguments than the operation's",
+                            op.id, r.seq
+                        ))
+                        .evidence(vec![
+                            Evidence::Request { seq: first.seq },
+                            Evidence::Request { seq: r.seq },
+                        ])
+                        .build(),
+                );
                 break;
             }
             if keyed && single && r.idempotency_key != first.idempotency_key {
-                v.push(Violation {
-                    check: Check::Invariant(Invariant::SameKeySameArgs),
-                    operation_id: Some(op.id.to_string()),
-                    message: format!(
-                        "{}: create request #{} carries key {}, but #{} carried {}",
-                        op.id,
-                        r.seq,
-                        r.idempotency_key.as_deref().unwrap_or("none"),
-                        first.seq,
-                        first.idempotency_key.as_deref().unwrap_or("none")
-                    ),
-                    evidence: vec![
-                        Evidence::Request { seq: first.seq },
-                        Evidence::Request { seq: r.seq },
-                    ],
-                });
+                v.push(
+                    Violation::builder()
+                        .check(Check::Invariant(Invariant::SameKeySameArgs))
+                        .operation_id(op.id.to_string())
+                        .message(format!(
+                            "{}: create request #{} carries key {}, but #{} carried {}",
+                            op.id,
+                            r.seq,
+                            r.idempotency_key.as_deref().unwrap_or("none"),
+                            first.seq,
+                            first.idempotency_key.as_deref().unwrap_or("none")
+                        ))
+                        .evidence(vec![
+                            Evidence::Request { seq: first.seq },
+                            Evidence::Request { seq: r.seq },
+                        ])
+                        .build(),
+                );
                 break;
             }
         }
     }
     for &seq in &a.unattributed_requests {
-        v.push(Violation {
-            check: Check::Invariant(Invariant::SameKeySameArgs),
-            operation_id: None,
-            message: format!("create request #{seq} matches no operation's arguments or reference: the adapter created something no operation asked for"),
-            evidence: vec![Evidence::Request { seq }],
-        });
+        v.push(Violation::builder().check(Check::Invariant(Invariant::SameKeySameArgs)).message(format!("create request #{seq} matches no operation's arguments or reference: the adapter created something no operation asked for")).evidence(vec![Evidence::Request { seq }]).build());
     }
 }
 
@@ -453,17 +462,19 @@ fn status_is_read_only(obs: &Observation, v: &mut Vec<Violation>) {
                 .collect();
             let mut evidence = vec![call.evidence()];
             evidence.extend(seqs.iter().map(|&seq| Evidence::Request { seq }));
-            v.push(Violation {
-                check: Check::Invariant(Invariant::StatusIsReadOnly),
-                operation_id: call.operation_id.as_deref().map(str::to_owned),
-                message: format!(
-                    "{}: status call {} sent {} request(s) to the provider",
-                    call.operation_id.as_deref().unwrap_or("?"),
-                    call.position,
-                    seqs.len()
-                ),
-                evidence,
-            });
+            v.push(
+                Violation::builder()
+                    .check(Check::Invariant(Invariant::StatusIsReadOnly))
+                    .maybe_operation_id(call.operation_id.as_deref().map(str::to_owned))
+                    .message(format!(
+                        "{}: status call {} sent {} request(s) to the provider",
+                        call.operation_id.as_deref().unwrap_or("?"),
+                        call.position,
+                        seqs.len()
+                    ))
+                    .evidence(evidence)
+                    .build(),
+            );
         }
     }
 }
@@ -498,24 +509,28 @@ fn forged_changes_nothing(obs: &Observation, v: &mut Vec<Violation>) {
             what.push("a new effect appeared".to_owned());
         }
         if !what.is_empty() {
-            v.push(Violation {
-                check: Check::Invariant(Invariant::ForgedWebhookInert),
-                operation_id: Some(probe.operation_id.clone()),
-                message: format!(
-                    "{}: a forged webhook (wrong signature) was delivered and the adapter {}",
-                    probe.operation_id,
-                    what.join("; ")
-                ),
-                evidence: probe
-                    .before
-                    .map(|index| Evidence::Call { index })
-                    .into_iter()
-                    .chain([Evidence::Delivery {
-                        call_index: probe.delivery,
-                    }])
-                    .chain(probe.after.map(|index| Evidence::Call { index }))
-                    .collect(),
-            });
+            v.push(
+                Violation::builder()
+                    .check(Check::Invariant(Invariant::ForgedWebhookInert))
+                    .operation_id(probe.operation_id.clone())
+                    .message(format!(
+                        "{}: a forged webhook (wrong signature) was delivered and the adapter {}",
+                        probe.operation_id,
+                        what.join("; ")
+                    ))
+                    .evidence(
+                        probe
+                            .before
+                            .map(|index| Evidence::Call { index })
+                            .into_iter()
+                            .chain([Evidence::Delivery {
+                                call_index: probe.delivery,
+                            }])
+                            .chain(probe.after.map(|index| Evidence::Call { index }))
+                            .collect(),
+                    )
+                    .build(),
+            );
         }
     }
 }

@@ -196,12 +196,17 @@ pub(crate) fn findings(obs: &Observation, a: &Attribution<'_>) -> Vec<Finding> {
             if let Some(why) = contradiction(obs, &decision, &effects, applied.call.sim_ms) {
                 let mut evidence = vec![applied.call.evidence()];
                 evidence.extend(effect_evidence(&effects));
-                found.push(Finding {
-                    kind: FindingKind::ResolutionContradictsLedger,
-                    operation_id: op.id.to_string(),
-                    message: format!("the operator resolved {}, but {why}", decision.describe()),
-                    evidence,
-                });
+                found.push(
+                    Finding::builder()
+                        .kind(FindingKind::ResolutionContradictsLedger)
+                        .operation_id(op.id.to_string())
+                        .message(format!(
+                            "the operator resolved {}, but {why}",
+                            decision.describe()
+                        ))
+                        .evidence(evidence)
+                        .build(),
+                );
             }
         }
     }
@@ -248,24 +253,19 @@ pub(crate) fn review_after_contradiction(
         } else {
             "the final status has needs_review false".to_owned()
         };
-        v.push(Violation {
-            check: Check::Rule {
+        v.push(Violation::builder().check(Check::Rule {
                 rule: Rule::ReviewAfterContradiction,
-            },
-            operation_id: Some(op.id.to_string()),
-            message: format!(
+            }).operation_id(op.id.to_string()).message(format!(
                 "{}: the operator resolved {}, then a genuine event showed that {why}; {what}: a contradicted resolution keeps its outcome and is raised for review again",
                 op.id,
                 decision.describe()
-            ),
-            evidence: vec![
+            )).evidence(vec![
                 last.call.evidence(),
                 Evidence::Delivery {
                     call_index: delivery,
                 },
                 status.evidence(),
-            ],
-        });
+            ]).build());
     }
 }
 
@@ -397,15 +397,17 @@ mod tests {
         run.obs.calls[decided].end_ms = 10;
         let delivery = run.call(Webhook, "op-1", None, T0, 0);
         run.obs.calls[delivery].start_ms = 20;
-        run.obs.deliveries.push(DeliveryRecord {
-            step: 1,
-            event_id: "evt_1".into(),
-            event_type: "tickets.created".into(),
-            object_id: Some("tkt_1".into()),
-            forged: false,
-            attempt: 1,
-            call_index: delivery,
-        });
+        run.obs.deliveries.push(
+            DeliveryRecord::builder()
+                .step(1)
+                .event_id("evt_1".into())
+                .event_type("tickets.created".into())
+                .object_id("tkt_1".into())
+                .forged(false)
+                .attempt(1)
+                .call_index(delivery)
+                .build(),
+        );
         run.final_status(0, Failed, review, T0);
         checks_of(&run)
     }

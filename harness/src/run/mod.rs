@@ -31,11 +31,8 @@ pub async fn observe(scenario: &Scenario, adapter: &AdapterUnderTest, seed: u64)
     let credential = scenario.plan.tenants.first().cloned().unwrap_or_default();
     let mut obs = nothing_yet(scenario, seed, credential.clone());
     let infra = |obs: &mut Observation, message: String| {
-        obs.errors.push(ErrorRecord {
-            step: 0,
-            call_index: None,
-            message,
-        });
+        obs.errors
+            .push(ErrorRecord::builder().step(0).message(message).build());
         obs.infra_failed = true;
         obs.duration_ms = started.elapsed().as_millis() as u64;
     };
@@ -53,11 +50,12 @@ pub async fn observe(scenario: &Scenario, adapter: &AdapterUnderTest, seed: u64)
         Ok(s) => s,
         Err(e) => {
             // An in-process factory that cannot build is the adapter's failure.
-            obs.errors.push(ErrorRecord {
-                step: 0,
-                call_index: None,
-                message: format!("cannot build the adapter: {e}"),
-            });
+            obs.errors.push(
+                ErrorRecord::builder()
+                    .step(0)
+                    .message(format!("cannot build the adapter: {e}"))
+                    .build(),
+            );
             obs.duration_ms = started.elapsed().as_millis() as u64;
             return obs;
         }

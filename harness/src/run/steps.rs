@@ -146,14 +146,16 @@ impl<'a> StepRunner<'a> {
             for (_, note) in lock(&self.notes).iter().filter(|(n, _)| *n == number) {
                 label.push_str(&format!(" ({note})"));
             }
-            self.steps.push(StepReport {
-                number: saturating_u32(number),
-                label: kept_label(&label, step),
-                start_ms: saturating_u32(start_ms),
-                end_ms: saturating_u32(self.now_ms()),
-                sim_start_ms,
-                sim_end_ms: self.sim.now_ms(),
-            });
+            self.steps.push(
+                StepReport::builder()
+                    .number(saturating_u32(number))
+                    .label(kept_label(&label, step))
+                    .start_ms(saturating_u32(start_ms))
+                    .end_ms(saturating_u32(self.now_ms()))
+                    .sim_start_ms(sim_start_ms)
+                    .sim_end_ms(self.sim.now_ms())
+                    .build(),
+            );
         }
     }
 
@@ -807,15 +809,17 @@ impl<'a> StepRunner<'a> {
         attempt: u32,
         call_index: usize,
     ) {
-        self.deliveries.push(DeliveryRecord {
-            step,
-            event_id: event.id.clone(),
-            event_type: event.event_type.clone(),
-            object_id: Some(event.object_id.clone()),
-            forged,
-            attempt,
-            call_index,
-        });
+        self.deliveries.push(
+            DeliveryRecord::builder()
+                .step(step)
+                .event_id(event.id.clone())
+                .event_type(event.event_type.clone())
+                .object_id(event.object_id.clone())
+                .forged(forged)
+                .attempt(attempt)
+                .call_index(call_index)
+                .build(),
+        );
     }
 
     fn steps_note(&self, step: usize, note: String) {
@@ -823,11 +827,7 @@ impl<'a> StepRunner<'a> {
     }
 
     fn infra_error(&self, step: usize, message: String) {
-        lock(&self.errors).push(ErrorRecord {
-            step,
-            call_index: None,
-            message,
-        });
+        lock(&self.errors).push(ErrorRecord::builder().step(step).message(message).build());
     }
 
     /// Moves what the steps recorded out.

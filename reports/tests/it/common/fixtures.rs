@@ -17,17 +17,19 @@ pub const NAIVE: &str = "python3 examples/python/naive_adapter.py";
 pub const BROKEN: &str = "python3 examples/python/broken_adapter.py";
 
 fn report(adapter: &str, kind: AdapterKind, scenarios: Vec<ScenarioReport>) -> Report {
-    Report {
-        schema_version: SCHEMA_VERSION,
-        tool_version: "0.0.0-test".into(),
-        adapter: AdapterInfo {
-            name: adapter.into(),
-            kind,
-        },
-        seed: 42,
-        duration_ms: scenarios.iter().map(|s| s.duration_ms).sum(),
-        scenarios,
-    }
+    Report::builder()
+        .schema_version(SCHEMA_VERSION)
+        .tool_version("0.0.0-test".into())
+        .adapter(
+            AdapterInfo::builder()
+                .name(adapter.into())
+                .kind(kind)
+                .build(),
+        )
+        .seed(42)
+        .duration_ms(scenarios.iter().map(|s| s.duration_ms).sum())
+        .scenarios(scenarios)
+        .build()
 }
 
 /// A scenario with its identity filled in and every record empty.
@@ -36,31 +38,33 @@ fn scenario(adapter: &str, id: &str, title: &str, case: Option<u8>, seed: u64) -
         Some(n) => format!("scenarios/case{n:02}-{id}.yaml"),
         None => format!("scenarios/{id}.yaml"),
     };
-    ScenarioReport {
-        id: id.into(),
-        title: title.into(),
-        reproduce: format!("lostreply run --adapter '{adapter}' --scenario {path} --seed {seed}"),
-        path,
-        case,
-        tags: case
-            .map(|_| vec!["lost-response".to_string()])
-            .unwrap_or_default(),
-        verdict: Verdict::Passed,
-        seed,
-        duration_ms: 0,
-        sim_start_ms: SIM_START_MS,
-        operations: Vec::new(),
-        steps: Vec::new(),
-        calls: Vec::new(),
-        journal: Vec::new(),
-        ledger: Vec::new(),
-        deliveries: Vec::new(),
-        violations: Vec::new(),
-        findings: Vec::new(),
-        errors: Vec::new(),
-        mcp_client: None,
-        signals: Default::default(),
-    }
+    ScenarioReport::builder()
+        .id(id.into())
+        .title(title.into())
+        .reproduce(format!(
+            "lostreply run --adapter '{adapter}' --scenario {path} --seed {seed}"
+        ))
+        .path(path)
+        .maybe_case(case)
+        .tags(
+            case.map(|_| vec!["lost-response".to_string()])
+                .unwrap_or_default(),
+        )
+        .verdict(Verdict::Passed)
+        .seed(seed)
+        .duration_ms(0)
+        .sim_start_ms(SIM_START_MS)
+        .operations(Vec::new())
+        .steps(Vec::new())
+        .calls(Vec::new())
+        .journal(Vec::new())
+        .ledger(Vec::new())
+        .deliveries(Vec::new())
+        .violations(Vec::new())
+        .findings(Vec::new())
+        .errors(Vec::new())
+        .signals(Default::default())
+        .build()
 }
 
 fn ticket_args(amount: u64) -> Value {
@@ -68,16 +72,16 @@ fn ticket_args(amount: u64) -> Value {
 }
 
 fn operation(id: &str, args: Value, effects: &[&str], last: Option<Outcome>) -> OperationReport {
-    OperationReport {
-        operation: OperationSpec::new(OperationFields {
+    OperationReport::builder()
+        .operation(OperationSpec::new(OperationFields {
             id: id.into(),
             resource: "tickets".into(),
             tool: None,
             args: args.into(),
-        }),
-        effects: effects.iter().map(|e| SharedStr::from(*e)).collect(),
-        final_outcome: last,
-    }
+        }))
+        .effects(effects.iter().map(|e| SharedStr::from(*e)).collect())
+        .maybe_final_outcome(last)
+        .build()
 }
 
 fn outcome(
@@ -86,12 +90,12 @@ fn outcome(
     needs_review: bool,
     evidence: &str,
 ) -> Outcome {
-    Outcome {
-        outcome: kind,
-        provider_ref: provider_ref.map(SharedStr::from),
-        needs_review,
-        evidence: evidence.into(),
-    }
+    Outcome::builder()
+        .outcome(kind)
+        .maybe_provider_ref(provider_ref.map(SharedStr::from))
+        .needs_review(needs_review)
+        .evidence(evidence.into())
+        .build()
 }
 
 fn outcome_reply(op: &str, o: &Outcome) -> Value {
@@ -112,14 +116,14 @@ fn step(
     sim_ms: i64,
     sim_moved_ms: i64,
 ) -> StepReport {
-    StepReport {
-        number,
-        label: label.into(),
-        start_ms,
-        end_ms,
-        sim_start_ms: SIM_START_MS + sim_ms,
-        sim_end_ms: SIM_START_MS + sim_ms + sim_moved_ms,
-    }
+    StepReport::builder()
+        .number(number)
+        .label(label.into())
+        .start_ms(start_ms)
+        .end_ms(end_ms)
+        .sim_start_ms(SIM_START_MS + sim_ms)
+        .sim_end_ms(SIM_START_MS + sim_ms + sim_moved_ms)
+        .build()
 }
 
 /// An adapter call that replied with an outcome.
@@ -134,18 +138,18 @@ fn outcome_call(
     end_ms: u32,
     sim_ms: i64,
 ) -> CallRecord {
-    CallRecord {
-        index,
-        step,
-        call: call.parse().expect("a call's name"),
-        operation_id: Some(op.into()),
-        request: call_request(call, op, sim_ms).into(),
-        reply: Some(outcome_reply(op, o).into()),
-        end: CallEnd::Replied,
-        stderr: SharedStr::default(),
-        start_ms,
-        end_ms,
-    }
+    CallRecord::builder()
+        .index(index)
+        .step(step)
+        .call(call.parse().expect("a call's name"))
+        .operation_id(op.into())
+        .request(call_request(call, op, sim_ms).into())
+        .reply(outcome_reply(op, o).into())
+        .end(CallEnd::Replied)
+        .stderr(SharedStr::default())
+        .start_ms(start_ms)
+        .end_ms(end_ms)
+        .build()
 }
 
 fn call_request(call: &str, op: &str, sim_ms: i64) -> Value {
@@ -195,22 +199,22 @@ impl Req<'_> {
             ("GET", false, 3) => RequestKind::Retrieve,
             _ => RequestKind::List,
         };
-        RequestRecord {
-            seq: self.seq,
-            sim_ms: SIM_START_MS + sim_ms,
-            start_ms: self.start_ms,
-            end_ms: self.end_ms,
-            tenant: Some("sk_test_a".into()),
-            method: self.method.into(),
-            target: self.target.into(),
-            kind: Some(kind),
-            idempotency_key: self.key.map(SharedStr::from),
-            fault: self.fault.map(|f| Box::new(f.into())),
-            effect: self.effect.map(SharedStr::from),
-            replayed: self.replayed,
-            fate: self.fate.into(),
-            lost: self.lost,
-        }
+        RequestRecord::builder()
+            .seq(self.seq)
+            .sim_ms(SIM_START_MS + sim_ms)
+            .start_ms(self.start_ms)
+            .maybe_end_ms(self.end_ms)
+            .tenant("sk_test_a".into())
+            .method(self.method.into())
+            .target(self.target.into())
+            .kind(kind)
+            .maybe_idempotency_key(self.key.map(SharedStr::from))
+            .maybe_fault(self.fault.map(|f| Box::new(f.into())))
+            .maybe_effect(self.effect.map(SharedStr::from))
+            .replayed(self.replayed)
+            .fate(self.fate.into())
+            .lost(self.lost)
+            .build()
     }
 }
 
@@ -248,26 +252,26 @@ fn effect(
     request_seq: Option<u64>,
     op: Option<&str>,
 ) -> EffectRecord {
-    EffectRecord {
-        id: id.into(),
-        tenant: "sk_test_a".into(),
-        resource: "tickets".into(),
-        args: args.into(),
-        idempotency_key: key.map(SharedStr::from),
-        sim_ms: SIM_START_MS,
-        status: ObjectStatus::Succeeded,
-        request_seq,
-        operation_id: op.map(SharedStr::from),
-    }
+    EffectRecord::builder()
+        .id(id.into())
+        .tenant("sk_test_a".into())
+        .resource("tickets".into())
+        .args(args.into())
+        .maybe_idempotency_key(key.map(SharedStr::from))
+        .sim_ms(SIM_START_MS)
+        .status(ObjectStatus::Succeeded)
+        .maybe_request_seq(request_seq)
+        .maybe_operation_id(op.map(SharedStr::from))
+        .build()
 }
 
 fn violation(check: Check, op: &str, message: &str, evidence: Vec<Evidence>) -> Violation {
-    Violation {
-        check,
-        operation_id: Some(op.into()),
-        message: message.into(),
-        evidence,
-    }
+    Violation::builder()
+        .check(check)
+        .operation_id(op.into())
+        .message(message.into())
+        .evidence(evidence)
+        .build()
 }
 
 fn req(seq: u64) -> Evidence {
@@ -366,47 +370,54 @@ fn reference_lost_after_commit() -> ScenarioReport {
     s.signals = lost_after_commit_signals();
     // Not what this run shows (no resolve call): a finding's place in every
     // writer, with evidence pointing at a call and an effect.
-    s.findings = vec![Finding {
-        kind: FindingKind::ResolutionContradictsLedger,
-        operation_id: "op-1".into(),
-        message: "the operator resolved failed (no provider_ref), but the provider holds tkt_0001"
-            .into(),
-        evidence: vec![
+    s.findings = vec![Finding::builder()
+        .kind(FindingKind::ResolutionContradictsLedger)
+        .operation_id("op-1".into())
+        .message(
+            "the operator resolved failed (no provider_ref), but the provider holds tkt_0001"
+                .into(),
+        )
+        .evidence(vec![
             Evidence::Call { index: 1 },
             Evidence::Effect {
                 id: "tkt_0001".into(),
             },
-        ],
-    }];
+        ])
+        .build()];
     s
 }
 
 /// The signals of [`reference_lost_after_commit`]: one unknown reply, then
 /// the lookup an hour later that confirmed it.
 fn lost_after_commit_signals() -> Signals {
-    Signals {
-        unknown_replies: vec![UnknownReplies {
-            tool: "tickets".into(),
-            action: Action::Execute,
-            provider: "generic".into(),
-            count: 1,
-        }],
-        ambiguities: vec![Ambiguity {
-            operation_id: "op-1".into(),
-            since_sim_ms: SIM_START_MS,
-            confirmed: Some(Confirmation {
-                call_index: 1,
-                outcome: OutcomeKind::Succeeded,
-                after_ms: HOUR_MS as u64,
-                by: ConfirmedBy::Lookup,
-            }),
-        }],
-        reconcile_attempts: 1,
-        most_reconciled: Some(OperationCount {
-            operation_id: "op-1".into(),
-            count: 1,
-        }),
-        ..Signals::default()
+    {
+        let mut changed = Signals::default();
+        changed.unknown_replies = vec![UnknownReplies::builder()
+            .tool("tickets".into())
+            .action(Action::Execute)
+            .provider("generic".into())
+            .count(1)
+            .build()];
+        changed.ambiguities = vec![Ambiguity::builder()
+            .operation_id("op-1".into())
+            .since_sim_ms(SIM_START_MS)
+            .confirmed(
+                Confirmation::builder()
+                    .call_index(1)
+                    .outcome(OutcomeKind::Succeeded)
+                    .after_ms(HOUR_MS as u64)
+                    .by(ConfirmedBy::Lookup)
+                    .build(),
+            )
+            .build()];
+        changed.reconcile_attempts = 1;
+        changed.most_reconciled = Some(
+            OperationCount::builder()
+                .operation_id("op-1".into())
+                .count(1)
+                .build(),
+        );
+        changed
     }
 }
 
@@ -436,10 +447,11 @@ fn reference_crash_after_commit() -> ScenarioReport {
         step(2, "reconcile op-1", 95, 240, 0, 0),
     ];
     s.calls = vec![
-        CallRecord {
-            reply: None,
-            end: CallEnd::Crashed,
-            ..outcome_call(0, 1, "execute", "op-1", &succeeded, 2, 93, 0)
+        {
+            let mut changed = outcome_call(0, 1, "execute", "op-1", &succeeded, 2, 93, 0);
+            changed.reply = None;
+            changed.end = CallEnd::Crashed;
+            changed
         },
         outcome_call(1, 2, "reconcile", "op-1", &succeeded, 96, 238, 0),
         outcome_call(2, 0, "status", "op-1", &succeeded, 242, 300, 0),
@@ -558,27 +570,32 @@ fn naive_mcp_called_again() -> ScenarioReport {
         0x5eed_0101,
     );
     s.tags = vec!["mcp".to_owned()];
-    s.mcp_client = Some(McpClientReport {
-        profile: "claude-code-http".into(),
-        scale: 0.001,
-        idle_resets_on: "bytes".into(),
-        wall_clock: WindowFigures {
-            real_ms: Some(100_000_000),
-            scaled_ms: Some(100_000),
-        },
-        idle: WindowFigures {
-            real_ms: Some(300_000),
-            scaled_ms: Some(300),
-        },
-        first_byte: WindowFigures {
-            real_ms: None,
-            scaled_ms: None,
-        },
-        background_after: WindowFigures {
-            real_ms: Some(120_000),
-            scaled_ms: Some(120),
-        },
-    });
+    s.mcp_client = Some(
+        McpClientReport::builder()
+            .profile("claude-code-http".into())
+            .scale(0.001)
+            .idle_resets_on("bytes".into())
+            .wall_clock(
+                WindowFigures::builder()
+                    .real_ms(100_000_000)
+                    .scaled_ms(100_000)
+                    .build(),
+            )
+            .idle(
+                WindowFigures::builder()
+                    .real_ms(300_000)
+                    .scaled_ms(300)
+                    .build(),
+            )
+            .first_byte(WindowFigures::builder().build())
+            .background_after(
+                WindowFigures::builder()
+                    .real_ms(120_000)
+                    .scaled_ms(120)
+                    .build(),
+            )
+            .build(),
+    );
     let done = outcome(
         OutcomeKind::Succeeded,
         Some("tkt_0002"),
@@ -862,18 +879,7 @@ fn naive_webhook_regresses() -> ScenarioReport {
         step(3, "webhook op-1 updated (delayed)", 140, 210, 0, 0),
     ];
     let webhook = |index: u32, step_no: u32, start: u32, end: u32| {
-        CallRecord {
-        index,
-        step: step_no,
-        call: CallName::Webhook,
-        operation_id: Some("op-1".into()),
-        request: json!({"protocol": 1, "headers": {"lostreply-signature": "t=1767225600,v1=5d41402abc4b2a76"}, "body": "{\"id\":\"evt\"}"}).into(),
-        reply: Some(json!({"accepted": true, "operation_id": "op-1"}).into()),
-        end: CallEnd::Replied,
-        stderr: SharedStr::default(),
-        start_ms: start,
-        end_ms: end,
-    }
+        CallRecord::builder().index(index).step(step_no).call(CallName::Webhook).operation_id("op-1".into()).request(json!({"protocol": 1, "headers": {"lostreply-signature": "t=1767225600,v1=5d41402abc4b2a76"}, "body": "{\"id\":\"evt\"}"}).into()).reply(json!({"accepted": true, "operation_id": "op-1"}).into()).end(CallEnd::Replied).stderr(SharedStr::default()).start_ms(start).end_ms(end).build()
     };
     s.calls = vec![
         outcome_call(0, 1, "execute", "op-1", &succeeded, 2, 68, 0),
@@ -890,24 +896,22 @@ fn naive_webhook_regresses() -> ScenarioReport {
         Some("op-1"),
     )];
     s.deliveries = vec![
-        DeliveryRecord {
-            step: 2,
-            event_id: "evt_0001".into(),
-            event_type: "tickets.created".into(),
-            object_id: None,
-            forged: false,
-            attempt: 1,
-            call_index: 1,
-        },
-        DeliveryRecord {
-            step: 3,
-            event_id: "evt_0002".into(),
-            event_type: "tickets.updated".into(),
-            object_id: None,
-            forged: false,
-            attempt: 1,
-            call_index: 2,
-        },
+        DeliveryRecord::builder()
+            .step(2)
+            .event_id("evt_0001".into())
+            .event_type("tickets.created".into())
+            .forged(false)
+            .attempt(1)
+            .call_index(1)
+            .build(),
+        DeliveryRecord::builder()
+            .step(3)
+            .event_id("evt_0002".into())
+            .event_type("tickets.updated".into())
+            .forged(false)
+            .attempt(1)
+            .call_index(2)
+            .build(),
     ];
     s.violations = vec![violation(
         Check::Invariant(Invariant::TerminalIsFinal),
@@ -1078,18 +1082,7 @@ fn naive_accepts_forged_webhook() -> ScenarioReport {
     ];
     s.calls = vec![
         outcome_call(0, 1, "execute", "op-1", &unknown, 2, 1_058, 0),
-        CallRecord {
-            index: 1,
-            step: 2,
-            call: CallName::Webhook,
-            operation_id: Some("op-1".into()),
-            request: json!({"protocol": 1, "headers": {"lostreply-signature": "t=1767225600,v1=0000000000000000"}, "body": "{\"id\":\"evt_forged_01\"}"}).into(),
-            reply: Some(json!({"accepted": true, "operation_id": "op-1"}).into()),
-            end: CallEnd::Replied,
-            stderr: SharedStr::default(),
-            start_ms: 1_061,
-            end_ms: 1_118,
-        },
+        CallRecord::builder().index(1).step(2).call(CallName::Webhook).operation_id("op-1".into()).request(json!({"protocol": 1, "headers": {"lostreply-signature": "t=1767225600,v1=0000000000000000"}, "body": "{\"id\":\"evt_forged_01\"}"}).into()).reply(json!({"accepted": true, "operation_id": "op-1"}).into()).end(CallEnd::Replied).stderr(SharedStr::default()).start_ms(1_061).end_ms(1_118).build(),
         outcome_call(2, 0, "status", "op-1", &succeeded, 1_121, 1_180, 0),
     ];
     s.journal = vec![Req {
@@ -1099,15 +1092,14 @@ fn naive_accepts_forged_webhook() -> ScenarioReport {
         ..post(1, 31, 36, Some("op-1"), None)
     }
     .record(0)];
-    s.deliveries = vec![DeliveryRecord {
-        step: 2,
-        event_id: "evt_forged_01".into(),
-        event_type: "tickets.created".into(),
-        object_id: None,
-        forged: true,
-        attempt: 1,
-        call_index: 1,
-    }];
+    s.deliveries = vec![DeliveryRecord::builder()
+        .step(2)
+        .event_id("evt_forged_01".into())
+        .event_type("tickets.created".into())
+        .forged(true)
+        .attempt(1)
+        .call_index(1)
+        .build()];
     s.violations = vec![violation(
         Check::Invariant(Invariant::ForgedWebhookInert),
         "op-1",
@@ -1193,12 +1185,22 @@ fn broken_bad_json() -> ScenarioReport {
     s.duration_ms = 1_180;
     s.operations = vec![operation("op-1", ticket_args(1200), &["tkt_0001"], None)];
     s.steps = vec![step(1, "execute op-1", 2, 1_150, 0, 0)];
-    s.calls = vec![CallRecord {
-        reply: None,
-        end: CallEnd::BadReply {
+    s.calls = vec![{
+        let mut changed = outcome_call(
+            0,
+            1,
+            "execute",
+            "op-1",
+            &outcome(OutcomeKind::Unknown, None, false, ""),
+            3,
+            1_148,
+            0,
+        );
+        changed.reply = None;
+        changed.end = CallEnd::BadReply {
             message: "expected value at line 1 column 1".into(),
-        },
-        stderr: [
+        };
+        changed.stderr = [
             "INFO creating ticket for op-1",
             "Traceback (most recent call last):",
             "  File \"examples/python/broken_adapter.py\", line 88, in execute",
@@ -1208,17 +1210,8 @@ fn broken_bad_json() -> ScenarioReport {
             "requests.exceptions.ReadTimeout: HTTPConnectionPool(host='127.0.0.1', port=41817): Read timed out. (read timeout=1.0)",
             "",
         ]
-        .join("\n").into(),
-        ..outcome_call(
-            0,
-            1,
-            "execute",
-            "op-1",
-            &outcome(OutcomeKind::Unknown, None, false, ""),
-            3,
-            1_148,
-            0,
-        )
+        .join("\n").into();
+        changed
     }];
     s.journal = vec![Req {
         fault: Some("after_commit drop (rule 1)"),
@@ -1234,11 +1227,7 @@ fn broken_bad_json() -> ScenarioReport {
         Some(1),
         Some("op-1"),
     )];
-    s.errors = vec![ErrorRecord {
-        step: 1,
-        call_index: Some(0),
-        message: "execute op-1: stdout was not the JSON object the protocol asks for (expected value at line 1 column 1)".into(),
-    }];
+    s.errors = vec![ErrorRecord::builder().step(1).call_index(0).message("execute op-1: stdout was not the JSON object the protocol asks for (expected value at line 1 column 1)".into()).build()];
     s
 }
 
@@ -1263,17 +1252,16 @@ fn broken_deadline() -> ScenarioReport {
         step(1, "execute op-1", 1, 70, 0, 0),
         step(2, "reconcile op-1", 70, 30_075, 0, 0),
     ];
-    s.calls = vec![
-        outcome_call(0, 1, "execute", "op-1", &pending, 2, 68, 0),
-        CallRecord {
-            reply: None,
-            end: CallEnd::Deadline {
-                deadline_ms: 30_000,
-            },
-            stderr: "polling tkt_0001 until it settles\npolling tkt_0001 until it settles\n".into(),
-            ..outcome_call(1, 2, "reconcile", "op-1", &pending, 72, 30_072, 0)
-        },
-    ];
+    s.calls = vec![outcome_call(0, 1, "execute", "op-1", &pending, 2, 68, 0), {
+        let mut changed = outcome_call(1, 2, "reconcile", "op-1", &pending, 72, 30_072, 0);
+        changed.reply = None;
+        changed.end = CallEnd::Deadline {
+            deadline_ms: 30_000,
+        };
+        changed.stderr =
+            "polling tkt_0001 until it settles\npolling tkt_0001 until it settles\n".into();
+        changed
+    }];
     s.journal = vec![
         Req {
             fate: "sent 202",
@@ -1295,21 +1283,22 @@ fn broken_deadline() -> ScenarioReport {
         }
         .record(0),
     ];
-    s.ledger = vec![EffectRecord {
-        status: ObjectStatus::Processing,
-        ..effect(
+    s.ledger = vec![{
+        let mut changed = effect(
             "tkt_0001",
             ticket_args(1200),
             Some("op-1"),
             Some(1),
             Some("op-1"),
-        )
+        );
+        changed.status = ObjectStatus::Processing;
+        changed
     }];
-    s.errors = vec![ErrorRecord {
-        step: 2,
-        call_index: Some(1),
-        message: "reconcile op-1: still running after its 30000 ms deadline; killed".into(),
-    }];
+    s.errors = vec![ErrorRecord::builder()
+        .step(2)
+        .call_index(1)
+        .message("reconcile op-1: still running after its 30000 ms deadline; killed".into())
+        .build()];
     s
 }
 
@@ -1324,12 +1313,12 @@ fn infra_failure() -> ScenarioReport {
     s.verdict = Verdict::InfraError;
     s.duration_ms = 5_003;
     s.operations = vec![operation("op-1", ticket_args(1200), &[], None)];
-    s.errors = vec![ErrorRecord {
-        step: 0,
-        call_index: None,
-        message: "the simulator did not accept connections on 127.0.0.1:41817 within 5000 ms"
-            .into(),
-    }];
+    s.errors = vec![ErrorRecord::builder()
+        .step(0)
+        .message(
+            "the simulator did not accept connections on 127.0.0.1:41817 within 5000 ms".into(),
+        )
+        .build()];
     s
 }
 
@@ -1362,20 +1351,19 @@ pub fn hostile_run() -> Report {
     s.violations[1].check = Check::Expectation {
         key: HOSTILE.into(),
     };
-    s.deliveries = vec![DeliveryRecord {
-        step: 1,
-        event_id: HOSTILE.into(),
-        event_type: HOSTILE.into(),
-        object_id: None,
-        forged: true,
-        attempt: 1,
-        call_index: 0,
-    }];
-    s.errors = vec![ErrorRecord {
-        step: 1,
-        call_index: Some(1),
-        message: HOSTILE.into(),
-    }];
+    s.deliveries = vec![DeliveryRecord::builder()
+        .step(1)
+        .event_id(HOSTILE.into())
+        .event_type(HOSTILE.into())
+        .forged(true)
+        .attempt(1)
+        .call_index(0)
+        .build()];
+    s.errors = vec![ErrorRecord::builder()
+        .step(1)
+        .call_index(1)
+        .message(HOSTILE.into())
+        .build()];
     // An operator backlog entry made of hostile text as well.
     let mut review = reference_no_keys_no_lookup();
     review.id = HOSTILE.into();
@@ -1395,15 +1383,19 @@ fn hostile_signals() -> Signals {
     let mut signals = lost_after_commit_signals();
     signals.unknown_replies[0].tool = HOSTILE.into();
     signals.unknown_replies[0].provider = format!("{HOSTILE}\"\\\n").into();
-    signals.most_reconciled = Some(OperationCount {
-        operation_id: HOSTILE.into(),
-        count: 2,
-    });
+    signals.most_reconciled = Some(
+        OperationCount::builder()
+            .operation_id(HOSTILE.into())
+            .count(2)
+            .build(),
+    );
     signals.left_unknown = 1;
-    signals.oldest_unknown = Some(OperationAge {
-        operation_id: HOSTILE.into(),
-        age_ms: 1,
-    });
+    signals.oldest_unknown = Some(
+        OperationAge::builder()
+            .operation_id(HOSTILE.into())
+            .age_ms(1)
+            .build(),
+    );
     signals
 }
 
