@@ -148,14 +148,17 @@ impl RunningServer {
             plan.profile = Arc::new(profile);
         }
         if let Some(response) = behaviour.fault() {
-            plan.faults.push(FaultRule {
-                when: Match {
-                    method: Some("POST".to_owned()),
-                    ..Match::default()
-                },
-                at: Position::AfterCommit,
-                response,
-            });
+            plan.faults.push(
+                FaultRule::builder()
+                    .when({
+                        let mut changed = Match::default();
+                        changed.method = Some("POST".to_owned());
+                        changed
+                    })
+                    .at(Position::AfterCommit)
+                    .response(response)
+                    .build(),
+            );
         }
         let sim = Simulator::start(plan, ServeOptions::default())
             .await

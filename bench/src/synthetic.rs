@@ -633,14 +633,12 @@ mod report_tests {
         obs_with_errors.calls[30_001].end = CallEnd::Deadline {
             deadline_ms: 30_000,
         };
-        obs_with_errors
-            .errors
-            .push(
-                lostreply_reports::model::ErrorRecord::builder()
-                    .step(0)
-                    .message("the run's own".to_owned())
-                    .build(),
-            );
+        obs_with_errors.errors.push(
+            lostreply_reports::model::ErrorRecord::builder()
+                .step(0)
+                .message("the run's own".to_owned())
+                .build(),
+        );
         for obs in [obs, obs_with_errors] {
             let in_place = |obs: Observation, two_threads: bool| {
                 let lists = (

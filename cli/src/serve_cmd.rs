@@ -14,7 +14,7 @@ use clap::Args;
 use super::values;
 use lostreply_harness::scenario::provider_profile::ProfileChoice;
 use lostreply_simulator::mcp::{AnswerStyle, Defect, McpPlan};
-use lostreply_simulator::{Idempotency, IdempotencyMode, Plan, ServeOptions, Simulator};
+use lostreply_simulator::{IdempotencyMode, Plan, ServeOptions, Simulator};
 
 use lostreply_harness::exit;
 
@@ -185,16 +185,11 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
 /// working directory, as a scenario's is from the scenario's.
 fn plan_for(choice: &ProfileChoice) -> Result<Plan, String> {
     let profile = choice.load(Path::new("")).map_err(|e| e.to_string())?;
-    let defaults = Plan::default();
-    Ok(Plan {
-        idempotency: Idempotency {
-            mode: profile.keys.default_mode,
-            retention: profile.keys.default_retention,
-            ..defaults.idempotency
-        },
-        profile: Arc::new(profile),
-        ..defaults
-    })
+    let mut plan = Plan::default();
+    plan.idempotency.mode = profile.keys.default_mode;
+    plan.idempotency.retention = profile.keys.default_retention;
+    plan.profile = Arc::new(profile);
+    Ok(plan)
 }
 
 /// The default MCP plan with the flags' defects and answer style.

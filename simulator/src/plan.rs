@@ -13,7 +13,8 @@ use std::time::Duration;
 use crate::profile::Profile;
 
 /// Everything a simulator run needs: tenants, the provider's shape and its faults.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(bon::Builder, Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Plan {
     /// Bearer credentials the provider accepts, one per tenant. The first is the adapter's.
     pub tenants: Vec<String>,
@@ -67,7 +68,8 @@ impl Default for Plan {
 }
 
 /// The idempotency contract the provider implements.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(bon::Builder, Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Idempotency {
     /// Which behaviour the provider has.
     pub mode: IdempotencyMode,
@@ -93,7 +95,8 @@ pub use crate::profile::IdempotencyMode;
 
 /// Which lookups the provider answers. A disabled one answers 400 `unsupported_query`
 /// (search, list) or 404 (retrieve).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(bon::Builder, Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Lookup {
     /// `GET /v1/{resource}/{id}`.
     pub retrieve: bool,
@@ -101,6 +104,15 @@ pub struct Lookup {
     pub client_reference: bool,
     /// `GET /v1/{resource}?created_gte=T&limit=N`.
     pub list_recent: bool,
+}
+
+impl Lookup {
+    /// No lookup at all: every read is refused.
+    pub const NONE: Lookup = Lookup {
+        retrieve: false,
+        client_reference: false,
+        list_recent: false,
+    };
 }
 
 impl Default for Lookup {
@@ -114,7 +126,8 @@ impl Default for Lookup {
 }
 
 /// Asynchronous work: objects start `processing` and settle after a delay.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(bon::Builder, Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Asynchronous {
     /// How long after creation (simulator clock) an object settles.
     pub settle_after: Duration,
@@ -132,14 +145,16 @@ pub enum SettleResult {
 }
 
 /// Signed webhook events.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Webhooks {
     /// `whsec_<base64 key>`, as Standard Webhooks define it.
     pub secret: String,
 }
 
 /// An object that exists before the run.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(bon::Builder, Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct SeedObject {
     /// Credential of the owning tenant.
     pub tenant: String,
@@ -154,7 +169,8 @@ pub struct SeedObject {
 }
 
 /// One fault rule: which requests it matches, where it strikes, what the client sees.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(bon::Builder, Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct FaultRule {
     /// Which requests this rule applies to.
     pub when: Match,
@@ -172,7 +188,8 @@ pub struct FaultRule {
 /// harness tells the simulator which step runs ([`crate::Simulator::begin_step`]),
 /// and a rule with `steps` only sees requests that arrive during those steps,
 /// however many requests an adapter's design sends inside them.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct Match {
     /// HTTP method, upper case (`POST`, `GET`).
     pub method: Option<String>,
@@ -293,7 +310,8 @@ pub enum FaultResponse {
 pub const MAX_RETRY_AFTER_S: u32 = 86_400;
 
 /// Bounds on what any request may cost (TigerBeetle style: everything has a limit).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(bon::Builder, Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
     /// Largest request body accepted; larger answers 413, no effect.
     pub max_body_bytes: usize,

@@ -18,13 +18,15 @@ pub const CONTRACT_PATH: &str = "certify/contracts/simulator-mcp.yaml";
 
 /// The plan of the worked example: the default MCP face with `defects`.
 pub fn plan(defects: &BTreeSet<Defect>, seed: u64) -> Plan {
-    Plan {
-        seed,
-        mcp: Some(McpPlan {
-            defects: defects.clone(),
-            ..McpPlan::default()
-        }),
-        ..Plan::default()
+    {
+        let mut changed = Plan::default();
+        changed.seed = seed;
+        changed.mcp = Some({
+            let mut changed = McpPlan::default();
+            changed.defects = defects.clone();
+            changed
+        });
+        changed
     }
 }
 

@@ -34,25 +34,24 @@ fn script(sdk: Sdk) -> &'static str {
 async fn first_call_stalls() -> Simulator {
     let mut plan = Plan::default();
     plan.limits.stall_cap = Duration::from_secs(10);
-    plan.mcp = Some(McpPlan {
-        faults: vec![McpRule {
-            when: McpMatch {
-                tool: Some("create_ticket".to_owned()),
-                times: Some(1),
-                ..McpMatch::default()
-            },
-            fault: McpFault::Stall {
+    plan.mcp = Some({
+        let mut changed = McpPlan::default();
+        changed.faults = vec![McpRule::builder()
+            .when({
+                let mut changed = McpMatch::default();
+                changed.tool = Some("create_ticket".to_owned());
+                changed.times = Some(1);
+                changed
+            })
+            .fault(McpFault::Stall {
                 then: StallThen::Commit,
                 until: Release::ClientGone,
                 stream: Stream::Nothing,
-            },
-            cancel: CancelPolicy::Ignore,
-        }],
-        tasks: lostreply_simulator::mcp::TaskSupport {
-            enabled: false,
-            ..Default::default()
-        },
-        ..McpPlan::default()
+            })
+            .cancel(CancelPolicy::Ignore)
+            .build()];
+        changed.tasks.enabled = false;
+        changed
     });
     Simulator::start(plan, ServeOptions::default())
         .await

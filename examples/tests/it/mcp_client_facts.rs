@@ -21,22 +21,24 @@ use serde_json::{json, Value};
 const TENANT: &str = "sk_test_a";
 
 fn on_tickets(fault: McpFault, cancel: CancelPolicy) -> McpRule {
-    McpRule {
-        when: McpMatch {
-            tool: Some("create_ticket".to_owned()),
-            ..McpMatch::default()
-        },
-        fault,
-        cancel,
-    }
+    McpRule::builder()
+        .when({
+            let mut changed = McpMatch::default();
+            changed.tool = Some("create_ticket".to_owned());
+            changed
+        })
+        .fault(fault)
+        .cancel(cancel)
+        .build()
 }
 
 async fn sim_with(rule: McpRule) -> Simulator {
     let mut plan = Plan::default();
     plan.limits.stall_cap = Duration::from_secs(10);
-    plan.mcp = Some(McpPlan {
-        faults: vec![rule],
-        ..McpPlan::default()
+    plan.mcp = Some({
+        let mut changed = McpPlan::default();
+        changed.faults = vec![rule];
+        changed
     });
     Simulator::start(plan, ServeOptions::default())
         .await

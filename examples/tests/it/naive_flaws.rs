@@ -20,26 +20,24 @@ use lostreply_simulator::{
 };
 
 const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
-const NO_LOOKUP: Lookup = Lookup {
-    retrieve: false,
-    client_reference: false,
-    list_recent: false,
-};
-const SEARCH_ONLY: Lookup = Lookup {
-    retrieve: false,
-    client_reference: true,
-    list_recent: false,
+const NO_LOOKUP: Lookup = Lookup::NONE;
+const SEARCH_ONLY: Lookup = {
+    let mut lookup = Lookup::NONE;
+    lookup.client_reference = true;
+    lookup
 };
 
 fn plan(mode: IdempotencyMode, lookup: Lookup, faults: Vec<FaultRule>) -> Plan {
-    Plan {
-        idempotency: Idempotency {
-            mode,
-            ..Idempotency::default()
-        },
-        lookup,
-        faults,
-        ..Plan::default()
+    {
+        let mut changed = Plan::default();
+        changed.idempotency = {
+            let mut changed = Idempotency::default();
+            changed.mode = mode;
+            changed
+        };
+        changed.lookup = lookup;
+        changed.faults = faults;
+        changed
     }
 }
 
@@ -50,24 +48,24 @@ fn stripe(faults: Vec<FaultRule>) -> Plan {
 
 /// `plan` with signed webhooks.
 fn with_webhooks(plan: Plan) -> Plan {
-    Plan {
-        webhooks: Some(Webhooks {
-            secret: SECRET.into(),
-        }),
-        ..plan
+    {
+        let mut changed = plan;
+        changed.webhooks = Some(Webhooks::builder().secret(SECRET.into()).build());
+        changed
     }
 }
 
 fn post_fault(nth: u32, at: Position, response: FaultResponse) -> FaultRule {
-    FaultRule {
-        when: Match {
-            method: Some("POST".into()),
-            nth: Some(nth),
-            ..Match::default()
-        },
-        at,
-        response,
-    }
+    FaultRule::builder()
+        .when({
+            let mut changed = Match::default();
+            changed.method = Some("POST".into());
+            changed.nth = Some(nth);
+            changed
+        })
+        .at(at)
+        .response(response)
+        .build()
 }
 
 /// A violation, in words.
@@ -241,10 +239,12 @@ async fn case_2_4(factory: &dyn AdapterFactory) -> Checked {
 /// Case 3: the work is still processing, then settles failed.
 async fn case_3(factory: &dyn AdapterFactory) -> Checked {
     let mut plan = stripe(vec![]);
-    plan.asynchronous = Some(Asynchronous {
-        settle_after: Duration::from_secs(60),
-        result: SettleResult::Failed,
-    });
+    plan.asynchronous = Some(
+        Asynchronous::builder()
+            .settle_after(Duration::from_secs(60))
+            .result(SettleResult::Failed)
+            .build(),
+    );
     let p = Probe::start(factory, plan).await;
     let adapter = p.execute_and_reconcile("op-1").await;
     p.final_is("op-1", &[OutcomeKind::Pending, OutcomeKind::Unknown])
@@ -299,17 +299,18 @@ async fn case_6(factory: &dyn AdapterFactory) -> Checked {
 async fn case_7(factory: &dyn AdapterFactory) -> Checked {
     use FaultResponse::Drop;
     use Position::BeforeRead;
-    let slow_search = FaultRule {
-        when: Match {
-            method: Some("GET".into()),
-            query: Some("client_reference".into()),
-            ..Match::default()
-        },
-        at: Position::BeforeCommit,
-        response: FaultResponse::Delay {
+    let slow_search = FaultRule::builder()
+        .when({
+            let mut changed = Match::default();
+            changed.method = Some("GET".into());
+            changed.query = Some("client_reference".into());
+            changed
+        })
+        .at(Position::BeforeCommit)
+        .response(FaultResponse::Delay {
             delay: Duration::from_millis(300),
-        },
-    };
+        })
+        .build();
     let faults = vec![post_fault(1, BeforeRead, Drop), slow_search];
     let p = Probe::start(factory, plan(IdempotencyMode::None, SEARCH_ONLY, faults)).await;
     p.execute(p.adapter().as_ref(), "op-1").await;

@@ -54,23 +54,22 @@ async fn answered(
     };
     let argv = argv(runtime, script);
     let profile = Profile::builtin(profile).expect("a built-in profile");
-    let mut plan = Plan {
-        idempotency: lostreply_simulator::Idempotency {
-            mode: profile.keys.default_mode,
-            ..Default::default()
-        },
-        profile: Arc::new(profile),
-        ..Plan::default()
+    let mut plan = {
+        let mut changed = Plan::default();
+        changed.idempotency.mode = profile.keys.default_mode;
+        changed.profile = Arc::new(profile);
+        changed
     };
-    plan.faults = vec![FaultRule {
-        when: Match {
-            kind: Some(RequestKind::Create),
-            nth: Some(1),
-            ..Match::default()
-        },
-        at: Position::AfterCommit,
-        response,
-    }];
+    plan.faults = vec![FaultRule::builder()
+        .when({
+            let mut changed = Match::default();
+            changed.kind = Some(RequestKind::Create);
+            changed.nth = Some(1);
+            changed
+        })
+        .at(Position::AfterCommit)
+        .response(response)
+        .build()];
     let sim = Simulator::start(plan, ServeOptions::default())
         .await
         .expect("the simulator starts");

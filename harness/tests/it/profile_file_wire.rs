@@ -14,9 +14,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 async fn tracker() -> Simulator {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../profiles/examples/tracker.yaml");
     let profile = read_profile_file(&path).unwrap();
-    let plan = Plan {
-        profile: Arc::new(profile),
-        ..Plan::default()
+    let plan = {
+        let mut changed = Plan::default();
+        changed.profile = Arc::new(profile);
+        changed
     };
     Simulator::start(plan, ServeOptions::default())
         .await

@@ -27,19 +27,20 @@ fn parse_ok(text: &str) -> scenario::model::Scenario {
 }
 
 fn on(tool: Option<&str>, step: u32) -> McpMatch {
-    McpMatch {
-        tool: tool.map(str::to_owned),
-        steps: Some(BTreeSet::from([step])),
-        ..McpMatch::default()
+    {
+        let mut changed = McpMatch::default();
+        changed.tool = tool.map(str::to_owned);
+        changed.steps = Some(BTreeSet::from([step]));
+        changed
     }
 }
 
 fn rule(when: McpMatch, fault: McpFault, cancel: CancelPolicy) -> McpRule {
-    McpRule {
-        when,
-        fault,
-        cancel,
-    }
+    McpRule::builder()
+        .when(when)
+        .fault(fault)
+        .cancel(cancel)
+        .build()
 }
 
 /// The full fixture's MCP fault rules as the server reads them. Real
@@ -56,9 +57,10 @@ fn full_fixture_rules() -> Vec<McpRule> {
             CancelPolicy::Ignore,
         ),
         rule(
-            McpMatch {
-                nth: Some(1),
-                ..on(Some("create_ticket"), 2)
+            {
+                let mut changed = on(Some("create_ticket"), 2);
+                changed.nth = Some(1);
+                changed
             },
             McpFault::Stall {
                 then: StallThen::Commit,
@@ -68,9 +70,10 @@ fn full_fixture_rules() -> Vec<McpRule> {
             CancelPolicy::Honour,
         ),
         rule(
-            McpMatch {
-                times: Some(2),
-                ..on(Some("create_ticket"), 3)
+            {
+                let mut changed = on(Some("create_ticket"), 3);
+                changed.times = Some(2);
+                changed
             },
             McpFault::Late { after: ms(400) },
             CancelPolicy::Ignore,
@@ -144,13 +147,11 @@ fn the_full_fixture_becomes_the_plan_the_server_reads() {
     );
     assert_eq!(mcp.answer, AnswerStyle::Sse);
     assert_eq!(mcp.tools[0], PaidTool::ticket());
-    assert_eq!(
-        mcp.tools[1],
-        PaidTool {
-            duration_hint: Some("budget 180-300 s".to_owned()),
-            ..PaidTool::charge()
-        }
-    );
+    assert_eq!(mcp.tools[1], {
+        let mut changed = PaidTool::charge();
+        changed.duration_hint = Some("budget 180-300 s".to_owned());
+        changed
+    });
     assert!(mcp.retrieval.enabled);
     assert_eq!(mcp.retrieval.retention, Duration::from_secs(7 * 24 * 3600));
     assert_eq!(mcp.retrieval.list_limit, 20);
@@ -268,18 +269,16 @@ fn with(extra: &str) -> String {
 fn a_small_section_gets_every_default() {
     let s = parse_ok(BASE);
     let mcp = s.plan.mcp.as_ref().unwrap();
-    assert_eq!(
-        *mcp,
-        McpPlan {
-            faults: Vec::new(),
-            // Tasks are opt-in per scenario.
-            tasks: TaskSupport {
-                enabled: false,
-                ..TaskSupport::default()
-            },
-            ..McpPlan::default()
-        }
-    );
+    assert_eq!(*mcp, {
+        let mut changed = McpPlan::default();
+        changed.faults = Vec::new();
+        changed.tasks = {
+            let mut changed = TaskSupport::default();
+            changed.enabled = false;
+            changed
+        };
+        changed
+    });
     let setup = s.mcp.as_ref().unwrap();
     assert_eq!(setup.revision, scenario::DEFAULT_REVISION);
     assert_eq!(setup.client.real.wall_clock, Some(Duration::from_secs(60)));

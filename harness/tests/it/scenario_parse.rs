@@ -31,7 +31,11 @@ fn secs(n: u64) -> Duration {
 }
 
 fn rule(when: Match, at: Position, response: FaultResponse) -> FaultRule {
-    FaultRule { when, at, response }
+    FaultRule::builder()
+        .when(when)
+        .at(at)
+        .response(response)
+        .build()
 }
 
 #[test]

@@ -264,11 +264,14 @@ fn a_broken_profile_file_is_reported_at_the_scenarios_line_naming_its_own() {
 
 #[test]
 fn the_generic_contract_only_gains_its_profile_and_scheme() {
-    let plan = Plan {
-        webhooks: Some(lostreply_simulator::Webhooks {
-            secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".to_owned(),
-        }),
-        ..Plan::default()
+    let plan = {
+        let mut changed = Plan::default();
+        changed.webhooks = Some(
+            lostreply_simulator::Webhooks::builder()
+                .secret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".to_owned())
+                .build(),
+        );
+        changed
     };
     let contract = lostreply_harness::run::contract_for_plan(&plan);
     assert_eq!(

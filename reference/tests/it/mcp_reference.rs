@@ -29,25 +29,28 @@ struct Run {
 }
 
 fn rule(fault: McpFault, cancel: CancelPolicy) -> McpRule {
-    McpRule {
-        when: McpMatch {
-            tool: Some("create_ticket".to_owned()),
-            times: Some(1),
-            ..McpMatch::default()
-        },
-        fault,
-        cancel,
-    }
+    McpRule::builder()
+        .when({
+            let mut changed = McpMatch::default();
+            changed.tool = Some("create_ticket".to_owned());
+            changed.times = Some(1);
+            changed
+        })
+        .fault(fault)
+        .cancel(cancel)
+        .build()
 }
 
 impl Run {
     async fn start(faults: Vec<McpRule>) -> Run {
-        let plan = Plan {
-            mcp: Some(McpPlan {
-                faults,
-                ..McpPlan::default()
-            }),
-            ..Plan::default()
+        let plan = {
+            let mut changed = Plan::default();
+            changed.mcp = Some({
+                let mut changed = McpPlan::default();
+                changed.faults = faults;
+                changed
+            });
+            changed
         };
         Run {
             sim: Simulator::start(plan, ServeOptions::default())

@@ -27,28 +27,31 @@ struct Run {
 }
 
 fn plan(mode: IdempotencyMode, lookup: Lookup, faults: Vec<FaultRule>) -> Plan {
-    Plan {
-        idempotency: Idempotency {
-            mode,
-            ..Idempotency::default()
-        },
-        lookup,
-        faults,
-        ..Plan::default()
+    {
+        let mut changed = Plan::default();
+        changed.idempotency = {
+            let mut changed = Idempotency::default();
+            changed.mode = mode;
+            changed
+        };
+        changed.lookup = lookup;
+        changed.faults = faults;
+        changed
     }
 }
 
 fn create_fault(nth: u32, at: Position, response: FaultResponse) -> FaultRule {
-    FaultRule {
-        when: Match {
-            method: Some("POST".into()),
-            resource: Some("tickets".into()),
-            nth: Some(nth),
-            ..Match::default()
-        },
-        at,
-        response,
-    }
+    FaultRule::builder()
+        .when({
+            let mut changed = Match::default();
+            changed.method = Some("POST".into());
+            changed.resource = Some("tickets".into());
+            changed.nth = Some(nth);
+            changed
+        })
+        .at(at)
+        .response(response)
+        .build()
 }
 
 /// A Stripe-style provider with every lookup, and `faults`.
@@ -65,15 +68,11 @@ fn first_two_answers_lost() -> Vec<FaultRule> {
     ]
 }
 
-const NO_LOOKUP: Lookup = Lookup {
-    retrieve: false,
-    client_reference: false,
-    list_recent: false,
-};
-const SEARCH_ONLY: Lookup = Lookup {
-    retrieve: false,
-    client_reference: true,
-    list_recent: false,
+const NO_LOOKUP: Lookup = Lookup::NONE;
+const SEARCH_ONLY: Lookup = {
+    let mut lookup = Lookup::NONE;
+    lookup.client_reference = true;
+    lookup
 };
 
 impl Run {
@@ -310,17 +309,20 @@ async fn two_racing_reconcilers_create_once() {
     // No keys, search only, and a search slow enough that both reconcilers
     // would search before either creates, were it not for the lock.
     let mut faults = vec![create_fault(1, Position::BeforeRead, FaultResponse::Drop)];
-    faults.push(FaultRule {
-        when: Match {
-            method: Some("GET".into()),
-            query: Some("client_reference".into()),
-            ..Match::default()
-        },
-        at: Position::BeforeCommit,
-        response: FaultResponse::Delay {
-            delay: Duration::from_millis(300),
-        },
-    });
+    faults.push(
+        FaultRule::builder()
+            .when({
+                let mut changed = Match::default();
+                changed.method = Some("GET".into());
+                changed.query = Some("client_reference".into());
+                changed
+            })
+            .at(Position::BeforeCommit)
+            .response(FaultResponse::Delay {
+                delay: Duration::from_millis(300),
+            })
+            .build(),
+    );
     let run = Run::start(plan(IdempotencyMode::None, SEARCH_ONLY, faults)).await;
     run.execute_unknown(run.adapter().as_ref()).await;
     // Two instances over one directory: two worker processes sharing a store.
@@ -370,10 +372,12 @@ async fn expired_keys_and_no_lookup_go_to_a_person() {
 #[tokio::test]
 async fn asynchronous_work_stays_pending_until_it_settles() {
     let mut plan = stripe(vec![]);
-    plan.asynchronous = Some(Asynchronous {
-        settle_after: Duration::from_secs(60),
-        result: SettleResult::Failed,
-    });
+    plan.asynchronous = Some(
+        Asynchronous::builder()
+            .settle_after(Duration::from_secs(60))
+            .result(SettleResult::Failed)
+            .build(),
+    );
     let run = Run::start(plan).await;
     let adapter = run.adapter();
     let reply = run.execute(adapter.as_ref()).await;
@@ -400,9 +404,7 @@ async fn asynchronous_work_stays_pending_until_it_settles() {
 #[tokio::test]
 async fn signed_events_from_the_simulator_are_applied_once() {
     let mut plan = plan(IdempotencyMode::Stripe, NO_LOOKUP, first_two_answers_lost());
-    plan.webhooks = Some(Webhooks {
-        secret: SECRET.into(),
-    });
+    plan.webhooks = Some(Webhooks::builder().secret(SECRET.into()).build());
     let run = Run::start(plan).await;
     let adapter = run.adapter();
     run.execute_unknown(adapter.as_ref()).await;

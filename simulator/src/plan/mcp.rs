@@ -21,7 +21,8 @@ pub(crate) const LIST_RECENT: &str = "list_recent_operations";
 /// The MCP face of the provider. Its paid tools commit effects into the same
 /// ledger and journal as `/v1/...`, on the same clock and tenants, so every
 /// check applies unchanged.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(bon::Builder, Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct McpPlan {
     /// Protocol revisions the server accepts, in preference order (the first is
     /// offered when a client asks for one the server does not speak).
@@ -85,7 +86,8 @@ impl Revision {
 }
 
 /// A paid, side-effecting tool.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(bon::Builder, Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct PaidTool {
     /// Tool name (`create_ticket`).
     pub name: String,
@@ -125,7 +127,8 @@ impl PaidTool {
 }
 
 /// The recovery path: read-only retrieval tools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(bon::Builder, Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Retrieval {
     /// `false`: neither retrieval tool is listed (a design-rule defect).
     pub enabled: bool,
@@ -157,7 +160,8 @@ pub enum AnswerStyle {
 }
 
 /// Background tasks (revision 2025-11-25).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(bon::Builder, Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TaskSupport {
     /// Whether `tools/call` accepts `params.task` and `tasks/*` exist.
     pub enabled: bool,
@@ -230,7 +234,8 @@ impl Defect {
 }
 
 /// One MCP fault rule.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(bon::Builder, Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct McpRule {
     /// Which `tools/call` requests it applies to.
     pub when: McpMatch,
@@ -242,7 +247,8 @@ pub struct McpRule {
 
 /// A `tools/call` matcher; every `Some` must hold. `nth` / `times` count the
 /// calls that match the other fields, inside `steps` when given.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(bon::Builder, Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct McpMatch {
     /// Tool name (paid or retrieval).
     pub tool: Option<String>,
@@ -389,7 +395,8 @@ pub enum CancelPolicy {
 }
 
 /// Bounds on the MCP face.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(bon::Builder, Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct McpLimits {
     /// Live sessions at most; beyond it `initialize` answers HTTP 503.
     pub max_sessions: usize,

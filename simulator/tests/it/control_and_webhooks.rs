@@ -33,9 +33,7 @@ fn signature_matches_the_standard_webhooks_vector() {
 
 fn hooked() -> Plan {
     let mut plan = plan();
-    plan.webhooks = Some(Webhooks {
-        secret: SECRET.to_owned(),
-    });
+    plan.webhooks = Some(Webhooks::builder().secret(SECRET.to_owned()).build());
     plan
 }
 
@@ -217,9 +215,10 @@ async fn control_api_reports_ledger_journal_events_and_clock() {
 async fn control_requests_do_not_count_for_faults() {
     let mut plan = plan();
     plan.faults = vec![rule(
-        Match {
-            nth: Some(1),
-            ..Match::default()
+        {
+            let mut changed = Match::default();
+            changed.nth = Some(1);
+            changed
         },
         Position::BeforeRead,
         FaultResponse::Status {
@@ -261,10 +260,11 @@ async fn control_requests_do_not_count_for_faults() {
 async fn resetting_the_faults_restarts_nth_counts_and_nothing_else() {
     let mut plan = plan();
     plan.faults = vec![rule(
-        Match {
-            method: Some("POST".to_owned()),
-            nth: Some(1),
-            ..Match::default()
+        {
+            let mut changed = Match::default();
+            changed.method = Some("POST".to_owned());
+            changed.nth = Some(1);
+            changed
         },
         Position::BeforeCommit,
         FaultResponse::Status {
@@ -397,11 +397,7 @@ async fn inconsistent_plans_are_refused_with_the_field_named() {
             "tenants[0]",
         ),
         (
-            Box::new(|p| {
-                p.webhooks = Some(Webhooks {
-                    secret: "nope".to_owned(),
-                })
-            }),
+            Box::new(|p| p.webhooks = Some(Webhooks::builder().secret("nope".to_owned()).build())),
             "webhooks.secret",
         ),
         (
@@ -411,9 +407,10 @@ async fn inconsistent_plans_are_refused_with_the_field_named() {
         (
             Box::new(|p| {
                 p.faults = vec![rule(
-                    Match {
-                        nth: Some(0),
-                        ..Match::default()
+                    {
+                        let mut changed = Match::default();
+                        changed.nth = Some(0);
+                        changed
                     },
                     Position::AfterCommit,
                     FaultResponse::Drop,
@@ -460,9 +457,10 @@ async fn inconsistent_plans_are_refused_with_the_field_named() {
         (
             Box::new(|p| {
                 p.faults = vec![rule(
-                    Match {
-                        tenant: Some("sk_x".to_owned()),
-                        ..Match::default()
+                    {
+                        let mut changed = Match::default();
+                        changed.tenant = Some("sk_x".to_owned());
+                        changed
                     },
                     Position::AfterCommit,
                     FaultResponse::Drop,
@@ -473,9 +471,10 @@ async fn inconsistent_plans_are_refused_with_the_field_named() {
         (
             Box::new(|p| {
                 p.faults = vec![rule(
-                    Match {
-                        method: Some("post".to_owned()),
-                        ..Match::default()
+                    {
+                        let mut changed = Match::default();
+                        changed.method = Some("post".to_owned());
+                        changed
                     },
                     Position::AfterCommit,
                     FaultResponse::Drop,

@@ -393,16 +393,18 @@ async fn stall_ends_at_the_cap_with_a_close() {
 #[tokio::test]
 async fn faults_apply_to_lookups_too() {
     let mut plan = plan();
-    let search = Match {
-        query: Some("client_reference".to_owned()),
-        ..Match::default()
+    let search = {
+        let mut changed = Match::default();
+        changed.query = Some("client_reference".to_owned());
+        changed
     };
     plan.faults = vec![
         rule(search, Position::AfterCommit, FaultResponse::Reset),
         rule(
-            Match {
-                kind: Some(RequestKind::List),
-                ..Match::default()
+            {
+                let mut changed = Match::default();
+                changed.kind = Some(RequestKind::List);
+                changed
             },
             Position::AfterCommit,
             FaultResponse::Partial { bytes: 3 },
@@ -425,13 +427,15 @@ async fn faults_apply_to_lookups_too() {
 #[tokio::test]
 async fn nth_counts_matching_requests_and_the_first_matching_rule_wins() {
     let mut plan = plan();
-    let b_creates = Match {
-        tenant: Some(B.to_owned()),
-        ..creates()
+    let b_creates = {
+        let mut changed = creates();
+        changed.tenant = Some(B.to_owned());
+        changed
     };
-    let nth = |n| Match {
-        nth: Some(n),
-        ..creates()
+    let nth = |n| {
+        let mut changed = creates();
+        changed.nth = Some(n);
+        changed
     };
     plan.faults = vec![
         // Shadows every create of tenant b: they are served normally...
@@ -462,9 +466,10 @@ async fn nth_counts_matching_requests_and_the_first_matching_rule_wins() {
             },
         ),
         rule(
-            Match {
-                kind: Some(RequestKind::Search),
-                ..Match::default()
+            {
+                let mut changed = Match::default();
+                changed.kind = Some(RequestKind::Search);
+                changed
             },
             Position::BeforeCommit,
             FaultResponse::Status {

@@ -206,11 +206,11 @@ async fn list_recent_filters_by_time_and_limits() {
 #[tokio::test]
 async fn lookups_can_be_switched_off() {
     let mut plan = plan();
-    plan.lookup = Lookup {
-        retrieve: false,
-        client_reference: false,
-        list_recent: false,
-    };
+    plan.lookup = Lookup::builder()
+        .retrieve(false)
+        .client_reference(false)
+        .list_recent(false)
+        .build();
     let sim = start(plan).await;
     let (_, object) = json(post(&sim, A, "tickets", &json!({"a": 1}), None).await).await;
     let retrieved = get(
@@ -259,13 +259,17 @@ async fn a_restricted_resource_set_answers_404_for_the_rest() {
 
 fn asynchronous(result: SettleResult) -> Plan {
     let mut plan = plan();
-    plan.asynchronous = Some(Asynchronous {
-        settle_after: Duration::from_secs(60),
-        result,
-    });
-    plan.webhooks = Some(lostreply_simulator::Webhooks {
-        secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".to_owned(),
-    });
+    plan.asynchronous = Some(
+        Asynchronous::builder()
+            .settle_after(Duration::from_secs(60))
+            .result(result)
+            .build(),
+    );
+    plan.webhooks = Some(
+        lostreply_simulator::Webhooks::builder()
+            .secret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".to_owned())
+            .build(),
+    );
     plan
 }
 
@@ -307,13 +311,13 @@ async fn asynchronous_objects_settle_when_the_clock_passes_their_time() {
 #[tokio::test]
 async fn seed_objects_exist_before_the_run() {
     let mut plan = plan();
-    plan.seed_objects = vec![SeedObject {
-        tenant: B.to_owned(),
-        resource: "tickets".to_owned(),
-        args: serde_json::from_value(json!({"title": "Purchase review"})).unwrap(),
-        client_reference: Some("theirs".to_owned()),
-        age: Duration::from_secs(120),
-    }];
+    plan.seed_objects = vec![SeedObject::builder()
+        .tenant(B.to_owned())
+        .resource("tickets".to_owned())
+        .args(serde_json::from_value(json!({"title": "Purchase review"})).unwrap())
+        .client_reference("theirs".to_owned())
+        .age(Duration::from_secs(120))
+        .build()];
     let sim = start(plan).await;
     let effect = &sim.ledger()[0];
     assert_eq!(

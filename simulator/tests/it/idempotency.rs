@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::common::*;
-use lostreply_simulator::{FaultResponse, IdempotencyMode, Match, Plan, Position, Simulator};
+use lostreply_simulator::{FaultResponse, IdempotencyMode, Plan, Position, Simulator};
 use serde_json::{json, Value};
 use tokio::sync::Notify;
 
@@ -88,9 +88,10 @@ async fn stripe_refuses_bad_keys_without_effect() {
 async fn stripe_saves_server_errors_but_not_validation_errors() {
     let mut plan = keyed(IdempotencyMode::Stripe);
     plan.faults = vec![rule(
-        Match {
-            nth: Some(1),
-            ..creates()
+        {
+            let mut changed = creates();
+            changed.nth = Some(1);
+            changed
         },
         Position::BeforeCommit,
         FaultResponse::Status {
@@ -341,9 +342,10 @@ async fn stuck_in_flight_keeps_a_failed_key_in_flight_until_it_expires() {
     async fn start_after_a_failed_first_attempt(mode: IdempotencyMode) -> Simulator {
         let mut plan = keyed(mode);
         plan.faults = vec![rule(
-            Match {
-                nth: Some(1),
-                ..creates()
+            {
+                let mut changed = creates();
+                changed.nth = Some(1);
+                changed
             },
             Position::BeforeCommit,
             FaultResponse::Drop,
@@ -389,9 +391,10 @@ async fn stuck_in_flight_keeps_a_failed_key_in_flight_until_it_expires() {
 async fn a_replay_after_a_lost_response_returns_the_committed_object() {
     let mut plan = keyed(IdempotencyMode::Stripe);
     plan.faults = vec![rule(
-        Match {
-            nth: Some(1),
-            ..creates()
+        {
+            let mut changed = creates();
+            changed.nth = Some(1);
+            changed
         },
         Position::AfterCommit,
         FaultResponse::Drop,

@@ -13,14 +13,15 @@ use serde_json::json;
 use tokio::sync::{mpsc, Notify};
 
 fn every_call(fault: McpFault) -> McpRule {
-    McpRule {
-        when: McpMatch {
-            tool: Some("create_ticket".to_owned()),
-            ..McpMatch::default()
-        },
-        fault,
-        cancel: CancelPolicy::Ignore,
-    }
+    McpRule::builder()
+        .when({
+            let mut changed = McpMatch::default();
+            changed.tool = Some("create_ticket".to_owned());
+            changed
+        })
+        .fault(fault)
+        .cancel(CancelPolicy::Ignore)
+        .build()
 }
 
 fn ms(n: u64) -> Duration {
@@ -305,13 +306,14 @@ async fn held_call(
 }
 
 fn stalled_with(cancel: CancelPolicy, then: StallThen, until: Release) -> McpRule {
-    McpRule {
-        cancel,
-        ..every_call(McpFault::Stall {
+    {
+        let mut changed = every_call(McpFault::Stall {
             then,
             until,
             stream: Stream::Nothing,
-        })
+        });
+        changed.cancel = cancel;
+        changed
     }
 }
 
@@ -387,20 +389,21 @@ async fn a_cancel_is_honoured_ignored_or_raced_and_journaled() {
 
 #[tokio::test]
 async fn step_scoped_rules_count_only_inside_their_steps() {
-    let rule = McpRule {
-        when: McpMatch {
-            tool: Some("create_ticket".to_owned()),
-            times: Some(1),
-            steps: Some([2].into_iter().collect()),
-            nth: None,
-        },
-        fault: McpFault::IsError {
+    let rule = McpRule::builder()
+        .when(
+            McpMatch::builder()
+                .tool("create_ticket".to_owned())
+                .times(1)
+                .steps([2].into_iter().collect())
+                .build(),
+        )
+        .fault(McpFault::IsError {
             status: 500,
             at: CommitPoint::BeforeCommit,
             message: "boom".to_owned(),
-        },
-        cancel: CancelPolicy::Ignore,
-    };
+        })
+        .cancel(CancelPolicy::Ignore)
+        .build();
     let sim = mcp_sim(vec![rule]).await;
     let mut mcp = session(&sim).await;
     let mut errors = Vec::new();

@@ -10,14 +10,14 @@ use lostreply_simulator::mcp::{CancelPolicy, McpFault, McpMatch, McpRule, TaskEn
 use serde_json::{json, Value};
 
 fn task_rule(then: TaskEnd, after_s: u64) -> McpRule {
-    McpRule {
-        when: McpMatch::default(),
-        fault: McpFault::Task {
+    McpRule::builder()
+        .when(McpMatch::default())
+        .fault(McpFault::Task {
             then,
             after: Duration::from_secs(after_s),
-        },
-        cancel: CancelPolicy::Ignore,
-    }
+        })
+        .cancel(CancelPolicy::Ignore)
+        .build()
 }
 
 async fn start_task(mcp: &mut Mcp) -> String {

@@ -232,13 +232,13 @@ async fn stripe_commit_then_drop_leaves_one_effect_that_a_same_key_retry_replays
 #[tokio::test]
 async fn stripe_payment_intents_settle_to_canceled_with_stripe_signed_events() {
     let mut plan = with_profile("stripe");
-    plan.asynchronous = Some(Asynchronous {
-        settle_after: std::time::Duration::from_secs(60),
-        result: SettleResult::Failed,
-    });
-    plan.webhooks = Some(Webhooks {
-        secret: "whsec_plain".to_owned(),
-    });
+    plan.asynchronous = Some(
+        Asynchronous::builder()
+            .settle_after(std::time::Duration::from_secs(60))
+            .result(SettleResult::Failed)
+            .build(),
+    );
+    plan.webhooks = Some(Webhooks::builder().secret("whsec_plain".to_owned()).build());
     let sim = start(plan).await;
     let created: Value = form(&sim, "/v1/payment_intents", "amount=5&currency=eur", None)
         .await

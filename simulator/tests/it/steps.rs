@@ -294,9 +294,10 @@ async fn a_during_hold_keeps_the_matching_answer_until_its_release() {
     let sim = std::sync::Arc::new(start(plan()).await);
     sim.begin_step(1, Some(2));
     let hold = sim
-        .arm_during(Match {
-            kind: Some(RequestKind::Search),
-            ..Match::default()
+        .arm_during({
+            let mut changed = Match::default();
+            changed.kind = Some(RequestKind::Search);
+            changed
         })
         .unwrap();
     let search = {
@@ -357,9 +358,11 @@ async fn a_during_hold_released_untaken_holds_nothing() {
 #[tokio::test]
 async fn waiting_for_an_event_wakes_at_the_commit_that_makes_it() {
     let mut plan = plan();
-    plan.webhooks = Some(lostreply_simulator::Webhooks {
-        secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".to_owned(),
-    });
+    plan.webhooks = Some(
+        lostreply_simulator::Webhooks::builder()
+            .secret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".to_owned())
+            .build(),
+    );
     let sim = std::sync::Arc::new(start(plan).await);
     let none = sim
         .wait_for_event(|_, events| events.first().map(|e| e.id.clone()), async {})

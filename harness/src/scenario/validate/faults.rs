@@ -122,7 +122,11 @@ fn fault(
         response_pos: response.pos,
     };
     let response = fault_response(d, &response.value, &rule, declared);
-    FaultRule { when, at, response }
+    FaultRule::builder()
+        .when(when)
+        .at(at)
+        .response(response)
+        .build()
 }
 
 /// What a response's checks need of its rule.
@@ -429,16 +433,16 @@ pub(super) fn matcher(d: &mut Diagnostics, raw: &RawMatch, declared: &Declared) 
             );
         }
     }
-    Match {
-        method: method.map(|m| method_name(m).to_owned()),
-        resource: raw.resource.as_ref().map(|r| r.value.clone()),
-        kind: kind.map(kind_of),
-        tenant: raw.tenant.as_ref().map(|t| t.value.clone()),
-        query: raw.query.as_ref().map(|q| query_name(q.value).to_owned()),
-        nth: raw.nth.as_ref().map(|n| n.value),
-        times: raw.times.as_ref().map(|n| n.value),
-        steps,
-    }
+    Match::builder()
+        .maybe_method(method.map(|m| method_name(m).to_owned()))
+        .maybe_resource(raw.resource.as_ref().map(|r| r.value.clone()))
+        .maybe_kind(kind.map(kind_of))
+        .maybe_tenant(raw.tenant.as_ref().map(|t| t.value.clone()))
+        .maybe_query(raw.query.as_ref().map(|q| query_name(q.value).to_owned()))
+        .maybe_nth(raw.nth.as_ref().map(|n| n.value))
+        .maybe_times(raw.times.as_ref().map(|n| n.value))
+        .maybe_steps(steps)
+        .build()
 }
 
 /// What a rule can match of a profile's lookups: its requests carry the

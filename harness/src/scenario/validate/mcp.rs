@@ -72,16 +72,16 @@ pub(super) fn mcp(
         task_work: tasks.work,
         client: client.clone(),
     };
-    let plan = McpPlan {
-        revisions,
-        tools,
-        retrieval,
-        answer,
-        tasks,
-        defects,
-        faults: Vec::new(),
-        limits,
-    };
+    let plan = McpPlan::builder()
+        .revisions(revisions)
+        .tools(tools)
+        .retrieval(retrieval)
+        .answer(answer)
+        .tasks(tasks)
+        .defects(defects)
+        .faults(Vec::new())
+        .limits(limits)
+        .build();
     (plan, McpSetup { revision, client }, mcp_declared)
 }
 
@@ -134,12 +134,13 @@ fn retrieval(d: &mut Diagnostics, r: &RawRetrieval, defaults: &Retrieval) -> Ret
         }
         usize::try_from(n.value.clamp(1, MAX_LIST_LIMIT)).unwrap_or(1)
     });
-    Retrieval {
-        enabled: r.enabled.unwrap_or(true),
-        retention: virtual_duration(d, r.retention.as_ref(), "retention")
-            .unwrap_or(defaults.retention),
-        list_limit,
-    }
+    Retrieval::builder()
+        .enabled(r.enabled.unwrap_or(true))
+        .retention(
+            virtual_duration(d, r.retention.as_ref(), "retention").unwrap_or(defaults.retention),
+        )
+        .list_limit(list_limit)
+        .build()
 }
 
 /// `mcp.tasks`. Tasks are opt-in per scenario: a caller that can wait for
@@ -147,16 +148,17 @@ fn retrieval(d: &mut Diagnostics, r: &RawRetrieval, defaults: &Retrieval) -> Ret
 /// such call then becomes one, which only the task scenarios are about.
 fn tasks(d: &mut Diagnostics, raw: Option<&Sp<RawTasks>>, defaults: &TaskSupport) -> TaskSupport {
     let Some(t) = raw.map(|t| &t.value) else {
-        return TaskSupport {
-            enabled: false,
-            ..*defaults
+        return {
+            let mut changed = *defaults;
+            changed.enabled = false;
+            changed
         };
     };
-    TaskSupport {
-        enabled: t.enabled.unwrap_or(true),
-        ttl: virtual_duration(d, t.ttl.as_ref(), "ttl").unwrap_or(defaults.ttl),
-        work: virtual_duration(d, t.work.as_ref(), "work").unwrap_or(defaults.work),
-    }
+    TaskSupport::builder()
+        .enabled(t.enabled.unwrap_or(true))
+        .ttl(virtual_duration(d, t.ttl.as_ref(), "ttl").unwrap_or(defaults.ttl))
+        .work(virtual_duration(d, t.work.as_ref(), "work").unwrap_or(defaults.work))
+        .build()
 }
 
 /// `mcp.defects`: known names, each once.
@@ -526,12 +528,14 @@ fn tools(d: &mut Diagnostics, list: &Sp<Vec<Sp<RawTool>>>, declared: &Declared) 
         } else {
             "invalid".to_owned()
         };
-        tools.push(PaidTool {
-            name: name.to_owned(),
-            resource,
-            key_argument,
-            duration_hint,
-        });
+        tools.push(
+            PaidTool::builder()
+                .name(name.to_owned())
+                .resource(resource)
+                .maybe_key_argument(key_argument)
+                .maybe_duration_hint(duration_hint)
+                .build(),
+        );
     }
     tools
 }

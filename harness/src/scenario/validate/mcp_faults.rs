@@ -64,11 +64,11 @@ pub(super) fn rule(
             }
         }
     };
-    McpRule {
-        when,
-        fault,
-        cancel,
-    }
+    McpRule::builder()
+        .when(when)
+        .fault(fault)
+        .cancel(cancel)
+        .build()
 }
 
 /// What the checks of one fault need.
@@ -429,12 +429,12 @@ fn matcher(
         }
     }
     let steps = counts_and_steps(d, raw, declared);
-    McpMatch {
-        tool: raw.tool.as_ref().map(|t| t.value.clone()),
-        nth: raw.nth.as_ref().map(|n| n.value),
-        times: raw.times.as_ref().map(|n| n.value),
-        steps,
-    }
+    McpMatch::builder()
+        .maybe_tool(raw.tool.as_ref().map(|t| t.value.clone()))
+        .maybe_nth(raw.nth.as_ref().map(|n| n.value))
+        .maybe_times(raw.times.as_ref().map(|n| n.value))
+        .maybe_steps(steps)
+        .build()
 }
 
 /// Does `first` take every call that `second` would match?

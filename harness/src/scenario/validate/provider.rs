@@ -65,44 +65,45 @@ pub(super) fn provider(
 
     let idempotency = match &raw.idempotency {
         // A provider keys creates as its profile says when the file says nothing.
-        None => Idempotency {
-            mode: profile.keys.default_mode,
-            retention: profile.keys.default_retention,
-            required: false,
-        },
+        None => Idempotency::builder()
+            .mode(profile.keys.default_mode)
+            .retention(profile.keys.default_retention)
+            .required(false)
+            .build(),
         Some(idem) => idempotency(d, &idem.value, &profile.keys),
     };
 
-    let lookup = raw.lookup.as_ref().map_or(defaults.lookup, |l| Lookup {
-        retrieve: l.value.retrieve.unwrap_or(true),
-        client_reference: l.value.client_reference.unwrap_or(true),
-        list_recent: l.value.list_recent.unwrap_or(true),
+    let lookup = raw.lookup.as_ref().map_or(defaults.lookup, |l| {
+        Lookup::builder()
+            .retrieve(l.value.retrieve.unwrap_or(true))
+            .client_reference(l.value.client_reference.unwrap_or(true))
+            .list_recent(l.value.list_recent.unwrap_or(true))
+            .build()
     });
 
     let asynchronous = raw.asynchronous.as_ref().map(|a| asynchronous(d, &a.value));
 
     let webhooks = raw.webhooks.as_ref().map(|w| {
         webhook_secret(d, &w.value.secret);
-        Webhooks {
-            secret: w.value.secret.value.clone(),
-        }
+        Webhooks::builder()
+            .secret(w.value.secret.value.clone())
+            .build()
     });
 
-    let mut plan = Plan {
-        tenants,
-        resources: resources.map(|list| list.into_iter().collect::<BTreeSet<_>>()),
-        idempotency,
-        lookup,
-        asynchronous,
-        webhooks,
-        seed_objects: Vec::new(),
-        faults: Vec::new(),
-        clock_start_ms: defaults.clock_start_ms,
-        seed: 0,
-        limits,
-        mcp: None,
-        profile,
-    };
+    let mut plan = Plan::builder()
+        .tenants(tenants)
+        .maybe_resources(resources.map(|list| list.into_iter().collect::<BTreeSet<_>>()))
+        .idempotency(idempotency)
+        .lookup(lookup)
+        .maybe_asynchronous(asynchronous)
+        .maybe_webhooks(webhooks)
+        .seed_objects(Vec::new())
+        .faults(Vec::new())
+        .clock_start_ms(defaults.clock_start_ms)
+        .seed(0)
+        .limits(limits)
+        .profile(profile)
+        .build();
     let declared = declared(&plan, limits, client_timeout);
     plan.seed_objects = raw
         .seed_objects
@@ -116,24 +117,34 @@ pub(super) fn provider(
 /// default stall cap.
 fn no_provider(client_timeout: Duration) -> (Plan, Declared) {
     let defaults = Plan::default();
-    let limits = Limits {
-        stall_cap: DEFAULT_STALL_CAP,
-        ..defaults.limits
+    let limits = {
+        let mut changed = defaults.limits;
+        changed.stall_cap = DEFAULT_STALL_CAP;
+        changed
     };
     let declared = declared(&defaults, limits, client_timeout);
-    (Plan { limits, ..defaults }, declared)
+    (
+        {
+            let mut changed = defaults;
+            changed.limits = limits;
+            changed
+        },
+        declared,
+    )
 }
 
 /// `provider.asynchronous`: when objects settle, and to what.
 fn asynchronous(d: &mut Diagnostics, raw: &RawAsynchronous) -> Asynchronous {
-    Asynchronous {
-        settle_after: duration_in(d, &raw.settle_after, "settle_after", NONZERO, MAX_VIRTUAL)
-            .unwrap_or(NONZERO),
-        result: match raw.result {
+    Asynchronous::builder()
+        .settle_after(
+            duration_in(d, &raw.settle_after, "settle_after", NONZERO, MAX_VIRTUAL)
+                .unwrap_or(NONZERO),
+        )
+        .result(match raw.result {
             None | Some(RawSettle::Succeeded) => SettleResult::Succeeded,
             Some(RawSettle::Failed) => SettleResult::Failed,
-        },
-    }
+        })
+        .build()
 }
 
 /// `provider.profile`: a built-in profile, or a file beside the scenario.
@@ -189,11 +200,11 @@ fn idempotency(d: &mut Diagnostics, idem: &RawIdempotency, keys: &Keys) -> Idemp
         }
         required.value
     });
-    Idempotency {
-        mode,
-        retention,
-        required,
-    }
+    Idempotency::builder()
+        .mode(mode)
+        .retention(retention)
+        .required(required)
+        .build()
 }
 
 fn declared(plan: &Plan, limits: Limits, client_timeout: Duration) -> Declared {
@@ -292,9 +303,10 @@ fn resources(d: &mut Diagnostics, list: &Sp<Vec<Sp<String>>>, profile: &Profile)
 }
 
 fn limits(d: &mut Diagnostics, raw: &RawProvider, defaults: Limits) -> Limits {
-    let mut limits = Limits {
-        stall_cap: DEFAULT_STALL_CAP,
-        ..defaults
+    let mut limits = {
+        let mut changed = defaults;
+        changed.stall_cap = DEFAULT_STALL_CAP;
+        changed
     };
     let Some(raw) = &raw.limits else {
         return limits;
@@ -363,14 +375,13 @@ fn seed_object(d: &mut Diagnostics, raw: &Sp<RawSeedObject>, declared: &Declared
     if let Some(raw_args) = &seed.args {
         profile_reserved(d, raw_args, &declared.profile);
     }
-    SeedObject {
-        tenant: seed.tenant.value.clone(),
-        resource: seed.resource.value.clone(),
-        // As the profile's wire carries them, like an operation's.
-        args: declared.profile.wire_args(&seed_args),
-        client_reference,
-        age,
-    }
+    SeedObject::builder()
+        .tenant(seed.tenant.value.clone())
+        .resource(seed.resource.value.clone())
+        .args(declared.profile.wire_args(&seed_args))
+        .maybe_client_reference(client_reference)
+        .age(age)
+        .build()
 }
 
 /// Checks that a credential is one of the declared tenants.

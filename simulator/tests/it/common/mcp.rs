@@ -12,9 +12,10 @@ use super::{client, start, A};
 /// A plan with the default MCP face and small caps.
 pub fn mcp_plan(faults: Vec<McpRule>) -> Plan {
     let mut plan = super::plan();
-    plan.mcp = Some(McpPlan {
-        faults,
-        ..McpPlan::default()
+    plan.mcp = Some({
+        let mut changed = McpPlan::default();
+        changed.faults = faults;
+        changed
     });
     plan
 }

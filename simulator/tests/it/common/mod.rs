@@ -41,14 +41,19 @@ pub fn client(timeout_ms: u64) -> reqwest::Client {
 }
 
 pub fn rule(when: Match, at: Position, response: FaultResponse) -> FaultRule {
-    FaultRule { when, at, response }
+    FaultRule::builder()
+        .when(when)
+        .at(at)
+        .response(response)
+        .build()
 }
 
 pub fn creates() -> Match {
-    Match {
-        method: Some("POST".to_owned()),
-        kind: Some(RequestKind::Create),
-        ..Match::default()
+    {
+        let mut changed = Match::default();
+        changed.method = Some("POST".to_owned());
+        changed.kind = Some(RequestKind::Create);
+        changed
     }
 }
 
