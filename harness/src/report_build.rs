@@ -3,9 +3,9 @@
 use lostreply_reports::model as report;
 use lostreply_reports::model::Signals;
 use lostreply_reports::model::{
-    CallEnd, CallRecord, Check, EffectRecord, ErrorRecord, Fate, Fault, Finding, HttpFault,
-    McpClientReport, McpFaultKind, OperationReport, OperationSpec, Outcome, RequestRecord,
-    ResponseEnd, ScenarioReport, SharedJson, Verdict, Violation, WindowFigures,
+    CallRecord, EffectRecord, ErrorRecord, Fate, Fault, Finding, HttpFault, McpClientReport,
+    McpFaultKind, OperationReport, OperationSpec, Outcome, RequestRecord, ResponseEnd,
+    ScenarioReport, SharedJson, Verdict, Violation, WindowFigures,
 };
 use lostreply_reports::shared_str::Recent;
 use lostreply_simulator::mcp::McpFault;
@@ -205,7 +205,7 @@ fn call_records(calls: Vec<Call>, stderr: CallStderr) -> (Vec<CallRecord>, Vec<E
         .into_iter()
         .enumerate()
         .map(|(index, mut c)| {
-            if let Some(message) = call_error(&c.end) {
+            if let Some(message) = c.end.adapter_failure() {
                 errors.push(
                     ErrorRecord::builder()
                         .step(c.step_number())
@@ -360,11 +360,7 @@ pub fn mcp_client_report(client: &McpClient) -> McpClientReport {
 /// as good as the adapter's answers: when the adapter failed to answer, the
 /// verdict is its error (the unmet expectations are still listed).
 fn verdict(violations: &[Violation], infra_failed: bool, adapter_failed: bool) -> Verdict {
-    let invariant_broken = violations.iter().any(|v| match v.check {
-        Check::Invariant(_) => true,
-        Check::Expectation { .. } => false,
-        Check::Rule { .. } => true,
-    });
+    let invariant_broken = violations.iter().any(|v| v.check.proven_by_the_record());
     if invariant_broken {
         Verdict::Violated
     } else if infra_failed {
@@ -375,21 +371,6 @@ fn verdict(violations: &[Violation], infra_failed: bool, adapter_failed: bool) -
         Verdict::Passed
     } else {
         Verdict::Violated
-    }
-}
-
-fn call_error(end: &CallEnd) -> Option<String> {
-    match end {
-        CallEnd::Replied | CallEnd::Crashed => None,
-        CallEnd::Exited { code: Some(code) } => {
-            Some(format!("the adapter exited with code {code}"))
-        }
-        CallEnd::Exited { code: None } => Some("the adapter was killed by a signal".to_owned()),
-        CallEnd::BadReply { message } => Some(format!("bad reply: {message}")),
-        CallEnd::Deadline { deadline_ms } => Some(format!(
-            "the adapter outlived its {deadline_ms} ms deadline and was killed"
-        )),
-        CallEnd::Failed { message } => Some(format!("the adapter failed: {message}")),
     }
 }
 

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use lostreply_reports::model::{AdapterInfo, Report, Verdict, SCHEMA_VERSION};
+use lostreply_reports::model::{AdapterInfo, Report, SCHEMA_VERSION};
 
 use crate::adapter::AdapterFactory;
 use crate::driver::AdapterUnderTest;
@@ -144,9 +144,9 @@ fn run_one(
         .command_prefix("");
     let mut report = runtime.block_on(run_scenario(scenario, &options));
     report.reproduce = reproduce;
-    match report.verdict {
-        Verdict::Passed => Ok(()),
-        Verdict::Violated | Verdict::AdapterError | Verdict::InfraError => {
+    match report.verdict.failed() {
+        false => Ok(()),
+        true => {
             let full = Report::builder()
                 .schema_version(SCHEMA_VERSION)
                 .tool_version(env!("CARGO_PKG_VERSION").to_owned())

@@ -20,6 +20,7 @@ use crate::shared_str::SharedStr;
 
 /// How a response ended, and whether a replay's saved answer went unsent.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Fate {
     /// What this version writes: how the response ended.
     Ended {
@@ -35,6 +36,7 @@ pub enum Fate {
 
 /// How a response ended, as the provider saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ResponseEnd {
     /// `still in progress`: still being handled when the journal was read.
     InProgress,

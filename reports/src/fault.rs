@@ -24,6 +24,7 @@ use crate::shared_str::SharedStr;
 
 /// What struck a request.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Fault {
     /// What this version writes: at least one of the three parts is there.
     Parts {
@@ -65,6 +66,7 @@ names! {
 
 /// What an HTTP fault did to the response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum FaultResponse {
     /// `ok`: served normally.
     Ok,
@@ -109,6 +111,7 @@ pub enum FaultResponse {
 
 /// What a `before_commit` stall does once the hold ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum StallThen {
     /// No effect (nothing said).
     Abandon,
@@ -118,6 +121,7 @@ pub enum StallThen {
 
 /// When a stall ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Release {
     /// When the client leaves (nothing said).
     ClientGone,

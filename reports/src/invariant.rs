@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 /// One of the invariants that hold for a correct adapter whatever a scenario expects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(into = "InvariantJson", try_from = "InvariantJson")]
+#[non_exhaustive]
 pub enum Invariant {
     /// 1, `at-most-once`.
     AtMostOnce,

@@ -14,6 +14,7 @@ use crate::pretty;
 
 /// Why a JSON report could not be read back.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReadJsonError {
     /// Not JSON, or not an object with a numeric `schema_version`.
     #[error("not a lostreply JSON report: {0}")]

@@ -88,6 +88,7 @@ pub use terminal::{write_progress_line, write_summary, TerminalStyle};
 
 /// A report format the harness can write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub enum Format {
     /// The end-of-run summary as plain text (no colours when written to a file).
     Terminal,

@@ -26,6 +26,7 @@ pub struct MergeInput {
 
 /// Why reports cannot be merged. Each names the inputs concerned by origin.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum MergeError {
     /// No report was given.
     #[error("nothing to merge: give at least one report")]

@@ -89,6 +89,7 @@ pub struct AdapterInfo {
 /// How the harness drove the adapter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum AdapterKind {
     /// A Rust trait object in the harness's process.
     InProcess,
@@ -423,6 +424,7 @@ pub enum Check {
 /// (docs/adapter-protocol.md, "Resolutions").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Rule {
     /// A final resolution that later evidence contradicts keeps its outcome
     /// and is raised for review again (`needs_review: true`).
@@ -455,6 +457,7 @@ pub struct Finding {
 /// The kinds of [`Finding`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum FindingKind {
     /// An operator's resolution says what the provider's ledger contradicts:
     /// `failed` while an effect exists, or `succeeded` naming no effect of
@@ -584,6 +587,47 @@ impl Report {
             }
         }
         items
+    }
+}
+
+impl Verdict {
+    /// True for every verdict but [`Verdict::Passed`]: what a CI gate fails on.
+    pub fn failed(self) -> bool {
+        match self {
+            Verdict::Passed => false,
+            Verdict::Violated | Verdict::AdapterError | Verdict::InfraError => true,
+        }
+    }
+}
+
+impl Check {
+    /// True for an invariant or a design rule: a break the ledger and the
+    /// journal prove whatever else went wrong. An expectation is only as good
+    /// as the adapter's answers, so an adapter's error outranks it.
+    pub fn proven_by_the_record(&self) -> bool {
+        match self {
+            Check::Invariant(_) | Check::Rule { .. } => true,
+            Check::Expectation { .. } => false,
+        }
+    }
+}
+
+impl CallEnd {
+    /// What the adapter failed to do, when the call ended in its failure;
+    /// `None` for a reply, and for a crash the scenario asked for.
+    pub fn adapter_failure(&self) -> Option<String> {
+        match self {
+            CallEnd::Replied | CallEnd::Crashed => None,
+            CallEnd::Exited { code: Some(code) } => {
+                Some(format!("the adapter exited with code {code}"))
+            }
+            CallEnd::Exited { code: None } => Some("the adapter was killed by a signal".to_owned()),
+            CallEnd::BadReply { message } => Some(format!("bad reply: {message}")),
+            CallEnd::Deadline { deadline_ms } => Some(format!(
+                "the adapter outlived its {deadline_ms} ms deadline and was killed"
+            )),
+            CallEnd::Failed { message } => Some(format!("the adapter failed: {message}")),
+        }
     }
 }
 

@@ -48,6 +48,7 @@ pub struct Signals {
 /// The adapter call a reply answered, as the signals name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Action {
     /// `execute`.
     Execute,
@@ -116,6 +117,7 @@ pub struct Confirmation {
 /// docs/report-json.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ConfirmedBy {
     /// The provider replayed the saved answer to a create sent again with its key.
     Replay,

@@ -246,10 +246,7 @@ fn mixed_run() -> (Report, Vec<String>) {
 }
 
 fn fails(verdict: Verdict) -> bool {
-    match verdict {
-        Verdict::Passed => false,
-        Verdict::Violated | Verdict::AdapterError | Verdict::InfraError => true,
-    }
+    verdict.failed()
 }
 
 /// The page's sections as (scenario, open): failed scenarios first and open,
