@@ -44,7 +44,7 @@ pub(super) struct ServeArgs {
     /// Also serve the fake MCP server (default tools) at /mcp on the same port.
     #[arg(long)]
     mcp: bool,
-    /// Give the MCP server a known-bad behaviour (repeatable): result_without_id, timeout_as_parameter, retrieval_not_read_only, not_yours_distinct, empty_list_is_error, key_in_arguments, payload_mismatch.
+    /// Give the MCP server a known-bad behaviour (repeatable): result_without_id, timeout_as_parameter, retrieval_not_read_only, not_yours_distinct, empty_list_is_error, key_in_arguments, payload_mismatch, list_shows_other_tenants, not_yours_echo_leaks.
     #[arg(long = "mcp-defect", value_name = "NAME", value_parser = values::mcp_defect(), requires = "mcp")]
     mcp_defects: Vec<Defect>,
     /// How the MCP server answers when the client accepts both: json or sse.

@@ -79,6 +79,7 @@ pub(super) fn mcp(
         answer,
         tasks,
         defects,
+        errors: defaults.errors,
         faults: Vec::new(),
         limits,
     };
