@@ -4,10 +4,12 @@
 //! it, caret and all).
 //!
 //! Map: `raw` (the file as written), `model` (the validated contract),
-//! `validate` (section by section), `fields` and `found` (the checks and the
+//! `validate` (section by section), `declares` (the vendor's declarations and
+//! their defaults from the IETF draft), `fields` and `found` (the checks and the
 //! located problems both contract kinds share). The MCP face builds on these;
 //! nothing here knows of it.
 
+mod declares;
 mod fields;
 mod found;
 mod model;
@@ -20,7 +22,10 @@ pub(crate) use fields::{
 };
 pub(crate) use found::{invalid, Found};
 pub use found::{ContractError, Diagnostic};
-pub use model::{Collection, ContentType, Contract, InFlight, KeySyntax, MissingKey, PathSpec};
+pub use model::{
+    Collection, ContentType, Contract, ErrorAfterCommit, ErrorsReplayed, Fingerprint, InFlight,
+    KeyChecks, KeyScope, KeySyntax, KeyValidation, MissingKey, PathSpec, Tally, Written,
+};
 pub(crate) use raw::{Pos, RawValue, Sp};
 
 /// The largest contract file read.
@@ -126,6 +131,52 @@ pub(crate) fn read_yaml<T: serde::de::DeserializeOwned>(
         let message = serde_saphyr::DefaultMessageFormatter
             .format_message(&err)
             .into_owned();
+        let pos = if message.starts_with("missing field") {
+            mapping_around(text, pos)
+        } else {
+            pos
+        };
         invalid(path, text, pos, &message)
     })
+}
+
+/// Where the mapping that holds `pos` starts: a missing field is the
+/// mapping's fault, while the parser stops at its last key. In a flow mapping
+/// (`{...}`) that is the brace; in a block mapping, the key of the nearest
+/// line above indented less (the document itself when there is none).
+fn mapping_around(text: &str, pos: Pos) -> Pos {
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(index) = usize::try_from(pos.line)
+        .ok()
+        .and_then(|l| l.checked_sub(1))
+        .filter(|i| *i < lines.len())
+    else {
+        return pos;
+    };
+    let column = usize::try_from(pos.column).unwrap_or(1).max(1);
+    let here = lines[index];
+    let before: String = here.chars().take(column - 1).collect();
+    if let Some(brace) = before.rfind('{') {
+        return Pos {
+            line: pos.line,
+            column: u64_of(before[..brace].chars().count() + 1),
+        };
+    }
+    let indent = |l: &str| l.chars().take_while(|c| *c == ' ').count();
+    let own = indent(here);
+    let parent = lines[..index].iter().enumerate().rev().find(|(_, l)| {
+        let t = l.trim_start();
+        !t.is_empty() && !t.starts_with('#') && indent(l) < own
+    });
+    match parent {
+        Some((i, l)) => Pos {
+            line: u64_of(i + 1),
+            column: u64_of(indent(l) + 1),
+        },
+        None => Pos::START,
+    }
+}
+
+fn u64_of(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
 }

@@ -5,9 +5,12 @@
 
 mod common;
 
+mod contract_file;
+mod fake_middleware;
 mod hostile_text;
 mod html_browser;
 mod mcp_simulator;
+mod probes_exact;
 mod simulator_modes;
 mod snapshots;
 mod stripe_wire;

@@ -55,6 +55,22 @@ fn must_fail(mode: IdempotencyMode) -> Option<&'static str> {
     }
 }
 
+/// The error-after-commit probe in each mode: the scenario's `certify_fails`
+/// commits, then answers 500. Every mode that keeps keys keeps the committed
+/// result for the retry; `none` runs the retry again.
+fn error_after_commit(mode: IdempotencyMode) -> Verdict {
+    match mode {
+        IdempotencyMode::None => Verdict::HardFail,
+        IdempotencyMode::Stripe
+        | IdempotencyMode::Ietf
+        | IdempotencyMode::FingerprintInKey
+        | IdempotencyMode::NoFingerprint
+        | IdempotencyMode::Racy
+        | IdempotencyMode::GlobalScope
+        | IdempotencyMode::StuckInFlight => Verdict::Pass,
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_mode_gets_its_verdict() {
     let runs = futures::future::join_all(
@@ -84,6 +100,12 @@ async fn every_mode_gets_its_verdict() {
         assert!(
             errors.is_empty(),
             "{}: probes could not conclude: {errors:?}\n{text}",
+            mode.name()
+        );
+        assert_eq!(
+            verdicts(c).get("error_after_commit"),
+            Some(&error_after_commit(*mode)),
+            "{}: error_after_commit\n{text}",
             mode.name()
         );
         match must_fail(*mode) {
