@@ -13,7 +13,7 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 
 use super::behaviour;
-use super::book::{FindingId, DESIGN, RETRIEVAL};
+use super::book::{FindingId, AFTER_PRE_FLIGHT, DESIGN, RETRIEVAL};
 use super::contract::{McpContract, PaidCall, RetrievalSpec};
 use super::rules::{self, Tools};
 use super::session::{Answer, Refused, Session, Wire, REVISIONS};
@@ -35,7 +35,9 @@ pub async fn run(contract: &McpContract, wire: &Wire, seed: u64) -> Vec<ProbeRes
         seed,
         primary: Session::new(wire, contract.primary.clone()),
         paid: None,
+        list_listed: false,
         first_ids: None,
+        own_ids: Vec::new(),
         needs_empty_from_second: false,
         original: None,
         target: None,
@@ -97,8 +99,13 @@ struct Progress<'w, 'c> {
     primary: Session<'w>,
     /// The paid call the contract allows and `tools/list` offers.
     paid: Option<&'c PaidCall>,
+    /// Whether `tools/list` lists the list tool, the pre-flight's way in.
+    list_listed: bool,
     /// The primary's recent list, before the paid call.
     first_ids: Option<Vec<String>>,
+    /// Every id the primary's lists and its paid call showed, which another
+    /// tenant's list must not show.
+    own_ids: Vec<String>,
     /// The primary's list is not empty: the empty case needs the second tenant.
     needs_empty_from_second: bool,
     /// The paid call's `structuredContent` and the id it carried.
@@ -130,8 +137,10 @@ impl Step {
                 Flow::Next
             }
             Step::NotYours => {
+                p.own_ids.sort_unstable();
+                p.own_ids.dedup();
                 let (target, needs_empty) = (p.target.as_deref(), p.needs_empty_from_second);
-                behaviour::not_yours(run, p.wire, target, needs_empty).await;
+                behaviour::not_yours(run, p.wire, target, needs_empty, &p.own_ids).await;
                 Flow::Next
             }
             Step::Expired => {
@@ -258,6 +267,7 @@ async fn design_rules<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) -> Flow {
         rule(&tools, spec, run.book.t(id));
     }
     run.credential_argument = rules::credential_argument(&tools, spec);
+    p.list_listed = tools.find(&spec.list).is_some();
     p.paid = contract
         .paid
         .as_ref()
@@ -282,6 +292,20 @@ async fn design_rules<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) -> Flow {
 async fn pre_flight<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) -> Flow {
     let contract = run.contract;
     let spec = &contract.retrieval;
+    if !p.list_listed {
+        run.book.t(FindingId::RetrievalReachable).fail(format!(
+            "tools/list lists no `{}`: an agent that loses an answer has no recovery path to reach (see retrieval_read_only)",
+            spec.list
+        ));
+        let why = format!(
+            "no `{}` is listed, so there is nothing to read (see retrieval_reachable)",
+            spec.list
+        );
+        for id in AFTER_PRE_FLIGHT {
+            run.book.t(id).skip(why.clone());
+        }
+        return Flow::Halt;
+    }
     let (result, evidence) = p
         .primary
         .tool("list recent (no arguments)", &spec.list, &Map::new(), None)
@@ -301,12 +325,7 @@ async fn pre_flight<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) -> Flow {
     };
     if !judge_reachable(run, &first_list) {
         let why = "retrieval is not reachable (see retrieval_reachable)";
-        for id in [
-            FindingId::EmptyListIsNormal,
-            FindingId::RetrieveMatchesOriginal,
-            FindingId::NotYoursLikeUnknown,
-            FindingId::ExpiredLikeUnknown,
-        ] {
+        for id in AFTER_PRE_FLIGHT {
             run.book.t(id).skip(why);
         }
         return Flow::Halt;
@@ -317,6 +336,7 @@ async fn pre_flight<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) -> Flow {
             &[
                 FindingId::RetrieveMatchesOriginal,
                 FindingId::NotYoursLikeUnknown,
+                FindingId::ListIsPerTenant,
                 FindingId::ExpiredLikeUnknown,
             ],
             why,
@@ -325,6 +345,7 @@ async fn pre_flight<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) -> Flow {
     };
     run.retention_field(&list);
     p.first_ids = judge_empty_list(run, &list);
+    p.own_ids.extend(p.first_ids.iter().flatten().cloned());
     p.needs_empty_from_second = p.first_ids.as_ref().is_some_and(|ids| !ids.is_empty());
     Flow::Next
 }
@@ -501,6 +522,7 @@ async fn paid_call<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) {
                     paid.tool, spec.id_at
                 )),
             }
+            p.own_ids.extend(id.clone());
             p.original = Some((structured, id));
         }
     }
@@ -551,6 +573,7 @@ async fn retrieve_own_call<'c>(
     if let Some(after) = &after {
         run.retention_field(after);
     }
+    p.own_ids.extend(ids.iter().cloned());
     let target = match own_id {
         Some(id) if ids.iter().any(|listed| listed == id) => Some(id.to_owned()),
         Some(id) => {
@@ -584,27 +607,34 @@ async fn retrieve_own_call<'c>(
         )
         .await;
     if let Some(got) = got {
-        run.retention_field(&got);
-        let t = run.book.t(FINDING);
-        match got.structured().and_then(|s| s.pointer(&spec.payload_at)) {
-            Some(r) if r == payload => t.held(format!(
-                "{id} retrieves exactly the structuredContent the call returned"
-            )),
-            Some(r) => t.fail(format!(
-                "{id} retrieves a payload other than the call's result: call {payload}, retrieved {r}"
-            )),
-            None => t.fail(format!(
-                "{id}: the answer has no payload at {} (isError {})",
-                spec.payload_at,
-                got.is_tool_error()
-            )),
-        }
+        judge_payload(run, &id, payload, &got);
     }
     target
 }
 
+/// `retrieve_matches_original` from what `get` answered for the call's id.
+fn judge_payload(run: &mut Run<'_>, id: &str, payload: &Value, got: &Answer) {
+    run.retention_field(got);
+    let spec = &run.contract.retrieval;
+    let t = run.book.t(FindingId::RetrieveMatchesOriginal);
+    match got.structured().and_then(|s| s.pointer(&spec.payload_at)) {
+        Some(r) if r == payload => t.held(format!(
+            "{id} retrieves exactly the structuredContent the call returned"
+        )),
+        Some(r) => t.fail(format!(
+            "{id} retrieves a payload other than the call's result: call {payload}, retrieved {r}"
+        )),
+        None => t.fail(format!(
+            "{id}: the answer has no payload at {} (isError {})",
+            spec.payload_at,
+            got.is_tool_error()
+        )),
+    }
+}
+
 /// Without a paid call the original result is unknown: the oldest listed id
-/// must retrieve with a payload, uncompared.
+/// must retrieve with a payload, and the finding ends skipped, since nothing
+/// was compared.
 async fn retrieve_oldest<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>, oldest: &str) {
     let contract = run.contract;
     let spec = &contract.retrieval;
@@ -625,8 +655,8 @@ async fn retrieve_oldest<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>, oldest
     };
     let t = run.book.t(FindingId::RetrieveMatchesOriginal);
     match got.structured().and_then(|s| s.pointer(&spec.payload_at)) {
-        Some(_) if !got.is_tool_error() => t.held(format!(
-            "{oldest} retrieves with a payload (not compared: the contract allows no paid call, so the original result is unknown)"
+        Some(_) if !got.is_tool_error() => t.skip(format!(
+            "not compared: {oldest} retrieves with a payload, but the contract allows no paid call, so the original result is unknown"
         )),
         _ => t.fail(format!(
             "the listed id {oldest} does not retrieve with a payload at {}",

@@ -10,6 +10,7 @@ mod fake_middleware;
 mod hostile_text;
 mod html_browser;
 mod mcp_simulator;
+mod mcp_variants;
 mod probes_exact;
 mod simulator_modes;
 mod snapshots;
