@@ -12,7 +12,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::values;
-use lostreply_harness::scenario::provider_profile::ProfileChoice;
+use lostreply_harness::scenario::provider_profile::{ProfileChoice, ProfileChoiceError};
 use lostreply_simulator::mcp::{AnswerStyle, Defect, McpPlan};
 use lostreply_simulator::{Idempotency, IdempotencyMode, Plan, ServeOptions, Simulator};
 
@@ -73,8 +73,8 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
             None => Plan::default(),
             Some(choice) => match plan_for(choice) {
                 Ok(plan) => plan,
-                Err(message) => {
-                    eprintln!("lostreply serve: --profile: {message}");
+                Err(e) => {
+                    eprintln!("lostreply serve: --profile: {e}");
                     return exit::BAD_INPUT;
                 }
             },
@@ -98,13 +98,7 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
         }
     }
     if args.mcp {
-        match mcp_plan(&args) {
-            Ok(mcp) => plan.mcp = Some(mcp),
-            Err(message) => {
-                eprintln!("lostreply serve: {message}");
-                return exit::BAD_INPUT;
-            }
-        }
+        plan.mcp = Some(mcp_plan(&args));
     }
     let options = ServeOptions {
         bind: SocketAddr::new(args.bind, args.port),
@@ -183,8 +177,8 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
 /// The default plan under a profile: its keys as the profile's defaults
 /// (the flags that follow may change them). A file is read from the
 /// working directory, as a scenario's is from the scenario's.
-fn plan_for(choice: &ProfileChoice) -> Result<Plan, String> {
-    let profile = choice.load(Path::new("")).map_err(|e| e.to_string())?;
+fn plan_for(choice: &ProfileChoice) -> Result<Plan, ProfileChoiceError> {
+    let profile = choice.load(Path::new(""))?;
     let defaults = Plan::default();
     Ok(Plan {
         idempotency: Idempotency {
@@ -197,8 +191,9 @@ fn plan_for(choice: &ProfileChoice) -> Result<Plan, String> {
     })
 }
 
-/// The default MCP plan with the flags' defects and answer style.
-fn mcp_plan(args: &ServeArgs) -> Result<McpPlan, String> {
+/// The default MCP plan with the flags' defects and answer style. It cannot
+/// fail: clap has already read each defect and style into its value.
+fn mcp_plan(args: &ServeArgs) -> McpPlan {
     let mut mcp = McpPlan::default();
     mcp.defects.extend(args.mcp_defects.iter().copied());
     if let Some(answer) = args.mcp_answer {
@@ -207,7 +202,7 @@ fn mcp_plan(args: &ServeArgs) -> Result<McpPlan, String> {
             Answer::Sse => AnswerStyle::Sse,
         };
     }
-    Ok(mcp)
+    mcp
 }
 
 /// `--mcp-answer`.
