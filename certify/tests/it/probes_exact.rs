@@ -3,7 +3,9 @@
 //! rejection retried with the same body, an error after the commit, and the
 //! declarations real middlewares need (fingerprint, key scope, errors replayed
 //! by status, `accepts_any`, a counting read-back). Each against the tiny
-//! middleware in `fake_middleware.rs`, with switches set both ways.
+//! middleware in `fake_middleware.rs`, with switches set both ways; the
+//! in-flight declaration `{waits, then}` against the simulator, whose
+//! duplicates in flight are refused with 409.
 
 use lostreply_certify::report::{Certification, ProbeResult};
 use lostreply_certify::verdict::Verdict;
@@ -264,4 +266,45 @@ async fn a_ground_truth_that_counts_is_read_as_a_count() {
     .await;
     let p = run_on(&releases.base_url, "", count, "error_after_commit", 7).await;
     assert_eq!(p.verdict, Verdict::HardFail, "{}", trail(&p));
+}
+
+/// The stripe simulator answers a duplicate in flight with 409 at once.
+async fn in_flight_against_the_simulator(declared: &str, seed: u64) -> ProbeResult {
+    use lostreply_certify::simulator::{self, Wire};
+    use lostreply_simulator::IdempotencyMode;
+    let sim = simulator::start(Wire::Generic, IdempotencyMode::Stripe, seed)
+        .await
+        .expect("simulator starts");
+    let text = simulator::STRIPE_CONTRACT.replacen(
+        "  in_flight: {status: [409]}",
+        &format!("  in_flight: {declared}"),
+        1,
+    );
+    let base = sim.base_url();
+    let contract = contract::parse(&text, "stripe.yaml", &|name| {
+        (name == "LOSTREPLY_CERTIFY_BASE_URL").then(|| base.clone())
+    })
+    .expect("valid");
+    let config = Config {
+        only: vec!["in_flight".to_owned()],
+        budget: None,
+        seed,
+        reproduce: String::new(),
+    };
+    let report = certify(contract, &config).await.expect("runs");
+    sim.shutdown().await;
+    report
+        .probes
+        .into_iter()
+        .find(|p| p.name == "in_flight")
+        .expect("ran")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waits_then_allows_the_refusal_after_the_wait_and_waits_does_not() {
+    let p = in_flight_against_the_simulator("{waits: 15s, then: [409]}", 8).await;
+    assert_eq!(p.verdict, Verdict::Pass, "{}", trail(&p));
+    let p = in_flight_against_the_simulator("waits", 8).await;
+    assert_eq!(p.verdict, Verdict::Fail, "{}", trail(&p));
+    assert!(p.summary.contains("declared waits"), "{}", trail(&p));
 }
