@@ -16,11 +16,12 @@ use crate::verdict::Evidence;
 
 /// What the second tenant sees: `not_yours_like_unknown`, and its recent
 /// list (`list_is_per_tenant`, and the empty case when the primary's list is
-/// not empty). `own_ids`: every id the primary's lists and paid call showed.
+/// not empty). `target`: the primary's id to ask about, or why there is
+/// none; `own_ids`: every id the primary's lists and paid call showed.
 pub(super) async fn not_yours(
     run: &mut Run<'_>,
     wire: &Wire,
-    target: Option<&str>,
+    target: Result<&str, String>,
     needs_empty_from_second: bool,
     own_ids: &[String],
 ) {
@@ -57,11 +58,8 @@ pub(super) async fn not_yours(
     }
     their_list::judge(run, &mut b, &second, own_ids, needs_empty_from_second).await;
     match target {
-        Some(id) => ask_as_second(run, &mut b, &second, id).await,
-        None => run
-            .book
-            .t(FindingId::NotYoursLikeUnknown)
-            .skip("no id of the primary's to ask about"),
+        Ok(id) => ask_as_second(run, &mut b, &second, id).await,
+        Err(why) => run.book.t(FindingId::NotYoursLikeUnknown).skip(why),
     }
 }
 
@@ -112,18 +110,20 @@ async fn ask_as_second(run: &mut Run<'_>, b: &mut Session<'_>, second: &str, id:
     }
 }
 
-/// `expired_like_unknown`: only where the contract names the provider's clock.
+/// `expired_like_unknown`: only where the contract names the provider's
+/// clock. `target`: the id to let expire, or why there is none.
 pub(super) async fn expired(
     run: &mut Run<'_>,
     wire: &Wire,
     a: &mut Session<'_>,
-    target: Option<&str>,
+    target: Result<&str, String>,
 ) {
-    let Some(id) = target else {
-        run.book
-            .t(FindingId::ExpiredLikeUnknown)
-            .skip("no id to let expire");
-        return;
+    let id = match target {
+        Ok(id) => id,
+        Err(why) => {
+            run.book.t(FindingId::ExpiredLikeUnknown).skip(why);
+            return;
+        }
     };
     let Some(clock) = run.contract.clock.clone() else {
         run.book.t(FindingId::ExpiredLikeUnknown).skip(format!(

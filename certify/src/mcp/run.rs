@@ -36,6 +36,7 @@ pub async fn run(contract: &McpContract, wire: &Wire, seed: u64) -> Vec<ProbeRes
         primary: Session::new(wire, contract.primary.clone()),
         paid: None,
         list_listed: false,
+        get_listed: false,
         first_ids: None,
         own_ids: Vec::new(),
         needs_empty_from_second: false,
@@ -101,6 +102,9 @@ struct Progress<'w, 'c> {
     paid: Option<&'c PaidCall>,
     /// Whether `tools/list` lists the list tool, the pre-flight's way in.
     list_listed: bool,
+    /// Whether `tools/list` lists the get tool: without it nothing can be
+    /// retrieved, so nothing retrieved can be compared.
+    get_listed: bool,
     /// The primary's recent list, before the paid call.
     first_ids: Option<Vec<String>>,
     /// Every id the primary's lists and its paid call showed, which another
@@ -139,16 +143,45 @@ impl Step {
             Step::NotYours => {
                 p.own_ids.sort_unstable();
                 p.own_ids.dedup();
-                let (target, needs_empty) = (p.target.as_deref(), p.needs_empty_from_second);
+                let target = target_or(
+                    &p.target,
+                    p.get_listed,
+                    run,
+                    "no id of the primary's to ask about",
+                );
+                let needs_empty = p.needs_empty_from_second;
                 behaviour::not_yours(run, p.wire, target, needs_empty, &p.own_ids).await;
                 Flow::Next
             }
             Step::Expired => {
-                behaviour::expired(run, p.wire, &mut p.primary, p.target.as_deref()).await;
+                let target = target_or(&p.target, p.get_listed, run, "no id to let expire");
+                behaviour::expired(run, p.wire, &mut p.primary, target).await;
                 Flow::Next
             }
         }
     }
+}
+
+/// The id the behaviour findings ask about, or why there is none.
+fn target_or<'p>(
+    target: &'p Option<String>,
+    get_listed: bool,
+    run: &Run<'_>,
+    otherwise: &str,
+) -> Result<&'p str, String> {
+    match target {
+        _ if !get_listed => Err(no_get(run)),
+        Some(id) => Ok(id),
+        None => Err(otherwise.to_owned()),
+    }
+}
+
+/// Why the findings that retrieve by id have nothing to judge.
+fn no_get(run: &Run<'_>) -> String {
+    format!(
+        "tools/list lists no `{}`, so no id can be retrieved or compared (see retrieval_read_only)",
+        run.contract.retrieval.get
+    )
 }
 
 /// Why `initialize` did not open a session worth going on with.
@@ -268,6 +301,7 @@ async fn design_rules<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) -> Flow {
     }
     run.credential_argument = rules::credential_argument(&tools, spec);
     p.list_listed = tools.find(&spec.list).is_some();
+    p.get_listed = tools.find(&spec.get).is_some();
     p.paid = contract
         .paid
         .as_ref()
@@ -531,7 +565,10 @@ async fn paid_call<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) {
 /// Retrieve and compare: our call's id (or, having none, the newest listed:
 /// the recovery path of a caller without an id), else the oldest listed.
 async fn retrieve_and_compare<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) {
-    if let Some((payload, own_id)) = p.original.clone() {
+    if !p.get_listed {
+        let why = no_get(run);
+        run.book.t(FindingId::RetrieveMatchesOriginal).skip(why);
+    } else if let Some((payload, own_id)) = p.original.clone() {
         p.target = retrieve_own_call(run, p, &payload, own_id.as_deref()).await;
     } else if let Some(oldest) = p.first_ids.as_ref().and_then(|ids| ids.last().cloned()) {
         retrieve_oldest(run, p, &oldest).await;

@@ -1,6 +1,6 @@
 //! The fake MCP server shaped like the real servers certification meets:
 //! errors raised as an SDK server raises them (an unknown tool, an id echoed
-//! in "not found"), no retrieval tools at all, and `--mcp URL` against a
+//! in "not found"), no retrieval tools at all or no get tool, and `--mcp URL` against a
 //! server whose tenants already have operations. Each finding must be blamed
 //! where the check failed, and a check that cannot compare ends skipped.
 //! Real loopback sockets; nothing sleeps.
@@ -192,6 +192,43 @@ async fn without_retrieval_tools_reachability_and_read_only_fail_and_the_rest_is
         );
         assert_eq!(report.exit_code(), 1);
         assert_eq!(sim.ledger_len(), 0, "no paid call without a way to recover");
+        sim.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn an_unlisted_get_tool_fails_read_only_and_skips_what_retrieves_by_id() {
+    // Were it called, an unknown tool would answer the same to every tenant
+    // and every id: a comparison of nothing, which must not pass.
+    for style in [ErrorStyle::Spec, ErrorStyle::Sdk] {
+        let sim = start(&[], |mcp| mcp.errors = style).await;
+        let mut contract =
+            simulator::contract(&sim.mcp_url().expect("MCP face")).expect("contract");
+        contract.retrieval.get = "fetch_operation".to_owned();
+        let report = mcp::certify(contract, &config(21)).await.expect("runs");
+        assert_verdicts(
+            &report,
+            &[
+                ("retrieval_read_only", Verdict::Fail),
+                ("not_yours_rule_written", Verdict::Skipped),
+                ("retrieve_matches_original", Verdict::Skipped),
+                ("not_yours_like_unknown", Verdict::Skipped),
+                ("expired_like_unknown", Verdict::Skipped),
+            ],
+        );
+        for finding in ["retrieve_matches_original", "not_yours_like_unknown"] {
+            let said = summary(&report, finding);
+            assert!(
+                said.contains("lists no `fetch_operation`"),
+                "{finding}: {said}"
+            );
+        }
+        let asked = sim
+            .journal()
+            .into_iter()
+            .filter(|e| e.rpc.as_ref().and_then(|r| r.tool.as_deref()) == Some("fetch_operation"))
+            .count();
+        assert_eq!(asked, 0, "an unlisted tool is never called");
         sim.shutdown().await;
     }
 }
