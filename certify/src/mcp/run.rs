@@ -328,7 +328,7 @@ async fn pre_flight<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) -> Flow {
     let spec = &contract.retrieval;
     if !p.list_listed {
         run.book.t(FindingId::RetrievalReachable).fail(format!(
-            "tools/list lists no `{}`: an agent that loses an answer has no recovery path to reach (see retrieval_read_only)",
+            "tools/list lists no `{}`: an agent that loses an answer has no recovery path to reach (see retrieval_read_only; a server that names it otherwise is told by the contract's retrieval.list)",
             spec.list
         ));
         let why = format!(
