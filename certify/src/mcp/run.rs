@@ -306,10 +306,14 @@ async fn design_rules<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) -> Flow {
         .paid
         .as_ref()
         .filter(|paid| tools.find(&paid.tool).is_some());
+    // Without a list tool the run stops at the pre-flight, before the paid
+    // call, so the listing judges the paid tool too.
     rules::id_by_listing(
         &tools,
         spec,
-        p.paid.map(|paid| paid.tool.as_str()),
+        p.paid
+            .filter(|_| p.list_listed)
+            .map(|paid| paid.tool.as_str()),
         run.book.t(FindingId::IdInEveryResult),
     );
     if let Some(paid) = contract.paid.as_ref().filter(|_| p.paid.is_none()) {

@@ -190,6 +190,9 @@ async fn without_retrieval_tools_reachability_and_read_only_fail_and_the_rest_is
             "{style:?}\n{}",
             explain(&report)
         );
+        // The paid tool, never called, is judged by its listing like the others.
+        let ids = summary(&report, "id_in_every_result");
+        assert!(ids.contains("create_ticket: the description says"), "{ids}");
         assert_eq!(report.exit_code(), 1);
         assert_eq!(sim.ledger_len(), 0, "no paid call without a way to recover");
         sim.shutdown().await;
