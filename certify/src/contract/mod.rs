@@ -20,7 +20,7 @@ pub(crate) use fields::{
     allowed_hosts, bounded, duration, max_response_bytes, path_check, pointer, resolve,
     split_base_url, Bound,
 };
-pub(crate) use found::{invalid, Found};
+pub(crate) use found::{invalid, mapping_around, Found};
 pub use found::{ContractError, Diagnostic};
 pub use model::{
     Collection, ContentType, Contract, ErrorAfterCommit, ErrorsReplayed, Fingerprint, InFlight,
@@ -138,45 +138,4 @@ pub(crate) fn read_yaml<T: serde::de::DeserializeOwned>(
         };
         invalid(path, text, pos, &message)
     })
-}
-
-/// Where the mapping that holds `pos` starts: a missing field is the
-/// mapping's fault, while the parser stops at its last key. In a flow mapping
-/// (`{...}`) that is the brace; in a block mapping, the key of the nearest
-/// line above indented less (the document itself when there is none).
-fn mapping_around(text: &str, pos: Pos) -> Pos {
-    let lines: Vec<&str> = text.lines().collect();
-    let Some(index) = usize::try_from(pos.line)
-        .ok()
-        .and_then(|l| l.checked_sub(1))
-        .filter(|i| *i < lines.len())
-    else {
-        return pos;
-    };
-    let column = usize::try_from(pos.column).unwrap_or(1).max(1);
-    let here = lines[index];
-    let before: String = here.chars().take(column - 1).collect();
-    if let Some(brace) = before.rfind('{') {
-        return Pos {
-            line: pos.line,
-            column: u64_of(before[..brace].chars().count() + 1),
-        };
-    }
-    let indent = |l: &str| l.chars().take_while(|c| *c == ' ').count();
-    let own = indent(here);
-    let parent = lines[..index].iter().enumerate().rev().find(|(_, l)| {
-        let t = l.trim_start();
-        !t.is_empty() && !t.starts_with('#') && indent(l) < own
-    });
-    match parent {
-        Some((i, l)) => Pos {
-            line: u64_of(i + 1),
-            column: u64_of(indent(l) + 1),
-        },
-        None => Pos::START,
-    }
-}
-
-fn u64_of(n: usize) -> u64 {
-    u64::try_from(n).unwrap_or(u64::MAX)
 }

@@ -50,7 +50,7 @@ pub(crate) struct RawContract {
     /// How the idempotency key is sent.
     pub key: RawKey,
     /// How effects are counted from the outside.
-    pub readback: RawReadback,
+    pub readback: Sp<RawReadback>,
     /// What the vendor declares; probes judge against it.
     pub declares: RawDeclares,
     /// Bounds every run honours.

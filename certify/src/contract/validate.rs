@@ -394,7 +394,8 @@ struct Readback {
 }
 
 /// How effects are counted from the outside; at least one way must count.
-fn readback(r: &raw::RawReadback, d: &mut Found<'_>) -> Readback {
+fn readback(sp: &Sp<raw::RawReadback>, d: &mut Found<'_>) -> Readback {
+    let r = &sp.value;
     let ground_truth = r.ground_truth.as_ref().map(|g| collection(d, g, None));
     let retrieve = r.retrieve.as_ref().map(|p| PathSpec {
         path: path_check(d, &p.path, Some("{id}")),
@@ -412,8 +413,8 @@ fn readback(r: &raw::RawReadback, d: &mut Found<'_>) -> Readback {
     let clock = r.clock.as_ref().map(|p| unauthenticated(d, p));
     let reset = r.reset.as_ref().map(|p| unauthenticated(d, p));
     if ground_truth.is_none() && search.is_none() && list.is_none() {
-        d.error(
-            Pos::START,
+        d.mapping_error(
+            sp.pos,
             "readback: give at least one of ground_truth, search or list, so effects can be counted",
         );
     }

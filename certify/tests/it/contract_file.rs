@@ -160,4 +160,19 @@ fn every_problem_points_at_its_node() {
         "marker_at: /client_reference, count_at: /n, auth: false}",
     );
     refused_at(&text, line_of(&text, "  ground_truth:"), "not both");
+    // A mapping without what it needs: its key.
+    let text: String = simulator::IETF_CONTRACT
+        .lines()
+        .filter(|l| {
+            !["  ground_truth:", "  search:", "  list:"]
+                .iter()
+                .any(|k| l.starts_with(k))
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    refused_at(
+        &text,
+        line_of(&text, "readback:"),
+        "at least one of ground_truth",
+    );
 }
