@@ -138,6 +138,18 @@ fn bad_usage_and_bad_contracts_exit_2_with_located_errors() {
     );
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not in target.allowed_hosts"), "{err}");
+    // A missing field is located at the mapping that lacks it, not its last key.
+    std::fs::write(&path, shipped.replace("  retention: 24h\n", "")).expect("write");
+    let (code, _, err) = certify(&["--contract", &p], &[]);
+    assert_eq!(code, 2, "{err}");
+    let line = shipped
+        .lines()
+        .position(|l| l == "declares:")
+        .map_or(0, |i| i + 1);
+    assert!(
+        err.contains(&format!("{p}:{line}:1: missing field `retention`")),
+        "{err}"
+    );
 }
 
 #[test]
