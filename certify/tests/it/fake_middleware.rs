@@ -35,6 +35,8 @@ pub struct Behaviour {
     pub releases_on_5xx: bool,
     /// What the fingerprint covers.
     pub fingerprint: Fp,
+    /// Whether only the first amount over the limit is rejected (a transient refusal).
+    pub rejects_once: bool,
 }
 
 impl Default for Behaviour {
@@ -45,6 +47,7 @@ impl Default for Behaviour {
             saves_errors: false,
             releases_on_5xx: false,
             fingerprint: Fp::Canonical,
+            rejects_once: false,
         }
     }
 }
@@ -54,6 +57,7 @@ struct State {
     keys: HashMap<String, (String, u16, String)>,
     effects: Vec<String>,
     requests: u64,
+    rejections: u64,
 }
 
 /// A running server; it stops when dropped.
@@ -187,7 +191,9 @@ fn work(s: &mut State, b: Behaviour, path: &str, body: &str) -> (u16, String, bo
     let json: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
     let marker = json["client_reference"].as_str().unwrap_or("").to_owned();
     let request = s.requests;
-    if json["amount"].as_i64().unwrap_or(0) > 100_000 {
+    let over = json["amount"].as_i64().unwrap_or(0) > 100_000;
+    if over && !(b.rejects_once && s.rejections > 0) {
+        s.rejections += 1;
         let answer = serde_json::json!({ "error": "amount too large", "request": request });
         return (b.rejection_status, answer.to_string(), b.saves_errors);
     }

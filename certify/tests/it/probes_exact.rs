@@ -176,6 +176,21 @@ async fn a_rejection_answered_afresh_is_not_taken_for_a_replay() {
         "answered 201",
     )
     .await;
+    // Declared saved, but the retry runs (the rejection was transient): a
+    // failed declaration, not a duplicate (the retry made the one effect).
+    let transient = Behaviour {
+        rejects_once: true,
+        ..Behaviour::default()
+    };
+    let p = run(
+        transient,
+        "  errors_replayed: [422]",
+        "rejected_not_poisoned",
+        3,
+    )
+    .await;
+    assert_eq!(p.verdict, Verdict::Fail, "{}", trail(&p));
+    assert!(p.summary.contains("answered 201"), "{}", trail(&p));
 }
 
 #[tokio::test]
