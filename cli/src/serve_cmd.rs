@@ -32,7 +32,7 @@ pub(super) struct ServeArgs {
     /// The wire the provider speaks: generic, stripe, openai, anthropic, or a profile file (a path with `/`, or ending .yaml or .yml). Default generic.
     #[arg(long, value_name = "NAME|FILE", value_parser = ProfileChoice::parse, conflicts_with = "scenario")]
     profile: Option<ProfileChoice>,
-    /// Idempotency mode: none, stripe, ietf, or a known-bad one (fingerprint_in_key, no_fingerprint, racy, global_scope, stuck_in_flight). Default: the profile's (none for generic).
+    /// Idempotency mode: none, stripe, ietf, or a known-bad one (fingerprint_in_key, no_fingerprint, racy, global_scope, stuck_in_flight, release_on_error). Default: the profile's (none for generic).
     #[arg(long, value_name = "MODE", value_parser = values::idempotency_mode())]
     idempotency: Option<IdempotencyMode>,
     /// How long keys are kept, by the simulator clock (e.g. 24h). Default: the profile's (24h).

@@ -52,15 +52,17 @@ fn must_fail(mode: IdempotencyMode) -> Option<&'static str> {
         IdempotencyMode::Racy => Some("concurrent_duplicates"),
         IdempotencyMode::GlobalScope => Some("cross_tenant"),
         IdempotencyMode::StuckInFlight => Some("rejected_not_poisoned"),
+        IdempotencyMode::ReleaseOnError => Some("error_after_commit"),
     }
 }
 
 /// The error-after-commit probe in each mode: the scenario's `certify_fails`
 /// commits, then answers 500. Every mode that keeps keys keeps the committed
-/// result for the retry; `none` runs the retry again.
+/// result for the retry; `release_on_error` releases the key on the 500 and
+/// `none` keeps no key, so the retry runs again.
 fn error_after_commit(mode: IdempotencyMode) -> Verdict {
     match mode {
-        IdempotencyMode::None => Verdict::HardFail,
+        IdempotencyMode::None | IdempotencyMode::ReleaseOnError => Verdict::HardFail,
         IdempotencyMode::Stripe
         | IdempotencyMode::Ietf
         | IdempotencyMode::FingerprintInKey
