@@ -214,8 +214,9 @@ fn judge_unfingerprinted(c: &Ctx, t: &mut Trail, first: &Response, second: &Resp
             second.status
         ));
     } else if c.is_success(second.status) {
-        t.fail(format!(
-            "{what} answered {} with a new object: the request ran again under a used key (declared fingerprint: none, the first result replayed)",
+        // Under no fingerprint the key alone names the work: a second object is a duplicate.
+        t.hard(format!(
+            "{what} answered {} with a new object: the work ran again under a used key, which declares one operation whatever the body (fingerprint: none)",
             second.status
         ));
     } else {

@@ -20,6 +20,8 @@ pub enum Fp {
     Raw,
     /// Nothing: any request under a used key gets the first answer.
     Off,
+    /// Folded into the key (the bytes): a changed body is another key and runs.
+    InKey,
 }
 
 /// The switches.
@@ -167,7 +169,11 @@ fn route(
                 .map_or_else(|_| body.to_owned(), |v| canonical(&v))
         ),
         Fp::Raw => format!("{path} {body}"),
-        Fp::Off => String::new(),
+        Fp::Off | Fp::InKey => String::new(),
+    };
+    let key = match b.fingerprint {
+        Fp::InKey => key.map(|k| format!("{k} {path} {body}")),
+        Fp::Canonical | Fp::Raw | Fp::Off => key,
     };
     if let Some((saved_fp, status, answer)) = key.as_ref().and_then(|k| s.keys.get(k)) {
         return if *saved_fp == fingerprint {

@@ -236,6 +236,15 @@ async fn the_fingerprint_decides_what_other_arguments_are() {
             "key_reuse_other_args",
             Verdict::Fail,
         ),
+        // The changed body runs under the used key: other arguments that ran
+        // where a mismatch is declared; a duplicate where the key alone names the work.
+        (Fp::InKey, "", "key_reuse_other_args", Verdict::Fail),
+        (
+            Fp::InKey,
+            "  fingerprint: none",
+            "key_reuse_other_args",
+            Verdict::HardFail,
+        ),
     ];
     for (fingerprint, declares, probe, verdict) in cases {
         let b = Behaviour {
