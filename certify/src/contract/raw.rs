@@ -298,7 +298,8 @@ pub(crate) enum RawInFlight {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawWaitsThen {
-    /// The longest wait (e.g. `15s`).
+    /// The longest wait (e.g. `15s`). Plain values: inside an untagged
+    /// enum the reader keeps no positions, so problems point at `in_flight`.
     pub waits: String,
     /// The statuses after it.
     pub then: Vec<u16>,
@@ -334,7 +335,7 @@ pub(crate) struct RawLimits {
     pub concurrency: Option<Sp<u32>>,
     /// Waits before the lost-response retries (default [0s, 1s, 10s]).
     #[serde(default)]
-    pub lost_response_waits: Option<Sp<Vec<String>>>,
+    pub lost_response_waits: Option<Sp<Vec<Sp<String>>>>,
     /// Largest answer read (default 1 MiB, at most 16 MiB).
     #[serde(default)]
     pub max_response_bytes: Option<Sp<u64>>,

@@ -469,14 +469,7 @@ fn limits(l: &raw::RawLimits, d: &mut Found<'_>) -> Limits {
             }
             ws.value
                 .iter()
-                .map(|w| {
-                    written(
-                        d,
-                        &at(w.clone(), ws.pos),
-                        Duration::ZERO,
-                        Duration::from_secs(600),
-                    )
-                })
+                .map(|w| written(d, w, Duration::ZERO, Duration::from_secs(600)))
                 .collect()
         }
         None => vec![

@@ -160,6 +160,21 @@ fn every_problem_points_at_its_node() {
         "marker_at: /client_reference, count_at: /n, auth: false}",
     );
     refused_at(&text, line_of(&text, "  ground_truth:"), "not both");
+    // A bad element of a list: the element; of `in_flight`'s forms: its node.
+    let text = ietf_with(
+        "lost_response_waits: [0s, 50ms, 300ms]",
+        "lost_response_waits: [0s, 50, 300ms]",
+    );
+    let err = parse(&text).expect_err("invalid");
+    let line = line_of(&text, "  lost_response_waits:");
+    assert!(err.contains(&format!("vendor.yaml:{line}:29:")), "{err}");
+    let text = ietf_with(
+        "  missing_key: processed\n",
+        "  missing_key: processed\n  in_flight: {waits: 15x, then: [409]}\n",
+    );
+    let err = parse(&text).expect_err("invalid");
+    let line = line_of(&text, "  in_flight:");
+    assert!(err.contains(&format!("vendor.yaml:{line}:14:")), "{err}");
     // A mapping without what it needs: its key.
     let text: String = simulator::IETF_CONTRACT
         .lines()
