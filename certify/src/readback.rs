@@ -2,7 +2,7 @@
 //! best means the contract offers (ground truth, then search, then list).
 
 use crate::client::{Client, ClientError, Request};
-use crate::contract::{Collection, Contract};
+use crate::contract::{Collection, Contract, Tally};
 
 /// How a count was made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,21 +86,37 @@ pub async fn count(
             "GET {path}: the answer is not JSON"
         )));
     };
-    let Some(serde_json::Value::Array(items)) = json.pointer(&collection.items_at) else {
-        return Err(ReadbackError::Shape(format!(
-            "GET {path}: no array at {:?}",
-            collection.items_at
-        )));
-    };
-    let n = items
-        .iter()
-        .filter(|item| {
-            item.pointer(&collection.marker_at)
-                .and_then(|v| v.as_str())
-                .is_some_and(|v| v == marker)
-        })
-        .count();
+    let n = tally(&json, &collection.tally, marker)
+        .map_err(|why| ReadbackError::Shape(format!("GET {path}: {why}")))?;
     Ok((method, n))
+}
+
+/// The effects carrying `marker` in a read-back answer: the items whose
+/// marker matches, or the count the answer states.
+fn tally(json: &serde_json::Value, tally: &Tally, marker: &str) -> Result<usize, String> {
+    match tally {
+        Tally::Items {
+            items_at,
+            marker_at,
+        } => {
+            let Some(serde_json::Value::Array(items)) = json.pointer(items_at) else {
+                return Err(format!("no array at {items_at:?}"));
+            };
+            Ok(items
+                .iter()
+                .filter(|item| {
+                    item.pointer(marker_at)
+                        .and_then(|v| v.as_str())
+                        .is_some_and(|v| v == marker)
+                })
+                .count())
+        }
+        Tally::Count { count_at } => json
+            .pointer(count_at)
+            .and_then(serde_json::Value::as_u64)
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| format!("no whole number at {count_at:?}")),
+    }
 }
 
 /// Percent-encodes a query value (markers are already URL-safe; this is a guard).

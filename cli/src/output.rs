@@ -2,7 +2,8 @@
 //! terminal summary, the report files, the exit code. One place, so that a
 //! merged report is written exactly as a run's is.
 
-use std::io::{IsTerminal, Write};
+use std::fmt;
+use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
@@ -139,25 +140,62 @@ impl Output {
     }
 }
 
+/// A report file, or the directory it goes in, that could not be written
+/// (exit code 3: the run itself was judged, only its record failed).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {action} {}: {source}", path.display())]
+struct WriteReportError {
+    /// The directory or file.
+    path: PathBuf,
+    /// What was being done to it.
+    action: WriteAction,
+    /// Why it failed.
+    #[source]
+    source: io::Error,
+}
+
+/// What writing a report was doing when it failed, as the message says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WriteAction {
+    /// Creating the report directory or a report file.
+    Create,
+    /// Writing a report into its file.
+    Write,
+}
+
+impl fmt::Display for WriteAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            WriteAction::Create => "create",
+            WriteAction::Write => "write",
+        })
+    }
+}
+
+/// Writes the report in each format into `dir`, created if missing.
 fn write_reports(
     dir: &Path,
     formats: &[Format],
     report: &Report,
     shard: Option<&Shard>,
-) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+) -> Result<(), WriteReportError> {
+    let failed = |path: &Path, action, source| WriteReportError {
+        path: path.to_path_buf(),
+        action,
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(|e| failed(dir, WriteAction::Create, e))?;
     for format in formats {
         let path = dir.join(format!("lostreply.{}", format.extension()));
-        let file = std::fs::File::create(&path)
-            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        let file =
+            std::fs::File::create(&path).map_err(|e| failed(&path, WriteAction::Create, e))?;
         let mut w = std::io::BufWriter::new(file);
         match shard {
             Some(shard) => lostreply_reports::write_shard(*format, &mut w, report, shard),
             None => lostreply_reports::write(*format, &mut w, report),
         }
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        w.flush()
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        .and_then(|()| w.flush())
+        .map_err(|e| failed(&path, WriteAction::Write, e))?;
     }
     Ok(())
 }

@@ -9,6 +9,7 @@ use lostreply_harness::exit;
 use lostreply_harness::profile_file::{
     builtin_file, is_profile_text, profile_schema, read_profile_file, MAX_PROFILE_BYTES,
 };
+use lostreply_harness::scenario::select::PathError;
 use lostreply_simulator::profile::{Routes, PROFILE_NAMES};
 
 #[derive(Debug, Args)]
@@ -66,11 +67,26 @@ pub(super) struct Split {
     pub(super) scenarios: Vec<PathBuf>,
 }
 
+/// The paths `validate` was given that cannot be read or hold no YAML file,
+/// every one reported at once, a line each (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{}", lines(.0))]
+pub(super) struct PathErrors(Vec<PathError>);
+
+/// Each error on a line of its own, in the order of the paths.
+fn lines(errors: &[PathError]) -> String {
+    errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Expands directories (their `*.yaml` and `*.yml`, sorted) and tells
 /// profile files from scenarios by their text ([`is_profile_text`]: a
 /// top-level `resources:` or `routes:` and no `steps:`), so that one
 /// `lostreply validate profiles/ scenarios/` checks both.
-pub(super) fn split(paths: &[PathBuf]) -> Result<Split, String> {
+pub(super) fn split(paths: &[PathBuf]) -> Result<Split, PathErrors> {
     let mut split = Split::default();
     let mut errors = Vec::new();
     for path in paths {
@@ -84,13 +100,13 @@ pub(super) fn split(paths: &[PathBuf]) -> Result<Split, String> {
                     }
                 }
             }
-            Err(e) => errors.push(e.to_string()),
+            Err(e) => errors.push(e),
         }
     }
     if errors.is_empty() {
         Ok(split)
     } else {
-        Err(errors.join("\n"))
+        Err(PathErrors(errors))
     }
 }
 

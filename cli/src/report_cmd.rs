@@ -1,11 +1,12 @@
 //! `lostreply report merge`: the JSON reports of a run's shards joined into the
 //! report of the whole run, printed and written as `lostreply run` does.
 
+use std::io;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 use lostreply_harness::exit;
-use lostreply_reports::MergeInput;
+use lostreply_reports::{MergeInput, ReadJsonError};
 
 use super::output::{Color, Output, ReportFiles};
 
@@ -61,7 +62,7 @@ fn merge(args: MergeArgs) -> i32 {
     for dir in &args.dirs {
         match read(dir) {
             Ok(input) => inputs.push(input),
-            Err(e) => return usage(&e),
+            Err(e) => return usage(&e.to_string()),
         }
     }
     match lostreply_reports::merge(inputs) {
@@ -70,23 +71,55 @@ fn merge(args: MergeArgs) -> i32 {
     }
 }
 
+/// A merge input that is not a report this lostreply reads (exit code 2).
+#[derive(Debug, thiserror::Error)]
+enum ReadReportError {
+    /// The file cannot be read; when it is missing, the message says what writes it.
+    #[error("{}: cannot read: {source}{}", path.display(), missing_hint(source))]
+    Unreadable {
+        /// The file read: `DIR/lostreply.json`, or the file given.
+        path: PathBuf,
+        /// Why it could not be read.
+        #[source]
+        source: io::Error,
+    },
+    /// The file is not a JSON report.
+    #[error("{}: {source}", path.display())]
+    Invalid {
+        /// The file read.
+        path: PathBuf,
+        /// What is wrong with its content.
+        #[source]
+        source: ReadJsonError,
+    },
+}
+
+/// Said after a missing report's error: a report directory written without
+/// the json format has no `lostreply.json`, and the flag that writes it is
+/// the fix.
+fn missing_hint(e: &io::Error) -> &'static str {
+    if e.kind() == io::ErrorKind::NotFound {
+        " (`lostreply run --report-dir DIR` writes it when --format includes json)"
+    } else {
+        ""
+    }
+}
+
 /// Reads `DIR/lostreply.json` (or the file itself when given one).
-fn read(given: &Path) -> Result<MergeInput, String> {
+fn read(given: &Path) -> Result<MergeInput, ReadReportError> {
     let path = if given.is_file() {
         given.to_path_buf()
     } else {
         given.join(REPORT_FILE)
     };
-    let json = std::fs::read_to_string(&path).map_err(|e| {
-        let hint = if e.kind() == std::io::ErrorKind::NotFound {
-            " (`lostreply run --report-dir DIR` writes it when --format includes json)"
-        } else {
-            ""
-        };
-        format!("{}: cannot read: {e}{hint}", path.display())
-    })?;
-    let (report, shard) = lostreply_reports::read_json_with_shard(&json)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let json = match std::fs::read_to_string(&path) {
+        Ok(json) => json,
+        Err(source) => return Err(ReadReportError::Unreadable { path, source }),
+    };
+    let (report, shard) = match lostreply_reports::read_json_with_shard(&json) {
+        Ok(read) => read,
+        Err(source) => return Err(ReadReportError::Invalid { path, source }),
+    };
     Ok(MergeInput::builder()
         .origin(given.display().to_string())
         .report(report)

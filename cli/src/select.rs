@@ -33,33 +33,71 @@ pub(super) struct ShardSpec {
     pub total: u32,
 }
 
+/// Why a `--shard` value is not a shard; each keeps the value as given,
+/// which its message starts with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum ShardSpecError {
+    /// Not two whole numbers around one `/`.
+    #[error("--shard {raw}: expected K/N, two whole numbers such as 2/4 (the second of 4 shards)")]
+    NotKOfN {
+        /// The value as given.
+        raw: String,
+    },
+    /// K or N does not fit in a `u32`.
+    #[error("--shard {raw}: {part} is too large (at most {})", u32::MAX)]
+    TooLarge {
+        /// The value as given.
+        raw: String,
+        /// The number that does not fit, as written.
+        part: String,
+    },
+    /// N is zero.
+    #[error("--shard {raw}: N must be at least 1 (N is how many shards the run is split into)")]
+    NoShards {
+        /// The value as given.
+        raw: String,
+    },
+    /// K is zero or above N.
+    #[error(
+        "--shard {raw}: K must be from 1 to N: the shards of {total} are 1/{total} to {total}/{total}"
+    )]
+    IndexOutOfRange {
+        /// The value as given.
+        raw: String,
+        /// N.
+        total: u32,
+    },
+}
+
 impl ShardSpec {
     /// Parses `K/N`; the error says what is wrong with it.
-    pub fn parse(raw: &str) -> Result<ShardSpec, String> {
-        let whole = |part: &str| -> Result<u32, String> {
+    pub fn parse(raw: &str) -> Result<ShardSpec, ShardSpecError> {
+        let not_k_of_n = || ShardSpecError::NotKOfN {
+            raw: raw.to_owned(),
+        };
+        let whole = |part: &str| -> Result<u32, ShardSpecError> {
             if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(format!(
-                    "--shard {raw}: expected K/N, two whole numbers such as 2/4 (the second of 4 shards)"
-                ));
+                return Err(not_k_of_n());
             }
-            part.parse::<u32>()
-                .map_err(|_| format!("--shard {raw}: {part} is too large (at most {})", u32::MAX))
+            part.parse::<u32>().map_err(|_| ShardSpecError::TooLarge {
+                raw: raw.to_owned(),
+                part: part.to_owned(),
+            })
         };
         let Some((k, n)) = raw.split_once('/') else {
-            return Err(format!(
-                "--shard {raw}: expected K/N, two whole numbers such as 2/4 (the second of 4 shards)"
-            ));
+            return Err(not_k_of_n());
         };
         let (index, total) = (whole(k)?, whole(n)?);
         if total == 0 {
-            return Err(format!(
-                "--shard {raw}: N must be at least 1 (N is how many shards the run is split into)"
-            ));
+            return Err(ShardSpecError::NoShards {
+                raw: raw.to_owned(),
+            });
         }
         if index == 0 || index > total {
-            return Err(format!(
-                "--shard {raw}: K must be from 1 to N: the shards of {total} are 1/{total} to {total}/{total}"
-            ));
+            return Err(ShardSpecError::IndexOutOfRange {
+                raw: raw.to_owned(),
+                total,
+            });
         }
         Ok(ShardSpec { index, total })
     }
@@ -107,6 +145,8 @@ pub(super) struct Selection {
 pub(super) enum SelectError {
     /// A flag is wrong (printed after the command's name).
     Usage(String),
+    /// `--shard` is not a shard (printed after the command's name).
+    Shard(ShardSpecError),
     /// A scenario file is missing or invalid (printed as it is: it names the file).
     Scenarios(String),
 }
@@ -116,6 +156,7 @@ impl SelectError {
     pub fn report(self, command: &str) -> i32 {
         match self {
             SelectError::Usage(message) => eprintln!("{command}: {message}"),
+            SelectError::Shard(e) => eprintln!("{command}: {e}"),
             SelectError::Scenarios(message) => eprintln!("{message}"),
         }
         exit::BAD_INPUT
@@ -127,7 +168,7 @@ impl SelectArgs {
     /// filtered by tag, and cut to the shard.
     pub fn select(&self) -> Result<Selection, SelectError> {
         let spec = match &self.shard {
-            Some(raw) => Some(ShardSpec::parse(raw).map_err(SelectError::Usage)?),
+            Some(raw) => Some(ShardSpec::parse(raw).map_err(SelectError::Shard)?),
             None => None,
         };
         let selected = take(&self.paths, &self.tags).map_err(|e| {
@@ -194,13 +235,40 @@ mod tests {
             ("5/4", "K must be from 1 to N"),
             ("1/99999999999", "99999999999 is too large"),
         ] {
-            let err = ShardSpec::parse(raw).unwrap_err();
+            let err = ShardSpec::parse(raw).unwrap_err().to_string();
             assert!(err.contains(says), "{raw:?}: {err}");
             assert!(
                 err.starts_with(&format!("--shard {raw}:")),
                 "{raw:?}: {err}"
             );
         }
+    }
+
+    #[test]
+    fn errors_keep_the_value_as_given() {
+        let raw = |raw: &str| raw.to_owned();
+        assert_eq!(
+            ShardSpec::parse("2"),
+            Err(ShardSpecError::NotKOfN { raw: raw("2") })
+        );
+        assert_eq!(
+            ShardSpec::parse("1/99999999999"),
+            Err(ShardSpecError::TooLarge {
+                raw: raw("1/99999999999"),
+                part: raw("99999999999"),
+            })
+        );
+        assert_eq!(
+            ShardSpec::parse("3/0"),
+            Err(ShardSpecError::NoShards { raw: raw("3/0") })
+        );
+        assert_eq!(
+            ShardSpec::parse("5/4"),
+            Err(ShardSpecError::IndexOutOfRange {
+                raw: raw("5/4"),
+                total: 4,
+            })
+        );
     }
 
     /// The documented assignment, pinned: a change here moves scenarios between shards.

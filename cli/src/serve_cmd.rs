@@ -12,7 +12,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::values;
-use lostreply_harness::scenario::provider_profile::ProfileChoice;
+use lostreply_harness::scenario::provider_profile::{ProfileChoice, ProfileChoiceError};
 use lostreply_simulator::mcp::{AnswerStyle, Defect, McpPlan};
 use lostreply_simulator::{IdempotencyMode, Plan, ServeOptions, Simulator};
 
@@ -32,7 +32,7 @@ pub(super) struct ServeArgs {
     /// The wire the provider speaks: generic, stripe, openai, anthropic, or a profile file (a path with `/`, or ending .yaml or .yml). Default generic.
     #[arg(long, value_name = "NAME|FILE", value_parser = ProfileChoice::parse, conflicts_with = "scenario")]
     profile: Option<ProfileChoice>,
-    /// Idempotency mode: none, stripe, ietf, or a known-bad one (fingerprint_in_key, no_fingerprint, racy, global_scope, stuck_in_flight). Default: the profile's (none for generic).
+    /// Idempotency mode: none, stripe, ietf, or a known-bad one (fingerprint_in_key, no_fingerprint, racy, global_scope, stuck_in_flight, release_on_error). Default: the profile's (none for generic).
     #[arg(long, value_name = "MODE", value_parser = values::idempotency_mode())]
     idempotency: Option<IdempotencyMode>,
     /// How long keys are kept, by the simulator clock (e.g. 24h). Default: the profile's (24h).
@@ -44,7 +44,7 @@ pub(super) struct ServeArgs {
     /// Also serve the fake MCP server (default tools) at /mcp on the same port.
     #[arg(long)]
     mcp: bool,
-    /// Give the MCP server a known-bad behaviour (repeatable): result_without_id, timeout_as_parameter, retrieval_not_read_only, not_yours_distinct, empty_list_is_error, key_in_arguments, payload_mismatch.
+    /// Give the MCP server a known-bad behaviour (repeatable): result_without_id, timeout_as_parameter, retrieval_not_read_only, not_yours_distinct, empty_list_is_error, key_in_arguments, payload_mismatch, list_shows_other_tenants, not_yours_echo_leaks.
     #[arg(long = "mcp-defect", value_name = "NAME", value_parser = values::mcp_defect(), requires = "mcp")]
     mcp_defects: Vec<Defect>,
     /// How the MCP server answers when the client accepts both: json or sse.
@@ -73,8 +73,8 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
             None => Plan::default(),
             Some(choice) => match plan_for(choice) {
                 Ok(plan) => plan,
-                Err(message) => {
-                    eprintln!("lostreply serve: --profile: {message}");
+                Err(e) => {
+                    eprintln!("lostreply serve: --profile: {e}");
                     return exit::BAD_INPUT;
                 }
             },
@@ -98,13 +98,7 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
         }
     }
     if args.mcp {
-        match mcp_plan(&args) {
-            Ok(mcp) => plan.mcp = Some(mcp),
-            Err(message) => {
-                eprintln!("lostreply serve: {message}");
-                return exit::BAD_INPUT;
-            }
-        }
+        plan.mcp = Some(mcp_plan(&args));
     }
     let options = ServeOptions {
         bind: SocketAddr::new(args.bind, args.port),
@@ -183,8 +177,8 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
 /// The default plan under a profile: its keys as the profile's defaults
 /// (the flags that follow may change them). A file is read from the
 /// working directory, as a scenario's is from the scenario's.
-fn plan_for(choice: &ProfileChoice) -> Result<Plan, String> {
-    let profile = choice.load(Path::new("")).map_err(|e| e.to_string())?;
+fn plan_for(choice: &ProfileChoice) -> Result<Plan, ProfileChoiceError> {
+    let profile = choice.load(Path::new(""))?;
     let mut plan = Plan::default();
     plan.idempotency.mode = profile.keys.default_mode;
     plan.idempotency.retention = profile.keys.default_retention;
@@ -192,8 +186,9 @@ fn plan_for(choice: &ProfileChoice) -> Result<Plan, String> {
     Ok(plan)
 }
 
-/// The default MCP plan with the flags' defects and answer style.
-fn mcp_plan(args: &ServeArgs) -> Result<McpPlan, String> {
+/// The default MCP plan with the flags' defects and answer style. It cannot
+/// fail: clap has already read each defect and style into its value.
+fn mcp_plan(args: &ServeArgs) -> McpPlan {
     let mut mcp = McpPlan::default();
     mcp.defects.extend(args.mcp_defects.iter().copied());
     if let Some(answer) = args.mcp_answer {
@@ -202,7 +197,7 @@ fn mcp_plan(args: &ServeArgs) -> Result<McpPlan, String> {
             Answer::Sse => AnswerStyle::Sse,
         };
     }
-    Ok(mcp)
+    mcp
 }
 
 /// `--mcp-answer`.

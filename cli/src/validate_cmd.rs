@@ -71,8 +71,8 @@ pub(super) async fn validate(args: ValidateArgs) -> i32 {
     };
     let split = match profile_cmd::split(&args.paths) {
         Ok(split) => split,
-        Err(message) => {
-            eprintln!("{message}");
+        Err(e) => {
+            eprintln!("{e}");
             return exit::BAD_INPUT;
         }
     };

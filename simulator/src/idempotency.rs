@@ -112,7 +112,8 @@ pub(crate) fn parse_key(
         | IdempotencyMode::NoFingerprint
         | IdempotencyMode::Racy
         | IdempotencyMode::GlobalScope
-        | IdempotencyMode::StuckInFlight => parse_bare_key(text)?,
+        | IdempotencyMode::StuckInFlight
+        | IdempotencyMode::ReleaseOnError => parse_bare_key(text)?,
     };
     if key.len() > MAX_KEY_BYTES {
         return Err(KeyError::Invalid(format!(
@@ -215,7 +216,8 @@ impl KeyTable {
             | IdempotencyMode::NoFingerprint
             | IdempotencyMode::Racy
             | IdempotencyMode::GlobalScope
-            | IdempotencyMode::StuckInFlight => key.to_owned(),
+            | IdempotencyMode::StuckInFlight
+            | IdempotencyMode::ReleaseOnError => key.to_owned(),
         };
         let scope = Scope {
             // Known-bad: keys shared across tenants.
@@ -257,6 +259,12 @@ impl KeyTable {
         }
     }
 
+    /// Known-bad (`release_on_error`): the key is released although its work
+    /// committed, so a retry runs again.
+    pub(crate) fn forget(&mut self, scope: &Scope) {
+        self.entries.remove(scope);
+    }
+
     /// The work committed: save its response for replays.
     pub(crate) fn succeed(&mut self, scope: Scope, fingerprint: &str, saved: Saved, now_ms: i64) {
         let entry = self.entries.entry(scope).or_insert_with(|| KeyEntry {
@@ -292,7 +300,7 @@ impl KeyTable {
                     self.entries.remove(&scope);
                 }
             },
-            IdempotencyMode::Ietf | IdempotencyMode::None => {
+            IdempotencyMode::Ietf | IdempotencyMode::None | IdempotencyMode::ReleaseOnError => {
                 self.entries.remove(&scope);
             }
         }

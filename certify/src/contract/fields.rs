@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use super::found::Found;
+use super::model::Written;
 use super::raw::{RawValue, Sp};
 
 pub(crate) fn duration(
@@ -40,6 +41,14 @@ pub(crate) fn duration(
             );
             min
         }
+    }
+}
+
+/// A duration kept with the text it was written as (reports print it as written).
+pub(crate) fn written(d: &mut Found<'_>, sp: &Sp<String>, min: Duration, max: Duration) -> Written {
+    Written {
+        value: duration(d, sp, min, max),
+        text: sp.value.trim().to_owned(),
     }
 }
 

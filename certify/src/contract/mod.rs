@@ -4,10 +4,12 @@
 //! it, caret and all).
 //!
 //! Map: `raw` (the file as written), `model` (the validated contract),
-//! `validate` (section by section), `fields` and `found` (the checks and the
+//! `validate` (section by section), `declares` (the vendor's declarations and
+//! their defaults from the IETF draft), `fields` and `found` (the checks and the
 //! located problems both contract kinds share). The MCP face builds on these;
 //! nothing here knows of it.
 
+mod declares;
 mod fields;
 mod found;
 mod model;
@@ -18,9 +20,12 @@ pub(crate) use fields::{
     allowed_hosts, bounded, duration, max_response_bytes, path_check, pointer, resolve,
     split_base_url, Bound,
 };
-pub(crate) use found::{invalid, Found};
+pub(crate) use found::{invalid, mapping_around, Found};
 pub use found::{ContractError, Diagnostic};
-pub use model::{Collection, ContentType, Contract, InFlight, KeySyntax, MissingKey, PathSpec};
+pub use model::{
+    Collection, ContentType, Contract, ErrorAfterCommit, ErrorsReplayed, Fingerprint, InFlight,
+    KeyChecks, KeyScope, KeySyntax, KeyValidation, MissingKey, PathSpec, Tally, Written,
+};
 pub(crate) use raw::{Pos, RawValue, Sp};
 
 /// The largest contract file read.
@@ -126,6 +131,11 @@ pub(crate) fn read_yaml<T: serde::de::DeserializeOwned>(
         let message = serde_saphyr::DefaultMessageFormatter
             .format_message(&err)
             .into_owned();
+        let pos = if message.starts_with("missing field") {
+            mapping_around(text, pos)
+        } else {
+            pos
+        };
         invalid(path, text, pos, &message)
     })
 }

@@ -5,6 +5,9 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use schemars::JsonSchema;
+use serde::Deserialize;
+
 /// How the request body is encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ContentType {
@@ -41,6 +44,115 @@ pub enum InFlight {
     Waits,
     /// It is refused with one of these statuses.
     Status(Vec<u16>),
+    /// It waits up to a time for the first and replays its result; past that
+    /// time it is refused with one of these statuses.
+    WaitsThen(Written, Vec<u16>),
+}
+
+impl InFlight {
+    /// Whether `status` is a declared in-flight refusal.
+    pub fn refuses_with(&self, status: u16) -> bool {
+        match self {
+            InFlight::Waits => false,
+            InFlight::Status(codes) | InFlight::WaitsThen(_, codes) => codes.contains(&status),
+        }
+    }
+
+    /// Whether a duplicate in flight may wait and get the first result.
+    pub fn may_wait(&self) -> bool {
+        matches!(self, InFlight::Waits | InFlight::WaitsThen(..))
+    }
+}
+
+/// Which error answers are saved and replayed for their key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ErrorsReplayed {
+    /// None: a failed request leaves its key free.
+    Never,
+    /// Every error answer.
+    Every,
+    /// Answers with these statuses.
+    Statuses(Vec<u16>),
+}
+
+impl ErrorsReplayed {
+    /// Whether an answer with `status` is saved and replayed.
+    pub fn replays(&self, status: u16) -> bool {
+        match self {
+            ErrorsReplayed::Never => false,
+            ErrorsReplayed::Every => true,
+            ErrorsReplayed::Statuses(codes) => codes.contains(&status),
+        }
+    }
+}
+
+/// A duration with the text it was written as, so reports print `24h` as `24h`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// The parsed value.
+    pub value: Duration,
+    /// The text in the contract (or of the default).
+    pub text: String,
+}
+
+impl Written {
+    /// A default, written the way a contract would write it.
+    pub fn default_of(text: &str, value: Duration) -> Self {
+        Written {
+            value,
+            text: text.to_owned(),
+        }
+    }
+}
+
+impl std::fmt::Display for Written {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// How malformed and over-long keys are answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyChecks {
+    /// Refused with these statuses.
+    Refused {
+        /// For a malformed key.
+        malformed: Vec<u16>,
+        /// For a key over `key.max_bytes`.
+        oversized: Vec<u16>,
+    },
+    /// Taken as keys (no validation is documented).
+    AcceptsAny,
+}
+
+/// How a read-back tells the effects carrying a marker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tally {
+    /// An array of items, each with a marker.
+    Items {
+        /// JSON pointer to the array (`""`: the whole answer).
+        items_at: String,
+        /// JSON pointer to the marker in an item.
+        marker_at: String,
+    },
+    /// A number: how many effects carry the marker in the path.
+    Count {
+        /// JSON pointer to the number.
+        count_at: String,
+    },
+}
+
+/// The request that commits and then answers a server error.
+#[derive(Debug, Clone)]
+pub struct ErrorAfterCommit {
+    /// Path and query.
+    pub path: String,
+    /// Body template.
+    pub body: serde_json::Map<String, serde_json::Value>,
+    /// Extra headers.
+    pub headers: Vec<(String, String)>,
+    /// Statuses of the failure.
+    pub status: Vec<u16>,
 }
 
 /// What a create without a key gets.
@@ -52,15 +164,48 @@ pub enum MissingKey {
     Status(Vec<u16>),
 }
 
+/// What body differences count as other arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Fingerprint {
+    /// The parsed body: field order and spacing do not matter.
+    CanonicalJson,
+    /// The body's bytes: a reordered body is other arguments.
+    RawBytes,
+    /// No fingerprint: any body under a used key gets the first result.
+    None,
+}
+
+/// Whom and where an idempotency key belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyScope {
+    /// One tenant and one endpoint: the same key elsewhere is separate work.
+    PerPath,
+    /// One tenant, every endpoint: the same key on another endpoint is the same key.
+    PerTenant,
+    /// One store for everyone: the same key from another tenant is the same
+    /// key (refused, never answered with the other tenant's result).
+    Global,
+}
+
+/// Whether malformed and over-long keys are refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyValidation {
+    /// Refused with `malformed_key_status` and `oversized_key_status`.
+    Refuses,
+    /// Any key is taken as a key; odd keys must still cause no duplicate.
+    AcceptsAny,
+}
+
 /// A collection read back: where the items are and where the marker sits in one.
 #[derive(Debug, Clone)]
 pub struct Collection {
     /// Path and query (may hold `{marker}`).
     pub path: String,
-    /// JSON pointer to the array (`""`: the whole answer).
-    pub items_at: String,
-    /// JSON pointer to the marker in an item.
-    pub marker_at: String,
+    /// What the answer holds: items with markers, or a count.
+    pub tally: Tally,
     /// Whether the credential is sent.
     pub auth: bool,
 }
@@ -114,9 +259,11 @@ pub struct Contract {
     /// A slow create path for the in-flight probes.
     pub slow_path: Option<String>,
     /// When the in-flight probes send their second request.
-    pub in_flight_after: Duration,
+    pub in_flight_after: Written,
     /// The rejected request: path, body, statuses.
     pub rejected: Option<(String, serde_json::Map<String, serde_json::Value>, Vec<u16>)>,
+    /// The request that commits, then answers a server error.
+    pub error_after_commit: Option<ErrorAfterCommit>,
     /// The key.
     pub key: KeySyntax,
     /// Longest key accepted.
@@ -134,21 +281,23 @@ pub struct Contract {
     /// POSTed once before the probes: restores the provider's deliberate faults (simulator).
     pub reset: Option<PathSpec>,
     /// Declared retention.
-    pub retention: Duration,
+    pub retention: Written,
     /// Replay marker header and value.
     pub replay_marker: Option<(String, String)>,
+    /// What body differences count as other arguments.
+    pub fingerprint: Fingerprint,
+    /// Whom and where a key belongs to.
+    pub key_scope: KeyScope,
     /// Declared mismatch statuses.
     pub mismatch_status: Vec<u16>,
     /// Declared in-flight behaviour.
     pub in_flight: InFlight,
-    /// Whether errors are replayed.
-    pub errors_replayed: bool,
+    /// Which error answers are replayed.
+    pub errors_replayed: ErrorsReplayed,
     /// Declared missing-key behaviour.
     pub missing_key: MissingKey,
-    /// Declared malformed-key statuses.
-    pub malformed_key_status: Vec<u16>,
-    /// Declared oversized-key statuses.
-    pub oversized_key_status: Vec<u16>,
+    /// How malformed and over-long keys are answered.
+    pub key_checks: KeyChecks,
     /// Request budget.
     pub budget: u32,
     /// Requests per second.
@@ -156,11 +305,11 @@ pub struct Contract {
     /// Concurrent duplicates.
     pub concurrency: u32,
     /// Lost-response waits.
-    pub lost_response_waits: Vec<Duration>,
+    pub lost_response_waits: Vec<Written>,
     /// Largest answer read.
     pub max_response_bytes: usize,
     /// Retention probe's wait.
-    pub retention_sample: Duration,
+    pub retention_sample: Written,
     /// Wait the retention out.
     pub wait_out_retention: bool,
 }

@@ -5,6 +5,8 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+pub(crate) use super::model::{Fingerprint, KeyScope, KeyValidation};
+
 pub(crate) use lostreply_harness::scenario::span::{Pos, Sp};
 
 /// A secret or a setting that may come from the environment, so that it never
@@ -48,7 +50,7 @@ pub(crate) struct RawContract {
     /// How the idempotency key is sent.
     pub key: RawKey,
     /// How effects are counted from the outside.
-    pub readback: RawReadback,
+    pub readback: Sp<RawReadback>,
     /// What the vendor declares; probes judge against it.
     pub declares: RawDeclares,
     /// Bounds every run honours.
@@ -117,12 +119,33 @@ pub(crate) struct RawCreate {
     /// A request the vendor rejects, for the no-poisoned-key probe.
     #[serde(default)]
     pub rejected: Option<RawRejected>,
+    /// A request the sandbox commits and then answers with a server error,
+    /// for the error-after-commit probe.
+    #[serde(default)]
+    pub error_after_commit: Option<Sp<RawErrorAfterCommit>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawErrorAfterCommit {
+    /// Path (and query) of the request (default: the create path).
+    #[serde(default)]
+    pub path: Option<Sp<String>>,
+    /// Its body (default: the create body).
+    #[serde(default)]
+    pub body: Option<Sp<serde_json::Value>>,
+    /// Headers that make the sandbox fail after its commit.
+    #[serde(default)]
+    pub headers: Option<Sp<std::collections::BTreeMap<String, String>>>,
+    /// Statuses the failure answers with (default [500, 502, 503, 504]).
+    #[serde(default)]
+    pub status: Option<Sp<Vec<u16>>>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawRejected {
-    /// Path of the rejected request (default: the create path). The retry goes to the same path.
+    /// Path of the rejected request (default: `create.path`). Every retry goes to the same path.
     #[serde(default)]
     pub path: Option<Sp<String>>,
     /// Body of the rejected request (default: the create body).
@@ -191,8 +214,13 @@ pub(crate) struct RawCollection {
     /// JSON pointer to the array of items in the answer (default `/data`; `""`: the answer is the array).
     #[serde(default)]
     pub items_at: Option<Sp<String>>,
-    /// JSON pointer to the marker inside an item.
-    pub marker_at: Sp<String>,
+    /// JSON pointer to the marker inside an item (a list of items).
+    #[serde(default)]
+    pub marker_at: Option<Sp<String>>,
+    /// JSON pointer to the number of effects carrying the marker (a count;
+    /// the path holds `{marker}`). Exclusive with `items_at` and `marker_at`.
+    #[serde(default)]
+    pub count_at: Option<Sp<String>>,
     /// Whether the tenant's credential is sent (default true).
     #[serde(default)]
     pub auth: Option<bool>,
@@ -206,19 +234,45 @@ pub(crate) struct RawDeclares {
     /// How a replay is marked: `{header: Idempotent-Replayed, value: "true"}`; absent: unmarked.
     #[serde(default)]
     pub replay_marker: Option<RawMarker>,
-    /// Statuses for a reused key with other arguments.
-    pub mismatch_status: Sp<Vec<u16>>,
-    /// Statuses for a key whose first request is still running, or the word `waits`.
-    pub in_flight: Sp<RawInFlight>,
-    /// Whether an error answer is saved and replayed for the key (default false).
+    /// What body differences count as other arguments (default `canonical_json`).
     #[serde(default)]
-    pub errors_replayed: Option<bool>,
-    /// `processed`, or the statuses of a create without a key.
-    pub missing_key: Sp<RawStatusOr>,
-    /// Statuses for a malformed key.
-    pub malformed_key_status: Sp<Vec<u16>>,
-    /// Statuses for a key longer than `key.max_bytes`.
-    pub oversized_key_status: Sp<Vec<u16>>,
+    pub fingerprint: Option<Sp<Fingerprint>>,
+    /// Whom and where a key belongs to (default `per_path`).
+    #[serde(default)]
+    pub key_scope: Option<Sp<KeyScope>>,
+    /// Statuses for a reused key with other arguments (default [422], the IETF draft's).
+    #[serde(default)]
+    pub mismatch_status: Option<Sp<Vec<u16>>>,
+    /// A key whose first request is still running: `{status: [409]}` (the
+    /// default, the IETF draft's), `waits`, or `{waits: 15s, then: [409]}`.
+    #[serde(default)]
+    pub in_flight: Option<Sp<RawInFlight>>,
+    /// Which error answers are saved and replayed for their key: `false`
+    /// (none, the default), `true` (every one) or a list of statuses.
+    #[serde(default)]
+    pub errors_replayed: Option<Sp<RawErrorsReplayed>>,
+    /// `processed`, or the statuses of a create without a key (default `{status: [400]}`, the IETF draft's).
+    #[serde(default)]
+    pub missing_key: Option<Sp<RawStatusOr>>,
+    /// `refuses` (the default: malformed and over-long keys get their
+    /// statuses) or `accepts_any` (no key validation is documented).
+    #[serde(default)]
+    pub key_validation: Option<Sp<KeyValidation>>,
+    /// Statuses for a malformed key (default [400]).
+    #[serde(default)]
+    pub malformed_key_status: Option<Sp<Vec<u16>>>,
+    /// Statuses for a key longer than `key.max_bytes` (default [400]).
+    #[serde(default)]
+    pub oversized_key_status: Option<Sp<Vec<u16>>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum RawErrorsReplayed {
+    /// `true`: every error answer; `false`: none.
+    All(bool),
+    /// These statuses only.
+    Statuses(Vec<u16>),
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -237,6 +291,18 @@ pub(crate) enum RawInFlight {
     Word(String),
     /// `{status: [409]}`.
     Status(RawStatuses),
+    /// `{waits: 15s, then: [409]}`: it waits up to that long, then gets one of the statuses.
+    WaitsThen(RawWaitsThen),
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawWaitsThen {
+    /// The longest wait (e.g. `15s`). Plain values: inside an untagged
+    /// enum the reader keeps no positions, so problems point at `in_flight`.
+    pub waits: String,
+    /// The statuses after it.
+    pub then: Vec<u16>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -269,7 +335,7 @@ pub(crate) struct RawLimits {
     pub concurrency: Option<Sp<u32>>,
     /// Waits before the lost-response retries (default [0s, 1s, 10s]).
     #[serde(default)]
-    pub lost_response_waits: Option<Sp<Vec<String>>>,
+    pub lost_response_waits: Option<Sp<Vec<Sp<String>>>>,
     /// Largest answer read (default 1 MiB, at most 16 MiB).
     #[serde(default)]
     pub max_response_bytes: Option<Sp<u64>>,

@@ -4,12 +4,15 @@
 
 use std::time::Duration;
 
+use super::declares::{at, declares};
 use super::fields::{
     allowed_hosts, bounded, duration, header_name, max_response_bytes, path_check, pointer,
-    resolve, split_base_url, statuses, Bound,
+    resolve, split_base_url, statuses, written, Bound,
 };
 use super::found::Found;
-use super::model::{Collection, ContentType, Contract, InFlight, KeySyntax, MissingKey, PathSpec};
+use super::model::{
+    Collection, ContentType, Contract, ErrorAfterCommit, KeySyntax, PathSpec, Tally, Written,
+};
 use super::raw::{self, Pos, RawContract, Sp};
 
 /// Looks environment variables up.
@@ -46,6 +49,7 @@ pub(super) fn validate(raw: RawContract, path: &str, env: Env<'_>, d: &mut Found
         slow_path: create.slow_path,
         in_flight_after: create.in_flight_after,
         rejected: create.rejected,
+        error_after_commit: create.error_after_commit,
         key: key.syntax,
         key_max_bytes: key.max_bytes,
         ground_truth: readback.ground_truth,
@@ -56,12 +60,13 @@ pub(super) fn validate(raw: RawContract, path: &str, env: Env<'_>, d: &mut Found
         reset: readback.reset,
         retention: declared.retention,
         replay_marker: declared.replay_marker,
+        fingerprint: declared.fingerprint,
+        key_scope: declared.key_scope,
         mismatch_status: declared.mismatch_status,
         in_flight: declared.in_flight,
         errors_replayed: declared.errors_replayed,
         missing_key: declared.missing_key,
-        malformed_key_status: declared.malformed_key_status,
-        oversized_key_status: declared.oversized_key_status,
+        key_checks: declared.key_checks,
         budget: limits.budget,
         rate_per_s: limits.rate_per_s,
         concurrency: limits.concurrency,
@@ -173,8 +178,9 @@ struct Create {
     id_at: String,
     other_path: Option<String>,
     slow_path: Option<String>,
-    in_flight_after: Duration,
+    in_flight_after: Written,
     rejected: Option<(String, serde_json::Map<String, serde_json::Value>, Vec<u16>)>,
+    error_after_commit: Option<ErrorAfterCommit>,
 }
 
 /// The create request under test.
@@ -218,12 +224,10 @@ fn create(c: &raw::RawCreate, d: &mut Found<'_>) -> Create {
         .map_or_else(|| "/id".to_owned(), |p| pointer(d, p));
     let other_path = c.other_path.as_ref().map(|p| path_check(d, p, None));
     let slow_path = c.slow_path.as_ref().map(|p| path_check(d, p, None));
-    let in_flight_after = c
-        .in_flight_after
-        .as_ref()
-        .map_or(Duration::from_millis(100), |t| {
-            duration(d, t, Duration::ZERO, Duration::from_secs(60))
-        });
+    let in_flight_after = c.in_flight_after.as_ref().map_or_else(
+        || Written::default_of("100ms", Duration::from_millis(100)),
+        |t| written(d, t, Duration::ZERO, Duration::from_secs(60)),
+    );
     let rejected = c.rejected.as_ref().map(|r| {
         let p = r
             .path
@@ -235,6 +239,10 @@ fn create(c: &raw::RawCreate, d: &mut Found<'_>) -> Create {
             .map_or_else(|| body.clone(), |b| body_object(d, b, content_type));
         (p, b, statuses(d, &r.status))
     });
+    let error_after_commit = c
+        .error_after_commit
+        .as_ref()
+        .map(|e| error_after_commit(d, e, &path, &body, content_type));
     Create {
         method,
         path,
@@ -247,6 +255,55 @@ fn create(c: &raw::RawCreate, d: &mut Found<'_>) -> Create {
         slow_path,
         in_flight_after,
         rejected,
+        error_after_commit,
+    }
+}
+
+/// The request the sandbox commits and then fails: what is not given is the create's.
+fn error_after_commit(
+    d: &mut Found<'_>,
+    e: &Sp<raw::RawErrorAfterCommit>,
+    path: &str,
+    body: &serde_json::Map<String, serde_json::Value>,
+    content_type: ContentType,
+) -> ErrorAfterCommit {
+    let raw = &e.value;
+    let headers = raw.headers.as_ref().map_or_else(Vec::new, |h| {
+        h.value
+            .iter()
+            .map(|(name, value)| {
+                header_name(d, &at(name.clone(), h.pos));
+                if value.chars().any(|c| c.is_control()) {
+                    d.error(
+                        h.pos,
+                        format!("the header {name:?} holds a control character"),
+                    );
+                }
+                (name.clone(), value.clone())
+            })
+            .collect()
+    });
+    let status = raw
+        .status
+        .as_ref()
+        .map_or_else(|| vec![500, 502, 503, 504], |s| statuses(d, s));
+    if status.iter().any(|s| *s < 500) {
+        d.error(
+            raw.status.as_ref().map_or(e.pos, |s| s.pos),
+            "error_after_commit.status lists server errors (500 to 599)",
+        );
+    }
+    ErrorAfterCommit {
+        path: raw
+            .path
+            .as_ref()
+            .map_or_else(|| path.to_owned(), |p| path_check(d, p, None)),
+        body: raw
+            .body
+            .as_ref()
+            .map_or_else(|| body.clone(), |b| body_object(d, b, content_type)),
+        headers,
+        status,
     }
 }
 
@@ -337,7 +394,8 @@ struct Readback {
 }
 
 /// How effects are counted from the outside; at least one way must count.
-fn readback(r: &raw::RawReadback, d: &mut Found<'_>) -> Readback {
+fn readback(sp: &Sp<raw::RawReadback>, d: &mut Found<'_>) -> Readback {
+    let r = &sp.value;
     let ground_truth = r.ground_truth.as_ref().map(|g| collection(d, g, None));
     let retrieve = r.retrieve.as_ref().map(|p| PathSpec {
         path: path_check(d, &p.path, Some("{id}")),
@@ -355,8 +413,8 @@ fn readback(r: &raw::RawReadback, d: &mut Found<'_>) -> Readback {
     let clock = r.clock.as_ref().map(|p| unauthenticated(d, p));
     let reset = r.reset.as_ref().map(|p| unauthenticated(d, p));
     if ground_truth.is_none() && search.is_none() && list.is_none() {
-        d.error(
-            Pos::START,
+        d.mapping_error(
+            sp.pos,
             "readback: give at least one of ground_truth, search or list, so effects can be counted",
         );
     }
@@ -368,71 +426,6 @@ fn readback(r: &raw::RawReadback, d: &mut Found<'_>) -> Readback {
         clock,
         reset,
     }
-}
-
-struct Declared {
-    retention: Duration,
-    replay_marker: Option<(String, String)>,
-    mismatch_status: Vec<u16>,
-    in_flight: InFlight,
-    errors_replayed: bool,
-    missing_key: MissingKey,
-    malformed_key_status: Vec<u16>,
-    oversized_key_status: Vec<u16>,
-}
-
-/// What the vendor declares; the probes judge against it.
-fn declares(dec: &raw::RawDeclares, d: &mut Found<'_>) -> Declared {
-    let retention = duration(
-        d,
-        &dec.retention,
-        Duration::from_secs(1),
-        Duration::from_secs(3650 * 86400),
-    );
-    let in_flight = match &dec.in_flight.value {
-        raw::RawInFlight::Word(w) if w == "waits" => InFlight::Waits,
-        raw::RawInFlight::Word(w) => {
-            d.error(
-                dec.in_flight.pos,
-                format!("{w:?}: in_flight is `waits` or {{status: [409]}}"),
-            );
-            InFlight::Waits
-        }
-        raw::RawInFlight::Status(s) => {
-            InFlight::Status(statuses(d, &at(s.status.clone(), dec.in_flight.pos)))
-        }
-    };
-    let missing_key = match &dec.missing_key.value {
-        raw::RawStatusOr::Word(w) if w == "processed" => MissingKey::Processed,
-        raw::RawStatusOr::Word(w) => {
-            d.error(
-                dec.missing_key.pos,
-                format!("{w:?}: missing_key is `processed` or {{status: [400]}}"),
-            );
-            MissingKey::Processed
-        }
-        raw::RawStatusOr::Status(s) => {
-            MissingKey::Status(statuses(d, &at(s.status.clone(), dec.missing_key.pos)))
-        }
-    };
-    Declared {
-        retention,
-        replay_marker: dec
-            .replay_marker
-            .as_ref()
-            .map(|m| (m.header.clone(), m.value.clone())),
-        mismatch_status: statuses(d, &dec.mismatch_status),
-        in_flight,
-        errors_replayed: dec.errors_replayed.unwrap_or(false),
-        missing_key,
-        malformed_key_status: statuses(d, &dec.malformed_key_status),
-        oversized_key_status: statuses(d, &dec.oversized_key_status),
-    }
-}
-
-/// A value placed where another field sits (so its problems point there).
-fn at<T>(value: T, pos: Pos) -> Sp<T> {
-    Sp { value, pos }
 }
 
 const BUDGET: Bound = Bound {
@@ -458,9 +451,9 @@ struct Limits {
     budget: u32,
     rate_per_s: u32,
     concurrency: u32,
-    lost_response_waits: Vec<Duration>,
+    lost_response_waits: Vec<Written>,
     max_response_bytes: usize,
-    retention_sample: Duration,
+    retention_sample: Written,
     wait_out_retention: bool,
 }
 
@@ -476,29 +469,20 @@ fn limits(l: &raw::RawLimits, d: &mut Found<'_>) -> Limits {
             }
             ws.value
                 .iter()
-                .map(|w| {
-                    duration(
-                        d,
-                        &at(w.clone(), ws.pos),
-                        Duration::ZERO,
-                        Duration::from_secs(600),
-                    )
-                })
+                .map(|w| written(d, w, Duration::ZERO, Duration::from_secs(600)))
                 .collect()
         }
         None => vec![
-            Duration::ZERO,
-            Duration::from_secs(1),
-            Duration::from_secs(10),
+            Written::default_of("0s", Duration::ZERO),
+            Written::default_of("1s", Duration::from_secs(1)),
+            Written::default_of("10s", Duration::from_secs(10)),
         ],
     };
     let max_response_bytes = max_response_bytes(d, l.max_response_bytes.as_ref(), 1 << 20);
-    let retention_sample = l
-        .retention_sample
-        .as_ref()
-        .map_or(Duration::from_secs(1), |s| {
-            duration(d, s, Duration::ZERO, Duration::from_secs(3600))
-        });
+    let retention_sample = l.retention_sample.as_ref().map_or_else(
+        || Written::default_of("1s", Duration::from_secs(1)),
+        |s| written(d, s, Duration::ZERO, Duration::from_secs(3600)),
+    );
     Limits {
         budget,
         rate_per_s,
@@ -510,14 +494,56 @@ fn limits(l: &raw::RawLimits, d: &mut Found<'_>) -> Limits {
     }
 }
 
+/// A read-back collection: items with markers (`marker_at`), or a count
+/// (`count_at`, with `{marker}` in the path).
 fn collection(d: &mut Found<'_>, raw: &raw::RawCollection, needs: Option<&str>) -> Collection {
+    let tally = match (&raw.count_at, &raw.marker_at) {
+        (Some(count_at), None) => {
+            if let Some(items) = &raw.items_at {
+                d.error(
+                    items.pos,
+                    "items_at lists items: a count (count_at) has none",
+                );
+            }
+            Tally::Count {
+                count_at: pointer(d, count_at),
+            }
+        }
+        (None, Some(marker_at)) => Tally::Items {
+            items_at: raw
+                .items_at
+                .as_ref()
+                .map_or_else(|| "/data".to_owned(), |p| pointer(d, p)),
+            marker_at: pointer(d, marker_at),
+        },
+        (Some(count_at), Some(_)) => {
+            d.error(
+                count_at.pos,
+                "give marker_at (a list of items) or count_at (a count), not both",
+            );
+            Tally::Count {
+                count_at: count_at.value.clone(),
+            }
+        }
+        (None, None) => {
+            d.error(
+                raw.path.pos,
+                "give marker_at (where an item holds the marker) or count_at (where the answer holds the count)",
+            );
+            Tally::Count {
+                count_at: String::new(),
+            }
+        }
+    };
+    // A count is of one marker's effects, so its path must name the marker.
+    let needs = if raw.count_at.is_some() {
+        Some("{marker}")
+    } else {
+        needs
+    };
     Collection {
         path: path_check(d, &raw.path, needs),
-        items_at: raw
-            .items_at
-            .as_ref()
-            .map_or_else(|| "/data".to_owned(), |p| pointer(d, p)),
-        marker_at: pointer(d, &raw.marker_at),
+        tally,
         auth: raw.auth.unwrap_or(true),
     }
 }

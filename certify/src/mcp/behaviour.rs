@@ -1,28 +1,34 @@
 //! The behaviour findings, which need more than one credential or the
 //! provider's clock: a not-yours id and an expired id must answer exactly like
-//! an unknown one, or retrieval becomes an oracle of what exists.
+//! an unknown one, or retrieval becomes an oracle of what exists; and another
+//! tenant's list must not show the primary's operations (`their_list`).
 
 use std::time::Duration;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::book::FindingId;
 use super::session::{Session, Wire};
-use super::state::{alike, listed_ids, unknown_like, Run};
+use super::state::{compare, unknown_like, Likeness, Run};
+use super::their_list;
 use crate::client::{ClientError, Request};
 use crate::verdict::Evidence;
 
-/// `not_yours_like_unknown`, and the empty list seen through the second
-/// tenant when the primary's is not empty.
+/// What the second tenant sees: `not_yours_like_unknown`, and its recent
+/// list (`list_is_per_tenant`, and the empty case when the primary's list is
+/// not empty). `target`: the primary's id to ask about, or why there is
+/// none; `own_ids`: every id the primary's lists and paid call showed.
 pub(super) async fn not_yours(
     run: &mut Run<'_>,
     wire: &Wire,
-    target: Option<&str>,
+    target: Result<&str, String>,
     needs_empty_from_second: bool,
+    own_ids: &[String],
 ) {
     let Some(second) = run.contract.second_tenant.clone() else {
         let why = "no second tenant's credential (auth.second_tenant, or LOSTREPLY_MCP_SECOND_CREDENTIAL with --mcp)";
         run.book.t(FindingId::NotYoursLikeUnknown).skip(why);
+        run.book.t(FindingId::ListIsPerTenant).skip(why);
         if needs_empty_from_second {
             run.book.t(FindingId::EmptyListIsNormal).skip(format!(
                 "the primary credential's list is not empty and {why}: the empty case cannot be seen"
@@ -41,56 +47,19 @@ pub(super) async fn not_yours(
         for e in evidence {
             run.book.t(FindingId::NotYoursLikeUnknown).push(e);
         }
-        run.book.stop(&[FindingId::NotYoursLikeUnknown], &why);
+        run.book.stop(
+            &[FindingId::NotYoursLikeUnknown, FindingId::ListIsPerTenant],
+            &why,
+        );
         if needs_empty_from_second {
             run.book.stop(&[FindingId::EmptyListIsNormal], &why);
         }
         return;
     }
-    if needs_empty_from_second {
-        empty_list_of_second(run, &mut b, &second).await;
-    }
+    their_list::judge(run, &mut b, &second, own_ids, needs_empty_from_second).await;
     match target {
-        Some(id) => ask_as_second(run, &mut b, &second, id).await,
-        None => run
-            .book
-            .t(FindingId::NotYoursLikeUnknown)
-            .skip("no id of the primary's to ask about"),
-    }
-}
-
-/// `empty_list_is_normal` through the second tenant, whose list may be empty
-/// where the primary's is not.
-async fn empty_list_of_second(run: &mut Run<'_>, b: &mut Session<'_>, second: &str) {
-    let contract = run.contract;
-    let spec = &contract.retrieval;
-    let args = run.arguments(Map::new(), Some(second));
-    let Some(l) = run
-        .retrieve(
-            b,
-            FindingId::EmptyListIsNormal,
-            "list recent (second tenant)",
-            &spec.list,
-            &args,
-            None,
-        )
-        .await
-    else {
-        return;
-    };
-    let t = run.book.t(FindingId::EmptyListIsNormal);
-    match (l.is_tool_error(), listed_ids(&l, spec)) {
-        (true, _) => t.fail(format!(
-            "{} answers an error for the second tenant (status {:?})",
-            spec.list,
-            l.tool_status()
-        )),
-        (false, Some(ids)) if ids.is_empty() => {
-            t.held("the second tenant's empty list is a normal result")
-        }
-        (false, _) => {
-            t.skip("neither credential's recent list is empty: the empty case cannot be seen")
-        }
+        Ok(id) => ask_as_second(run, &mut b, &second, id).await,
+        Err(why) => run.book.t(FindingId::NotYoursLikeUnknown).skip(why),
     }
 }
 
@@ -127,28 +96,34 @@ async fn ask_as_second(run: &mut Run<'_>, b: &mut Session<'_>, second: &str, id:
         return;
     };
     let t = run.book.t(FindingId::NotYoursLikeUnknown);
-    if alike(&x, &y) {
-        t.held("not yours and unknown answer alike, byte for byte (same JSON-RPC id on both)");
-    } else {
-        t.hard(format!(
-            "not yours (HTTP {}) and unknown (HTTP {}) answer differently: another tenant learns that {id} exists",
+    match compare(&x, id, &y, &unknown) {
+        Likeness::Identical => t.held(
+            "not yours and unknown answer alike, byte for byte (same JSON-RPC id on both)",
+        ),
+        Likeness::AlikeButTheEcho => t.held(format!(
+            "not yours and unknown answer alike, byte for byte once each answer's echo of the id it was asked about ({id}, {unknown}) is masked: the echo tells the caller only what it sent"
+        )),
+        Likeness::Different => t.hard(format!(
+            "not yours (HTTP {}) and unknown (HTTP {}) answer differently, even with each one's own id masked: another tenant learns that {id} exists",
             x.status, y.status
-        ));
+        )),
     }
 }
 
-/// `expired_like_unknown`: only where the contract names the provider's clock.
+/// `expired_like_unknown`: only where the contract names the provider's
+/// clock. `target`: the id to let expire, or why there is none.
 pub(super) async fn expired(
     run: &mut Run<'_>,
     wire: &Wire,
     a: &mut Session<'_>,
-    target: Option<&str>,
+    target: Result<&str, String>,
 ) {
-    let Some(id) = target else {
-        run.book
-            .t(FindingId::ExpiredLikeUnknown)
-            .skip("no id to let expire");
-        return;
+    let id = match target {
+        Ok(id) => id,
+        Err(why) => {
+            run.book.t(FindingId::ExpiredLikeUnknown).skip(why);
+            return;
+        }
     };
     let Some(clock) = run.contract.clock.clone() else {
         run.book.t(FindingId::ExpiredLikeUnknown).skip(format!(
@@ -236,12 +211,14 @@ async fn ask_after_expiry(run: &mut Run<'_>, a: &mut Session<'_>, id: &str) {
         return;
     };
     let t = run.book.t(FindingId::ExpiredLikeUnknown);
-    if alike(&x, &y) {
-        t.held("expired and unknown answer alike, byte for byte");
-    } else {
-        t.fail(format!(
-            "{id} past the retention answers other than an unknown id (HTTP {} vs {})",
+    match compare(&x, id, &y, &unknown) {
+        Likeness::Identical => t.held("expired and unknown answer alike, byte for byte"),
+        Likeness::AlikeButTheEcho => t.held(format!(
+            "expired and unknown answer alike, byte for byte once each answer's echo of the id it was asked about ({id}, {unknown}) is masked"
+        )),
+        Likeness::Different => t.fail(format!(
+            "{id} past the retention answers other than an unknown id (HTTP {} vs {}), even with each one's own id masked",
             x.status, y.status
-        ));
+        )),
     }
 }

@@ -15,7 +15,7 @@ pub struct Finding {
 }
 
 /// Every finding, in report order.
-pub const FINDINGS: [Finding; 13] = [
+pub const FINDINGS: [Finding; 14] = [
     Finding { name: "initialize", title: "initialize succeeds on a supported protocol revision (2025-11-25 or 2025-06-18)" },
     Finding { name: "retrieval_reachable", title: "list_recent_operations with no arguments reaches retrieval with the transport's credential (no 401)" },
     Finding { name: "empty_list_is_normal", title: "an empty recent list is a normal answer, never an error" },
@@ -28,6 +28,7 @@ pub const FINDINGS: [Finding; 13] = [
     Finding { name: "retention_declared", title: "the retention of ids is declared, in a description and in a field" },
     Finding { name: "credentials_host_side", title: "retrieval takes no credential argument: the transport's credential is enough" },
     Finding { name: "not_yours_like_unknown", title: "another tenant's id and an unknown id answer byte-identically (status and message)" },
+    Finding { name: "list_is_per_tenant", title: "another tenant's recent list shows none of the primary's operations" },
     Finding { name: "expired_like_unknown", title: "an id past the declared retention answers byte-identically to an unknown one" },
 ];
 
@@ -63,13 +64,15 @@ pub enum FindingId {
     CredentialsHostSide,
     /// `not_yours_like_unknown`.
     NotYoursLikeUnknown,
+    /// `list_is_per_tenant`.
+    ListIsPerTenant,
     /// `expired_like_unknown`.
     ExpiredLikeUnknown,
 }
 
 impl FindingId {
     /// Every finding, in report order.
-    pub const ALL: [FindingId; 13] = [
+    pub const ALL: [FindingId; 14] = [
         FindingId::Initialize,
         FindingId::RetrievalReachable,
         FindingId::EmptyListIsNormal,
@@ -82,6 +85,7 @@ impl FindingId {
         FindingId::RetentionDeclared,
         FindingId::CredentialsHostSide,
         FindingId::NotYoursLikeUnknown,
+        FindingId::ListIsPerTenant,
         FindingId::ExpiredLikeUnknown,
     ];
 
@@ -102,11 +106,22 @@ pub(super) const DESIGN: [FindingId; 7] = [
 ];
 
 /// The findings that call retrieval.
-pub(super) const RETRIEVAL: [FindingId; 5] = [
+pub(super) const RETRIEVAL: [FindingId; 6] = [
     FindingId::RetrievalReachable,
     FindingId::EmptyListIsNormal,
     FindingId::RetrieveMatchesOriginal,
     FindingId::NotYoursLikeUnknown,
+    FindingId::ListIsPerTenant,
+    FindingId::ExpiredLikeUnknown,
+];
+
+/// The findings that read what the pre-flight's list opens: when retrieval
+/// cannot be reached, they have nothing to judge.
+pub(super) const AFTER_PRE_FLIGHT: [FindingId; 5] = [
+    FindingId::EmptyListIsNormal,
+    FindingId::RetrieveMatchesOriginal,
+    FindingId::NotYoursLikeUnknown,
+    FindingId::ListIsPerTenant,
     FindingId::ExpiredLikeUnknown,
 ];
 
@@ -119,7 +134,7 @@ struct Entry {
 
 /// The trails of a run, one per finding in [`FINDINGS`] order.
 pub(super) struct Book {
-    entries: [Entry; 13],
+    entries: [Entry; FINDINGS.len()],
 }
 
 impl Book {

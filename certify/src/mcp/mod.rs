@@ -11,7 +11,8 @@
 //! - [`run`]: the steps, in order, that feed the findings;
 //!   `book`: the findings and their trails; `state`: what a run learns as it
 //!   goes, shared by the steps and `behaviour` (the findings that need a
-//!   second tenant or the clock).
+//!   second tenant or the clock); `their_list`: what the second tenant's
+//!   recent list shows.
 //! - [`simulator`]: `--mcp-simulator`, the worked example.
 //!
 //! Architecture invariant: no paid tool is called unless the contract's
@@ -26,6 +27,7 @@ pub mod run;
 pub mod session;
 pub mod simulator;
 mod state;
+mod their_list;
 
 use std::time::Instant;
 

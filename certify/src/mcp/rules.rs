@@ -251,7 +251,10 @@ pub fn retrieval_read_only(tools: &Tools, spec: &RetrievalSpec, t: &mut Trail) {
 /// `not_yours_rule_written`.
 pub fn not_yours_rule_written(tools: &Tools, spec: &RetrievalSpec, t: &mut Trail) {
     let Some(tool) = tools.find(&spec.get) else {
-        t.fail(format!("no retrieval tool `{}` is listed", spec.get));
+        t.skip(format!(
+            "no retrieval tool `{}` is listed, so no description to read (see retrieval_read_only)",
+            spec.get
+        ));
         return;
     };
     let text = description(tool).to_lowercase();
@@ -292,9 +295,16 @@ pub fn not_yours_rule_written(tools: &Tools, spec: &RetrievalSpec, t: &mut Trail
 
 /// The description half of `retention_declared`.
 pub fn retention_in_descriptions(tools: &Tools, spec: &RetrievalSpec, t: &mut Trail) -> bool {
-    let stated = [&spec.get, &spec.list]
+    let listed: Vec<&Value> = [&spec.get, &spec.list]
         .iter()
         .filter_map(|n| tools.find(n))
+        .collect();
+    if listed.is_empty() {
+        t.skip("no retrieval tool is listed, so no retention to declare (see retrieval_read_only)");
+        return false;
+    }
+    let stated = listed
+        .into_iter()
         .find(|tool| states_duration(&description(tool), true));
     match stated {
         Some(tool) => {

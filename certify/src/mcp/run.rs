@@ -13,7 +13,7 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 
 use super::behaviour;
-use super::book::{FindingId, DESIGN, RETRIEVAL};
+use super::book::{FindingId, AFTER_PRE_FLIGHT, DESIGN, RETRIEVAL};
 use super::contract::{McpContract, PaidCall, RetrievalSpec};
 use super::rules::{self, Tools};
 use super::session::{Answer, Refused, Session, Wire, REVISIONS};
@@ -35,7 +35,10 @@ pub async fn run(contract: &McpContract, wire: &Wire, seed: u64) -> Vec<ProbeRes
         seed,
         primary: Session::new(wire, contract.primary.clone()),
         paid: None,
+        list_listed: false,
+        get_listed: false,
         first_ids: None,
+        own_ids: Vec::new(),
         needs_empty_from_second: false,
         original: None,
         target: None,
@@ -97,8 +100,16 @@ struct Progress<'w, 'c> {
     primary: Session<'w>,
     /// The paid call the contract allows and `tools/list` offers.
     paid: Option<&'c PaidCall>,
+    /// Whether `tools/list` lists the list tool, the pre-flight's way in.
+    list_listed: bool,
+    /// Whether `tools/list` lists the get tool: without it nothing can be
+    /// retrieved, so nothing retrieved can be compared.
+    get_listed: bool,
     /// The primary's recent list, before the paid call.
     first_ids: Option<Vec<String>>,
+    /// Every id the primary's lists and its paid call showed, which another
+    /// tenant's list must not show.
+    own_ids: Vec<String>,
     /// The primary's list is not empty: the empty case needs the second tenant.
     needs_empty_from_second: bool,
     /// The paid call's `structuredContent` and the id it carried.
@@ -130,16 +141,47 @@ impl Step {
                 Flow::Next
             }
             Step::NotYours => {
-                let (target, needs_empty) = (p.target.as_deref(), p.needs_empty_from_second);
-                behaviour::not_yours(run, p.wire, target, needs_empty).await;
+                p.own_ids.sort_unstable();
+                p.own_ids.dedup();
+                let target = target_or(
+                    &p.target,
+                    p.get_listed,
+                    run,
+                    "no id of the primary's to ask about",
+                );
+                let needs_empty = p.needs_empty_from_second;
+                behaviour::not_yours(run, p.wire, target, needs_empty, &p.own_ids).await;
                 Flow::Next
             }
             Step::Expired => {
-                behaviour::expired(run, p.wire, &mut p.primary, p.target.as_deref()).await;
+                let target = target_or(&p.target, p.get_listed, run, "no id to let expire");
+                behaviour::expired(run, p.wire, &mut p.primary, target).await;
                 Flow::Next
             }
         }
     }
+}
+
+/// The id the behaviour findings ask about, or why there is none.
+fn target_or<'p>(
+    target: &'p Option<String>,
+    get_listed: bool,
+    run: &Run<'_>,
+    otherwise: &str,
+) -> Result<&'p str, String> {
+    match target {
+        _ if !get_listed => Err(no_get(run)),
+        Some(id) => Ok(id),
+        None => Err(otherwise.to_owned()),
+    }
+}
+
+/// Why the findings that retrieve by id have nothing to judge.
+fn no_get(run: &Run<'_>) -> String {
+    format!(
+        "tools/list lists no `{}`, so no id can be retrieved or compared (see retrieval_read_only)",
+        run.contract.retrieval.get
+    )
 }
 
 /// Why `initialize` did not open a session worth going on with.
@@ -258,14 +300,20 @@ async fn design_rules<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) -> Flow {
         rule(&tools, spec, run.book.t(id));
     }
     run.credential_argument = rules::credential_argument(&tools, spec);
+    p.list_listed = tools.find(&spec.list).is_some();
+    p.get_listed = tools.find(&spec.get).is_some();
     p.paid = contract
         .paid
         .as_ref()
         .filter(|paid| tools.find(&paid.tool).is_some());
+    // Without a list tool the run stops at the pre-flight, before the paid
+    // call, so the listing judges the paid tool too.
     rules::id_by_listing(
         &tools,
         spec,
-        p.paid.map(|paid| paid.tool.as_str()),
+        p.paid
+            .filter(|_| p.list_listed)
+            .map(|paid| paid.tool.as_str()),
         run.book.t(FindingId::IdInEveryResult),
     );
     if let Some(paid) = contract.paid.as_ref().filter(|_| p.paid.is_none()) {
@@ -282,6 +330,20 @@ async fn design_rules<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) -> Flow {
 async fn pre_flight<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) -> Flow {
     let contract = run.contract;
     let spec = &contract.retrieval;
+    if !p.list_listed {
+        run.book.t(FindingId::RetrievalReachable).fail(format!(
+            "tools/list lists no `{}`: an agent that loses an answer has no recovery path to reach (see retrieval_read_only; a server that names it otherwise is told by the contract's retrieval.list)",
+            spec.list
+        ));
+        let why = format!(
+            "no `{}` is listed, so there is nothing to read (see retrieval_reachable)",
+            spec.list
+        );
+        for id in AFTER_PRE_FLIGHT {
+            run.book.t(id).skip(why.clone());
+        }
+        return Flow::Halt;
+    }
     let (result, evidence) = p
         .primary
         .tool("list recent (no arguments)", &spec.list, &Map::new(), None)
@@ -301,12 +363,7 @@ async fn pre_flight<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) -> Flow {
     };
     if !judge_reachable(run, &first_list) {
         let why = "retrieval is not reachable (see retrieval_reachable)";
-        for id in [
-            FindingId::EmptyListIsNormal,
-            FindingId::RetrieveMatchesOriginal,
-            FindingId::NotYoursLikeUnknown,
-            FindingId::ExpiredLikeUnknown,
-        ] {
+        for id in AFTER_PRE_FLIGHT {
             run.book.t(id).skip(why);
         }
         return Flow::Halt;
@@ -317,6 +374,7 @@ async fn pre_flight<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) -> Flow {
             &[
                 FindingId::RetrieveMatchesOriginal,
                 FindingId::NotYoursLikeUnknown,
+                FindingId::ListIsPerTenant,
                 FindingId::ExpiredLikeUnknown,
             ],
             why,
@@ -325,6 +383,7 @@ async fn pre_flight<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) -> Flow {
     };
     run.retention_field(&list);
     p.first_ids = judge_empty_list(run, &list);
+    p.own_ids.extend(p.first_ids.iter().flatten().cloned());
     p.needs_empty_from_second = p.first_ids.as_ref().is_some_and(|ids| !ids.is_empty());
     Flow::Next
 }
@@ -501,6 +560,7 @@ async fn paid_call<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) {
                     paid.tool, spec.id_at
                 )),
             }
+            p.own_ids.extend(id.clone());
             p.original = Some((structured, id));
         }
     }
@@ -509,7 +569,10 @@ async fn paid_call<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) {
 /// Retrieve and compare: our call's id (or, having none, the newest listed:
 /// the recovery path of a caller without an id), else the oldest listed.
 async fn retrieve_and_compare<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>) {
-    if let Some((payload, own_id)) = p.original.clone() {
+    if !p.get_listed {
+        let why = no_get(run);
+        run.book.t(FindingId::RetrieveMatchesOriginal).skip(why);
+    } else if let Some((payload, own_id)) = p.original.clone() {
         p.target = retrieve_own_call(run, p, &payload, own_id.as_deref()).await;
     } else if let Some(oldest) = p.first_ids.as_ref().and_then(|ids| ids.last().cloned()) {
         retrieve_oldest(run, p, &oldest).await;
@@ -551,6 +614,7 @@ async fn retrieve_own_call<'c>(
     if let Some(after) = &after {
         run.retention_field(after);
     }
+    p.own_ids.extend(ids.iter().cloned());
     let target = match own_id {
         Some(id) if ids.iter().any(|listed| listed == id) => Some(id.to_owned()),
         Some(id) => {
@@ -584,27 +648,34 @@ async fn retrieve_own_call<'c>(
         )
         .await;
     if let Some(got) = got {
-        run.retention_field(&got);
-        let t = run.book.t(FINDING);
-        match got.structured().and_then(|s| s.pointer(&spec.payload_at)) {
-            Some(r) if r == payload => t.held(format!(
-                "{id} retrieves exactly the structuredContent the call returned"
-            )),
-            Some(r) => t.fail(format!(
-                "{id} retrieves a payload other than the call's result: call {payload}, retrieved {r}"
-            )),
-            None => t.fail(format!(
-                "{id}: the answer has no payload at {} (isError {})",
-                spec.payload_at,
-                got.is_tool_error()
-            )),
-        }
+        judge_payload(run, &id, payload, &got);
     }
     target
 }
 
+/// `retrieve_matches_original` from what `get` answered for the call's id.
+fn judge_payload(run: &mut Run<'_>, id: &str, payload: &Value, got: &Answer) {
+    run.retention_field(got);
+    let spec = &run.contract.retrieval;
+    let t = run.book.t(FindingId::RetrieveMatchesOriginal);
+    match got.structured().and_then(|s| s.pointer(&spec.payload_at)) {
+        Some(r) if r == payload => t.held(format!(
+            "{id} retrieves exactly the structuredContent the call returned"
+        )),
+        Some(r) => t.fail(format!(
+            "{id} retrieves a payload other than the call's result: call {payload}, retrieved {r}"
+        )),
+        None => t.fail(format!(
+            "{id}: the answer has no payload at {} (isError {})",
+            spec.payload_at,
+            got.is_tool_error()
+        )),
+    }
+}
+
 /// Without a paid call the original result is unknown: the oldest listed id
-/// must retrieve with a payload, uncompared.
+/// must retrieve with a payload, and the finding ends skipped, since nothing
+/// was compared.
 async fn retrieve_oldest<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>, oldest: &str) {
     let contract = run.contract;
     let spec = &contract.retrieval;
@@ -625,8 +696,8 @@ async fn retrieve_oldest<'c>(run: &mut Run<'c>, p: &mut Progress<'_, 'c>, oldest
     };
     let t = run.book.t(FindingId::RetrieveMatchesOriginal);
     match got.structured().and_then(|s| s.pointer(&spec.payload_at)) {
-        Some(_) if !got.is_tool_error() => t.held(format!(
-            "{oldest} retrieves with a payload (not compared: the contract allows no paid call, so the original result is unknown)"
+        Some(_) if !got.is_tool_error() => t.skip(format!(
+            "not compared: {oldest} retrieves with a payload, but the contract allows no paid call, so the original result is unknown"
         )),
         _ => t.fail(format!(
             "the listed id {oldest} does not retrieve with a payload at {}",

@@ -73,14 +73,79 @@ pub(super) fn listed_ids(answer: &Answer, spec: &RetrievalSpec) -> Option<Vec<St
     )
 }
 
-/// Two answers alike for a caller: the same status and the same message bytes.
-pub(super) fn alike(a: &Answer, b: &Answer) -> bool {
+/// How two answers to the same question about two ids compare for a caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Likeness {
+    /// The same status and the same message bytes.
+    Identical,
+    /// The same once each answer's echo of the id it was asked about is
+    /// masked: the only difference is what the caller sent itself.
+    AlikeButTheEcho,
+    /// A caller tells them apart.
+    Different,
+}
+
+/// The byte-identity rule: `a` answered a request for `asked_a`, `b` one for
+/// `asked_b`; they must carry the same status and the same message bytes
+/// once each one's own id is replaced by one placeholder.
+pub(super) fn compare(a: &Answer, asked_a: &str, b: &Answer, asked_b: &str) -> Likeness {
     let text = |x: &Answer| {
         x.message_text
             .clone()
-            .map_or_else(|| x.body.clone(), String::into_bytes)
+            .unwrap_or_else(|| String::from_utf8_lossy(&x.body).into_owned())
     };
-    a.status == b.status && text(a) == text(b)
+    let (ta, tb) = (text(a), text(b));
+    if a.status != b.status {
+        Likeness::Different
+    } else if ta == tb {
+        Likeness::Identical
+    } else if mask(&ta, asked_a) == mask(&tb, asked_b) {
+        Likeness::AlikeButTheEcho
+    } else {
+        Likeness::Different
+    }
+}
+
+/// What stands for the caller's own id in a masked answer.
+const ASKED: &str = "<the id asked about>";
+
+/// `text` with every whole-word `asked` (as written, and as spelt inside a
+/// JSON string) replaced by [`ASKED`]. Whole words only, so a short id does
+/// not mask digits of a status or a count.
+fn mask(text: &str, asked: &str) -> String {
+    let escaped = serde_json::to_string(asked).unwrap_or_default();
+    let escaped = escaped
+        .strip_prefix('"')
+        .and_then(|e| e.strip_suffix('"'))
+        .unwrap_or(asked);
+    let once = mask_word(text, asked);
+    if escaped == asked {
+        once
+    } else {
+        mask_word(&once, escaped)
+    }
+}
+
+fn mask_word(text: &str, word: &str) -> String {
+    if word.is_empty() {
+        return text.to_owned();
+    }
+    let in_word =
+        |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || "_-".contains(c));
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for (at, _) in text.match_indices(word) {
+        let end = at + word.len();
+        let before = text[..at].chars().next_back();
+        let after = text[end..].chars().next();
+        if at >= from && !in_word(before) && !in_word(after) {
+            out.push_str(&text[from..at]);
+            out.push_str(ASKED);
+            from = end;
+        }
+    }
+    out.push_str(&text[from..]);
+    out
 }
 
 /// What the run learned as it went.
@@ -134,21 +199,38 @@ impl<'c> Run<'c> {
         args: &Map<String, Value>,
         id: Option<Value>,
     ) -> Option<Answer> {
+        self.retrieve_for(s, &[finding], label, tool, args, id)
+            .await
+    }
+
+    /// A retrieval call that several findings read: each gets its evidence,
+    /// and a refusal or transport failure stops each.
+    pub(super) async fn retrieve_for(
+        &mut self,
+        s: &mut Session<'_>,
+        findings: &[FindingId],
+        label: &str,
+        tool: &str,
+        args: &Map<String, Value>,
+        id: Option<Value>,
+    ) -> Option<Answer> {
         let (result, evidence) = s.tool(label, tool, args, id).await;
         if let Some(e) = evidence {
-            self.book.t(finding).push(e);
+            for finding in findings {
+                self.book.t(*finding).push(e.clone());
+            }
         }
         match result {
             Ok(answer) if answer.message.is_some() => Some(answer),
             Ok(answer) => {
                 self.book.stop(
-                    &[finding],
+                    findings,
                     &format!("{label}: HTTP {} without a JSON-RPC message", answer.status),
                 );
                 None
             }
             Err(e) => {
-                self.book.stop(&[finding], &format!("{label}: {e}"));
+                self.book.stop(findings, &format!("{label}: {e}"));
                 None
             }
         }
@@ -182,6 +264,23 @@ impl<'c> Run<'c> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn masking_takes_whole_words_only() {
+        assert_eq!(
+            mask("HTTP 404: operation op_1 not found", "op_1"),
+            "HTTP 404: operation <the id asked about> not found"
+        );
+        assert_eq!(
+            mask("HTTP 404: 4 of op_14", "4"),
+            "HTTP 404: <the id asked about> of op_14"
+        );
+        assert_eq!(
+            mask("\"a\\\"b\" is gone", "a\"b"),
+            "\"<the id asked about>\" is gone"
+        );
+        assert_eq!(mask("nothing", ""), "nothing");
+    }
 
     #[test]
     fn unknown_ids_keep_the_shape() {

@@ -3,6 +3,8 @@
 
 use super::ctx::{Ctx, KeyUse};
 use super::trail::{Stop, Trail};
+use crate::client::Response;
+use crate::contract::Fingerprint;
 
 /// One keyed create; it must succeed, name an id, and be seen exactly once.
 pub async fn baseline(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
@@ -133,7 +135,9 @@ pub async fn replay_fidelity(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
     Ok(())
 }
 
-/// The same key with the `vary` field changed.
+/// The same key with the `vary` field changed: the declared mismatch status,
+/// or under `fingerprint: none` the first result replayed; then the first
+/// body again, which must still replay.
 pub async fn other_args(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
     let marker = c.marker("key_reuse_other_args", 0);
     let key = KeyUse::Key(c.key("key_reuse_other_args", 0));
@@ -150,43 +154,81 @@ pub async fn other_args(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
             &c.create_main(&changed, &key),
         )
         .await?;
-    if c.contract.mismatch_status.contains(&second.status) {
-        t.held(format!("other arguments refused with {}", second.status));
-    } else if c.is_success(second.status) && c.id_of(&second) == c.id_of(&first) {
-        t.fail(format!(
-            "other arguments answered {} with the first request's object: the old result was replayed for a different request (declared {:?})",
-            second.status, c.contract.mismatch_status
-        ));
-    } else if c.is_success(second.status) {
-        t.fail(format!(
-            "other arguments answered {}: the request ran again under a used key (declared {:?})",
-            second.status, c.contract.mismatch_status
-        ));
+    if c.contract.fingerprint == Fingerprint::None {
+        judge_unfingerprinted(c, t, &first, &second, "other arguments");
     } else {
-        t.fail(format!(
-            "other arguments answered {}, declared {:?}",
-            second.status, c.contract.mismatch_status
-        ));
+        judge_mismatch(c, t, &first, &second, "other arguments");
     }
     let third = c
         .send(t, "the first body again", &c.create_main(&body, &key))
         .await?;
-    if !(c.is_success(third.status) && c.id_of(&third) == c.id_of(&first)) {
+    if c.is_success(third.status) && c.id_of(&third) != c.id_of(&first) {
+        t.hard(format!(
+            "the first request ran again under its own key ({}, the first answer's {}): a duplicate",
+            c.id_of(&third).unwrap_or_default(),
+            c.id_of(&first).unwrap_or_default()
+        ));
+    } else if !c.is_success(third.status) {
         t.fail(format!(
-            "after the mismatch, the original request no longer replays (answered {})",
+            "after the other arguments, the original request no longer replays (answered {})",
             third.status
         ));
     }
     let found = c.count(t, &marker, 1).await?;
     if found > 1 {
         t.note(format!(
-            "{found} effects carry the marker: the changed request committed"
+            "{found} effects carry the marker: the changed request committed under a used key"
         ));
     }
     Ok(())
 }
 
-/// The same arguments with the top-level fields in reverse order.
+/// A body the fingerprint tells apart: the declared mismatch status.
+fn judge_mismatch(c: &Ctx, t: &mut Trail, first: &Response, second: &Response, what: &str) {
+    let declared = &c.contract.mismatch_status;
+    if declared.contains(&second.status) && !c.is_success(second.status) {
+        t.held(format!("{what} refused with {}", second.status));
+    } else if c.is_success(second.status) && c.id_of(second) == c.id_of(first) {
+        t.fail(format!(
+            "{what} answered {} with the first request's object: the old result was replayed for a different request (declared {declared:?})",
+            second.status
+        ));
+    } else if c.is_success(second.status) {
+        t.fail(format!(
+            "{what} answered {}: the request ran again under a used key (declared {declared:?})",
+            second.status
+        ));
+    } else {
+        t.fail(format!(
+            "{what} answered {}, declared {declared:?}",
+            second.status
+        ));
+    }
+}
+
+/// `fingerprint: none`: any body under a used key gets the first result.
+fn judge_unfingerprinted(c: &Ctx, t: &mut Trail, first: &Response, second: &Response, what: &str) {
+    if c.is_success(second.status) && c.id_of(second) == c.id_of(first) {
+        t.held(format!(
+            "{what} replayed the first result ({}), as declared (fingerprint: none)",
+            second.status
+        ));
+    } else if c.is_success(second.status) {
+        // Under no fingerprint the key alone names the work: a second object is a duplicate.
+        t.hard(format!(
+            "{what} answered {} with a new object: the work ran again under a used key, which declares one operation whatever the body (fingerprint: none)",
+            second.status
+        ));
+    } else {
+        t.fail(format!(
+            "{what} answered {}, declared fingerprint: none (the first result replayed)",
+            second.status
+        ));
+    }
+}
+
+/// The same arguments with the top-level fields in reverse order: a replay
+/// under `canonical_json` and `none`, a mismatch under `raw_bytes`.
 pub async fn reordered_args(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
     let marker = c.marker("key_reuse_reordered_args", 0);
     let key = KeyUse::Key(c.key("key_reuse_reordered_args", 0));
@@ -209,18 +251,23 @@ pub async fn reordered_args(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
         .await?;
     let found = c.count(t, &marker, 1).await?;
     c.judge_count(t, found, 1, "the same arguments reordered");
-    if c.contract.mismatch_status.contains(&second.status) && !c.is_success(second.status) {
-        t.fail(format!(
-            "the same arguments in another order were refused as a mismatch ({})",
-            second.status
-        ));
-    } else if !(c.is_success(second.status) && c.id_of(&second) == c.id_of(&first)) {
-        t.fail(format!(
-            "the reordered request answered {} without the saved result",
-            second.status
-        ));
-    } else {
-        t.held("reordered arguments replayed the saved result");
+    match c.contract.fingerprint {
+        Fingerprint::RawBytes => judge_mismatch(c, t, &first, &second, "the reordered bytes"),
+        Fingerprint::CanonicalJson | Fingerprint::None => {
+            if c.contract.mismatch_status.contains(&second.status) && !c.is_success(second.status) {
+                t.fail(format!(
+                    "the same arguments in another order were refused as a mismatch ({})",
+                    second.status
+                ));
+            } else if !(c.is_success(second.status) && c.id_of(&second) == c.id_of(&first)) {
+                t.fail(format!(
+                    "the reordered request answered {} without the saved result",
+                    second.status
+                ));
+            } else {
+                t.held("reordered arguments replayed the saved result");
+            }
+        }
     }
     Ok(())
 }

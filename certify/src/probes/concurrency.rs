@@ -8,7 +8,7 @@ use futures::future::join_all;
 use super::ctx::{exchange, wait, Ctx, KeyUse};
 use super::trail::{Stop, Trail};
 use crate::client::Response;
-use crate::contract::InFlight;
+use crate::contract::{Fingerprint, InFlight};
 
 /// N identical keyed requests: each is sent but for its last byte, then every
 /// last byte goes out at once. Uses the slow path when the contract has one (a
@@ -48,10 +48,7 @@ pub async fn concurrent_duplicates(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
                         ids.insert(id);
                     }
                 }
-                let declared = match &c.contract.in_flight {
-                    InFlight::Status(codes) => codes.contains(&r.status),
-                    InFlight::Waits => false,
-                };
+                let declared = c.contract.in_flight.refuses_with(r.status);
                 if !c.is_success(r.status) && !declared {
                     t.fail(format!("a duplicate answered {}, neither a result nor the declared in-flight answer", r.status));
                 }
@@ -104,7 +101,7 @@ pub async fn in_flight(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
     }
     Err(Stop(format!(
         "in {IN_FLIGHT_ATTEMPTS} attempts the first request was never met in flight: {slow} answers faster than in_flight_after ({}), or the machine is too loaded",
-        humantime::format_duration(c.contract.in_flight_after)
+        c.contract.in_flight_after
     )))
 }
 
@@ -164,7 +161,7 @@ async fn send_attempt(
         let r = first_req.clone();
         async move { client.send(&r).await }
     });
-    wait(c.contract.in_flight_after).await;
+    wait(c.contract.in_flight_after.value).await;
     let answered_early = first.is_finished();
     let (same, other) = futures::join!(c.client.send(&req), c.client.send(&other_req));
     t.push(exchange(
@@ -228,42 +225,56 @@ async fn missed_window(
 }
 
 /// The answers met in flight, against the declared in-flight behaviour.
+/// Under `fingerprint: none` the other arguments are the same request.
 fn judge_in_flight(c: &Ctx, t: &mut Trail, sent: &Attempt) {
     let Attempt {
         first, same, other, ..
     } = sent;
+    let declared = &c.contract.in_flight;
+    let replayed = |r: &Response| c.is_success(r.status) && c.id_of(r) == c.id_of(first);
+    if declared.refuses_with(same.status) || (declared.may_wait() && replayed(same)) {
+        t.held(format!("same arguments in flight: {}", same.status));
+    } else if replayed(same) {
+        t.fail(format!(
+            "same arguments in flight answered {} with the result (it waited), declared {}",
+            same.status,
+            in_flight_words(declared)
+        ));
+    } else {
+        t.fail(format!(
+            "same arguments in flight answered {}, declared {}",
+            same.status,
+            in_flight_words(declared)
+        ));
+    }
     let mismatch = &c.contract.mismatch_status;
-    match &c.contract.in_flight {
-        InFlight::Status(codes) => {
-            if codes.contains(&same.status) {
-                t.held(format!("same arguments in flight: {}", same.status));
-            } else if c.is_success(same.status) && c.id_of(same) == c.id_of(first) {
-                t.fail(format!("same arguments in flight answered {} with the result (it waited), declared {codes:?}", same.status));
+    let unfingerprinted = c.contract.fingerprint == Fingerprint::None;
+    let other_ok = declared.refuses_with(other.status)
+        || (!unfingerprinted && mismatch.contains(&other.status))
+        || (unfingerprinted && declared.may_wait() && replayed(other));
+    if other_ok {
+        t.held(format!("other arguments in flight: {}", other.status));
+    } else {
+        t.fail(format!(
+            "other arguments in flight answered {}, declared in-flight {}{}",
+            other.status,
+            in_flight_words(declared),
+            if unfingerprinted {
+                " (fingerprint: none, so the same request)".to_owned()
             } else {
-                t.fail(format!(
-                    "same arguments in flight answered {}, declared {codes:?}",
-                    same.status
-                ));
+                format!(" or mismatch {mismatch:?}")
             }
-            if codes.contains(&other.status) || mismatch.contains(&other.status) {
-                t.held(format!("other arguments in flight: {}", other.status));
-            } else {
-                t.fail(format!(
-                    "other arguments in flight answered {}, declared in-flight {codes:?} or mismatch {mismatch:?}",
-                    other.status
-                ));
-            }
-        }
-        InFlight::Waits => {
-            if !(c.is_success(same.status) && c.id_of(same) == c.id_of(first)) {
-                t.fail(format!("same arguments in flight answered {}, declared: waits for the first and replays it", same.status));
-            }
-            if !mismatch.contains(&other.status) {
-                t.fail(format!(
-                    "other arguments in flight answered {}, declared mismatch {mismatch:?}",
-                    other.status
-                ));
-            }
+        ));
+    }
+}
+
+/// The declared in-flight behaviour, in the contract's words.
+fn in_flight_words(declared: &InFlight) -> String {
+    match declared {
+        InFlight::Waits => "waits (the first result, once it is back)".to_owned(),
+        InFlight::Status(codes) => format!("{codes:?}"),
+        InFlight::WaitsThen(up_to, codes) => {
+            format!("waits up to {up_to} for the first result, then {codes:?}")
         }
     }
 }

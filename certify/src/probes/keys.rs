@@ -5,9 +5,12 @@ use futures::future::BoxFuture;
 
 use super::ctx::{fill, Ctx, KeyUse};
 use super::trail::{Stop, Trail};
-use crate::contract::{KeySyntax, MissingKey};
+use crate::client::Response;
+use crate::contract::{KeyChecks, KeySyntax, MissingKey};
 
-/// A request the vendor rejects, then the valid request under the same key.
+/// A request the vendor rejects; the same request again under its key (a
+/// saved rejection replays, else it is answered afresh, never as a poisoned
+/// key); then, unless the rejection is saved, the valid request under the key.
 pub async fn rejected_not_poisoned(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
     let Some((path, body, statuses)) = c.contract.rejected.clone() else {
         t.skip("the contract names no rejected request");
@@ -15,56 +18,87 @@ pub async fn rejected_not_poisoned(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
     };
     let marker = c.marker("rejected_not_poisoned", 0);
     let key = KeyUse::Key(c.key("rejected_not_poisoned", 0));
-    let bad = fill(&body, &marker);
-    let first = c
-        .send(
-            t,
-            "the rejected request",
-            &c.create(&path, &bad, &key, &c.contract.primary),
-        )
-        .await?;
+    let bad = c.create(&path, &fill(&body, &marker), &key, &c.contract.primary);
+    let first = c.send(t, "the rejected request", &bad).await?;
     if !statuses.contains(&first.status) {
         return Err(Stop(format!(
             "the contract's rejected request answered {}, not one of {statuses:?}: nothing was rejected",
             first.status
         )));
     }
-    let good = c.body(&marker);
-    let second = c
-        .send(
-            t,
-            "the valid request, same key",
-            &c.create(&path, &good, &key, &c.contract.primary),
-        )
+    let again = c
+        .send(t, "the same rejected request, same key", &bad)
         .await?;
-    if c.contract.errors_replayed {
-        if second.status == first.status {
-            t.held(format!(
-                "the rejection was replayed ({}), as declared",
-                second.status
-            ));
-        } else {
-            t.fail(format!(
-                "declared: errors are replayed; the retry answered {}",
-                second.status
-            ));
-        }
+    if c.contract.errors_replayed.replays(first.status) {
+        judge_replayed_rejection(t, &first, &again);
+        // A retry that ran (against the declaration) made the one effect it may.
+        let expected = usize::from(c.is_success(again.status));
+        let found = c.count(t, &marker, expected).await?;
+        c.judge_count(t, found, expected, "a rejection and its retry");
         return Ok(());
     }
-    if c.is_success(second.status) {
+    if c.is_success(again.status) {
         t.held(format!(
-            "the key was usable after the rejection ({})",
-            second.status
+            "the key was usable after the rejection: the same request answered {}",
+            again.status
         ));
-        let found = c.count(t, &marker, 1).await?;
-        c.judge_count(t, found, 1, "a rejection then a success");
+    } else if statuses.contains(&again.status) {
+        t.held(format!(
+            "the same request was rejected again ({}), as a fresh request",
+            again.status
+        ));
+        let good = c.create(&path, &c.body(&marker), &key, &c.contract.primary);
+        let valid = c.send(t, "the valid request, same key", &good).await?;
+        judge_valid_after(c, t, first.status, valid.status);
     } else {
-        t.fail(format!(
-            "after a rejection ({}), the same key answered {}: the rejected request poisoned its key",
-            first.status, second.status
-        ));
+        t.fail(poisoned(c, first.status, again.status, "the same request"));
+    }
+    let found = c.count(t, &marker, 1).await?;
+    if found > 1 {
+        c.judge_count(t, found, 1, "a rejection then the request under its key");
     }
     Ok(())
+}
+
+/// A declared saved rejection: the same request gets it again, byte for byte.
+fn judge_replayed_rejection(t: &mut Trail, first: &Response, again: &Response) {
+    if again.status == first.status && again.body == first.body {
+        t.held(format!(
+            "the same request got the saved rejection ({}, the same body), as declared",
+            again.status
+        ));
+    } else if again.status == first.status {
+        t.fail(format!(
+            "declared: a {} is saved and replayed; the same request answered {} with another body (answered afresh, not replayed)",
+            first.status, again.status
+        ));
+    } else {
+        t.fail(format!(
+            "declared: a {} is saved and replayed; the same request answered {}",
+            first.status, again.status
+        ));
+    }
+}
+
+/// After a rejection that is not saved, the valid request under the same key runs.
+fn judge_valid_after(c: &Ctx, t: &mut Trail, rejected: u16, valid: u16) {
+    if c.is_success(valid) {
+        t.held(format!("the valid request under the key answered {valid}"));
+    } else {
+        t.fail(poisoned(c, rejected, valid, "the valid request"));
+    }
+}
+
+/// Why an answer after a rejection shows a poisoned key, naming what the status declares.
+fn poisoned(c: &Ctx, rejected: u16, answered: u16, what: &str) -> String {
+    let meaning = if c.contract.mismatch_status.contains(&answered) {
+        " (the declared mismatch status: the rejection was kept for the key, which the contract does not declare)"
+    } else if c.contract.in_flight.refuses_with(answered) {
+        " (the declared in-flight status: the rejected request still holds the key)"
+    } else {
+        ""
+    };
+    format!("after a rejection ({rejected}), {what} under the same key answered {answered}{meaning}: the rejection poisoned its key")
 }
 
 /// One of `key_validation`'s checks.
@@ -123,58 +157,74 @@ async fn missing_key(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
     Ok(())
 }
 
-/// A malformed key is refused and leaves no effect (a body-field key has no syntax to break).
+/// A malformed key, derived from the seed like every key (so no run meets
+/// another run's record under it): refused with no effect, or under
+/// `accepts_any` taken as a key. A body-field key has no syntax to break.
 async fn malformed_key(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
+    let seeded = c.key(PROBE, 1);
     let bad = match &c.contract.key {
-        KeySyntax::Token { .. } => "lrk bad key with spaces",
-        KeySyntax::SfString { .. } => "\"lrk_unterminated",
+        KeySyntax::Token { .. } => format!("{seeded} with spaces"),
+        KeySyntax::SfString { .. } => format!("\"{seeded}"),
         KeySyntax::BodyField { .. } => {
             t.note("malformed keys: not applicable to a body-field key");
             return Ok(());
         }
     };
-    let marker = c.marker(PROBE, 1);
-    let r = c
-        .send(
-            t,
-            "malformed key",
-            &c.create_main(&c.body(&marker), &KeyUse::Raw(bad.to_owned())),
-        )
-        .await?;
-    let found = c.count(t, &marker, 0).await?;
-    if c.contract.malformed_key_status.contains(&r.status) && found == 0 {
-        t.held(format!("a malformed key was refused ({})", r.status));
-    } else {
-        t.fail(format!(
-            "a malformed key answered {} and left {found} effect(s), declared {:?} and none",
-            r.status, c.contract.malformed_key_status
-        ));
-    }
-    Ok(())
+    let declared = match &c.contract.key_checks {
+        KeyChecks::Refused { malformed, .. } => Some(malformed.as_slice()),
+        KeyChecks::AcceptsAny => None,
+    };
+    odd_key(c, t, "malformed key", KeyUse::Raw(bad), 1, declared).await
 }
 
-/// A key one byte over the declared maximum is refused and leaves no effect.
+/// A key one byte over the declared maximum: refused with no effect, or
+/// under `accepts_any` taken as a key.
 async fn oversized_key(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
     let max = c.contract.key_max_bytes;
     let base = c.key(PROBE, 2);
     let long = format!("{base}{}", "x".repeat(max + 1 - base.len().min(max)));
-    let marker = c.marker(PROBE, 2);
-    let r = c
-        .send(
-            t,
-            &format!("key of {} bytes", long.len()),
-            &c.create_main(&c.body(&marker), &KeyUse::Key(long)),
-        )
-        .await?;
+    let declared = match &c.contract.key_checks {
+        KeyChecks::Refused { oversized, .. } => Some(oversized.as_slice()),
+        KeyChecks::AcceptsAny => None,
+    };
+    let label = format!("key of {} bytes (over {max})", long.len());
+    odd_key(c, t, &label, KeyUse::Key(long), 2, declared).await
+}
+
+/// One odd key. Refused (`declared` statuses): the answer is one of them and
+/// no effect is left. Accepted (`accepts_any`): the same request twice under
+/// it leaves at most one effect; more is a duplicate.
+async fn odd_key(
+    c: &Ctx,
+    t: &mut Trail,
+    label: &str,
+    key: KeyUse,
+    n: u32,
+    declared: Option<&[u16]>,
+) -> Result<(), Stop> {
+    let marker = c.marker(PROBE, n);
+    let req = c.create_main(&c.body(&marker), &key);
+    let r = c.send(t, label, &req).await?;
+    let Some(codes) = declared else {
+        c.send(t, &format!("{label}, the same again"), &req).await?;
+        let found = c.count(t, &marker, 1).await?;
+        if found > 1 {
+            c.judge_count(t, found, 1, &format!("{label}, sent twice"));
+        } else {
+            t.held(format!(
+                "{label}: answered {}, {found} effect(s) from two sends (accepts_any: no duplicate)",
+                r.status
+            ));
+        }
+        return Ok(());
+    };
     let found = c.count(t, &marker, 0).await?;
-    if c.contract.oversized_key_status.contains(&r.status) && found == 0 {
-        t.held(format!("a key over {max} bytes was refused ({})", r.status));
+    if codes.contains(&r.status) && found == 0 {
+        t.held(format!("{label}: refused ({})", r.status));
     } else {
         t.fail(format!(
-            "a key of {} bytes answered {} and left {found} effect(s), declared {:?} and none",
-            max + 1,
-            r.status,
-            c.contract.oversized_key_status
+            "{label}: answered {} and left {found} effect(s), declared {codes:?} and none",
+            r.status
         ));
     }
     Ok(())

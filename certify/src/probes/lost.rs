@@ -3,7 +3,6 @@
 
 use super::ctx::{exchange, wait, Ctx, KeyUse};
 use super::trail::{Stop, Trail};
-use crate::contract::InFlight;
 
 /// Most retries while the first attempt is still reported in flight.
 const MAX_IN_FLIGHT_RETRIES: u32 = 20;
@@ -15,7 +14,7 @@ pub async fn lost_response(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
         let marker = c.marker("lost_response", n);
         let key = KeyUse::Key(c.key("lost_response", n));
         let req = c.create_main(&c.body(&marker), &key);
-        let label = format!("retry after {}", humantime::format_duration(*w));
+        let label = format!("retry after {w}");
         let sent = c.client.send_and_abort(&req).await;
         t.push(exchange(
             "sent, connection closed before reading",
@@ -28,18 +27,15 @@ pub async fn lost_response(c: &Ctx, t: &mut Trail) -> Result<(), Stop> {
             }),
         ));
         sent?;
-        wait(*w).await;
+        wait(w.value).await;
         let before = c.count(t, &marker, 1).await?;
         t.note(format!(
             "{label}: before the retry the read-back counts {before} effect(s) from the lost request"
         ));
         let mut answer = c.send(t, &label, &req).await?;
         let mut tries = 1;
-        while let InFlight::Status(codes) = &c.contract.in_flight {
-            if !codes.contains(&answer.status) || tries > MAX_IN_FLIGHT_RETRIES {
-                break;
-            }
-            wait(c.contract.in_flight_after).await;
+        while c.contract.in_flight.refuses_with(answer.status) && tries <= MAX_IN_FLIGHT_RETRIES {
+            wait(c.contract.in_flight_after.value).await;
             answer = c
                 .send(t, &format!("{label}, again (in flight)"), &req)
                 .await?;

@@ -5,6 +5,7 @@
 //! the probe's name, so probes never see each other's effects and a run can be
 //! reproduced with `--seed`.
 
+mod after_commit;
 mod basic;
 mod concurrency;
 mod ctx;
@@ -40,7 +41,7 @@ impl std::fmt::Debug for Probe {
 }
 
 /// Every probe, in run order. `retention` runs last: it may move the provider's clock.
-pub const ALL: [Probe; 13] = [
+pub const ALL: [Probe; 14] = [
     Probe { name: "baseline", title: "a keyed create succeeds and the read-back sees exactly one effect", run: |c, t| Box::pin(basic::baseline(c, t)) },
     Probe { name: "sequential_replay", title: "the same key and body again returns the saved result, no second effect", run: |c, t| Box::pin(basic::sequential_replay(c, t)) },
     Probe { name: "replay_fidelity", title: "a replay has the first answer's status and body, and the declared replay marker", run: |c, t| Box::pin(basic::replay_fidelity(c, t)) },
@@ -52,6 +53,7 @@ pub const ALL: [Probe; 13] = [
     Probe { name: "other_endpoint", title: "the same key on another endpoint is separate work", run: |c, t| Box::pin(scope::other_endpoint(c, t)) },
     Probe { name: "cross_tenant", title: "the same key from another tenant is separate work and leaks nothing of the first tenant's", run: |c, t| Box::pin(scope::cross_tenant(c, t)) },
     Probe { name: "rejected_not_poisoned", title: "a rejected request does not leave its key unusable", run: |c, t| Box::pin(keys::rejected_not_poisoned(c, t)) },
+    Probe { name: "error_after_commit", title: "a request answered with a server error after its commit, retried with the same key, leaves one effect", run: |c, t| Box::pin(after_commit::error_after_commit(c, t)) },
     Probe { name: "key_validation", title: "missing, malformed and over-long keys get the declared answers", run: |c, t| Box::pin(keys::key_validation(c, t)) },
     Probe { name: "retention", title: "a key still replays within the declared retention (sampled, or by the provider's clock)", run: |c, t| Box::pin(retention::retention(c, t)) },
 ];

@@ -5,9 +5,13 @@
 
 mod common;
 
+mod contract_file;
+mod fake_middleware;
 mod hostile_text;
 mod html_browser;
 mod mcp_simulator;
+mod mcp_variants;
+mod probes_exact;
 mod simulator_modes;
 mod snapshots;
 mod stripe_wire;

@@ -53,6 +53,9 @@ fn finding_of(defect: Defect) -> (&'static str, Verdict) {
         Defect::EmptyListIsError => ("empty_list_is_normal", Verdict::Fail),
         Defect::KeyInArguments => ("credentials_host_side", Verdict::Fail),
         Defect::PayloadMismatch => ("retrieve_matches_original", Verdict::Fail),
+        Defect::ListShowsOtherTenants => ("list_is_per_tenant", Verdict::HardFail),
+        // The echo alone is masked; what it adds about another tenant is not.
+        Defect::NotYoursEchoLeaks => ("not_yours_like_unknown", Verdict::HardFail),
     }
 }
 

@@ -52,6 +52,24 @@ fn must_fail(mode: IdempotencyMode) -> Option<&'static str> {
         IdempotencyMode::Racy => Some("concurrent_duplicates"),
         IdempotencyMode::GlobalScope => Some("cross_tenant"),
         IdempotencyMode::StuckInFlight => Some("rejected_not_poisoned"),
+        IdempotencyMode::ReleaseOnError => Some("error_after_commit"),
+    }
+}
+
+/// The error-after-commit probe in each mode: the scenario's `certify_fails`
+/// commits, then answers 500. Every mode that keeps keys keeps the committed
+/// result for the retry; `release_on_error` releases the key on the 500 and
+/// `none` keeps no key, so the retry runs again.
+fn error_after_commit(mode: IdempotencyMode) -> Verdict {
+    match mode {
+        IdempotencyMode::None | IdempotencyMode::ReleaseOnError => Verdict::HardFail,
+        IdempotencyMode::Stripe
+        | IdempotencyMode::Ietf
+        | IdempotencyMode::FingerprintInKey
+        | IdempotencyMode::NoFingerprint
+        | IdempotencyMode::Racy
+        | IdempotencyMode::GlobalScope
+        | IdempotencyMode::StuckInFlight => Verdict::Pass,
     }
 }
 
@@ -84,6 +102,12 @@ async fn every_mode_gets_its_verdict() {
         assert!(
             errors.is_empty(),
             "{}: probes could not conclude: {errors:?}\n{text}",
+            mode.name()
+        );
+        assert_eq!(
+            verdicts(c).get("error_after_commit"),
+            Some(&error_after_commit(*mode)),
+            "{}: error_after_commit\n{text}",
             mode.name()
         );
         match must_fail(*mode) {

@@ -42,20 +42,20 @@ fn simulator_stripe_passes_every_probe_and_writes_reports() {
         &[],
     );
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(out.contains("13 passed, 0 failed"), "{out}");
+    assert!(out.contains("14 passed, 0 failed"), "{out}");
     let json: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(dir.path().join("certify.json")).expect("json written"),
     )
     .expect("json parses");
     assert_eq!(json["schema_version"], 1);
-    assert_eq!(json["probes"].as_array().map(Vec::len), Some(13));
+    assert_eq!(json["probes"].as_array().map(Vec::len), Some(14));
     let xml = std::fs::read_to_string(dir.path().join("certify.xml")).expect("junit written");
-    assert_eq!(xml.matches("<testcase").count(), 13, "{xml}");
+    assert_eq!(xml.matches("<testcase").count(), 14, "{xml}");
     assert!(dir.path().join("certify.md").exists());
     let html = std::fs::read_to_string(dir.path().join("certify.html")).expect("html written");
     assert_eq!(
         html.matches("<tr class=\"probe pass\"").count(),
-        13,
+        14,
         "{html}"
     );
     assert!(
@@ -138,6 +138,18 @@ fn bad_usage_and_bad_contracts_exit_2_with_located_errors() {
     );
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not in target.allowed_hosts"), "{err}");
+    // A missing field is located at the mapping that lacks it, not its last key.
+    std::fs::write(&path, shipped.replace("  retention: 24h\n", "")).expect("write");
+    let (code, _, err) = certify(&["--contract", &p], &[]);
+    assert_eq!(code, 2, "{err}");
+    let line = shipped
+        .lines()
+        .position(|l| l == "declares:")
+        .map_or(0, |i| i + 1);
+    assert!(
+        err.contains(&format!("{p}:{line}:1: missing field `retention`")),
+        "{err}"
+    );
 }
 
 #[test]
@@ -284,7 +296,7 @@ fn verdicts(report: &serde_json::Value) -> Vec<(String, String)> {
 fn simulator_stripe_on_stripes_wire_passes_every_probe() {
     let (code, out, json) = certify_json("stripe", &["--profile", "stripe", "--seed", "5"]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("13 passed, 0 failed"), "{out}");
+    assert!(out.contains("14 passed, 0 failed"), "{out}");
     assert_eq!(
         json["contract_source"], "certify/contracts/simulator-stripe-profile.yaml",
         "{out}"
@@ -410,15 +422,15 @@ fn mcp_simulator_passes_every_finding_and_writes_reports() {
         &[],
     );
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(out.contains("13 passed, 0 failed"), "{out}");
+    assert!(out.contains("14 passed, 0 failed"), "{out}");
     let json: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(dir.path().join("certify.json")).expect("json written"),
     )
     .expect("json parses");
-    assert_eq!(json["probes"].as_array().map(Vec::len), Some(13));
+    assert_eq!(json["probes"].as_array().map(Vec::len), Some(14));
     assert_eq!(json["probes"][0]["name"], "initialize");
     let xml = std::fs::read_to_string(dir.path().join("certify.xml")).expect("junit written");
-    assert_eq!(xml.matches("<testcase").count(), 13, "{xml}");
+    assert_eq!(xml.matches("<testcase").count(), 14, "{xml}");
     let html = std::fs::read_to_string(dir.path().join("certify.html")).expect("html written");
     assert!(html.contains("lostreply certify --mcp-simulator --seed 5"));
     assert!(dir.path().join("certify.md").exists());
@@ -442,7 +454,7 @@ fn mcp_simulator_with_a_defect_fails_its_finding() {
         .find(|l| l.contains("not_yours_like_unknown"))
         .unwrap_or_default();
     assert!(line.starts_with("HARD"), "{out}");
-    assert!(out.contains("12 passed"), "{out}");
+    assert!(out.contains("13 passed"), "{out}");
     assert!(
         out.contains(
             "reproduce: lostreply certify --mcp-simulator --mcp-defect not_yours_distinct --seed 5"
@@ -620,8 +632,10 @@ async fn mcp_url_certifies_a_live_server_without_a_paid_call() {
         certify_async(vec!["--mcp".into(), url, "--seed".into(), "3".into()], env).await;
     assert_eq!(code, 0, "{out}\n{err}");
     assert_eq!(paid_calls(&sim), 1, "only the agent's own call");
-    assert!(out.contains("PASS  retrieve_matches_original"), "{out}");
+    // The original result is unknown without a paid call: nothing compared, said so.
+    assert!(out.contains("skip  retrieve_matches_original"), "{out}");
     assert!(out.contains("not compared"), "{out}");
+    assert!(out.contains("PASS  list_is_per_tenant"), "{out}");
     assert!(out.contains("PASS  not_yours_like_unknown"), "{out}");
     assert!(out.contains("PASS  empty_list_is_normal"), "{out}");
     sim.shutdown().await;
@@ -667,7 +681,7 @@ async fn an_mcp_contract_file_certifies_a_served_fake_server() {
     .await;
     assert_eq!(code, 1, "{out}\n{err}");
     assert!(out.contains("FAIL  retrieve_matches_original"), "{out}");
-    assert!(out.contains("12 passed, 1 failed"), "{out}");
+    assert!(out.contains("13 passed, 1 failed"), "{out}");
     assert_eq!(paid_calls(&sim), 1, "the contract allows one call per run");
     sim.shutdown().await;
 }
@@ -722,9 +736,9 @@ fn serve_mcp_with_the_shipped_mcp_contract_gets_the_same_verdicts() {
                     .any(|l| l.contains(finding) && l.starts_with("FAIL")),
                 "{defect:?}: {out}"
             );
-            assert!(out.contains("12 passed, 1 failed"), "{out}");
+            assert!(out.contains("13 passed, 1 failed"), "{out}");
         } else {
-            assert!(out.contains("13 passed, 0 failed"), "{out}");
+            assert!(out.contains("14 passed, 0 failed"), "{out}");
         }
     }
 }

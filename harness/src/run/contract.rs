@@ -24,7 +24,8 @@ pub fn documented_mode(mode: IdempotencyMode) -> &'static str {
         | IdempotencyMode::NoFingerprint
         | IdempotencyMode::Racy
         | IdempotencyMode::GlobalScope
-        | IdempotencyMode::StuckInFlight => "stripe",
+        | IdempotencyMode::StuckInFlight
+        | IdempotencyMode::ReleaseOnError => "stripe",
     }
 }
 

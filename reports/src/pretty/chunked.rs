@@ -99,7 +99,7 @@ impl<T: Serialize + Sync> Serialize for Chunked<'_, T> {
         let chunks = self.items.chunks(self.chunk);
         let mut pasted = serializer.serialize_tuple_struct(PASTED_TOKEN, chunks.len())?;
         std::thread::scope(|scope| {
-            let (tx, rx) = mpsc::sync_channel::<Result<Vec<u8>, String>>(AHEAD);
+            let (tx, rx) = mpsc::sync_channel::<Result<Vec<u8>, serde_json::Error>>(AHEAD);
             // Buffers pasted, handed back to be written again: the same few
             // serve the whole array, freed where they were made.
             let (back, returned) = mpsc::channel::<Vec<u8>>();
@@ -121,10 +121,10 @@ impl<T: Serialize + Sync> Serialize for Chunked<'_, T> {
                     write_chunk(chunk, depth, index == 0, &mut own).map_err(S::Error::custom)?;
                     pasted.serialize_field(&PastedText(&own))?;
                 } else {
-                    let bytes = rx
-                        .recv()
-                        .unwrap_or_else(|_| Err("the chunk writer stopped".to_owned()))
-                        .map_err(S::Error::custom)?;
+                    let Ok(bytes) = rx.recv() else {
+                        return Err(S::Error::custom("the chunk writer stopped"));
+                    };
+                    let bytes = bytes.map_err(S::Error::custom)?;
                     pasted.serialize_field(&PastedText(&bytes))?;
                     // The writer may have ended: the buffer is then dropped here.
                     let _ = back.send(bytes);
@@ -138,19 +138,20 @@ impl<T: Serialize + Sync> Serialize for Chunked<'_, T> {
 
 /// One chunk's items as the writer lays them out at `depth`, each after its
 /// separator (the array's first item has no comma), into `bytes` (emptied first).
+/// The error is the serializer's own, which the second thread hands over.
 fn write_chunk<T: Serialize>(
     items: &[T],
     depth: usize,
     first_chunk: bool,
     bytes: &mut Vec<u8>,
-) -> Result<(), String> {
+) -> Result<(), serde_json::Error> {
     bytes.clear();
     let mut ser = PrettySerializer::nested(bytes, depth);
     for (i, item) in items.iter().enumerate() {
         ser.separator(first_chunk && i == 0);
-        item.serialize(&mut ser).map_err(|e| e.to_string())?;
+        item.serialize(&mut ser)?;
     }
-    ser.finish_nested().map_err(|e| e.to_string())
+    ser.finish_nested().map_err(serde_json::Error::io)
 }
 
 /// A chunk's text (written by this module's serializer, so UTF-8), for the

@@ -19,7 +19,8 @@ use tokio::sync::watch;
 
 use super::jsonrpc::{self, INVALID_PARAMS};
 use super::plan::{
-    CancelPolicy, CommitPoint, McpFault, McpPlan, McpRule, PaidTool, Revision, Stream, TaskEnd,
+    CancelPolicy, CommitPoint, ErrorStyle, McpFault, McpPlan, McpRule, PaidTool, Revision, Stream,
+    TaskEnd,
 };
 use super::retrieval;
 use super::sse::{self, SseWriter};
@@ -109,7 +110,10 @@ pub(crate) async fn tools_call(ctx: Ctx, site: CallSite, params: Map<String, Val
     let paid = mcp.tools.iter().find(|t| t.name == tool);
     let retrieval_tool = mcp.retrieval.enabled && (tool == GET_OPERATION || tool == LIST_RECENT);
     if paid.is_none() && !retrieval_tool {
-        let error = Answer::Error(INVALID_PARAMS, format!("unknown tool: {tool}"));
+        let error = match mcp.errors {
+            ErrorStyle::Spec => Answer::Error(INVALID_PARAMS, format!("unknown tool: {tool}")),
+            ErrorStyle::Sdk => Answer::Result(tools::raised(&format!("Unknown tool: {tool}"))),
+        };
         return answer(&ctx, &site, error);
     }
     let rule = {

@@ -7,7 +7,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::plan::{Defect, McpPlan};
+use super::plan::{Defect, ErrorStyle, McpPlan};
 use super::tools::{self, API_KEY_ARGUMENT};
 use crate::plan::Plan;
 use crate::shared::mcp_state::Operation;
@@ -85,15 +85,37 @@ pub(crate) fn get_operation(
         Some(_) if mcp.defects.contains(&Defect::NotYoursDistinct) => {
             tools::failure(403, "this operation belongs to another credential")
         }
-        Some(_) | None => tools::success(json!({
-            "found": false,
-            "retention_s": retention_s,
-            "message": format!(
-                "no such operation for this credential (ids retrieve for {}; an id that is not yours answers exactly like one that does not exist)",
-                tools::retention_words(retention_s)
-            ),
-        })),
+        Some(theirs) => not_found(mcp, id, Some(theirs)),
+        None => not_found(mcp, id, None),
     }
+}
+
+/// The answer for an id the caller cannot read: another credential's
+/// (`theirs`), unknown, or expired, all alike but for the id an SDK-style
+/// message echoes, which the caller sent itself.
+fn not_found(mcp: &McpPlan, id: &str, theirs: Option<&Operation>) -> Value {
+    let leaks = mcp.defects.contains(&Defect::NotYoursEchoLeaks);
+    if leaks || mcp.errors == ErrorStyle::Sdk {
+        let mut text = format!("operation {id} not found");
+        if let (true, Some(op)) = (leaks, theirs) {
+            // Known-bad: the message tells the caller what another credential did.
+            text.push_str(&format!(
+                " (a {} call of another credential, arguments {})",
+                op.tool,
+                arguments(op)
+            ));
+        }
+        return tools::raised(&text);
+    }
+    let retention_s = mcp.retrieval.retention.as_secs();
+    tools::success(json!({
+        "found": false,
+        "retention_s": retention_s,
+        "message": format!(
+            "no such operation for this credential (ids retrieve for {}; an id that is not yours answers exactly like one that does not exist)",
+            tools::retention_words(retention_s)
+        ),
+    }))
 }
 
 /// The arguments an operation was called with (without a keyed tool's key),
@@ -119,12 +141,15 @@ pub(crate) fn list_recent(
         Ok(tenant) => tenant,
         Err(refusal) => return refusal,
     };
+    // Known-bad when set: the list is not scoped to the caller.
+    let every_tenant = mcp.defects.contains(&Defect::ListShowsOtherTenants);
     let operations: Vec<Value> = state
         .mcp
         .operations
         .iter()
         .rev()
-        .filter(|op| op.tenant == tenant && live(op, mcp, state.now_ms))
+        .filter(|op| op.tenant == tenant || every_tenant)
+        .filter(|op| live(op, mcp, state.now_ms))
         .take(mcp.retrieval.list_limit)
         .map(|op| {
             json!({

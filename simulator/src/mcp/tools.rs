@@ -162,6 +162,15 @@ pub(crate) fn failure(status: u16, message: &str) -> Value {
     })
 }
 
+/// A tool error result as an SDK server sends when its tool raises: the
+/// exception's text and nothing else (no status, no `structuredContent`).
+pub(crate) fn raised(text: &str) -> Value {
+    json!({
+        "content": [{"type": "text", "text": text}],
+        "isError": true,
+    })
+}
+
 /// The payload of a paid tool's success.
 pub(crate) fn payload(
     plan: &McpPlan,

@@ -37,6 +37,9 @@ pub struct McpPlan {
     pub tasks: TaskSupport,
     /// Known-bad behaviours, for certification's badly-behaved configurations.
     pub defects: BTreeSet<Defect>,
+    /// How an unknown tool and a not-found id are answered: as the MCP
+    /// specification shows, or as servers built on the official SDKs do.
+    pub errors: ErrorStyle,
     /// Ordered fault rules: the first rule that matches a `tools/call` decides.
     pub faults: Vec<McpRule>,
     /// Bounds (sessions, tasks, body size).
@@ -52,6 +55,7 @@ impl Default for McpPlan {
             answer: AnswerStyle::Sse,
             tasks: TaskSupport::default(),
             defects: BTreeSet::new(),
+            errors: ErrorStyle::Spec,
             faults: Vec::new(),
             limits: McpLimits::default(),
         }
@@ -182,6 +186,21 @@ impl Default for TaskSupport {
     }
 }
 
+/// How errors that are not faults are answered. Both are correct; they differ
+/// in shape, and a certifier must judge the recovery path the same in each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorStyle {
+    /// As the MCP specification shows: an unknown tool is a JSON-RPC error
+    /// (-32602); an id the caller cannot read is a normal result
+    /// `{found: false, retention_s, message}`.
+    Spec,
+    /// As a server on the official Python or TypeScript SDK answers when its
+    /// tool raises: an unknown tool is a tool error result (`isError: true`,
+    /// text `Unknown tool: NAME`, no status), and so is an id the caller
+    /// cannot read (`operation ID not found`, echoing the id asked for).
+    Sdk,
+}
+
 /// A known-bad behaviour, each a finding `lostreply certify --mcp` must make.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Defect {
@@ -200,11 +219,18 @@ pub enum Defect {
     KeyInArguments,
     /// `get_operation` answers a payload that differs from the original result.
     PayloadMismatch,
+    /// `list_recent_operations` lists every credential's operations, not only
+    /// the caller's (a leak across tenants).
+    ListShowsOtherTenants,
+    /// An id the caller cannot read is answered as [`ErrorStyle::Sdk`] does,
+    /// echoing the id; for another credential's id the message also names
+    /// that operation's tool and arguments (a leak across tenants).
+    NotYoursEchoLeaks,
 }
 
 impl Defect {
     /// Every defect, in a stable order.
-    pub const ALL: [Defect; 7] = [
+    pub const ALL: [Defect; 9] = [
         Defect::ResultWithoutId,
         Defect::TimeoutAsParameter,
         Defect::RetrievalNotReadOnly,
@@ -212,6 +238,8 @@ impl Defect {
         Defect::EmptyListIsError,
         Defect::KeyInArguments,
         Defect::PayloadMismatch,
+        Defect::ListShowsOtherTenants,
+        Defect::NotYoursEchoLeaks,
     ];
 
     /// The name used in flags and scenarios.
@@ -224,6 +252,8 @@ impl Defect {
             Defect::EmptyListIsError => "empty_list_is_error",
             Defect::KeyInArguments => "key_in_arguments",
             Defect::PayloadMismatch => "payload_mismatch",
+            Defect::ListShowsOtherTenants => "list_shows_other_tenants",
+            Defect::NotYoursEchoLeaks => "not_yours_echo_leaks",
         }
     }
 

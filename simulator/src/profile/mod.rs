@@ -215,11 +215,14 @@ pub enum IdempotencyMode {
     GlobalScope,
     /// Known-bad: a failed first attempt leaves the key in flight until it expires.
     StuckInFlight,
+    /// Known-bad: an error answer releases the key, even a server error sent
+    /// after the work committed, so the retry runs again.
+    ReleaseOnError,
 }
 
 impl IdempotencyMode {
     /// Every mode, in a stable order (for help texts and schemas).
-    pub const ALL: [IdempotencyMode; 8] = [
+    pub const ALL: [IdempotencyMode; 9] = [
         IdempotencyMode::None,
         IdempotencyMode::Stripe,
         IdempotencyMode::Ietf,
@@ -228,6 +231,7 @@ impl IdempotencyMode {
         IdempotencyMode::Racy,
         IdempotencyMode::GlobalScope,
         IdempotencyMode::StuckInFlight,
+        IdempotencyMode::ReleaseOnError,
     ];
 
     /// The name used in scenarios, flags and the adapter's contract.
@@ -241,6 +245,7 @@ impl IdempotencyMode {
             IdempotencyMode::Racy => "racy",
             IdempotencyMode::GlobalScope => "global_scope",
             IdempotencyMode::StuckInFlight => "stuck_in_flight",
+            IdempotencyMode::ReleaseOnError => "release_on_error",
         }
     }
 

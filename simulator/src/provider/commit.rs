@@ -11,7 +11,7 @@ use super::idempotency_replies::saved_of;
 use crate::conn::Ending;
 use crate::idempotency::{Failure, Scope};
 use crate::plan::{FaultResponse, Position, StallThen};
-use crate::profile::{Objects, Profile};
+use crate::profile::{IdempotencyMode, Objects, Profile};
 use crate::record::Effect;
 use crate::responses::{self, Prepared};
 use crate::scratch;
@@ -141,12 +141,26 @@ impl Committed {
         if let Some(scope) = self.ticket {
             let mut state = ctx.shared.state();
             let now_ms = state.now_ms;
-            state
-                .keys
-                .succeed(scope, &self.fingerprint, saved_of(&self.reply), now_ms);
+            if releases_after_commit(ctx) {
+                state.keys.forget(&scope);
+            } else {
+                state
+                    .keys
+                    .succeed(scope, &self.fingerprint, saved_of(&self.reply), now_ms);
+            }
         }
         self.reply
     }
+}
+
+/// Known-bad `release_on_error`: the server error an `after_commit` fault is
+/// about to send releases the key, though the work is done.
+fn releases_after_commit(ctx: &Ctx) -> bool {
+    ctx.shared.plan.idempotency.mode == IdempotencyMode::ReleaseOnError
+        && matches!(
+            ctx.rule_at(Position::AfterCommit).map(|r| &r.response),
+            Some(FaultResponse::Status { code, .. }) if *code >= 500
+        )
 }
 
 /// The commit itself: the effect into the store and the journal. `Err` is

@@ -118,6 +118,44 @@ async fn stripe_saves_server_errors_but_not_validation_errors() {
     );
 }
 
+#[tokio::test]
+async fn release_on_error_runs_the_retry_after_a_server_error_sent_after_the_commit() {
+    /// The first create with key `k` commits, then is answered 500; then its retry.
+    async fn retry_after_a_late_500(mode: IdempotencyMode) -> (u16, usize) {
+        let mut plan = keyed(mode);
+        plan.faults = vec![rule(
+            {
+                let mut first = creates();
+                first.nth = Some(1);
+                first
+            },
+            Position::AfterCommit,
+            FaultResponse::Status {
+                code: 500,
+                retry_after_s: None,
+            },
+        )];
+        let sim = start(plan).await;
+        assert_eq!(post_raw(&sim, A, &json!({"a": 1}), Some("k")).await.0, 500);
+        assert_eq!(
+            sim.ledger().len(),
+            1,
+            "{mode:?}: the first attempt committed"
+        );
+        let (status, _, _) = post_raw(&sim, A, &json!({"a": 1}), Some("k")).await;
+        (status, sim.ledger().len())
+    }
+    // The key was released on the 500: the retry is new work.
+    assert_eq!(
+        retry_after_a_late_500(IdempotencyMode::ReleaseOnError).await,
+        (201, 2)
+    );
+    // The good modes saved the committed result before the 500 went out.
+    for mode in [IdempotencyMode::Stripe, IdempotencyMode::Ietf] {
+        assert_eq!(retry_after_a_late_500(mode).await, (201, 1), "{mode:?}");
+    }
+}
+
 /// Fires `n` identical creates while the commit hook holds every commit, and
 /// returns the statuses once they are all answered.
 async fn concurrent_duplicates(

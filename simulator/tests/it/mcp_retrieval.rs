@@ -1,12 +1,12 @@
 //! Retrieval: get_operation answers the original payload byte for byte;
-//! not-yours, unknown and expired ids answer alike; list_recent_operations;
-//! the retrieval defects.
+//! not-yours, unknown and expired ids answer alike (in both error styles);
+//! list_recent_operations; the retrieval defects.
 
 use std::time::Duration;
 
 use crate::common::mcp::*;
 use crate::common::*;
-use lostreply_simulator::mcp::Defect;
+use lostreply_simulator::mcp::{Defect, ErrorStyle};
 use lostreply_simulator::RequestKind;
 use serde_json::{json, Value};
 
@@ -174,4 +174,104 @@ async fn retrieval_defects_leak_error_out_mismatch_or_want_the_key() {
         .await
         .result();
     assert_eq!(with_key["isError"], false);
+}
+
+/// The one text of a tool error result.
+fn text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned()
+}
+
+#[tokio::test]
+async fn sdk_style_raises_for_an_unknown_tool_and_echoes_the_id_alike_for_every_reader() {
+    let mut plan = mcp_plan(vec![]);
+    plan.mcp.as_mut().unwrap().errors = ErrorStyle::Sdk;
+    let sim = start(plan).await;
+    let mut a = session(&sim).await;
+    let mut b = Mcp::connect(&sim, B, "2025-11-25").await;
+    let unknown_tool = a.call("no_such_tool", json!({})).await;
+    assert!(
+        unknown_tool.message().get("error").is_none(),
+        "a result, not a JSON-RPC error"
+    );
+    let unknown_tool = unknown_tool.result();
+    assert_eq!(unknown_tool["isError"], true);
+    assert_eq!(text(&unknown_tool), "Unknown tool: no_such_tool");
+    assert!(unknown_tool.get("structuredContent").is_none());
+
+    let made = a.call("create_ticket", json!({"t": 1})).await.result();
+    let id = made["structuredContent"]["operation_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let not_yours = get(&mut b, &id).await;
+    let unknown = get(&mut b, "tkt_nope").await;
+    assert_eq!(not_yours["isError"], true);
+    assert_eq!(text(&not_yours), format!("operation {id} not found"));
+    assert_eq!(text(&unknown), "operation tkt_nope not found");
+    assert_eq!(
+        not_yours.to_string().replace(&id, "ID"),
+        unknown.to_string().replace("tkt_nope", "ID")
+    );
+    sim.advance(Duration::from_secs(7 * 24 * 3600));
+    let expired = get(&mut a, &id).await;
+    assert_eq!(text(&expired), format!("operation {id} not found"));
+}
+
+#[tokio::test]
+async fn without_retrieval_an_sdk_style_server_raises_for_the_retrieval_tools() {
+    let mut plan = mcp_plan(vec![]);
+    let mcp = plan.mcp.as_mut().unwrap();
+    mcp.errors = ErrorStyle::Sdk;
+    mcp.retrieval.enabled = false;
+    let sim = start(plan).await;
+    let mut a = session(&sim).await;
+    let listed = a.call("list_recent_operations", json!({})).await.result();
+    assert_eq!(listed["isError"], true);
+    assert_eq!(text(&listed), "Unknown tool: list_recent_operations");
+}
+
+#[tokio::test]
+async fn leaking_defects_show_another_credential_s_operations() {
+    let sim = with_defect(Some(Defect::ListShowsOtherTenants)).await;
+    let mut a = session(&sim).await;
+    let mut b = Mcp::connect(&sim, B, "2025-11-25").await;
+    let made = a.call("create_ticket", json!({"t": 1})).await.result();
+    let id = &made["structuredContent"]["operation_id"];
+    let listed = b.call("list_recent_operations", json!({})).await.result();
+    assert_eq!(
+        listed["structuredContent"]["operations"][0]["operation_id"],
+        *id
+    );
+
+    let sim = with_defect(Some(Defect::NotYoursEchoLeaks)).await;
+    let mut a = session(&sim).await;
+    let mut b = Mcp::connect(&sim, B, "2025-11-25").await;
+    let made = a
+        .call("create_ticket", json!({"title": "secret"}))
+        .await
+        .result();
+    let id = made["structuredContent"]["operation_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let not_yours = text(&get(&mut b, &id).await);
+    assert!(
+        not_yours.starts_with(&format!("operation {id} not found (")),
+        "{not_yours}"
+    );
+    assert!(
+        not_yours.contains("create_ticket") && not_yours.contains("secret"),
+        "{not_yours}"
+    );
+    assert_eq!(
+        text(&get(&mut b, "tkt_nope").await),
+        "operation tkt_nope not found"
+    );
+    assert_eq!(
+        text(&get(&mut a, "tkt_nope").await),
+        "operation tkt_nope not found"
+    );
 }

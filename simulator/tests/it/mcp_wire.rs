@@ -368,7 +368,11 @@ async fn tools_list_states_the_design_rules_and_each_defect_breaks_one() {
                 assert!(result["structuredContent"].get("operation_id").is_none());
             }
             // Observed through retrieval: see mcp_retrieval.rs.
-            Defect::NotYoursDistinct | Defect::EmptyListIsError | Defect::PayloadMismatch => {
+            Defect::NotYoursDistinct
+            | Defect::EmptyListIsError
+            | Defect::PayloadMismatch
+            | Defect::ListShowsOtherTenants
+            | Defect::NotYoursEchoLeaks => {
                 assert_eq!(listed, tools);
             }
         }

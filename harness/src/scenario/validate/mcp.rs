@@ -79,6 +79,7 @@ pub(super) fn mcp(
         .answer(answer)
         .tasks(tasks)
         .defects(defects)
+        .errors(defaults.errors)
         .faults(Vec::new())
         .limits(limits)
         .build();

@@ -402,7 +402,8 @@ fn held_creates(
         | IdempotencyMode::NoFingerprint
         | IdempotencyMode::Racy
         | IdempotencyMode::GlobalScope
-        | IdempotencyMode::StuckInFlight => return,
+        | IdempotencyMode::StuckInFlight
+        | IdempotencyMode::ReleaseOnError => return,
     };
     let Some(expect) = story.raw.expect.as_ref().map(|e| &e.value) else {
         return;
