@@ -175,6 +175,15 @@ fn every_problem_points_at_its_node() {
     let err = parse(&text).expect_err("invalid");
     let line = line_of(&text, "  in_flight:");
     assert!(err.contains(&format!("vendor.yaml:{line}:14:")), "{err}");
+    let text = ietf_with(
+        "  missing_key: processed\n",
+        "  missing_key: processed\n  in_flight: {waits: 15}\n",
+    );
+    refused_at(
+        &text,
+        line_of(&text, "  in_flight:"),
+        "{waits: 15s, then: [409]}",
+    );
     // A mapping without what it needs: its key.
     let text: String = simulator::IETF_CONTRACT
         .lines()
