@@ -1,7 +1,8 @@
 //! The vendor's declarations, which the probes judge against. Every one but
-//! the retention is optional: an absent one takes the answer the IETF draft
-//! (draft-ietf-httpapi-idempotency-key-header) gives, so a contract written
-//! from a README names only what the README says.
+//! the retention is optional, so a contract written from a README names only
+//! what the README says: an absent one takes the answer the IETF draft
+//! (draft-ietf-httpapi-idempotency-key-header) gives, or where the draft
+//! leaves it to the server, what the simulator's honest modes do.
 
 use std::time::Duration;
 

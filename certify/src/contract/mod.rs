@@ -136,6 +136,37 @@ pub(crate) fn read_yaml<T: serde::de::DeserializeOwned>(
         } else {
             pos
         };
-        invalid(path, text, pos, &message)
+        invalid(path, text, pos, &with_forms(message))
     })
+}
+
+/// The forms a value written in several shapes takes, by the type the reader
+/// names when none matched (its own message names no field).
+const FORMS: [(&str, &str); 4] = [
+    (
+        "RawInFlight",
+        "in_flight is `waits`, {status: [409]} or {waits: 15s, then: [409]}",
+    ),
+    (
+        "RawErrorsReplayed",
+        "errors_replayed is true, false or a list of statuses",
+    ),
+    (
+        "RawStatusOr",
+        "missing_key is `processed` or {status: [400]}",
+    ),
+    (
+        "RawValue",
+        "a value is text, or {env: NAME} (with an optional default)",
+    ),
+];
+
+fn with_forms(message: String) -> String {
+    match FORMS
+        .iter()
+        .find(|(name, _)| message.contains("untagged enum") && message.ends_with(name))
+    {
+        Some((_, forms)) => format!("{message}: {forms}"),
+        None => message,
+    }
 }

@@ -5,7 +5,40 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-pub(crate) use super::model::{Fingerprint, KeyScope, KeyValidation};
+pub(crate) use super::model::{ContentType, Fingerprint, KeyScope, KeyValidation};
+
+/// The create's method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+pub(crate) enum CreateMethod {
+    /// `POST`.
+    #[serde(rename = "POST")]
+    Post,
+    /// `PUT`.
+    #[serde(rename = "PUT")]
+    Put,
+}
+
+impl CreateMethod {
+    /// The method as sent.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            CreateMethod::Post => "POST",
+            CreateMethod::Put => "PUT",
+        }
+    }
+}
+
+/// How the key travels, as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum RawSyntax {
+    /// A header with the bare token.
+    Token,
+    /// A header with a structured-field string (`"…"`).
+    SfString,
+    /// A top-level body field (`key.field`).
+    BodyField,
+}
 
 pub(crate) use lostreply_harness::scenario::span::{Pos, Sp};
 
@@ -91,12 +124,12 @@ pub(crate) struct RawAuth {
 pub(crate) struct RawCreate {
     /// `POST` (default) or `PUT`.
     #[serde(default)]
-    pub method: Option<Sp<String>>,
+    pub method: Option<Sp<CreateMethod>>,
     /// The create path, starting with `/`.
     pub path: Sp<String>,
     /// `json` (default) or `form`.
     #[serde(default)]
-    pub content_type: Option<Sp<String>>,
+    pub content_type: Option<Sp<ContentType>>,
     /// The body: a mapping; every `{marker}` in a string becomes the probe's unique marker.
     pub body: Sp<serde_json::Value>,
     /// A top-level field the mismatch probes change (numbers +1, strings get `-other`).
@@ -162,7 +195,7 @@ pub(crate) struct RawKey {
     #[serde(default)]
     pub header: Option<Sp<String>>,
     /// `token` (bare), `sf_string` (structured-field string, quoted) or `body_field`.
-    pub syntax: Sp<String>,
+    pub syntax: Sp<RawSyntax>,
     /// The body field that carries the key, for `body_field`.
     #[serde(default)]
     pub field: Option<Sp<String>>,

@@ -185,27 +185,17 @@ struct Create {
 
 /// The create request under test.
 fn create(c: &raw::RawCreate, d: &mut Found<'_>) -> Create {
-    let method = c.method.as_ref().map_or_else(
-        || "POST".to_owned(),
-        |m| {
-            if m.value != "POST" && m.value != "PUT" {
-                d.error(
-                    m.pos,
-                    format!("{:?}: the create method is POST or PUT", m.value),
-                );
-            }
-            m.value.clone()
-        },
-    );
+    let method = c
+        .method
+        .as_ref()
+        .map_or(raw::CreateMethod::Post, |m| m.value)
+        .name()
+        .to_owned();
     let path = path_check(d, &c.path, None);
-    let content_type = match c.content_type.as_ref().map(|s| (s.value.as_str(), s.pos)) {
-        None | Some(("json", _)) => ContentType::Json,
-        Some(("form", _)) => ContentType::Form,
-        Some((other, pos)) => {
-            d.error(pos, format!("{other:?}: content_type is `json` or `form`"));
-            ContentType::Json
-        }
-    };
+    let content_type = c
+        .content_type
+        .as_ref()
+        .map_or(ContentType::Json, |s| s.value);
     let body = body_object(d, &c.body, content_type);
     if !body_has_marker(&serde_json::Value::Object(body.clone())) {
         d.error(
@@ -348,10 +338,10 @@ fn key(k: &raw::RawKey, d: &mut Found<'_>) -> Key {
         .header
         .as_ref()
         .map_or_else(|| "Idempotency-Key".to_owned(), |h| header_name(d, h));
-    let syntax = match k.syntax.value.as_str() {
-        "token" => KeySyntax::Token { header },
-        "sf_string" => KeySyntax::SfString { header },
-        "body_field" => match &k.field {
+    let syntax = match k.syntax.value {
+        raw::RawSyntax::Token => KeySyntax::Token { header },
+        raw::RawSyntax::SfString => KeySyntax::SfString { header },
+        raw::RawSyntax::BodyField => match &k.field {
             Some(f) if !f.value.is_empty() => KeySyntax::BodyField {
                 field: f.value.clone(),
             },
@@ -365,13 +355,6 @@ fn key(k: &raw::RawKey, d: &mut Found<'_>) -> Key {
                 }
             }
         },
-        other => {
-            d.error(
-                k.syntax.pos,
-                format!("{other:?}: key.syntax is token, sf_string or body_field"),
-            );
-            KeySyntax::Token { header }
-        }
     };
     let max_bytes = match &k.max_bytes {
         Some(m) if m.value < 16 || m.value > 65536 => {

@@ -145,6 +145,22 @@ fn every_problem_points_at_its_node() {
         "  missing_key: processed\n  key_scope: tenant\n",
     );
     refused_at(&text, line_of(&text, "  key_scope:"), "key_scope");
+    for (from, to, words) in [
+        (
+            "  syntax: sf_string",
+            "  syntax: bearer",
+            "expected one of token, sf_string, body_field",
+        ),
+        (
+            "  content_type: json",
+            "  content_type: xml",
+            "expected one of json, form",
+        ),
+        ("  method: POST", "  method: PATCH", "expected one of POST, PUT"),
+    ] {
+        let text = ietf_with(from, to);
+        refused_at(&text, line_of(&text, to), words);
+    }
     // Statuses that accepts_any cannot have.
     let text = ietf_with(
         "  missing_key: processed\n",
@@ -175,6 +191,15 @@ fn every_problem_points_at_its_node() {
     let err = parse(&text).expect_err("invalid");
     let line = line_of(&text, "  in_flight:");
     assert!(err.contains(&format!("vendor.yaml:{line}:14:")), "{err}");
+    let text = ietf_with(
+        "  missing_key: processed\n",
+        "  missing_key: processed\n  in_flight: {waits: 15}\n",
+    );
+    refused_at(
+        &text,
+        line_of(&text, "  in_flight:"),
+        "{waits: 15s, then: [409]}",
+    );
     // A mapping without what it needs: its key.
     let text: String = simulator::IETF_CONTRACT
         .lines()

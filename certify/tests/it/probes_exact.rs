@@ -332,3 +332,15 @@ async fn waits_then_allows_the_refusal_after_the_wait_and_waits_does_not() {
     assert_eq!(p.verdict, Verdict::Fail, "{}", trail(&p));
     assert!(p.summary.contains("declared waits"), "{}", trail(&p));
 }
+
+#[tokio::test]
+async fn the_declared_retention_is_reported_as_written() {
+    // 24h, written so in the contract, and the sample's default, 1s.
+    let p = run(Behaviour::default(), "", "retention", 9).await;
+    assert_eq!(p.verdict, Verdict::Pass, "{}", trail(&p));
+    assert!(
+        trail(&p).contains("declared retention 24h sampled at 1s"),
+        "{}",
+        trail(&p)
+    );
+}

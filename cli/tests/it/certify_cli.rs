@@ -99,7 +99,11 @@ fn bad_usage_and_bad_contracts_exit_2_with_located_errors() {
             "mismatch_status: [700]",
             "not an HTTP status",
         ),
-        ("  syntax: token", "  syntax: bearer", "key.syntax is token"),
+        (
+            "  syntax: token",
+            "  syntax: bearer",
+            "expected one of token, sf_string, body_field",
+        ),
         ("  vary: amount", "  vary: colour", "no top-level field"),
         ("  timeout: 5s", "  timeout: 5", "duration"),
         (
