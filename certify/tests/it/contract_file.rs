@@ -156,7 +156,11 @@ fn every_problem_points_at_its_node() {
             "  content_type: xml",
             "expected one of json, form",
         ),
-        ("  method: POST", "  method: PATCH", "expected one of POST, PUT"),
+        (
+            "  method: POST",
+            "  method: PATCH",
+            "expected one of POST, PUT",
+        ),
     ] {
         let text = ietf_with(from, to);
         refused_at(&text, line_of(&text, to), words);
