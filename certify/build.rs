@@ -12,6 +12,10 @@ use std::path::{Path, PathBuf};
 mod chromium;
 #[path = "tests/it/thirdparty_express/node.rs"]
 mod node;
+// The tests also use where the apps live; the build only looks for the venv.
+#[allow(dead_code)]
+#[path = "tests/it/thirdparty_python/venv.rs"]
+mod venv;
 
 fn main() {
     for var in [
@@ -19,6 +23,8 @@ fn main() {
         "LOSTREPLY_CHROMIUM",
         "LOSTREPLY_REQUIRE_NODE",
         "LOSTREPLY_NODE",
+        "LOSTREPLY_REQUIRE_THIRDPARTY_PYTHON",
+        "LOSTREPLY_THIRDPARTY_PYTHON",
         "PATH",
     ] {
         println!("cargo::rerun-if-env-changed={var}");
@@ -43,6 +49,31 @@ fn main() {
     });
     if node::find_node().is_err() && !required("LOSTREPLY_REQUIRE_NODE") {
         println!("cargo::rustc-cfg=lostreply_no_node");
+    }
+
+    println!("cargo::rustc-check-cfg=cfg(lostreply_no_thirdparty_python)");
+    let python = venv::find_python();
+    watch_venv(&python);
+    if python.is_err() && !required("LOSTREPLY_REQUIRE_THIRDPARTY_PYTHON") {
+        println!("cargo::rustc-cfg=lostreply_no_thirdparty_python");
+    }
+}
+
+/// A working venv is watched by its interpreter; a missing or incomplete one
+/// by its directory, which `pip install` changes. A missing venv's directory
+/// is made, empty (`python3 -m venv` fills an existing empty directory): the
+/// only other path that would change is target/, which every build changes.
+fn watch_venv(found: &Result<PathBuf, String>) {
+    match found {
+        Ok(python) => watch(python.clone()),
+        Err(_) => match std::env::var_os("LOSTREPLY_THIRDPARTY_PYTHON") {
+            Some(python) => watch(PathBuf::from(python)),
+            None => {
+                let venv = venv::venv();
+                let _ = std::fs::create_dir_all(&venv);
+                watch(venv);
+            }
+        },
     }
 }
 

@@ -15,4 +15,7 @@ mod probes_exact;
 mod simulator_modes;
 mod snapshots;
 mod stripe_wire;
+mod thirdparty;
 mod thirdparty_express;
+mod thirdparty_fastapi_key;
+mod thirdparty_python;
