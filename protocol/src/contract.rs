@@ -33,7 +33,7 @@ pub struct Contract {
 #[non_exhaustive]
 pub struct ContractMcp {
     /// The Streamable HTTP endpoint: `http://127.0.0.1:PORT/mcp`. The bearer
-    /// credential is [`ProviderInfo::credential`], sent as `Authorization`.
+    /// credential is [`ProviderInfo::credential`](crate::ProviderInfo::credential), sent as `Authorization`.
     pub url: String,
     /// The protocol revision to ask for in `initialize` (`2025-11-25`).
     pub revision: String,

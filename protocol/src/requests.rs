@@ -12,7 +12,7 @@ use crate::replies::OutcomeKind;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Common {
-    /// Always [`PROTOCOL_VERSION`].
+    /// Always [`PROTOCOL_VERSION`](crate::PROTOCOL_VERSION).
     pub protocol: u32,
     /// The simulator clock, RFC 3339. Adapters use it, not the wall clock, for
     /// every retention, deadline or age decision.
