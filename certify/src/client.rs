@@ -3,6 +3,8 @@
 //! cap on what is read. Raw TCP because two probes need the connection itself:
 //! "abort after sending, before reading" and "release N requests at once"
 //! (everything but the last byte is sent first, then the last bytes together).
+//! An `https://` base URL gets the same connection inside TLS ([`crate::tls`]),
+//! with every one of these abilities kept.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -11,6 +13,9 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::Mutex;
+
+use crate::contract::Scheme;
+use crate::tls::{Conn, Tls, TlsFailure, Trust};
 
 /// Most bytes of response head read.
 const MAX_HEAD_BYTES: usize = 64 * 1024;
@@ -27,6 +32,14 @@ pub enum ClientError {
     /// Connecting, sending or reading failed.
     #[error("{0}")]
     Io(String),
+    /// The TLS handshake failed.
+    #[error("TLS with {host}: {failure}")]
+    Tls {
+        /// The host and port.
+        host: String,
+        /// Why.
+        failure: TlsFailure,
+    },
     /// No whole answer within the timeout.
     #[error("no answer within {0:?}")]
     Timeout(Duration),
@@ -87,6 +100,7 @@ pub struct Client {
 struct Inner {
     host: String,
     port: u16,
+    tls: Option<Tls>,
     timeout: Duration,
     max_body: usize,
     budget: u32,
@@ -98,13 +112,14 @@ struct Inner {
 /// A request sent but for its last byte (for barriers).
 #[derive(Debug)]
 pub struct Primed {
-    stream: TcpStream,
+    stream: Conn,
     last: u8,
     started: Instant,
 }
 
 impl Client {
-    /// A client for `http://host:port` with the contract's bounds.
+    /// A client for `http://host:port` (or `https://`, trusting the
+    /// system's roots) with the contract's bounds.
     pub fn new(
         base_url: &str,
         timeout: Duration,
@@ -112,12 +127,44 @@ impl Client {
         budget: u32,
         rate_per_s: u32,
     ) -> Result<Client, ClientError> {
-        let (host, port) = crate::contract::split_base_url(base_url)
+        Client::trusting(
+            base_url,
+            timeout,
+            max_body,
+            budget,
+            rate_per_s,
+            &Trust::System,
+        )
+    }
+
+    /// The same, trusting `trust`'s CAs when the base URL is `https://`.
+    pub fn trusting(
+        base_url: &str,
+        timeout: Duration,
+        max_body: usize,
+        budget: u32,
+        rate_per_s: u32,
+        trust: &Trust,
+    ) -> Result<Client, ClientError> {
+        let origin = crate::contract::split_base_url(base_url)
             .ok_or_else(|| ClientError::NotAllowed(base_url.to_owned()))?;
+        let shown = format!("{}:{}", origin.host, origin.port);
+        let tls = match origin.scheme {
+            Scheme::Http => None,
+            Scheme::Https => {
+                Some(
+                    Tls::new(&origin.host, trust).map_err(|failure| ClientError::Tls {
+                        host: shown,
+                        failure,
+                    })?,
+                )
+            }
+        };
         Ok(Client {
             inner: Arc::new(Inner {
-                host,
-                port,
+                host: origin.host,
+                port: origin.port,
+                tls,
                 timeout,
                 max_body,
                 budget,
@@ -182,14 +229,28 @@ impl Client {
         bytes
     }
 
-    async fn connect(&self) -> Result<TcpStream, ClientError> {
+    /// A connection to the base URL's host and port, with the TLS handshake
+    /// done when it is `https://`; one timeout covers both.
+    async fn connect(&self) -> Result<Conn, ClientError> {
         let addr = format!("{}:{}", self.inner.host, self.inner.port);
-        match tokio::time::timeout(self.inner.timeout, TcpStream::connect(&addr)).await {
-            Ok(Ok(s)) => {
-                let _ = s.set_nodelay(true);
-                Ok(s)
+        let open = async {
+            let tcp = TcpStream::connect(&addr)
+                .await
+                .map_err(|e| ClientError::Io(format!("cannot connect to {addr}: {e}")))?;
+            let _ = tcp.set_nodelay(true);
+            match &self.inner.tls {
+                None => Ok(Conn::Plain(tcp)),
+                Some(tls) => tls
+                    .handshake(tcp)
+                    .await
+                    .map_err(|failure| ClientError::Tls {
+                        host: addr.clone(),
+                        failure,
+                    }),
             }
-            Ok(Err(e)) => Err(ClientError::Io(format!("cannot connect to {addr}: {e}"))),
+        };
+        match tokio::time::timeout(self.inner.timeout, open).await {
+            Ok(result) => result,
             Err(_) => Err(ClientError::Timeout(self.inner.timeout)),
         }
     }
@@ -242,18 +303,24 @@ impl Client {
         let primed = self.prime(req).await?;
         let mut stream = primed.stream;
         write_all(&mut stream, &[primed.last], self.inner.timeout).await?;
-        let _ = stream.flush().await;
+        // Over TLS the close is announced (`close_notify`), as a TCP close
+        // announces itself with FIN: either way the server sees the client gone.
+        if matches!(stream, Conn::Tls(_)) {
+            let _ = tokio::time::timeout(self.inner.timeout, stream.shutdown()).await;
+        }
         drop(stream);
         Ok(())
     }
 }
 
-async fn write_all(
-    stream: &mut TcpStream,
-    bytes: &[u8],
-    timeout: Duration,
-) -> Result<(), ClientError> {
-    match tokio::time::timeout(timeout, stream.write_all(bytes)).await {
+/// Writes and flushes: TLS may hold written bytes in its own buffer, and a
+/// primed request must be on the wire (all but its last byte) when priming ends.
+async fn write_all(stream: &mut Conn, bytes: &[u8], timeout: Duration) -> Result<(), ClientError> {
+    let write = async {
+        stream.write_all(bytes).await?;
+        stream.flush().await
+    };
+    match tokio::time::timeout(timeout, write).await {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(ClientError::Io(format!("sending: {e}"))),
         Err(_) => Err(ClientError::Timeout(timeout)),
@@ -279,7 +346,7 @@ impl Head {
     }
 }
 
-async fn read_response(stream: &mut TcpStream, max_body: usize) -> Result<Parsed, ClientError> {
+async fn read_response(stream: &mut Conn, max_body: usize) -> Result<Parsed, ClientError> {
     let head = read_head(stream).await?;
     if (100..200).contains(&head.status) {
         return Err(ClientError::Nonsense(format!(
@@ -311,19 +378,16 @@ async fn read_response(stream: &mut TcpStream, max_body: usize) -> Result<Parsed
     Ok((status, headers, body))
 }
 
-async fn read_some(
-    stream: &mut TcpStream,
-    chunk: &mut [u8],
-    what: &str,
-) -> Result<usize, ClientError> {
-    stream
-        .read(chunk)
-        .await
-        .map_err(|e| ClientError::Io(format!("{what}: {e}")))
+async fn read_some(stream: &mut Conn, chunk: &mut [u8], what: &str) -> Result<usize, ClientError> {
+    match stream.read(chunk).await {
+        Ok(n) => Ok(n),
+        Err(e) if stream.is_unannounced_close(&e) => Ok(0),
+        Err(e) => Err(ClientError::Io(format!("{what}: {e}"))),
+    }
 }
 
 /// Reads until the head is whole (at most [`MAX_HEAD_BYTES`]).
-async fn read_head(stream: &mut TcpStream) -> Result<Head, ClientError> {
+async fn read_head(stream: &mut Conn) -> Result<Head, ClientError> {
     let mut buf: Vec<u8> = Vec::with_capacity(4096);
     let mut chunk = [0u8; 8192];
     loop {
@@ -371,7 +435,7 @@ async fn read_head(stream: &mut TcpStream) -> Result<Head, ClientError> {
 
 /// A chunked body, decoded, from the bytes already read and the rest of the stream.
 async fn read_chunked(
-    stream: &mut TcpStream,
+    stream: &mut Conn,
     mut raw: Vec<u8>,
     max_body: usize,
 ) -> Result<Vec<u8>, ClientError> {
@@ -393,7 +457,7 @@ async fn read_chunked(
 
 /// A body of `Content-Length` bytes, or up to the connection's close without one.
 async fn read_sized(
-    stream: &mut TcpStream,
+    stream: &mut Conn,
     mut body: Vec<u8>,
     length: Option<usize>,
     max_body: usize,

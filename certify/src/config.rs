@@ -40,3 +40,16 @@ pub enum CertifyError {
     #[error(transparent)]
     Target(#[from] ClientError),
 }
+
+impl CertifyError {
+    /// The exit code: bad usage (2), but a target whose TLS cannot be set up
+    /// is unusable as an unreachable one is (3).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            CertifyError::Target(ClientError::Tls { .. }) => {
+                lostreply_harness::exit::ADAPTER_OR_INFRA
+            }
+            _ => lostreply_harness::exit::BAD_INPUT,
+        }
+    }
+}

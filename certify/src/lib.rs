@@ -1,5 +1,5 @@
 //! Vendor certification: proves (or refutes) an API's idempotency contract
-//! from the outside, over HTTP.
+//! from the outside, over HTTP or HTTPS.
 //!
 //! Map of the crate:
 //! - [`config`]: how a run is configured, and why it may not start.
@@ -7,6 +7,8 @@
 //!   located errors): the endpoint, how to read effects back, what the vendor declares.
 //! - [`client`]: HTTP/1.1 over raw TCP with a budget, a rate limit and an
 //!   allowlist; "abort after sending" and barrier releases need the socket.
+//! - [`tls`]: the same connections inside TLS for `https://` targets (rustls;
+//!   the system's roots, or `--ca-cert FILE`'s CAs), and why a handshake failed.
 //! - [`readback`]: counting effects by a marker (ground truth, search, list).
 //! - [`probes`]: the checks, one module per family, each with its verdict and evidence.
 //! - [`verdict`], [`report`]: the certification report model; [`write`](mod@write): its
@@ -28,6 +30,7 @@ pub mod probes;
 pub mod readback;
 pub mod report;
 pub mod simulator;
+pub mod tls;
 pub mod verdict;
 pub mod write;
 
@@ -39,8 +42,17 @@ use contract::Contract;
 use report::Certification;
 use verdict::Verdict;
 
-/// Runs the probes against the contract's endpoint.
+/// Runs the probes against the contract's endpoint (over HTTPS trusting the system's roots).
 pub async fn certify(contract: Contract, config: &Config) -> Result<Certification, CertifyError> {
+    certify_trusting(contract, config, &tls::Trust::System).await
+}
+
+/// Runs the probes against the contract's endpoint, trusting `trust`'s CAs over HTTPS.
+pub async fn certify_trusting(
+    contract: Contract,
+    config: &Config,
+    trust: &tls::Trust,
+) -> Result<Certification, CertifyError> {
     for name in &config.only {
         if !probes::ALL.iter().any(|p| p.name == name) {
             return Err(CertifyError::UnknownProbe(
@@ -50,12 +62,13 @@ pub async fn certify(contract: Contract, config: &Config) -> Result<Certificatio
         }
     }
     let budget = config.budget_within(contract.budget);
-    let client = client::Client::new(
+    let client = client::Client::trusting(
         &contract.base_url,
         contract.timeout,
         contract.max_response_bytes,
         budget,
         contract.rate_per_s,
+        trust,
     )?;
     let started = Instant::now();
     // A failed reset leaves the provider's faults in an unknown state: no probe

@@ -177,21 +177,66 @@ pub(crate) fn max_response_bytes(d: &mut Found<'_>, v: Option<&Sp<u64>>, default
     }
 }
 
-/// Splits `http://host:port` into host and port; `None` for anything else.
-pub(crate) fn split_base_url(url: &str) -> Option<(String, u16)> {
-    let rest = url.strip_prefix("http://")?;
+/// How a base URL is reached: plain HTTP, or HTTP inside TLS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    /// `http://`.
+    Http,
+    /// `https://`.
+    Https,
+}
+
+impl Scheme {
+    /// The URL prefix (`http://`, `https://`).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Scheme::Http => "http://",
+            Scheme::Https => "https://",
+        }
+    }
+
+    fn default_port(self) -> u16 {
+        match self {
+            Scheme::Http => 80,
+            Scheme::Https => 443,
+        }
+    }
+}
+
+/// Where a base URL points: its scheme, host (as written, lower case kept
+/// for the allowlist's comparison by the caller) and port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// HTTP or HTTPS.
+    pub scheme: Scheme,
+    /// The host as written (an IPv6 address keeps its brackets).
+    pub host: String,
+    /// The port, or the scheme's default.
+    pub port: u16,
+}
+
+/// Splits `http://host:port` or `https://host:port` into its origin; `None`
+/// for anything else.
+pub(crate) fn split_base_url(url: &str) -> Option<Origin> {
+    let (scheme, rest) = [Scheme::Http, Scheme::Https]
+        .into_iter()
+        .find_map(|s| url.strip_prefix(s.prefix()).map(|rest| (s, rest)))?;
     let rest = rest.strip_suffix('/').unwrap_or(rest);
     if rest.contains(['/', '?', '#', '@']) || rest.is_empty() {
         return None;
     }
     let (host, port) = match rest.rsplit_once(':') {
         Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => (h, p.parse().ok()?),
-        _ => (rest, 80),
+        _ => (rest, scheme.default_port()),
     };
     if host.is_empty() {
         return None;
     }
-    Some((host.to_owned(), port))
+    Some(Origin {
+        scheme,
+        host: host.to_owned(),
+        port,
+    })
 }
 
 #[cfg(test)]
@@ -200,16 +245,29 @@ mod tests {
 
     #[test]
     fn base_urls() {
+        let origin = |scheme, host: &str, port| Origin {
+            scheme,
+            host: host.to_owned(),
+            port,
+        };
         assert_eq!(
             split_base_url("http://127.0.0.1:8080"),
-            Some(("127.0.0.1".into(), 8080))
+            Some(origin(Scheme::Http, "127.0.0.1", 8080))
         );
         assert_eq!(
             split_base_url("http://localhost/"),
-            Some(("localhost".into(), 80))
+            Some(origin(Scheme::Http, "localhost", 80))
         );
-        assert_eq!(split_base_url("https://x"), None);
+        assert_eq!(
+            split_base_url("https://x"),
+            Some(origin(Scheme::Https, "x", 443))
+        );
+        assert_eq!(
+            split_base_url("https://127.0.0.1:8443/"),
+            Some(origin(Scheme::Https, "127.0.0.1", 8443))
+        );
+        assert_eq!(split_base_url("ftp://x"), None);
         assert_eq!(split_base_url("http://x/y"), None);
-        assert_eq!(split_base_url("http://u@x"), None);
+        assert_eq!(split_base_url("https://u@x"), None);
     }
 }

@@ -20,6 +20,7 @@ pub(crate) use fields::{
     allowed_hosts, bounded, duration, max_response_bytes, path_check, pointer, resolve,
     split_base_url, Bound,
 };
+pub use fields::{Origin, Scheme};
 pub(crate) use found::{invalid, mapping_around, Found};
 pub use found::{ContractError, Diagnostic};
 pub use model::{

@@ -227,7 +227,7 @@ pub struct Contract {
     pub source: String,
     /// A one-line name.
     pub name: String,
-    /// `http://host:port`, without a trailing slash.
+    /// `http://host:port` or `https://host:port`, without a trailing slash.
     pub base_url: String,
     /// Hosts the base URL may name.
     pub allowed_hosts: BTreeSet<String>,

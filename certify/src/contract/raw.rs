@@ -94,7 +94,7 @@ pub(crate) struct RawContract {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawTarget {
-    /// `http://host:port` (plain HTTP; no path).
+    /// `http://host:port` or `https://host:port` (no path).
     pub base_url: Sp<RawValue>,
     /// Hosts the base URL may name; any other is refused before a byte is sent.
     pub allowed_hosts: Sp<Vec<String>>,

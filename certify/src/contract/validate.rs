@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::declares::{at, declares};
 use super::fields::{
     allowed_hosts, bounded, duration, header_name, max_response_bytes, path_check, pointer,
-    resolve, split_base_url, statuses, written, Bound,
+    resolve, split_base_url, statuses, written, Bound, Origin,
 };
 use super::found::Found;
 use super::model::{
@@ -107,9 +107,9 @@ fn target(raw: &raw::RawTarget, env: Env<'_>, d: &mut Found<'_>) -> Target {
         match split_base_url(&base) {
             None => d.error(
                 raw.base_url.pos,
-                format!("{base:?}: expected http://host:port (plain HTTP, no path; put a TLS proxy in front for HTTPS)"),
+                format!("{base:?}: expected http://host:port or https://host:port (no path)"),
             ),
-            Some((host, _)) if !allowed.contains(&host.to_ascii_lowercase()) => d.error(
+            Some(Origin { host, .. }) if !allowed.contains(&host.to_ascii_lowercase()) => d.error(
                 raw.base_url.pos,
                 format!(
                     "refusing {base:?}: its host {host:?} is not in target.allowed_hosts ({})",

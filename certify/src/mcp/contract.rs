@@ -72,9 +72,9 @@ pub struct McpContract {
     pub source: String,
     /// A one-line name.
     pub name: String,
-    /// `http://host:port/path`: the Streamable HTTP endpoint.
+    /// `http://host:port/path` (or `https://`): the Streamable HTTP endpoint.
     pub url: String,
-    /// `http://host:port`: the origin every request goes to.
+    /// `http://host:port` (or `https://`): the origin every request goes to.
     pub origin: String,
     /// The endpoint's path (`/mcp`).
     pub path: String,
@@ -137,7 +137,7 @@ pub(crate) struct RawMcpContract {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawMcpTarget {
-    /// `http://host:port/path`.
+    /// `http://host:port/path` or `https://host:port/path`.
     pub url: Sp<RawValue>,
     /// Hosts the URL may name.
     pub allowed_hosts: Sp<Vec<String>>,
@@ -219,9 +219,12 @@ pub(crate) struct RawMcpLimits {
     pub max_response_bytes: Option<Sp<u64>>,
 }
 
-/// Splits `http://host:port/path` into the origin, the host and the path.
+/// Splits `http://host:port/path` (or `https://`) into the origin, the host
+/// and the path.
 pub fn split_url(url: &str) -> Option<(String, String, String)> {
-    let rest = url.strip_prefix("http://")?;
+    let (scheme, rest) = [contract::Scheme::Http, contract::Scheme::Https]
+        .into_iter()
+        .find_map(|s| url.strip_prefix(s.prefix()).map(|rest| (s, rest)))?;
     let (authority, path) = match rest.find('/') {
         Some(at) => (&rest[..at], &rest[at..]),
         None => (rest, "/"),
@@ -229,8 +232,8 @@ pub fn split_url(url: &str) -> Option<(String, String, String)> {
     if path.contains(['?', '#']) || path.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return None;
     }
-    let origin = format!("http://{authority}");
-    let (host, _) = contract::split_base_url(&origin)?;
+    let origin = format!("{}{authority}", scheme.prefix());
+    let host = contract::split_base_url(&origin)?.host;
     Some((origin, host, path.to_owned()))
 }
 
@@ -271,7 +274,7 @@ pub fn quick(
             "--mcp",
             "",
             contract::Pos::START,
-            &format!("{url:?}: expected http://host:port/path (plain HTTP; put a TLS proxy in front for HTTPS)"),
+            &format!("{url:?}: expected http://host:port/path or https://host:port/path"),
         ));
     };
     let nonempty = |name: &str| env(name).filter(|v| !v.is_empty());
@@ -404,7 +407,7 @@ fn target(raw: &RawMcpTarget, env: Env<'_>, d: &mut Found<'_>) -> Target {
         None => {
             d.error(
                 raw.url.pos,
-                format!("{url:?}: expected http://host:port/path (plain HTTP; put a TLS proxy in front for HTTPS)"),
+                format!("{url:?}: expected http://host:port/path or https://host:port/path"),
             );
             (String::new(), String::new())
         }
@@ -610,7 +613,11 @@ paid:
                 "/v1/mcp".to_owned()
             ))
         );
-        assert_eq!(split_url("https://x/mcp"), None);
+        assert_eq!(
+            split_url("https://x/mcp"),
+            Some(("https://x".to_owned(), "x".to_owned(), "/mcp".to_owned()))
+        );
+        assert_eq!(split_url("ftp://x/mcp"), None);
         assert_eq!(split_url("http://x/mcp?q=1"), None);
         assert!(quick("http://127.0.0.1:1/mcp", &env).is_ok());
         assert!(quick("ftp://x", &env).is_err());

@@ -34,25 +34,36 @@ use std::time::Instant;
 use crate::client;
 use crate::config::{CertifyError, Config};
 use crate::report::{self, Certification};
+use crate::tls::Trust;
 use contract::McpContract;
 
 pub use run::{names, Finding, FINDINGS};
 
-/// Certifies the contract's MCP server.
+/// Certifies the contract's MCP server (over HTTPS trusting the system's roots).
 pub async fn certify(
     contract: McpContract,
     config: &Config,
+) -> Result<Certification, CertifyError> {
+    certify_trusting(contract, config, &Trust::System).await
+}
+
+/// Certifies the contract's MCP server, trusting `trust`'s CAs over HTTPS.
+pub async fn certify_trusting(
+    contract: McpContract,
+    config: &Config,
+    trust: &Trust,
 ) -> Result<Certification, CertifyError> {
     if let Some(name) = config.only.first() {
         return Err(CertifyError::OnlyWithMcp(name.clone()));
     }
     let budget = config.budget_within(contract.budget);
-    let client = client::Client::new(
+    let client = client::Client::trusting(
         &contract.origin,
         contract.timeout,
         contract.max_response_bytes,
         budget,
         contract.rate_per_s,
+        trust,
     )?;
     let started = Instant::now();
     let wire = session::Wire::new(&contract, client);
