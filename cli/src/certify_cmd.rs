@@ -4,6 +4,8 @@
 //! generic API or (`--profile stripe`) on Stripe's wire.
 //! MCP servers: `--mcp URL`, a `kind: mcp` contract, or `--mcp-simulator
 //! [--mcp-defect NAME ...]` (docs/certify.md, "MCP servers").
+//! An `https://` target is certified over TLS, trusting the system's roots
+//! or, with `--ca-cert FILE`, only that file's CAs (docs/certify.md, "HTTPS").
 
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -12,8 +14,9 @@ use super::output::{FormatName, ReportFiles};
 use super::values;
 use clap::{Args, ValueEnum};
 use lostreply_certify::simulator::{self, Wire};
+use lostreply_certify::tls::Trust;
 use lostreply_certify::write::{self, Format};
-use lostreply_certify::{certify, contract, Config};
+use lostreply_certify::{certify_trusting, contract, CertifyError, Config};
 use lostreply_harness::exit;
 use lostreply_harness::scenario::provider_profile::ProfileChoice;
 use lostreply_simulator::mcp::Defect;
@@ -21,7 +24,7 @@ use lostreply_simulator::IdempotencyMode;
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("target").required(true).multiple(true).args(["contract", "simulator", "schema", "mcp", "mcp_simulator"])))]
-#[command(after_help = MCP_HELP)]
+#[command(after_help = mcp_help())]
 pub(super) struct CertifyArgs {
     /// The contract file (YAML; see docs/certify.md).
     #[arg(long, value_name = "FILE")]
@@ -33,7 +36,7 @@ pub(super) struct CertifyArgs {
     /// paths, form bodies and statuses, certified with a contract written for that wire).
     #[arg(long, value_name = "NAME", value_parser = ProfileChoice::parse, requires = "simulator")]
     profile: Option<ProfileChoice>,
-    /// Certify the MCP server at this Streamable HTTP endpoint (http://host:port/path): the pre-flight and
+    /// Certify the MCP server at this Streamable HTTP endpoint (http:// or https://host:port/path): the pre-flight and
     /// design rules, never a paid tool. Credentials from LOSTREPLY_MCP_CREDENTIAL and
     /// LOSTREPLY_MCP_SECOND_CREDENTIAL. For a paid call, use a `kind: mcp` contract.
     #[arg(long, value_name = "URL", conflicts_with_all = ["contract", "simulator", "mcp_simulator"])]
@@ -62,6 +65,10 @@ pub(super) struct CertifyArgs {
     /// Seed of markers and keys (default: from the clock, printed, so a run can be reproduced).
     #[arg(long)]
     seed: Option<u64>,
+    /// For an https:// target: trust the CAs in this PEM file (one or more certificates)
+    /// instead of the system's roots.
+    #[arg(long, value_name = "FILE")]
+    ca_cert: Option<PathBuf>,
     /// Print the JSON Schema of the contract format and exit.
     #[arg(long)]
     schema: bool,
@@ -83,6 +90,9 @@ fn reproduce_line(args: &CertifyArgs, wire: simulator::Wire, only: &[String], se
     }
     if let Some(p) = &args.contract {
         reproduce.push_str(&format!(" --contract {}", p.display()));
+    }
+    if let Some(p) = &args.ca_cert {
+        reproduce.push_str(&format!(" --ca-cert {}", p.display()));
     }
     if !only.is_empty() {
         reproduce.push_str(&format!(" --only {}", only.join(",")));
@@ -141,6 +151,13 @@ pub(super) async fn certify_cmd(args: CertifyArgs) -> i32 {
     if args.budget == Some(0) {
         return usage("--budget must be at least 1");
     }
+    let trust = match &args.ca_cert {
+        Some(path) => match Trust::ca_file(path) {
+            Ok(trust) => trust,
+            Err(e) => return usage(&e.to_string()),
+        },
+        None => Trust::System,
+    };
     let seed = args.seed.unwrap_or_else(|| {
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -165,7 +182,7 @@ pub(super) async fn certify_cmd(args: CertifyArgs) -> i32 {
         if args.contract.is_some() && contract_kind != contract::Kind::Mcp {
             return usage("--mcp-simulator takes a `kind: mcp` contract (see docs/certify.md, \"MCP servers\")");
         }
-        return certify_mcp(&args, &formats, seed).await;
+        return certify_mcp(&args, &formats, seed, &trust).await;
     }
     let mode = args.simulator;
     let wire = match chosen_wire(&args) {
@@ -220,15 +237,14 @@ pub(super) async fn certify_cmd(args: CertifyArgs) -> i32 {
         seed,
         reproduce,
     };
-    let result = certify(contract, &config).await;
+    let result = certify_trusting(contract, &config, &trust).await;
     if let Some(sim) = sim {
         sim.shutdown().await;
     }
-    let report = match result {
-        Ok(r) => r,
-        Err(e) => return usage(&e.to_string()),
-    };
-    emit(&args, &formats, &report)
+    match result {
+        Ok(report) => emit(&args, &formats, &report),
+        Err(e) => unstarted(&e),
+    }
 }
 
 /// The wire `--profile` names: the generic API (the default) or Stripe's,
@@ -284,24 +300,61 @@ fn emit(
     report.exit_code()
 }
 
-const MCP_HELP: &str = "\
+/// Why a certification did not start, and its exit code: bad usage (2), or
+/// a target whose TLS cannot be set up (3, as an unreachable one).
+fn unstarted(e: &CertifyError) -> i32 {
+    eprintln!("lostreply certify: {e}");
+    e.exit_code()
+}
+
+/// The help's MCP part: the findings and defects are read from their lists
+/// (`mcp::FINDINGS`, `Defect::ALL`), so the help names exactly what exists.
+fn mcp_help() -> String {
+    let findings = lostreply_certify::mcp::names();
+    let defects: Vec<&str> = Defect::ALL.iter().map(|d| d.name()).collect();
+    format!(
+        "\
 MCP servers (docs/certify.md, \"MCP servers\"):
   lostreply certify --mcp-simulator                      the worked example: every finding passes
   lostreply certify --mcp-simulator --mcp-defect NAME    badly behaved: the defect's finding fails
   lostreply certify --mcp http://host:port/mcp           a live server: pre-flight and design rules, no paid call
   lostreply certify --contract mcp.yaml                  a `kind: mcp` contract: credentials from env vars, the one paid
                                                          tool (and arguments) certification may call, once per run
-Findings: initialize, retrieval_reachable, empty_list_is_normal, retrieve_matches_original,
-  id_in_every_result, duration_stated, timeout_is_client_setting, retrieval_read_only,
-  not_yours_rule_written, retention_declared, credentials_host_side, not_yours_like_unknown,
-  expired_like_unknown.
-Defects: result_without_id, timeout_as_parameter, retrieval_not_read_only, not_yours_distinct,
-  empty_list_is_error, key_in_arguments, payload_mismatch.
+HTTPS: https:// URLs are certified over TLS, trusting the system's roots, or with --ca-cert FILE only that
+  file's CAs (docs/certify.md, \"HTTPS\").
+Findings ({}): {}.
+Defects ({}): {}.
 Exit codes: 0 every finding passed or was skipped, 1 a finding failed, 2 bad input or usage,
-  3 a finding could not conclude (unreachable server, budget spent).";
+  3 a finding could not conclude (unreachable server, TLS failure, budget spent).",
+        findings.len(),
+        wrapped(&findings),
+        defects.len(),
+        wrapped(&defects),
+    )
+}
+
+/// Names joined by commas, a new indented line before one would pass 100 columns.
+fn wrapped(names: &[&str]) -> String {
+    let mut out = String::new();
+    let mut column = 16;
+    for (n, name) in names.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+            if column + name.len() + 2 > 100 {
+                out.push_str("\n ");
+                column = 2;
+            }
+            out.push(' ');
+            column += 2;
+        }
+        out.push_str(name);
+        column += name.len();
+    }
+    out
+}
 
 /// `--mcp URL`, `--mcp-simulator`, or a `kind: mcp` contract.
-async fn certify_mcp(args: &CertifyArgs, formats: &[Format], seed: u64) -> i32 {
+async fn certify_mcp(args: &CertifyArgs, formats: &[Format], seed: u64, trust: &Trust) -> i32 {
     use lostreply_certify::mcp;
     let defects: std::collections::BTreeSet<Defect> = args.mcp_defect.iter().copied().collect();
     let sim = if args.mcp_simulator {
@@ -363,6 +416,9 @@ async fn certify_mcp(args: &CertifyArgs, formats: &[Format], seed: u64) -> i32 {
     if let Some(p) = &args.contract {
         reproduce.push_str(&format!(" --contract {}", p.display()));
     }
+    if let Some(p) = &args.ca_cert {
+        reproduce.push_str(&format!(" --ca-cert {}", p.display()));
+    }
     reproduce.push_str(&format!(" --seed {seed}"));
     let config = Config {
         only: Vec::new(),
@@ -370,12 +426,12 @@ async fn certify_mcp(args: &CertifyArgs, formats: &[Format], seed: u64) -> i32 {
         seed,
         reproduce,
     };
-    let result = mcp::certify(contract, &config).await;
+    let result = mcp::certify_trusting(contract, &config, trust).await;
     if let Some(sim) = sim {
         sim.shutdown().await;
     }
     match result {
         Ok(report) => emit(args, formats, &report),
-        Err(e) => usage(&e.to_string()),
+        Err(e) => unstarted(&e),
     }
 }

@@ -569,11 +569,114 @@ fn certify_help_documents_mcp() {
         "--mcp <URL>",
         "--mcp-simulator",
         "--mcp-defect",
+        "--ca-cert <FILE>",
         "MCP servers",
-        "retrieve_matches_original",
-        "payload_mismatch",
+        "TLS failure",
     ] {
         assert!(text.contains(needle), "{needle}: {text}");
+    }
+    let findings = lostreply_certify::mcp::names();
+    assert!(
+        text.contains(&format!("Findings ({}):", findings.len())),
+        "{text}"
+    );
+    for name in findings {
+        assert!(text.contains(name), "finding {name}: {text}");
+    }
+    let defects = lostreply_simulator::mcp::Defect::ALL;
+    assert!(
+        text.contains(&format!("Defects ({}):", defects.len())),
+        "{text}"
+    );
+    for defect in defects {
+        assert!(
+            text.contains(defect.name()),
+            "defect {}: {text}",
+            defect.name()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_with_ca_cert_passes_and_without_it_exits_3_naming_the_reason() {
+    use super::tls_server::{Ca, TlsProxy, Validity};
+    use lostreply_certify::simulator::{self, Wire};
+    let ca = Ca::new("lostreply test CA");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ca_file = ca.write_pem(dir.path()).display().to_string();
+    let sim = simulator::start(
+        Wire::Generic,
+        lostreply_simulator::IdempotencyMode::Stripe,
+        1,
+    )
+    .await
+    .expect("simulator starts");
+    let cert = ca.server_cert(&["127.0.0.1"], Validity::Current);
+    let proxy = TlsProxy::start(cert, sim.local_addr()).await;
+    let env = vec![("LOSTREPLY_CERTIFY_BASE_URL".to_owned(), proxy.origin())];
+    let contract = "certify/contracts/simulator-stripe.yaml";
+    let args = |extra: &[&str]| -> Vec<String> {
+        ["--contract", contract]
+            .iter()
+            .chain(extra)
+            .map(|a| (*a).to_owned())
+            .collect()
+    };
+    let (code, out, err) =
+        certify_async(args(&["--ca-cert", &ca_file, "--seed", "5"]), env.clone()).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("14 passed, 0 failed"), "{out}");
+    let (code, out, err) =
+        certify_async(args(&["--only", "baseline", "--seed", "6"]), env.clone()).await;
+    assert_eq!(code, 3, "{out}\n{err}");
+    assert!(out.contains("ERROR baseline"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "TLS with {}: unknown issuer: the certificate chains to none of the system's roots",
+            proxy.host()
+        )),
+        "{out}"
+    );
+    // Another CA's file replaces the system's roots, and is named as what is trusted.
+    let other_dir = tempfile::tempdir().expect("tempdir");
+    let other = Ca::new("another CA").write_pem(other_dir.path());
+    let other = other.display().to_string();
+    let (code, out, err) = certify_async(
+        args(&["--only", "baseline", "--seed", "7", "--ca-cert", &other]),
+        env,
+    )
+    .await;
+    assert_eq!(code, 3, "{out}\n{err}");
+    assert!(
+        out.contains(&format!(
+            "TLS with {}: unknown issuer: the certificate chains to none of the CAs of --ca-cert {other}",
+            proxy.host()
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "reproduce: lostreply certify --contract {contract} --ca-cert {other}"
+        )),
+        "{out}"
+    );
+    sim.shutdown().await;
+}
+
+#[test]
+fn an_unusable_ca_cert_file_exits_2_naming_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("missing.pem").display().to_string();
+    let not_pem = dir.path().join("not.pem");
+    std::fs::write(&not_pem, "hello\n").expect("written");
+    let not_pem = not_pem.display().to_string();
+    for (file, why) in [
+        (&missing, "cannot read it"),
+        (&not_pem, "no PEM certificate in the file"),
+    ] {
+        let (code, _, err) = certify(&["--mcp-simulator", "--ca-cert", file], &[]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(&format!("--ca-cert {file}: {why}")), "{err}");
     }
 }
 

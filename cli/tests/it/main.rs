@@ -11,3 +11,8 @@ mod profile_cli;
 mod prove_cli;
 mod shard;
 mod signals_cli;
+// The loopback TLS server certify's own HTTPS tests use (one server for both
+// crates); this crate's tests need only part of it.
+#[allow(dead_code)]
+#[path = "../../../certify/tests/it/tls_server.rs"]
+mod tls_server;
