@@ -1,15 +1,20 @@
 //! Marks the tests that need a third-party tool as ignored when the build
 //! finds it missing, so that `cargo test` lists them as ignored with the
 //! reason rather than passing them unrun: headless Chromium (cfg
-//! `lostreply_no_browser`), and node with the Express app's packages (cfg
-//! `lostreply_no_node`). `LOSTREPLY_REQUIRE_BROWSER=1` and
-//! `LOSTREPLY_REQUIRE_NODE=1` (CI) keep them running, and a missing tool then
-//! fails them. The cfgs are for the tests only.
+//! `lostreply_no_browser`), node with the Express app's packages (cfg
+//! `lostreply_no_node`) and with the NestJS app's (cfg `lostreply_no_nest`),
+//! and the venv of the Python middlewares (cfg
+//! `lostreply_no_thirdparty_python`). `LOSTREPLY_REQUIRE_BROWSER=1`,
+//! `LOSTREPLY_REQUIRE_NODE=1` (both node apps) and
+//! `LOSTREPLY_REQUIRE_THIRDPARTY_PYTHON=1` (CI) keep them running, and a
+//! missing tool then fails them. The cfgs are for the tests only.
 
 use std::path::{Path, PathBuf};
 
 #[path = "../reports/tests/it/common/chromium.rs"]
 mod chromium;
+#[path = "tests/it/thirdparty_nest/nest.rs"]
+mod nest;
 #[path = "tests/it/thirdparty_express/node.rs"]
 mod node;
 // The tests also use where the apps live; the build only looks for the venv.
@@ -49,6 +54,17 @@ fn main() {
     });
     if node::find_node().is_err() && !required("LOSTREPLY_REQUIRE_NODE") {
         println!("cargo::rustc-cfg=lostreply_no_node");
+    }
+
+    println!("cargo::rustc-check-cfg=cfg(lostreply_no_nest)");
+    let marker = nest::installed_marker();
+    watch(if marker.is_file() {
+        marker
+    } else {
+        nest::app_dir()
+    });
+    if nest::find_node().is_err() && !required("LOSTREPLY_REQUIRE_NODE") {
+        println!("cargo::rustc-cfg=lostreply_no_nest");
     }
 
     println!("cargo::rustc-check-cfg=cfg(lostreply_no_thirdparty_python)");

@@ -20,5 +20,6 @@ mod thirdparty;
 mod thirdparty_express;
 mod thirdparty_fastapi;
 mod thirdparty_fastapi_key;
+mod thirdparty_nest;
 mod thirdparty_python;
 mod tls_server;
