@@ -139,9 +139,6 @@ pub enum TlsFailure {
         /// The names the certificate carries.
         presented: Vec<String>,
     },
-    /// The certificate is revoked.
-    #[error("the certificate is revoked")]
-    Revoked,
     /// Another certificate problem.
     #[error("bad certificate: {0}")]
     Certificate(String),
@@ -331,7 +328,6 @@ impl Tls {
                 expected: expected.to_str().into_owned(),
                 presented: presented.clone(),
             },
-            CertificateError::Revoked => TlsFailure::Revoked,
             other => TlsFailure::Certificate(other.to_string()),
         }
     }
