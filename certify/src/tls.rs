@@ -101,12 +101,16 @@ impl Trust {
                 let mut roots = RootCertStore::empty();
                 roots.add_parsable_certificates(found.certs);
                 if roots.is_empty() {
-                    let why = found
-                        .errors
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join("; ");
+                    let why = if found.errors.is_empty() {
+                        "the certificate store is empty".to_owned()
+                    } else {
+                        found
+                            .errors
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    };
                     return Err(TlsFailure::NoRoots(why));
                 }
                 Ok(Arc::new(roots))

@@ -664,6 +664,23 @@ async fn https_with_ca_cert_passes_and_without_it_exits_3_naming_the_reason() {
 }
 
 #[test]
+fn no_trusted_roots_for_an_https_target_exits_3() {
+    // The system's store is read from these when set: pointed at nothing, it
+    // holds no root, and certification cannot start (nothing is sent).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nowhere = dir.path().join("none").display().to_string();
+    let (code, out, err) = certify(
+        &["--mcp", "https://127.0.0.1:1/mcp"],
+        &[("SSL_CERT_FILE", &nowhere), ("SSL_CERT_DIR", &nowhere)],
+    );
+    assert_eq!(code, 3, "{out}\n{err}");
+    assert!(
+        err.contains("TLS with 127.0.0.1:1: no trusted roots on this system"),
+        "{err}"
+    );
+}
+
+#[test]
 fn an_unusable_ca_cert_file_exits_2_naming_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let missing = dir.path().join("missing.pem").display().to_string();
