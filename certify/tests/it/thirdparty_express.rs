@@ -89,7 +89,7 @@ const EXPECTED: [(&str, Verdict); 14] = [
     ("cross_tenant", Verdict::HardFail),
     ("rejected_not_poisoned", Verdict::Pass),
     // The app has no route that fails after its commit.
-    ("error_after_commit", Verdict::Skipped),
+    ("error_after_commit", Verdict::HardFail),
     // accepts_any: a key with spaces and a 256-byte key are keys, replayed.
     ("key_validation", Verdict::Pass),
     ("retention", Verdict::Pass),

@@ -11,6 +11,7 @@
 //                              an amount over MAX_AMOUNT is refused with 422
 //   POST /v1/orders_slow       the same create, answered after SLOW_MS (a request met in flight)
 //   POST /v1/invoices          another create, for the same-key-on-another-endpoint probe
+//   POST /v1/orders_fail       the same create, saved, then answered 500 (an error after the commit)
 //   GET  /v1/orders/:id        the tenant's order, else 404
 //   GET  /v1/orders?client_reference=X | ?limit=N   the tenant's orders: {data: [...]}
 'use strict';
@@ -47,7 +48,7 @@ app.use((req, res, next) => {
 // As the README: the middleware in front of every POST.
 app.post('*', idempotency());
 
-function create(resource, delayMs) {
+function create(resource, delayMs, failAfterSaving = false) {
   return (req, res) => {
     if (getSharedIdempotencyService().isHit(req)) {
       return; // the middleware answered (a replay)
@@ -71,7 +72,11 @@ function create(resource, delayMs) {
         client_reference: String(body.client_reference ?? ''),
       };
       orders.push(order);
-      res.status(201).json(order);
+      if (failAfterSaving) {
+        res.status(500).json({ error: 'the order was saved, then the request failed' });
+      } else {
+        res.status(201).json(order);
+      }
     };
     if (delayMs > 0) {
       setTimeout(finish, delayMs);
@@ -84,6 +89,7 @@ function create(resource, delayMs) {
 app.post('/v1/orders', create('order', 0));
 app.post('/v1/orders_slow', create('order', SLOW_MS));
 app.post('/v1/invoices', create('invoice', 0));
+app.post('/v1/orders_fail', create('order', 0, true));
 
 app.get('/v1/orders/:id', (req, res) => {
   const order = orders.find((o) => o.id === req.params.id && o.tenant === req.tenant);
