@@ -13,7 +13,7 @@ use clap::Args;
 
 use super::values;
 use lostreply_harness::scenario::provider_profile::{ProfileChoice, ProfileChoiceError};
-use lostreply_simulator::mcp::{AnswerStyle, Defect, McpPlan};
+use lostreply_simulator::mcp::{AnswerStyle, Defect, ErrorStyle, McpPlan};
 use lostreply_simulator::{IdempotencyMode, Plan, ServeOptions, Simulator};
 
 use lostreply_harness::exit;
@@ -55,6 +55,16 @@ pub(super) struct ServeArgs {
         requires = "mcp"
     )]
     mcp_answer: Option<Answer>,
+    /// How the MCP server answers an unknown tool and an id the caller cannot
+    /// read: spec (a JSON-RPC error; a `found: false` result) or sdk (tool
+    /// error results, as servers on the official SDKs raise them). Default spec.
+    #[arg(
+        long = "mcp-errors",
+        value_name = "STYLE",
+        value_enum,
+        requires = "mcp"
+    )]
+    mcp_errors: Option<Errors>,
     /// Seed for object and event ids.
     #[arg(long, default_value_t = lostreply_harness::seed::DEFAULT_SEED)]
     seed: u64,
@@ -186,7 +196,7 @@ fn plan_for(choice: &ProfileChoice) -> Result<Plan, ProfileChoiceError> {
     Ok(plan)
 }
 
-/// The default MCP plan with the flags' defects and answer style. It cannot
+/// The default MCP plan with the flags' defects, answer and error styles. It cannot
 /// fail: clap has already read each defect and style into its value.
 fn mcp_plan(args: &ServeArgs) -> McpPlan {
     let mut mcp = McpPlan::default();
@@ -197,6 +207,12 @@ fn mcp_plan(args: &ServeArgs) -> McpPlan {
             Answer::Sse => AnswerStyle::Sse,
         };
     }
+    if let Some(errors) = args.mcp_errors {
+        mcp.errors = match errors {
+            Errors::Spec => ErrorStyle::Spec,
+            Errors::Sdk => ErrorStyle::Sdk,
+        };
+    }
     mcp
 }
 
@@ -205,6 +221,13 @@ fn mcp_plan(args: &ServeArgs) -> McpPlan {
 enum Answer {
     Json,
     Sse,
+}
+
+/// `--mcp-errors`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Errors {
+    Spec,
+    Sdk,
 }
 
 /// Installs the Ctrl-C and SIGTERM handlers now and returns the wait for either.

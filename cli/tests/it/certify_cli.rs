@@ -813,11 +813,35 @@ async fn an_mcp_contract_file_certifies_a_served_fake_server() {
 #[test]
 fn serve_mcp_with_the_shipped_mcp_contract_gets_the_same_verdicts() {
     // JSON answers here (the worked example's are SSE): both forms are read.
-    for (defect, expected_code, failing) in [
-        (None, 0, None),
-        (Some("empty_list_is_error"), 1, Some("empty_list_is_normal")),
+    // And errors as the official SDKs raise them: a correct server either way.
+    for (errors, defect, expected_code, failing) in [
+        ("spec", None, 0, None),
+        ("sdk", None, 0, None),
+        (
+            "spec",
+            Some("empty_list_is_error"),
+            1,
+            Some(("FAIL", "empty_list_is_normal", "13 passed, 1 failed")),
+        ),
+        (
+            "sdk",
+            Some("not_yours_echo_leaks"),
+            1,
+            Some((
+                "HARD",
+                "not_yours_like_unknown",
+                "13 passed, 0 failed, 1 hard",
+            )),
+        ),
     ] {
-        let mut args = vec!["serve", "--mcp", "--mcp-answer", "json"];
+        let mut args = vec![
+            "serve",
+            "--mcp",
+            "--mcp-answer",
+            "json",
+            "--mcp-errors",
+            errors,
+        ];
         if let Some(d) = defect {
             args.extend(["--mcp-defect", d]);
         }
@@ -854,13 +878,13 @@ fn serve_mcp_with_the_shipped_mcp_contract_gets_the_same_verdicts() {
         assert_eq!(code, expected_code, "{defect:?}: {out}\n{err}");
         let json = std::fs::read_to_string(dir.path().join("certify.json")).expect("json");
         assert!(json.contains("200 application/json"), "{json}");
-        if let Some(finding) = failing {
+        if let Some((verdict, finding, summary)) = failing {
             assert!(
                 out.lines()
-                    .any(|l| l.contains(finding) && l.starts_with("FAIL")),
+                    .any(|l| l.contains(finding) && l.starts_with(verdict)),
                 "{defect:?}: {out}"
             );
-            assert!(out.contains("13 passed, 1 failed"), "{out}");
+            assert!(out.contains(summary), "{out}");
         } else {
             assert!(out.contains("14 passed, 0 failed"), "{out}");
         }
