@@ -13,6 +13,8 @@
 //! - [`probes`]: the checks, one module per family, each with its verdict and evidence.
 //! - [`verdict`], [`report`]: the certification report model; [`write`](mod@write): its
 //!   terminal, JSON, JUnit, Markdown and HTML writers.
+//! - [`proxy`]: `lostreply proxy`, a fault-injecting reverse proxy in front of
+//!   a real service, with its own journal and effects counted by the read-back.
 //! - [`simulator`]: `--simulator MODE`, the worked example against lostreply's own simulator.
 //! - [`mcp`]: certifying an MCP server (`kind: mcp` contracts, `--mcp URL`,
 //!   `--mcp-simulator`): the pre-flight, the design rules, retrieval's behaviour.
@@ -27,6 +29,7 @@ pub mod config;
 pub mod contract;
 pub mod mcp;
 pub mod probes;
+pub mod proxy;
 pub mod readback;
 pub mod report;
 pub mod simulator;

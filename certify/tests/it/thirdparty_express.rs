@@ -9,7 +9,7 @@
 //! (certify/build.rs), unless `LOSTREPLY_REQUIRE_NODE=1` (CI sets it): then it
 //! runs, and their absence fails it.
 
-mod node;
+pub(crate) mod node;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -1,0 +1,213 @@
+//! The proxy's own record of every request it served: what the client sent
+//! (method, path, idempotency key), whether the upstream saw it and how it
+//! answered, and what the client got. A fault is judged against this record,
+//! not against what the upstream says of itself.
+
+use std::sync::Mutex;
+
+use serde::Serialize;
+
+/// Most requests journaled; later ones are counted, not kept, so a long-running
+/// proxy holds bounded memory.
+pub const MAX_JOURNAL_ENTRIES: usize = 100_000;
+
+/// What the client got, whatever the upstream did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fate {
+    /// Still being served.
+    Pending,
+    /// The upstream's answer, as it was.
+    Answered,
+    /// The connection closed (FIN) without a byte of answer.
+    Dropped,
+    /// The connection was reset (RST) without a byte of answer.
+    Reset,
+    /// Held without a byte of answer until the client left or the stall cap
+    /// passed, then closed.
+    Stalled,
+    /// The status line, the headers (with the full length) and fewer body
+    /// bytes than announced, then closed.
+    Truncated,
+    /// The status line and the headers, then silence until the client left or
+    /// the stall cap passed, then closed.
+    HeadersOnly,
+    /// An error status of the proxy's making instead of the upstream's answer.
+    ErrorStatus,
+    /// The upstream gave no answer; the proxy answered 502.
+    UpstreamUnanswered,
+}
+
+impl Fate {
+    /// The word in the journal and on stderr.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fate::Pending => "pending",
+            Fate::Answered => "answered",
+            Fate::Dropped => "dropped",
+            Fate::Reset => "reset",
+            Fate::Stalled => "stalled",
+            Fate::Truncated => "truncated",
+            Fate::HeadersOnly => "headers_only",
+            Fate::ErrorStatus => "error_status",
+            Fate::UpstreamUnanswered => "upstream_unanswered",
+        }
+    }
+}
+
+/// What ended a hold (a stall, or the silence after a head).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HeldUntil {
+    /// The client closed its side.
+    ClientLeft,
+    /// The stall cap passed first.
+    StallCap,
+}
+
+/// The fault rule that decided a request, as the scenario file wrote it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Struck {
+    /// The rule's place in the scenario's `faults` (1-based).
+    pub rule: usize,
+    /// `before_read`, `before_commit` or `after_commit`.
+    pub at: &'static str,
+    /// The response's name (`drop`, `reset`, `status`, ...).
+    pub response: &'static str,
+}
+
+/// One request through the proxy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Entry {
+    /// Arrival order, from 1.
+    pub seq: u64,
+    /// The request's method.
+    pub method: String,
+    /// Path and query.
+    pub path: String,
+    /// The contract's idempotency key, when the request carried one.
+    pub key: Option<String>,
+    /// The fault rule that matched, if any.
+    pub fault: Option<Struck>,
+    /// The upstream's status; `None` when the request was not forwarded or
+    /// the upstream did not answer.
+    pub upstream_status: Option<u16>,
+    /// What the client got.
+    pub fate: Fate,
+    /// The status the client read, when it read one.
+    pub client_status: Option<u16>,
+    /// For a held connection: what ended the hold.
+    pub held_until: Option<HeldUntil>,
+}
+
+/// The journal: entries in arrival order, bounded.
+#[derive(Debug, Default)]
+pub struct Journal {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    entries: Vec<Entry>,
+    dropped: u64,
+}
+
+impl Journal {
+    /// Records an arrival and returns its sequence number.
+    pub(crate) fn arrive(&self, mut entry: Entry) -> u64 {
+        let mut inner = self.lock();
+        let seq = inner.entries.len() as u64 + inner.dropped + 1;
+        entry.seq = seq;
+        if inner.entries.len() < MAX_JOURNAL_ENTRIES {
+            inner.entries.push(entry);
+        } else {
+            inner.dropped += 1;
+        }
+        seq
+    }
+
+    /// Changes entry `seq` in place (nothing when it was not kept).
+    pub(crate) fn update(&self, seq: u64, change: impl FnOnce(&mut Entry)) {
+        let mut inner = self.lock();
+        let index = usize::try_from(seq.saturating_sub(1)).unwrap_or(usize::MAX);
+        if let Some(entry) = inner.entries.get_mut(index) {
+            change(entry);
+        }
+    }
+
+    /// A copy of the entries kept.
+    pub fn entries(&self) -> Vec<Entry> {
+        self.lock().entries.clone()
+    }
+
+    /// Requests served but not kept (past [`MAX_JOURNAL_ENTRIES`]).
+    pub fn not_kept(&self) -> u64 {
+        self.lock().dropped
+    }
+
+    /// The journal as served at `GET /_lostreply/journal`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let inner = self.lock();
+        serde_json::json!({
+            "entries": inner.entries,
+            "not_kept": inner.dropped,
+        })
+    }
+
+    /// One line per fate with its count, for stderr when the proxy stops.
+    pub fn summary(&self) -> String {
+        let inner = self.lock();
+        let mut counts: Vec<(&'static str, usize)> = Vec::new();
+        for entry in &inner.entries {
+            match counts
+                .iter_mut()
+                .find(|(name, _)| *name == entry.fate.name())
+            {
+                Some((_, n)) => *n += 1,
+                None => counts.push((entry.fate.name(), 1)),
+            }
+        }
+        let forwarded = inner
+            .entries
+            .iter()
+            .filter(|e| e.upstream_status.is_some())
+            .count();
+        let fates: Vec<String> = counts.iter().map(|(n, c)| format!("{n} {c}")).collect();
+        format!(
+            "{} requests ({} answered by the upstream); client fates: {}",
+            inner.entries.len() as u64 + inner.dropped,
+            forwarded,
+            if fates.is_empty() {
+                "none".to_owned()
+            } else {
+                fates.join(", ")
+            }
+        )
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// One line for stderr about a finished request.
+pub fn line(entry: &Entry) -> String {
+    let upstream = entry
+        .upstream_status
+        .map_or_else(|| "none".to_owned(), |s| s.to_string());
+    let fault = entry.fault.as_ref().map_or_else(String::new, |f| {
+        format!(" [rule {}: {} {}]", f.rule, f.at, f.response)
+    });
+    format!(
+        "#{} {} {} key={} upstream={} client={}{}",
+        entry.seq,
+        entry.method,
+        entry.path,
+        entry.key.as_deref().unwrap_or("-"),
+        upstream,
+        entry.fate.name(),
+        fault
+    )
+}

@@ -1,0 +1,219 @@
+//! `lostreply proxy`: a fault-injecting reverse proxy in front of a real
+//! service. It forwards every request to the upstream through the same client
+//! as the probes (the contract's allowlist, HTTPS with the same trust), and
+//! places the simulator's fault rules relative to the upstream's answer:
+//! `before_commit` never forwards, `after_commit` lets the upstream commit and
+//! then loses, cuts or replaces its answer. It keeps its own journal and
+//! counts effects through the contract's read-back, so that what a client
+//! behind it did is judged from outside the service.
+//!
+//! Map: `rules` (which responses it can make, and matching), `conn` (the
+//! client's socket shared between hyper and the faults), `serve` (one
+//! request's life), `state` (what requests share), `journal` (its record), `control` (`/_lostreply/`: the
+//! journal and the effects counted through the read-back).
+
+mod conn;
+mod control;
+pub mod journal;
+pub mod rules;
+mod serve;
+mod state;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use lostreply_harness::exit;
+use lostreply_simulator::FaultRule;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+use crate::client::{Client, ClientError};
+use crate::contract::{split_base_url, Contract};
+use crate::tls::Trust;
+pub use journal::{Entry, Fate, HeldUntil, Journal};
+pub use rules::RuleError;
+
+/// Everything a proxy needs to start.
+#[derive(Debug)]
+pub struct ProxyConfig {
+    /// `http://host:port` or `https://host:port` of the service behind the proxy.
+    pub upstream: String,
+    /// The contract: the allowlist, the key header, the credential header and the read-back.
+    pub contract: Contract,
+    /// The fault rules, in order (a scenario's `faults`).
+    pub faults: Vec<FaultRule>,
+    /// The longest a stall or a head without its body holds a connection.
+    pub stall_cap: Duration,
+    /// Port on 127.0.0.1 (0: any free port).
+    pub port: u16,
+    /// Whose CAs an `https://` upstream must be signed by.
+    pub trust: Trust,
+}
+
+/// Why a proxy does not start. [`ProxyError::exit_code`] is the documented code.
+#[derive(Debug, thiserror::Error)]
+pub enum ProxyError {
+    /// `--upstream` is not an origin.
+    #[error("--upstream {0:?}: expected http://host:port or https://host:port (no path)")]
+    BadUpstream(String),
+    /// The upstream's host is not in the contract's allowlist.
+    #[error("refusing --upstream {url:?}: its host {host:?} is not in the contract's target.allowed_hosts ({allowed})")]
+    NotAllowed {
+        /// The URL given.
+        url: String,
+        /// Its host.
+        host: String,
+        /// The contract's allowlist.
+        allowed: String,
+    },
+    /// A fault rule the proxy cannot make exactly.
+    #[error(transparent)]
+    Rule(#[from] RuleError),
+    /// Nothing accepts connections at the upstream's address.
+    #[error("the upstream {addr} is unreachable: {why}")]
+    Unreachable {
+        /// Host and port.
+        addr: String,
+        /// Why.
+        why: String,
+    },
+    /// The proxy's own port cannot be bound.
+    #[error("cannot listen on 127.0.0.1:{port}: {why}")]
+    Bind {
+        /// The port asked for.
+        port: u16,
+        /// Why.
+        why: String,
+    },
+    /// The upstream's client cannot be made (for HTTPS: no usable trusted roots).
+    #[error("the upstream's client: {0}")]
+    Client(ClientError),
+}
+
+impl ProxyError {
+    /// 2 for bad input (the URL, the allowlist, a rule), 3 for the network
+    /// and the machine (unreachable upstream, a port in use, no trusted roots).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            ProxyError::BadUpstream(_) | ProxyError::NotAllowed { .. } | ProxyError::Rule(_) => {
+                exit::BAD_INPUT
+            }
+            ProxyError::Unreachable { .. } | ProxyError::Bind { .. } | ProxyError::Client(_) => {
+                exit::ADAPTER_OR_INFRA
+            }
+        }
+    }
+}
+
+/// A running proxy.
+#[derive(Debug)]
+pub struct Proxy {
+    addr: SocketAddr,
+    upstream: String,
+    state: Arc<state::State>,
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// Checks the configuration, reaches the upstream once, and starts listening.
+pub async fn start(config: ProxyConfig) -> Result<Proxy, ProxyError> {
+    rules::check(&config.faults)?;
+    let upstream = config.upstream.trim_end_matches('/').to_owned();
+    let origin =
+        split_base_url(&upstream).ok_or_else(|| ProxyError::BadUpstream(upstream.clone()))?;
+    let bare = origin.host.trim_start_matches('[').trim_end_matches(']');
+    let allowed = &config.contract.allowed_hosts;
+    if !allowed.contains(&origin.host.to_ascii_lowercase())
+        && !allowed.contains(&bare.to_ascii_lowercase())
+    {
+        return Err(ProxyError::NotAllowed {
+            url: upstream,
+            host: origin.host,
+            allowed: allowed.iter().cloned().collect::<Vec<_>>().join(", "),
+        });
+    }
+    let addr = format!("{}:{}", origin.host, origin.port);
+    match tokio::time::timeout(config.contract.timeout, TcpStream::connect(&addr)).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => {
+            return Err(ProxyError::Unreachable {
+                addr,
+                why: e.to_string(),
+            })
+        }
+        Err(_) => {
+            let why = format!("no connection within {:?}", config.contract.timeout);
+            return Err(ProxyError::Unreachable { addr, why });
+        }
+    }
+    // The probes' client, without their budget and rate: every request a
+    // client sends through the proxy is forwarded, as the service would see it.
+    let client = Client::trusting(
+        &upstream,
+        config.contract.timeout,
+        config.contract.max_response_bytes,
+        u32::MAX,
+        u32::MAX,
+        &config.trust,
+    )
+    .map_err(ProxyError::Client)?;
+    let bind = SocketAddr::from((Ipv4Addr::LOCALHOST, config.port));
+    let listener = TcpListener::bind(bind)
+        .await
+        .map_err(|e| ProxyError::Bind {
+            port: config.port,
+            why: e.to_string(),
+        })?;
+    let local = listener.local_addr().map_err(|e| ProxyError::Bind {
+        port: config.port,
+        why: e.to_string(),
+    })?;
+    let state = Arc::new(state::State {
+        client,
+        contract: config.contract,
+        rules: rules::Rules::new(config.faults),
+        stall_cap: config.stall_cap,
+        journal: Journal::default(),
+        log: std::sync::atomic::AtomicBool::new(false),
+    });
+    let (stop, stopped) = watch::channel(false);
+    let task = tokio::spawn(serve::accept(listener, Arc::clone(&state), stopped));
+    Ok(Proxy {
+        addr: local,
+        upstream,
+        state,
+        stop,
+        task,
+    })
+}
+
+impl Proxy {
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The upstream's origin.
+    pub fn upstream(&self) -> &str {
+        &self.upstream
+    }
+
+    /// The journal so far.
+    pub fn journal(&self) -> &Journal {
+        &self.state.journal
+    }
+
+    /// Writes one line per finished request to stderr (the command line's choice).
+    pub fn log_to_stderr(&self) {
+        self.state
+            .log
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Stops accepting; requests in progress end with their connections.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+    }
+}
