@@ -14,6 +14,7 @@ mod certify_cmd;
 mod list_cmd;
 mod output;
 mod profile_cmd;
+mod proxy_cmd;
 mod report_cmd;
 mod run_cmd;
 mod select;
@@ -59,6 +60,9 @@ enum Command {
     Adapter(adapter_cmd::AdapterArgs),
     /// Certify an API's idempotency contract from the outside (a contract file, or --simulator MODE).
     Certify(certify_cmd::CertifyArgs),
+    /// A fault-injecting reverse proxy in front of a real service (a contract, a scenario's
+    /// faults); its first stdout line is JSON with its url.
+    Proxy(proxy_cmd::ProxyArgs),
     /// Provider profiles: `lostreply profile show stripe` prints a built-in one to adapt.
     Profile(profile_cmd::ProfileArgs),
 }
@@ -106,6 +110,7 @@ pub fn main() -> i32 {
             Command::Serve(args) => serve_cmd::serve(args).await,
             Command::Adapter(args) => adapter_cmd::adapter(args).await,
             Command::Certify(args) => certify_cmd::certify_cmd(args).await,
+            Command::Proxy(args) => proxy_cmd::proxy_cmd(args).await,
             Command::Profile(args) => profile_cmd::profile(args),
         }
     })

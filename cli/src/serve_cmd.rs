@@ -231,7 +231,7 @@ enum Errors {
 }
 
 /// Installs the Ctrl-C and SIGTERM handlers now and returns the wait for either.
-fn stop_signals() -> futures::future::BoxFuture<'static, ()> {
+pub(super) fn stop_signals() -> futures::future::BoxFuture<'static, ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};

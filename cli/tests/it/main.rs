@@ -9,6 +9,7 @@ mod library_correct_adapters;
 mod openmetrics;
 mod profile_cli;
 mod prove_cli;
+mod proxy_cli;
 mod shard;
 mod signals_cli;
 // The loopback TLS server certify's own HTTPS tests use (one server for both
