@@ -255,6 +255,13 @@ impl Client {
         }
     }
 
+    /// Connects (with the TLS handshake for `https://`) and closes without
+    /// sending a byte, outside the budget: whether the origin can be reached
+    /// at all, for a proxy that must say so before it listens.
+    pub async fn reach(&self) -> Result<(), ClientError> {
+        self.connect().await.map(drop)
+    }
+
     /// Sends and reads the whole answer.
     pub async fn send(&self, req: &Request) -> Result<Response, ClientError> {
         let primed = self.prime(req).await?;

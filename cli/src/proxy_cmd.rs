@@ -19,7 +19,7 @@ use lostreply_simulator::FaultRule;
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit codes: 0 stopped by Ctrl-C or SIGTERM; 2 bad input (the contract, with file:line:column; the scenario; a fault rule the proxy cannot apply, named; an upstream outside the contract's target.allowed_hosts; an unusable --ca-cert); 3 the upstream unreachable at start (its address named), the port taken, or no trusted roots for an https:// upstream."
+    after_help = "Exit codes: 0 stopped by Ctrl-C or SIGTERM; 2 bad input (the contract, with file:line:column; the scenario; a fault rule the proxy cannot apply, named; an upstream outside the contract's target.allowed_hosts; an unusable --ca-cert); 3 the upstream unreachable at start (its address named), a failed TLS handshake with an https:// upstream (the host and the reason named), the port taken, or no trusted roots."
 )]
 pub(super) struct ProxyArgs {
     /// The service behind the proxy: http://host:port or https://host:port. Its host must be in

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use lostreply_harness::exit;
 use lostreply_simulator::FaultRule;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::client::{Client, ClientError};
@@ -86,14 +86,16 @@ pub enum ProxyError {
         /// Why.
         why: String,
     },
-    /// The upstream's client cannot be made (for HTTPS: no usable trusted roots).
-    #[error("the upstream's client: {0}")]
+    /// For an `https://` upstream: no usable trusted roots, or a failed
+    /// handshake (the host and the reason named).
+    #[error("the upstream: {0}")]
     Client(ClientError),
 }
 
 impl ProxyError {
     /// 2 for bad input (the URL, the allowlist, a rule), 3 for the network
-    /// and the machine (unreachable upstream, a port in use, no trusted roots).
+    /// and the machine (unreachable upstream, a failed TLS handshake, a port
+    /// in use, no trusted roots).
     pub fn exit_code(&self) -> i32 {
         match self {
             ProxyError::BadUpstream(_) | ProxyError::NotAllowed { .. } | ProxyError::Rule(_) => {
@@ -116,7 +118,8 @@ pub struct Proxy {
     task: tokio::task::JoinHandle<()>,
 }
 
-/// Checks the configuration, reaches the upstream once, and starts listening.
+/// Checks the configuration, reaches the upstream once (a TCP connection,
+/// and the TLS handshake for `https://`), and starts listening.
 pub async fn start(config: ProxyConfig) -> Result<Proxy, ProxyError> {
     rules::check(&config.faults)?;
     let upstream = config.upstream.trim_end_matches('/').to_owned();
@@ -133,20 +136,6 @@ pub async fn start(config: ProxyConfig) -> Result<Proxy, ProxyError> {
             allowed: allowed.iter().cloned().collect::<Vec<_>>().join(", "),
         });
     }
-    let addr = format!("{}:{}", origin.host, origin.port);
-    match tokio::time::timeout(config.contract.timeout, TcpStream::connect(&addr)).await {
-        Ok(Ok(_)) => {}
-        Ok(Err(e)) => {
-            return Err(ProxyError::Unreachable {
-                addr,
-                why: e.to_string(),
-            })
-        }
-        Err(_) => {
-            let why = format!("no connection within {:?}", config.contract.timeout);
-            return Err(ProxyError::Unreachable { addr, why });
-        }
-    }
     // The probes' client, without their budget and rate: every request a
     // client sends through the proxy is forwarded, as the service would see it.
     let client = Client::trusting(
@@ -158,6 +147,13 @@ pub async fn start(config: ProxyConfig) -> Result<Proxy, ProxyError> {
         &config.trust,
     )
     .map_err(ProxyError::Client)?;
+    client.reach().await.map_err(|e| match e {
+        ClientError::Tls { .. } => ProxyError::Client(e),
+        other => ProxyError::Unreachable {
+            addr: format!("{}:{}", origin.host, origin.port),
+            why: other.to_string(),
+        },
+    })?;
     let bind = SocketAddr::from((Ipv4Addr::LOCALHOST, config.port));
     let listener = TcpListener::bind(bind)
         .await

@@ -240,7 +240,7 @@ impl Life<'_> {
     /// A fault after the upstream answered (it committed).
     async fn after(&self, response: FaultResponse, upstream: &client::Response) -> Answer {
         match response {
-            FaultResponse::Ok | FaultResponse::Gather { .. } => Ok(self.relay(upstream)),
+            FaultResponse::Ok => Ok(self.relay(upstream)),
             FaultResponse::Delay { delay } => {
                 tokio::time::sleep(delay).await;
                 Ok(self.relay(upstream))

@@ -13,6 +13,7 @@ mod https;
 mod mcp_simulator;
 mod mcp_variants;
 mod probes_exact;
+mod proxy_https;
 mod proxy_thirdparty;
 mod simulator_modes;
 mod snapshots;

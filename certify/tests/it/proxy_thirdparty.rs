@@ -304,9 +304,11 @@ async fn assert_journal(to: &str) {
 }
 
 /// The contract's create, keyed and marked, as raw HTTP/1.1 bytes.
-fn create_request(contract: &Contract, key: &str, marker: &str) -> Vec<u8> {
-    let KeySyntax::Token { header } = &contract.key else {
-        panic!("these contracts send the key as a header token");
+pub(crate) fn create_request(contract: &Contract, key: &str, marker: &str) -> Vec<u8> {
+    let (header, key) = match &contract.key {
+        KeySyntax::Token { header } => (header, key.to_owned()),
+        KeySyntax::SfString { header } => (header, format!("\"{key}\"")),
+        KeySyntax::BodyField { .. } => panic!("these contracts send the key in a header"),
     };
     let body = serde_json::to_string(&contract.body)
         .expect("the template is JSON")
@@ -324,7 +326,7 @@ fn create_request(contract: &Contract, key: &str, marker: &str) -> Vec<u8> {
 }
 
 /// Sends `request` on a fresh connection and reads until the proxy closes it.
-async fn exchange(url: &str, request: &[u8]) -> std::io::Result<Vec<u8>> {
+pub(crate) async fn exchange(url: &str, request: &[u8]) -> std::io::Result<Vec<u8>> {
     let addr = url.strip_prefix("http://").expect("an http URL");
     let mut stream = TcpStream::connect(addr).await?;
     stream.write_all(request).await?;
@@ -333,7 +335,7 @@ async fn exchange(url: &str, request: &[u8]) -> std::io::Result<Vec<u8>> {
     Ok(answer)
 }
 
-fn status(answer: &[u8]) -> u16 {
+pub(crate) fn status(answer: &[u8]) -> u16 {
     let text = String::from_utf8_lossy(answer);
     text.strip_prefix("HTTP/1.1 ")
         .and_then(|rest| rest.get(..3))
@@ -358,7 +360,7 @@ fn content_length(head: &str) -> Option<usize> {
     })
 }
 
-async fn get_json(url: &str, path: &str) -> Value {
+pub(crate) async fn get_json(url: &str, path: &str) -> Value {
     let request = format!("GET {path} HTTP/1.1\r\nHost: proxy\r\nConnection: close\r\n\r\n");
     let answer = exchange(url, request.as_bytes()).await.expect("an answer");
     assert_eq!(status(&answer), 200, "{}", String::from_utf8_lossy(&answer));
@@ -366,7 +368,7 @@ async fn get_json(url: &str, path: &str) -> Value {
 }
 
 /// The effects carrying `marker`, as the proxy's read-back counts them.
-async fn effects(url: &str, marker: &str) -> u64 {
+pub(crate) async fn effects(url: &str, marker: &str) -> u64 {
     let answer = get_json(url, &format!("/_lostreply/effects?marker={marker}")).await;
     answer["count"].as_u64().expect("a count")
 }
