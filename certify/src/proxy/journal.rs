@@ -135,6 +135,12 @@ impl Journal {
         }
     }
 
+    /// A copy of entry `seq`, when it was kept.
+    pub fn entry(&self, seq: u64) -> Option<Entry> {
+        let index = usize::try_from(seq.checked_sub(1)?).ok()?;
+        self.lock().entries.get(index).cloned()
+    }
+
     /// A copy of the entries kept.
     pub fn entries(&self) -> Vec<Entry> {
         self.lock().entries.clone()

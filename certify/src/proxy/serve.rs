@@ -29,8 +29,11 @@ use crate::contract::KeySyntax;
 pub const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
 
 /// Headers of one hop only, which a proxy never passes on, and those the
-/// upstream's client writes itself (host, length, its user agent).
-const HOP_BY_HOP: [&str; 10] = [
+/// upstream's client writes itself (host, length, its user agent). `expect`
+/// too: hyper has already answered a `100-continue`, and the upstream's
+/// client sends the body at once and reads no interim answer.
+const HOP_BY_HOP: [&str; 11] = [
+    "expect",
     "connection",
     "keep-alive",
     "proxy-connection",
@@ -154,8 +157,8 @@ async fn handle(state: Arc<State>, conn: Arc<Conn>, req: Request<Incoming>) -> A
         Some((_, rule)) => life.fault(&rule).await,
     };
     if state.log.load(Ordering::SeqCst) {
-        if let Some(entry) = state.journal.entries().iter().find(|e| e.seq == seq) {
-            eprintln!("lostreply proxy: {}", journal::line(entry));
+        if let Some(entry) = state.journal.entry(seq) {
+            eprintln!("lostreply proxy: {}", journal::line(&entry));
         }
     }
     answer
