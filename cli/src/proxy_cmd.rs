@@ -48,6 +48,9 @@ fn usage(message: &str) -> i32 {
 }
 
 pub(super) async fn proxy_cmd(args: ProxyArgs) -> i32 {
+    if let Err(e) = proxy::upstream_origin(&args.upstream) {
+        return usage(&e.to_string());
+    }
     let contract = match load_contract(&args.contract, &args.upstream) {
         Ok(contract) => contract,
         Err(code) => return code,

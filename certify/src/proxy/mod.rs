@@ -118,13 +118,18 @@ pub struct Proxy {
     task: tokio::task::JoinHandle<()>,
 }
 
+/// The `--upstream` URL's origin, or why it is not one: checked before the
+/// contract is read, which takes the URL as its base URL.
+pub fn upstream_origin(url: &str) -> Result<crate::contract::Origin, ProxyError> {
+    split_base_url(url.trim_end_matches('/')).ok_or_else(|| ProxyError::BadUpstream(url.to_owned()))
+}
+
 /// Checks the configuration, reaches the upstream once (a TCP connection,
 /// and the TLS handshake for `https://`), and starts listening.
 pub async fn start(config: ProxyConfig) -> Result<Proxy, ProxyError> {
     rules::check(&config.faults)?;
     let upstream = config.upstream.trim_end_matches('/').to_owned();
-    let origin =
-        split_base_url(&upstream).ok_or_else(|| ProxyError::BadUpstream(upstream.clone()))?;
+    let origin = upstream_origin(&upstream)?;
     let bare = origin.host.trim_start_matches('[').trim_end_matches(']');
     let allowed = &config.contract.allowed_hosts;
     if !allowed.contains(&origin.host.to_ascii_lowercase())

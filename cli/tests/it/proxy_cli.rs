@@ -217,6 +217,13 @@ fn proxy_bad_inputs_have_their_exit_codes() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("not in target.allowed_hosts"), "{stderr}");
 
+    let (code, stderr) = refused(&["--upstream", "http://127.0.0.1:1/v1", "--contract", good]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--upstream \"http://127.0.0.1:1/v1\": expected http://host:port or https://host:port (no path)"),
+        "{stderr}"
+    );
+
     let scenario = dir.path().join("stepped.yaml");
     std::fs::write(
         &scenario,
