@@ -5,6 +5,7 @@
 
 use std::sync::Mutex;
 
+use lostreply_simulator::{FaultResponse, Position};
 use serde::Serialize;
 
 /// Most requests journaled; later ones are counted, not kept, so a long-running
@@ -65,15 +66,26 @@ pub enum HeldUntil {
     StallCap,
 }
 
-/// The fault rule that decided a request, as the scenario file wrote it.
+/// The fault rule that decided a request, written with the scenario
+/// format's names.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Struck {
     /// The rule's place in the scenario's `faults` (1-based).
     pub rule: usize,
-    /// `before_read`, `before_commit` or `after_commit`.
-    pub at: &'static str,
-    /// The response's name (`drop`, `reset`, `status`, ...).
-    pub response: &'static str,
+    /// Where it strikes (`before_read`, `before_commit` or `after_commit`).
+    #[serde(serialize_with = "position_name")]
+    pub at: Position,
+    /// What it does (`drop`, `reset`, `status`, ...).
+    #[serde(serialize_with = "response_name")]
+    pub response: FaultResponse,
+}
+
+fn position_name<S: serde::Serializer>(at: &Position, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(at.name())
+}
+
+fn response_name<S: serde::Serializer>(r: &FaultResponse, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(super::rules::response_name(r))
 }
 
 /// One request through the proxy.
@@ -204,7 +216,8 @@ pub fn line(entry: &Entry) -> String {
         .upstream_status
         .map_or_else(|| "none".to_owned(), |s| s.to_string());
     let fault = entry.fault.as_ref().map_or_else(String::new, |f| {
-        format!(" [rule {}: {} {}]", f.rule, f.at, f.response)
+        let response = super::rules::response_name(&f.response);
+        format!(" [rule {}: {} {response}]", f.rule, f.at.name())
     });
     format!(
         "#{} {} {} key={} upstream={} client={}{}",

@@ -12,14 +12,14 @@ use lostreply_simulator::{FaultResponse, FaultRule, Position, Release, RequestKi
 
 /// Why a fault rule cannot be applied by the proxy.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("fault rule {rule} (at: {at}, response: {response}): {why}")]
+#[error("fault rule {rule} (at: {}, response: {}): {why}", .at.name(), response_name(.response))]
 pub struct RuleError {
     /// The rule's place in the scenario's `faults` (1-based).
     pub rule: usize,
-    /// Its position's name.
-    pub at: &'static str,
-    /// Its response's name.
-    pub response: &'static str,
+    /// Where it would strike.
+    pub at: Position,
+    /// What it would do.
+    pub response: FaultResponse,
     /// Why the proxy refuses it.
     pub why: &'static str,
 }
@@ -53,8 +53,8 @@ pub fn check(rules: &[FaultRule]) -> Result<(), RuleError> {
         if let Some(why) = refusal(rule) {
             return Err(RuleError {
                 rule: index + 1,
-                at: rule.at.name(),
-                response: response_name(&rule.response),
+                at: rule.at,
+                response: rule.response,
                 why,
             });
         }

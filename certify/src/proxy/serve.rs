@@ -129,8 +129,8 @@ async fn handle(state: Arc<State>, conn: Arc<Conn>, req: Request<Incoming>) -> A
         key: key_of(&contract.key, &headers, &body),
         fault: rule.as_ref().map(|(i, r)| Struck {
             rule: i + 1,
-            at: r.at.name(),
-            response: rules::response_name(&r.response),
+            at: r.at,
+            response: r.response,
         }),
         upstream_status: None,
         fate: Fate::Pending,
