@@ -14,6 +14,7 @@ mod mcp_simulator;
 mod mcp_variants;
 mod probes_exact;
 mod proxy_https;
+mod proxy_simulator;
 mod proxy_thirdparty;
 mod simulator_modes;
 mod snapshots;

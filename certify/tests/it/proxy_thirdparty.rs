@@ -156,7 +156,7 @@ async fn proxy_holds_end_when_the_client_leaves() {
     proxy.shutdown().await;
 }
 
-async fn connect_and_send(url: &str, request: &[u8]) -> TcpStream {
+pub(crate) async fn connect_and_send(url: &str, request: &[u8]) -> TcpStream {
     let addr = url.strip_prefix("http://").expect("an http URL");
     let mut stream = TcpStream::connect(addr).await.expect("connects");
     stream.write_all(request).await.expect("sends");
@@ -165,7 +165,7 @@ async fn connect_and_send(url: &str, request: &[u8]) -> TcpStream {
 
 /// Waits until the journal's entry `index` has `fate`: the proxy writes it
 /// before the hold starts, so this is an event, not a guess at a delay.
-async fn wait_for_fate(url: &str, index: usize, fate: &str) {
+pub(crate) async fn wait_for_fate(url: &str, index: usize, fate: &str) {
     for _ in 0..2000 {
         let journal = get_json(url, "/_lostreply/journal").await;
         if journal["entries"][index]["fate"] == fate {
