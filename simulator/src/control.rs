@@ -76,6 +76,7 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
         .route("/events", get(events))
         .route("/events/{id}/delivery", post(sign_event))
         .route("/clock", get(clock).post(advance_clock))
+        .route("/mcp", get(mcp))
         .route("/faults/reset", post(reset_faults))
         .fallback(unknown)
         .layer(DefaultBodyLimit::max(MAX_CONTROL_BODY_BYTES))
@@ -106,6 +107,16 @@ async fn journal(_auth: ControlAuth, State(shared): State<Arc<Shared>>) -> Respo
         "data": state.journal.entries(),
         "dropped": state.journal.dropped().dropped,
         "dropped_summary": state.journal.dropped(),
+    }))
+    .into_response()
+}
+
+/// The MCP face's sessions: how many are live, and how sessions ended
+/// (deleted, expired, evicted) and how many `initialize` calls were refused.
+async fn mcp(_auth: ControlAuth, State(shared): State<Arc<Shared>>) -> Response {
+    let state = shared.state();
+    Json(json!({
+        "sessions": {"live": state.mcp.sessions.len(), "counts": state.mcp.session_counts},
     }))
     .into_response()
 }

@@ -85,6 +85,7 @@ pub use provider::{
 };
 pub use record::*;
 pub use server::{HEADER_READ_TIMEOUT, MAX_CONNECTIONS};
+pub use shared::mcp_state::SessionCounts as McpSessionCounts;
 pub use time::rfc3339;
 
 use crate::shared::Shared;
@@ -285,6 +286,13 @@ impl Simulator {
     /// What was dropped from the front of the journal to keep it bounded.
     pub fn journal_dropped(&self) -> DroppedSummary {
         self.shared.state().journal.dropped().clone()
+    }
+
+    /// How many MCP sessions are live, and how sessions have ended since the
+    /// start (also `GET /_lostreply/mcp`).
+    pub fn mcp_sessions(&self) -> (usize, McpSessionCounts) {
+        let state = self.shared.state();
+        (state.mcp.sessions.len(), state.mcp.session_counts)
     }
 
     /// How many effects the ledger holds, without copying it.

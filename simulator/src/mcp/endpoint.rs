@@ -22,7 +22,7 @@ use crate::provider::request_body::{drain, read_body, BodyError};
 use crate::provider::route::authenticate_bearer as authenticate;
 use crate::record::{CancelArrival, JournalEntry, ResponseFate, RpcCall};
 use crate::responses::{self, Prepared};
-use crate::shared::mcp_state::Session;
+use crate::shared::mcp_state::SessionClock;
 use crate::shared::Shared;
 
 /// The session header.
@@ -117,19 +117,18 @@ fn end_session(ctx: &Ctx, tenant: &str, headers: &HeaderMap) -> Prepared {
     let Some(id) = header(headers, SESSION_HEADER) else {
         return wire::refusal(400, INVALID_REQUEST, "Mcp-Session-Id header is required");
     };
-    let mut state = ctx.shared.state();
-    let owned = state
-        .mcp
-        .sessions
-        .get(id)
-        .is_some_and(|s| s.tenant == tenant);
-    if !owned {
+    if !ctx.shared.state().mcp.end_session(id, tenant) {
         return unknown_session();
     }
-    state.mcp.sessions.remove(id);
     Prepared::json_body(200, bytes::Bytes::new())
 }
 
+fn idle_ms(mcp: &McpPlan) -> u64 {
+    u64::try_from(mcp.limits.session_idle.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// What the MCP specification has a server answer for a session it does not
+/// know, ended, expired or evicted alike: the client starts a new one.
 fn unknown_session() -> Prepared {
     wire::refusal(404, INVALID_REQUEST, "unknown or ended session")
 }
@@ -196,24 +195,28 @@ async fn post(
         let text = "Mcp-Session-Id header is required (send initialize first)";
         return ctx.respond(wire::refusal(400, INVALID_REQUEST, text), Shape::Full);
     };
-    let session: Option<Session> = ctx
-        .shared
-        .state()
-        .mcp
-        .sessions
-        .get(session_id)
-        .filter(|s| s.tenant == tenant)
-        .cloned();
-    let Some(session) = session else {
+    let revision = {
+        let now_ms = ctx.shared.real_ms();
+        let mut guard = ctx.shared.state();
+        let state = &mut *guard;
+        let journal = &state.journal;
+        let clock = SessionClock {
+            now_ms,
+            idle_ms: idle_ms(mcp),
+            open: |seq| journal.is_open(seq),
+        };
+        state.mcp.use_session(session_id, tenant, ctx.seq, &clock)
+    };
+    let Some(revision) = revision else {
         return ctx.respond(unknown_session(), Shape::Full);
     };
     // Absent, the session's negotiated revision holds (the spec's fallback
     // for clients that do not send it).
     if let Some(asked) = header(headers, VERSION_HEADER) {
-        if Revision::from_name(asked) != Some(session.revision) {
+        if Revision::from_name(asked) != Some(revision) {
             let text = format!(
                 "unsupported MCP-Protocol-Version {asked:?}: this session speaks {}",
-                session.revision.name()
+                revision.name()
             );
             return ctx.respond(wire::refusal(400, INVALID_REQUEST, &text), Shape::Full);
         }
@@ -228,15 +231,15 @@ async fn post(
         }
         Message::Response => return ctx.respond(wire::accepted(), Shape::Full),
     };
-    let tasks_on = mcp.tasks.enabled && session.revision == Revision::V2025_11_25;
+    let tasks_on = mcp.tasks.enabled && revision == Revision::V2025_11_25;
     let reply = match method.as_str() {
         "ping" => Ok(json!({})),
-        "tools/list" => Ok(tools::list(mcp, session.revision)),
+        "tools/list" => Ok(tools::list(mcp, revision)),
         "tools/call" => {
             let site = CallSite {
                 id,
                 session: session_id.to_owned(),
-                revision: session.revision,
+                revision,
                 tenant: tenant.to_owned(),
                 form,
                 step,
@@ -275,12 +278,22 @@ fn initialize(
         .and_then(Revision::from_name)
         .filter(|r| mcp.revisions.contains(r))
         .unwrap_or(fallback);
-    let opened = ctx
-        .shared
-        .state()
-        .mcp
-        .open_session(tenant, revision, mcp.limits.max_sessions);
+    let now_ms = ctx.shared.real_ms();
+    let opened = {
+        let mut guard = ctx.shared.state();
+        let state = &mut *guard;
+        let journal = &state.journal;
+        let clock = SessionClock {
+            now_ms,
+            idle_ms: idle_ms(mcp),
+            open: |seq| journal.is_open(seq),
+        };
+        state
+            .mcp
+            .open_session(tenant, revision, mcp.limits.max_sessions, &clock)
+    };
     let Some(session) = opened else {
+        // Every session at the cap is in use: refused as a full server is.
         let text = format!("at most {} sessions", mcp.limits.max_sessions);
         return wire::refusal(503, INTERNAL_ERROR, &text);
     };

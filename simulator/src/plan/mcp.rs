@@ -424,12 +424,25 @@ pub enum CancelPolicy {
     Race,
 }
 
+/// The default [`McpLimits::session_idle`]: ten minutes.
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(600);
+
 /// Bounds on the MCP face.
 #[derive(bon::Builder, Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct McpLimits {
-    /// Live sessions at most; beyond it `initialize` answers HTTP 503.
+    /// Live sessions at most. At the cap, `initialize` first ends the least
+    /// recently used idle session; only when every session is in use (a
+    /// request on it has not finished, an SSE stream included) does it
+    /// answer HTTP 503.
     pub max_sessions: usize,
+    /// A session with no request for this long (real time) ends, and a
+    /// request on it answers as for an unknown session (HTTP 404). Real time,
+    /// not the simulator clock: clients come and go (and forget to send
+    /// `DELETE`) in real time, while a harness moving the clock by hours must
+    /// not end the sessions of the adapter it drives.
+    #[builder(default = DEFAULT_SESSION_IDLE)]
+    pub session_idle: Duration,
     /// Tasks kept at most per tenant.
     pub max_tasks: usize,
     /// Largest JSON-RPC body accepted (HTTP 413 beyond).
@@ -440,6 +453,7 @@ impl Default for McpLimits {
     fn default() -> Self {
         McpLimits {
             max_sessions: 1024,
+            session_idle: DEFAULT_SESSION_IDLE,
             max_tasks: 10_000,
             max_body_bytes: 256 * 1024,
         }

@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
+use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -83,6 +84,56 @@ impl McpCounters {
 pub(crate) struct Session {
     pub tenant: String,
     pub revision: Revision,
+    /// When it was last used (real ms since the simulator started): its
+    /// last request's arrival, or the last time a check found a request on
+    /// it still running. Idle time counts from here.
+    pub last_used_ms: u64,
+    /// Journal `seq`s of its requests whose responses may still be running
+    /// (pruned on every check, so it holds no more than the requests in flight).
+    pub requests: Vec<u64>,
+}
+
+impl Session {
+    /// True while a request on the session has not finished (`open` says
+    /// whether a journal `seq`'s response is still running); a session in
+    /// use counts as used now.
+    fn busy(&mut self, now_ms: u64, open: &impl Fn(u64) -> bool) -> bool {
+        self.requests.retain(|&seq| open(seq));
+        let busy = !self.requests.is_empty();
+        if busy {
+            self.last_used_ms = self.last_used_ms.max(now_ms);
+        }
+        busy
+    }
+
+    fn idle_past(&mut self, now_ms: u64, idle_ms: u64, open: &impl Fn(u64) -> bool) -> bool {
+        !self.busy(now_ms, open) && now_ms.saturating_sub(self.last_used_ms) >= idle_ms
+    }
+}
+
+/// When a session is looked at: the real time, the idle bound, and which
+/// journal `seq`s are still running.
+pub(crate) struct SessionClock<F: Fn(u64) -> bool> {
+    pub now_ms: u64,
+    pub idle_ms: u64,
+    pub open: F,
+}
+
+/// How sessions ended and how many `initialize` calls were refused, since
+/// the start: what `/_lostreply/mcp` reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct SessionCounts {
+    /// Sessions `initialize` opened.
+    pub opened: u64,
+    /// Sessions a client ended with `DELETE`.
+    pub deleted: u64,
+    /// Sessions ended after `McpLimits::session_idle` without a request.
+    pub expired: u64,
+    /// Idle sessions ended (least recently used first) to make room at
+    /// `McpLimits::max_sessions`.
+    pub evicted: u64,
+    /// `initialize` calls refused (503) because every session at the cap was in use.
+    pub refused: u64,
 }
 
 /// An operation a paid tool created: what retrieval answers.
@@ -108,6 +159,7 @@ pub(crate) struct HeldCall {
 #[derive(Debug)]
 pub(crate) struct McpState {
     pub sessions: BTreeMap<String, Session>,
+    pub session_counts: SessionCounts,
     /// Operations in creation order.
     pub operations: Vec<Operation>,
     /// Index into `operations` by id.
@@ -131,6 +183,7 @@ impl McpState {
         };
         McpState {
             sessions: BTreeMap::new(),
+            session_counts: SessionCounts::default(),
             operations: Vec::new(),
             operation_index: HashMap::new(),
             keys: KeyTable::default(),
@@ -142,14 +195,18 @@ impl McpState {
         }
     }
 
-    /// Opens a session for `tenant`; `None` when `max` sessions are live.
-    pub(crate) fn open_session(
+    /// Opens a session for `tenant`. At `max` live sessions, the expired ones
+    /// end, then the least recently used idle one; `None` (nothing opened)
+    /// when every session is in use.
+    pub(crate) fn open_session<F: Fn(u64) -> bool>(
         &mut self,
         tenant: &str,
         revision: Revision,
         max: usize,
+        clock: &SessionClock<F>,
     ) -> Option<String> {
-        if self.sessions.len() >= max {
+        if self.sessions.len() >= max && !self.make_room(max, clock) {
+            self.session_counts.refused += 1;
             return None;
         }
         let id = loop {
@@ -163,9 +220,70 @@ impl McpState {
             Session {
                 tenant: tenant.to_owned(),
                 revision,
+                last_used_ms: clock.now_ms,
+                requests: Vec::new(),
             },
         );
+        self.session_counts.opened += 1;
         Some(id)
+    }
+
+    /// Ends expired sessions, then idle ones least recently used first, until
+    /// fewer than `max` are live; false when only sessions in use are left.
+    /// A scan of every session: it runs only at the cap, once per
+    /// `initialize` there, and the cap is small (1,024 by default).
+    fn make_room<F: Fn(u64) -> bool>(&mut self, max: usize, clock: &SessionClock<F>) -> bool {
+        let before = self.sessions.len();
+        self.sessions
+            .retain(|_, s| !s.idle_past(clock.now_ms, clock.idle_ms, &clock.open));
+        self.session_counts.expired += (before - self.sessions.len()) as u64;
+        while self.sessions.len() >= max {
+            let oldest = self
+                .sessions
+                .iter_mut()
+                .filter_map(|(id, s)| {
+                    (!s.busy(clock.now_ms, &clock.open)).then_some((s.last_used_ms, id))
+                })
+                .min()
+                .map(|(_, id)| id.clone());
+            let Some(oldest) = oldest else {
+                return false;
+            };
+            self.sessions.remove(&oldest);
+            self.session_counts.evicted += 1;
+        }
+        true
+    }
+
+    /// The session `id` for a request `seq` of `tenant`, now in use by it;
+    /// `None` when it is unknown, another credential's, or idle past the
+    /// bound (it ends then, counted as expired).
+    pub(crate) fn use_session<F: Fn(u64) -> bool>(
+        &mut self,
+        id: &str,
+        tenant: &str,
+        seq: u64,
+        clock: &SessionClock<F>,
+    ) -> Option<Revision> {
+        let session = self.sessions.get_mut(id).filter(|s| s.tenant == tenant)?;
+        if session.idle_past(clock.now_ms, clock.idle_ms, &clock.open) {
+            self.sessions.remove(id);
+            self.session_counts.expired += 1;
+            return None;
+        }
+        session.last_used_ms = clock.now_ms;
+        session.requests.push(seq);
+        Some(session.revision)
+    }
+
+    /// Ends the session `id` of `tenant` (`DELETE`); false when there is none.
+    pub(crate) fn end_session(&mut self, id: &str, tenant: &str) -> bool {
+        let owned = self.sessions.get(id).is_some_and(|s| s.tenant == tenant);
+        if owned {
+            self.sessions.remove(id);
+            self.session_counts.deleted += 1;
+        }
+        owned
     }
 
     pub(crate) fn new_task_id(&mut self) -> String {

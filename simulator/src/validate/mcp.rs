@@ -72,7 +72,9 @@ pub enum McpPlanError {
     #[error("mcp.tasks.ttl: must be longer than zero")]
     ZeroTaskTtl,
     /// A limit that admits nothing.
-    #[error("mcp.limits: max_sessions, max_tasks and max_body_bytes must be at least 1")]
+    #[error(
+        "mcp.limits: max_sessions, max_tasks and max_body_bytes must be at least 1, session_idle longer than zero"
+    )]
     ZeroLimit,
     /// A fault rule for a tool the plan does not have.
     #[error("mcp.faults[{index}].when.tool: `{tool}` is not a tool of the plan")]
@@ -210,7 +212,11 @@ pub(crate) fn check(plan: &Plan, mcp: &McpPlan) -> Result<(), McpPlanError> {
         return Err(McpPlanError::ZeroTaskTtl);
     }
     let limits = &mcp.limits;
-    if limits.max_sessions == 0 || limits.max_tasks == 0 || limits.max_body_bytes == 0 {
+    if limits.max_sessions == 0
+        || limits.max_tasks == 0
+        || limits.max_body_bytes == 0
+        || limits.session_idle.is_zero()
+    {
         return Err(McpPlanError::ZeroLimit);
     }
     let known = |tool: &str| {

@@ -11,6 +11,7 @@ mod generic_api;
 mod idempotency;
 mod mcp_fault;
 mod mcp_retrieval;
+mod mcp_sessions;
 mod mcp_tasks;
 mod mcp_wire;
 mod profiles;
