@@ -15,6 +15,9 @@
 //!   terminal, JSON, JUnit, Markdown and HTML writers.
 //! - [`proxy`]: `lostreply proxy`, a fault-injecting reverse proxy in front of
 //!   a real service, with its own journal and effects counted by the read-back.
+//! - [`upstream`]: `lostreply run --upstream`, the lost-response library run
+//!   against an adapter with a real service behind the proxy, judged from
+//!   the read-back and the proxy's journal.
 //! - [`simulator`]: `--simulator MODE`, the worked example against lostreply's own simulator.
 //! - [`mcp`]: certifying an MCP server (`kind: mcp` contracts, `--mcp URL`,
 //!   `--mcp-simulator`): the pre-flight, the design rules, retrieval's behaviour.
@@ -34,6 +37,7 @@ pub mod readback;
 pub mod report;
 pub mod simulator;
 pub mod tls;
+pub mod upstream;
 pub mod verdict;
 pub mod write;
 

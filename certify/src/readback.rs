@@ -56,6 +56,31 @@ pub async fn count(
     credential: &str,
     marker: &str,
 ) -> Result<(Method, usize), ReadbackError> {
+    let found = effects(client, contract, credential, marker).await?;
+    Ok((found.method, found.count))
+}
+
+/// What a read-back found of one marker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// How it was read.
+    pub method: Method,
+    /// How many objects carry the marker.
+    pub count: usize,
+    /// Their ids (at the create's `id_at` in each item), when the read-back
+    /// lists items; `None` when it states a count. An item without a string
+    /// id there is counted without one.
+    pub ids: Option<Vec<String>>,
+}
+
+/// The objects carrying `marker`, as seen by `credential`'s tenant: their
+/// count and, where the read-back lists them, their ids.
+pub async fn effects(
+    client: &Client,
+    contract: &Contract,
+    credential: &str,
+    marker: &str,
+) -> Result<Found, ReadbackError> {
     let Some((method, collection)) = method(contract) else {
         return Err(ReadbackError::Shape("is not configured".to_owned()));
     };
@@ -86,14 +111,19 @@ pub async fn count(
             "GET {path}: the answer is not JSON"
         )));
     };
-    let n = tally(&json, &collection.tally, marker)
+    let (count, ids) = tally(&json, &collection.tally, marker, &contract.id_at)
         .map_err(|why| ReadbackError::Shape(format!("GET {path}: {why}")))?;
-    Ok((method, n))
+    Ok(Found { method, count, ids })
 }
 
 /// The effects carrying `marker` in a read-back answer: the items whose
-/// marker matches, or the count the answer states.
-fn tally(json: &serde_json::Value, tally: &Tally, marker: &str) -> Result<usize, String> {
+/// marker matches (with the ids at `id_at`), or the count the answer states.
+fn tally(
+    json: &serde_json::Value,
+    tally: &Tally,
+    marker: &str,
+    id_at: &str,
+) -> Result<(usize, Option<Vec<String>>), String> {
     match tally {
         Tally::Items {
             items_at,
@@ -102,19 +132,25 @@ fn tally(json: &serde_json::Value, tally: &Tally, marker: &str) -> Result<usize,
             let Some(serde_json::Value::Array(items)) = json.pointer(items_at) else {
                 return Err(format!("no array at {items_at:?}"));
             };
-            Ok(items
+            let ours: Vec<&serde_json::Value> = items
                 .iter()
                 .filter(|item| {
                     item.pointer(marker_at)
                         .and_then(|v| v.as_str())
                         .is_some_and(|v| v == marker)
                 })
-                .count())
+                .collect();
+            let ids = ours
+                .iter()
+                .filter_map(|item| item.pointer(id_at)?.as_str().map(str::to_owned))
+                .collect();
+            Ok((ours.len(), Some(ids)))
         }
         Tally::Count { count_at } => json
             .pointer(count_at)
             .and_then(serde_json::Value::as_u64)
             .and_then(|n| usize::try_from(n).ok())
+            .map(|n| (n, None))
             .ok_or_else(|| format!("no whole number at {count_at:?}")),
     }
 }

@@ -19,6 +19,7 @@ mod report_cmd;
 mod run_cmd;
 mod select;
 mod serve_cmd;
+mod upstream_cmd;
 mod validate_cmd;
 mod values;
 

@@ -8,14 +8,13 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use clap::Args;
 use lostreply_certify::contract::{self, Contract};
 use lostreply_certify::proxy::{self, ProxyConfig};
 use lostreply_certify::tls::Trust;
 use lostreply_harness::exit;
-use lostreply_simulator::FaultRule;
+use lostreply_simulator::{FaultRule, Limits};
 
 #[derive(Debug, Args)]
 #[command(
@@ -51,33 +50,31 @@ pub(super) async fn proxy_cmd(args: ProxyArgs) -> i32 {
     if let Err(e) = proxy::upstream_origin(&args.upstream) {
         return usage(&e.to_string());
     }
-    let contract = match load_contract(&args.contract, &args.upstream) {
+    let contract = match load_contract(&args.contract, &args.upstream, "lostreply proxy") {
         Ok(contract) => contract,
         Err(code) => return code,
     };
-    let (faults, stall_cap) = match &args.scenario {
+    let (faults, limits) = match &args.scenario {
         Some(path) => match lostreply_harness::scenario::load(path) {
-            Ok(s) => (s.plan.faults, s.plan.limits.stall_cap),
+            Ok(s) => (s.plan.faults, s.plan.limits),
             Err(e) => {
                 eprintln!("{e}");
                 return exit::BAD_INPUT;
             }
         },
-        None => (Vec::<FaultRule>::new(), Duration::from_secs(30)),
+        None => (Vec::<FaultRule>::new(), Limits::default()),
     };
-    let trust = match &args.ca_cert {
-        Some(path) => match Trust::ca_file(path) {
-            Ok(trust) => trust,
-            Err(e) => return usage(&e.to_string()),
-        },
-        None => Trust::System,
+    let trust = match trust_of(args.ca_cert.as_deref(), "lostreply proxy") {
+        Ok(trust) => trust,
+        Err(code) => return code,
     };
     let rules = faults.len();
     let config = ProxyConfig {
         upstream: args.upstream.clone(),
         contract,
         faults,
-        stall_cap,
+        stall_cap: limits.stall_cap,
+        hold_cap: limits.hold_cap,
         port: args.port,
         trust,
     };
@@ -116,15 +113,15 @@ pub(super) async fn proxy_cmd(args: ProxyArgs) -> i32 {
 
 /// The contract, with `LOSTREPLY_CERTIFY_BASE_URL` read as the upstream; an
 /// error is printed (file:line:column) and its exit code returned.
-fn load_contract(path: &Path, upstream: &str) -> Result<Contract, i32> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        usage(&format!(
-            "{}: cannot read the contract: {e}",
-            path.display()
-        ))
-    })?;
+pub(super) fn load_contract(path: &Path, upstream: &str, command: &str) -> Result<Contract, i32> {
+    let refuse = |message: String| {
+        eprintln!("{command}: {message}");
+        exit::BAD_INPUT
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| refuse(format!("{}: cannot read the contract: {e}", path.display())))?;
     if contract::kind_of(&text) == contract::Kind::Mcp {
-        return Err(usage(&format!(
+        return Err(refuse(format!(
             "{}: a `kind: mcp` contract; the proxy takes an HTTP contract",
             path.display()
         )));
@@ -141,4 +138,16 @@ fn load_contract(path: &Path, upstream: &str) -> Result<Contract, i32> {
         eprintln!("{e}");
         exit::BAD_INPUT
     })
+}
+
+/// `--ca-cert FILE`'s CAs, or the system's roots without it; an unusable
+/// file is printed under `command`'s name and its exit code returned.
+pub(super) fn trust_of(ca_cert: Option<&Path>, command: &str) -> Result<Trust, i32> {
+    match ca_cert {
+        Some(path) => Trust::ca_file(path).map_err(|e| {
+            eprintln!("{command}: {e}");
+            exit::BAD_INPUT
+        }),
+        None => Ok(Trust::System),
+    }
 }

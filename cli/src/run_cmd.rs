@@ -39,6 +39,19 @@ pub(super) struct RunArgs {
     /// Colour in the terminal summary.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
+    /// A real service behind lostreply's proxy instead of the simulator
+    /// (docs/proxy.md): http://host:port or https://host:port. The scenarios
+    /// the proxy can stage run one at a time; the invariants are judged from
+    /// the contract's read-back and the proxy's journal.
+    #[arg(long, value_name = "URL", requires = "contract")]
+    upstream: Option<String>,
+    /// With --upstream: the service's contract (docs/certify.md): its allowed
+    /// hosts, credential and key headers, and the read-back that counts effects.
+    #[arg(long, value_name = "FILE", requires = "upstream")]
+    contract: Option<std::path::PathBuf>,
+    /// With --upstream https://: trust the CAs in this PEM file instead of the system's roots.
+    #[arg(long, value_name = "FILE", requires = "upstream")]
+    ca_cert: Option<std::path::PathBuf>,
 }
 
 pub(super) async fn run(args: RunArgs) -> i32 {
@@ -68,6 +81,15 @@ pub(super) async fn run(args: RunArgs) -> i32 {
     );
     if args.jobs == Some(0) {
         return usage("--jobs must be at least 1");
+    }
+    if args.upstream.is_some() {
+        let given = super::upstream_cmd::Given {
+            upstream: args.upstream.clone().unwrap_or_default(),
+            contract: args.contract.clone().unwrap_or_default(),
+            ca_cert: args.ca_cert.clone(),
+            seed: args.seed,
+        };
+        return super::upstream_cmd::run_upstream(given, &args.select, adapter, &output).await;
     }
     let Selection {
         scenarios,

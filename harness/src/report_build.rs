@@ -382,7 +382,8 @@ fn object_status(status: ObjectStatus) -> report::ObjectStatus {
     }
 }
 
-fn request_kind(kind: RequestKind) -> report::RequestKind {
+/// A request's kind, as the report names it.
+pub fn request_kind(kind: RequestKind) -> report::RequestKind {
     match kind {
         RequestKind::Create => report::RequestKind::Create,
         RequestKind::Retrieve => report::RequestKind::Retrieve,
@@ -391,7 +392,8 @@ fn request_kind(kind: RequestKind) -> report::RequestKind {
     }
 }
 
-fn fault_point(at: Position) -> report::FaultPoint {
+/// Where a simulator fault rule strikes, as the report names it.
+pub fn fault_point(at: Position) -> report::FaultPoint {
     match at {
         Position::BeforeRead => report::FaultPoint::BeforeRead,
         Position::BeforeCommit => report::FaultPoint::BeforeCommit,

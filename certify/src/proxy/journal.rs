@@ -64,6 +64,10 @@ pub enum HeldUntil {
     ClientLeft,
     /// The stall cap passed first.
     StallCap,
+    /// The harness step the hold waited for ended (`until: {end_of_step: N}`).
+    StepEnd,
+    /// The hold cap passed before that step ended.
+    HoldCap,
 }
 
 /// The fault rule that decided a request, written with the scenario
@@ -110,6 +114,20 @@ pub struct Entry {
     pub client_status: Option<u16>,
     /// For a held connection: what ended the hold.
     pub held_until: Option<HeldUntil>,
+    /// The request's body, kept only when a harness runs steps through the
+    /// proxy (its judge reads which operation a create was for, and whether
+    /// every attempt sent the same body); never served.
+    #[serde(skip)]
+    pub body: Option<bytes::Bytes>,
+    /// The harness step it arrived in (0: none, or nobody runs steps).
+    #[serde(skip)]
+    pub step: u32,
+    /// When it arrived.
+    #[serde(skip)]
+    pub arrived: std::time::Instant,
+    /// When its client's fate was decided.
+    #[serde(skip)]
+    pub ended: Option<std::time::Instant>,
 }
 
 /// The journal: entries in arrival order, bounded.
@@ -156,6 +174,17 @@ impl Journal {
     /// A copy of the entries kept.
     pub fn entries(&self) -> Vec<Entry> {
         self.lock().entries.clone()
+    }
+
+    /// Requests journaled so far, kept or not.
+    pub fn len(&self) -> u64 {
+        let inner = self.lock();
+        inner.entries.len() as u64 + inner.dropped
+    }
+
+    /// Whether no request has arrived yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Requests served but not kept (past [`MAX_JOURNAL_ENTRIES`]).

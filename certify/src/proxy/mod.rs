@@ -32,7 +32,8 @@ use crate::client::{Client, ClientError};
 use crate::contract::{split_base_url, Contract};
 use crate::tls::Trust;
 pub use journal::{Entry, Fate, HeldUntil, Journal};
-pub use rules::RuleError;
+pub use rules::{RuleError, Steps};
+pub(crate) use state::carries;
 
 /// Everything a proxy needs to start.
 #[derive(Debug)]
@@ -45,6 +46,9 @@ pub struct ProxyConfig {
     pub faults: Vec<FaultRule>,
     /// The longest a stall or a head without its body holds a connection.
     pub stall_cap: Duration,
+    /// The longest a stall released at a step's end holds a request, in
+    /// case its step never ends (only a harness run has steps).
+    pub hold_cap: Duration,
     /// Port on 127.0.0.1 (0: any free port).
     pub port: u16,
     /// Whose CAs an `https://` upstream must be signed by.
@@ -125,9 +129,22 @@ pub fn upstream_origin(url: &str) -> Result<crate::contract::Origin, ProxyError>
 }
 
 /// Checks the configuration, reaches the upstream once (a TCP connection,
-/// and the TLS handshake for `https://`), and starts listening.
+/// and the TLS handshake for `https://`), and starts listening, with
+/// nobody running steps (`lostreply proxy`).
 pub async fn start(config: ProxyConfig) -> Result<Proxy, ProxyError> {
-    rules::check(&config.faults)?;
+    start_with(config, Steps::Absent).await
+}
+
+/// [`start`] for a harness that runs a scenario's steps through the proxy
+/// (`lostreply run --upstream`): rules scoped to steps fire in their steps
+/// ([`Proxy::begin_step`]), each request's body is kept in the journal for
+/// the judge, and a crash point can be armed ([`Proxy::crash_after_commit`]).
+pub async fn start_driven(config: ProxyConfig) -> Result<Proxy, ProxyError> {
+    start_with(config, Steps::Driven).await
+}
+
+async fn start_with(config: ProxyConfig, steps: Steps) -> Result<Proxy, ProxyError> {
+    rules::check(&config.faults, steps)?;
     let upstream = config.upstream.trim_end_matches('/').to_owned();
     let origin = upstream_origin(&upstream)?;
     let bare = origin.host.trim_start_matches('[').trim_end_matches(']');
@@ -175,8 +192,13 @@ pub async fn start(config: ProxyConfig) -> Result<Proxy, ProxyError> {
         contract: config.contract,
         rules: rules::Rules::new(config.faults),
         stall_cap: config.stall_cap,
+        hold_cap: config.hold_cap,
         journal: Journal::default(),
         log: std::sync::atomic::AtomicBool::new(false),
+        steps,
+        step: watch::channel(0).0,
+        ended: watch::channel(0).0,
+        crash: std::sync::Mutex::new(None),
     });
     let (stop, stopped) = watch::channel(false);
     let task = tokio::spawn(serve::accept(listener, Arc::clone(&state), stopped));
@@ -210,6 +232,46 @@ impl Proxy {
         self.state
             .log
             .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Harness step `step` (from 1) starts: rules scoped to it see the
+    /// requests that arrive from now on.
+    pub fn begin_step(&self, step: u32) {
+        self.state.step.send_replace(step);
+    }
+
+    /// The step running ended: no rule scoped to a step matches until the
+    /// next, and holds released at its end let go.
+    pub fn end_step(&self) {
+        let ended = self.state.step.send_replace(0);
+        self.state.ended.send_replace(ended);
+    }
+
+    /// Arms a crash point: the next create whose body carries `marker` and
+    /// that the upstream answers with a success sends on `fire` before its
+    /// answer leaves, and the answer is then held until its client is gone
+    /// (or the stall cap), as the simulator holds a crash step's commit.
+    /// Replaces a crash point armed before and never reached.
+    pub fn crash_after_commit(&self, marker: &str, fire: tokio::sync::oneshot::Sender<()>) {
+        let mut armed = self
+            .state
+            .crash
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *armed = Some(state::CrashPoint {
+            marker: marker.to_owned(),
+            fire,
+        });
+    }
+
+    /// Disarms a crash point that never fired.
+    pub fn disarm_crash(&self) {
+        let mut armed = self
+            .state
+            .crash
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *armed = None;
     }
 
     /// Stops accepting; requests in progress end with their connections.

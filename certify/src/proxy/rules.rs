@@ -47,10 +47,20 @@ pub fn before_upstream(at: Position) -> bool {
     }
 }
 
+/// Who runs steps in front of the proxy, which decides whether a rule
+/// scoped to steps can ever fire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Steps {
+    /// Nobody: clients send what they send (`lostreply proxy`).
+    Absent,
+    /// A harness run tells the proxy which step runs (`lostreply run --upstream`).
+    Driven,
+}
+
 /// Refuses the first rule the proxy cannot make exactly.
-pub fn check(rules: &[FaultRule]) -> Result<(), RuleError> {
+pub fn check(rules: &[FaultRule], steps: Steps) -> Result<(), RuleError> {
     for (index, rule) in rules.iter().enumerate() {
-        if let Some(why) = refusal(rule) {
+        if let Some(why) = refusal(rule, steps) {
             return Err(RuleError {
                 rule: index + 1,
                 at: rule.at,
@@ -62,8 +72,8 @@ pub fn check(rules: &[FaultRule]) -> Result<(), RuleError> {
     Ok(())
 }
 
-fn refusal(rule: &FaultRule) -> Option<&'static str> {
-    if rule.when.steps.is_some() {
+fn refusal(rule: &FaultRule, steps: Steps) -> Option<&'static str> {
+    if rule.when.steps.is_some() && steps == Steps::Absent {
         return Some("it is scoped to scenario steps, and nothing runs steps behind the proxy: it would never fire (remove `step`)");
     }
     let before = before_upstream(rule.at);
@@ -73,7 +83,7 @@ fn refusal(rule: &FaultRule) -> Option<&'static str> {
         FaultResponse::Stall {
             until: Release::StepEnd(_),
             ..
-        } => Some("a stall released at a step's end needs steps, and nothing runs steps behind the proxy"),
+        } if steps == Steps::Absent => Some("a stall released at a step's end needs steps, and nothing runs steps behind the proxy"),
         FaultResponse::Stall { .. } => None,
         FaultResponse::Gather { .. } => Some("the proxy cannot gather requests: it holds no key in flight of its own"),
         FaultResponse::Partial { .. } | FaultResponse::Idle if before => {
@@ -96,6 +106,8 @@ pub struct Facts<'a> {
     pub tenant: Option<&'a str>,
     /// The query's parameter names.
     pub query_names: Vec<&'a str>,
+    /// The harness step running when the request arrived (0: none).
+    pub step: u32,
 }
 
 impl<'a> Facts<'a> {
@@ -129,7 +141,13 @@ impl<'a> Facts<'a> {
             kind,
             tenant,
             query_names,
+            step: 0,
         }
+    }
+
+    /// The same facts, arrived while harness step `step` runs.
+    pub fn during(self, step: u32) -> Facts<'a> {
+        Facts { step, ..self }
     }
 }
 
@@ -196,6 +214,10 @@ fn fields_match(rule: &FaultRule, facts: &Facts<'_>) -> bool {
             .query
             .as_deref()
             .is_none_or(|q| facts.query_names.contains(&q))
+        && when
+            .steps
+            .as_ref()
+            .is_none_or(|steps| steps.contains(&facts.step))
 }
 
 #[cfg(test)]
@@ -250,7 +272,7 @@ mod tests {
         };
         let ok = rule(Position::AfterCommit, FaultResponse::Partial { bytes: 3 });
         let bad = rule(Position::BeforeCommit, FaultResponse::Idle);
-        let err = check(&[ok, bad]).err();
+        let err = check(&[ok, bad], Steps::Absent).err();
         assert_eq!(err.as_ref().map(|e| e.rule), Some(2));
         assert!(err.is_some_and(|e| e
             .to_string()

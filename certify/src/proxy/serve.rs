@@ -14,13 +14,13 @@ use hyper::body::Incoming;
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use lostreply_simulator::{FaultResponse, FaultRule, StallThen};
+use lostreply_simulator::{FaultResponse, FaultRule, Release, StallThen};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use super::conn::{Conn, Io};
 use super::journal::{self, Entry, Fate, HeldUntil, Struck};
-use super::rules::{self, Facts};
+use super::rules::{self, Facts, Steps};
 use super::state::{json, plain, State};
 use crate::client;
 use crate::contract::KeySyntax;
@@ -120,8 +120,10 @@ async fn handle(state: Arc<State>, conn: Arc<Conn>, req: Request<Incoming>) -> A
     let tenant = header(&headers, &contract.auth_header)
         .map(|v| v.strip_prefix(contract.auth_prefix.as_str()).unwrap_or(v));
     let method = parts.method.as_str();
-    let facts = Facts::read(method, &path, tenant);
+    let step = state.current_step();
+    let facts = Facts::read(method, &path, tenant).during(step);
     let rule = state.rules.select(&facts).map(|(i, r)| (i, r.clone()));
+    let is_create = facts.kind == Some(lostreply_simulator::RequestKind::Create);
     let seq = state.journal.arrive(Entry {
         seq: 0,
         method: method.to_owned(),
@@ -136,6 +138,10 @@ async fn handle(state: Arc<State>, conn: Arc<Conn>, req: Request<Incoming>) -> A
         fate: Fate::Pending,
         client_status: None,
         held_until: None,
+        body: (state.steps == Steps::Driven).then(|| body.clone()),
+        step,
+        arrived: std::time::Instant::now(),
+        ended: None,
     });
     let request = client::Request {
         method: method.to_owned(),
@@ -151,6 +157,7 @@ async fn handle(state: Arc<State>, conn: Arc<Conn>, req: Request<Incoming>) -> A
         conn: &conn,
         seq,
         request: &request,
+        is_create,
     };
     let answer = match rule {
         None => life.pass().await,
@@ -170,6 +177,7 @@ struct Life<'a> {
     conn: &'a Conn,
     seq: u64,
     request: &'a client::Request,
+    is_create: bool,
 }
 
 impl Life<'_> {
@@ -177,6 +185,7 @@ impl Life<'_> {
         self.state.journal.update(self.seq, |e| {
             e.fate = fate;
             e.client_status = client_status;
+            e.ended = Some(std::time::Instant::now());
         });
     }
 
@@ -190,12 +199,31 @@ impl Life<'_> {
         answered
     }
 
-    /// Forwards and gives the client the upstream's answer.
+    /// Forwards and gives the client the upstream's answer, unless a crash
+    /// point takes it.
     async fn pass(&self) -> Answer {
         match self.forward().await {
-            Some(upstream) => Ok(self.relay(&upstream)),
+            Some(upstream) => match self.crash_point(&upstream).await {
+                Some(crashed) => crashed,
+                None => Ok(self.relay(&upstream)),
+            },
             None => Ok(self.unanswered()),
         }
+    }
+
+    /// A create the upstream committed, carrying an armed crash point's
+    /// marker: the harness is told to kill the caller, and the answer is
+    /// held until the caller is gone, then the connection closed.
+    async fn crash_point(&self, upstream: &client::Response) -> Option<Answer> {
+        if !self.is_create || !(200..300).contains(&upstream.status) {
+            return None;
+        }
+        let point = self.state.crash_for(&self.request.body)?;
+        let _ = point.fire.send(());
+        self.record(Fate::Stalled, None);
+        self.hold().await;
+        self.conn.fin();
+        Some(Err(Faulted))
     }
 
     fn relay(&self, upstream: &client::Response) -> Response<Full<Bytes>> {
@@ -215,6 +243,9 @@ impl Life<'_> {
         let Some(upstream) = self.forward().await else {
             return Ok(self.unanswered());
         };
+        if let Some(crashed) = self.crash_point(&upstream).await {
+            return crashed;
+        }
         self.after(rule.response, &upstream).await
     }
 
@@ -226,9 +257,9 @@ impl Life<'_> {
                 tokio::time::sleep(delay).await;
                 self.pass().await
             }
-            FaultResponse::Stall { then, .. } => {
+            FaultResponse::Stall { then, until } => {
                 self.record(Fate::Stalled, None);
-                self.hold().await;
+                self.hold_until(until).await;
                 if then == StallThen::Commit {
                     // The service keeps the request it was handed after the client left.
                     self.forward().await;
@@ -248,9 +279,9 @@ impl Life<'_> {
                 tokio::time::sleep(delay).await;
                 Ok(self.relay(upstream))
             }
-            FaultResponse::Stall { .. } => {
+            FaultResponse::Stall { until, .. } => {
                 self.record(Fate::Stalled, None);
-                self.hold().await;
+                self.hold_until(until).await;
                 self.conn.fin();
                 Err(Faulted)
             }
@@ -309,6 +340,22 @@ impl Life<'_> {
                 ))
             }
         }
+    }
+
+    /// Holds as `until` says: until the client leaves ([`Self::hold`]), or
+    /// until harness step N ends whether or not the client is still there
+    /// (bounded by the hold cap); records which ended the hold.
+    async fn hold_until(&self, until: Release) {
+        let Release::StepEnd(step) = until else {
+            return self.hold().await;
+        };
+        let ended = tokio::select! {
+            () = self.state.step_ended(step) => HeldUntil::StepEnd,
+            () = tokio::time::sleep(self.state.hold_cap) => HeldUntil::HoldCap,
+        };
+        self.state
+            .journal
+            .update(self.seq, |e| e.held_until = Some(ended));
     }
 
     /// Holds until the client leaves or the stall cap passes, and records which.

@@ -45,6 +45,7 @@ async fn an_https_upstream_is_forwarded_faulted_and_read_back_over_tls() {
         contract: contract.clone(),
         faults: drop_first_create(),
         stall_cap: Duration::from_secs(30),
+        hold_cap: Duration::from_secs(30),
         port: 0,
         trust,
     };

@@ -40,6 +40,7 @@ async fn start(contract: &Contract, faults: Vec<FaultRule>) -> Proxy {
         contract: contract.clone(),
         faults,
         stall_cap: Duration::from_secs(600),
+        hold_cap: Duration::from_secs(600),
         port: 0,
         trust: Trust::System,
     })

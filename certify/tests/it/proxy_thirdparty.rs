@@ -207,6 +207,7 @@ async fn start_proxy(url: &str, contract: Contract, scenario: &str, stall_cap: D
         contract,
         faults: scenario.plan.faults,
         stall_cap,
+        hold_cap: stall_cap,
         port: 0,
         trust: Trust::System,
     })

@@ -19,6 +19,7 @@ pub use contract::{
     common, contract, contract_for_plan, contract_mcp, documented_mode, mcp_url, operation,
 };
 use observation::{forget_derivable_fingerprints, share_with_operation, Observation};
+pub use steps::{judged_reply, step_label};
 
 use crate::by_key::ByKey;
 use crate::driver::AdapterUnderTest;

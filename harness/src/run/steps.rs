@@ -863,6 +863,16 @@ fn saturating_u32(n: impl TryInto<u32>) -> u32 {
     n.try_into().unwrap_or(u32::MAX)
 }
 
+/// A call's reply read as its outcome, and how the call ended once the
+/// reply's shape is judged: a reply that does not read as its call's answer
+/// ends the call as a bad reply. Every runner of the protocol's calls judges
+/// replies alike.
+pub fn judged_reply(name: CallName, out: &CallOutput) -> (Option<OutcomeReply>, CallEnd) {
+    let (outcome, webhook) = read_reply(name, out.reply.as_ref());
+    let end = shaped_end(name, out, outcome.is_some(), webhook.is_some());
+    (outcome, end)
+}
+
 fn read_reply(
     name: CallName,
     reply: Option<&Value>,
@@ -914,7 +924,8 @@ fn kept_label(label: &str, step: &Step) -> StepLabel {
     }
 }
 
-pub(crate) fn step_label(step: &Step) -> String {
+/// A step as the report labels it: `execute op-1 (crash after_commit)`.
+pub fn step_label(step: &Step) -> String {
     match step {
         Step::Execute { op, crash: None } => format!("execute {op}"),
         Step::Execute {
