@@ -68,6 +68,12 @@ pub(super) struct ServeArgs {
     /// Seed for object and event ids.
     #[arg(long, default_value_t = lostreply_harness::seed::DEFAULT_SEED)]
     seed: u64,
+    /// Most objects kept, all credentials together; past it the oldest are summarised out (counted in /_lostreply/ledger, retrieved as not found) and creates go on. Default 1000000.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_objects: Option<u64>,
+    /// Most objects one credential may hold; past it creates answer 507. Default: no such cap.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    hard_cap_objects: Option<u64>,
 }
 
 pub(super) async fn serve(args: ServeArgs) -> i32 {
@@ -110,6 +116,7 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
     if args.mcp {
         plan.mcp = Some(mcp_plan(&args));
     }
+    object_limits(&mut plan, &args);
     let options = ServeOptions {
         bind: SocketAddr::new(args.bind, args.port),
         control_token: args.control_token.clone(),
@@ -182,6 +189,17 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
     sim.shutdown().await;
     println!("lostreply simulator stopped");
     exit::OK
+}
+
+/// `--max-objects` and `--hard-cap-objects`.
+fn object_limits(plan: &mut Plan, args: &ServeArgs) {
+    let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    if let Some(n) = args.max_objects {
+        plan.limits.max_objects = size(n);
+    }
+    if let Some(n) = args.hard_cap_objects {
+        plan.limits.hard_cap_objects = Some(size(n));
+    }
 }
 
 /// The default plan under a profile: its keys as the profile's defaults

@@ -96,7 +96,14 @@ async fn health(_auth: ControlAuth) -> Response {
 
 async fn ledger(_auth: ControlAuth, State(shared): State<Arc<Shared>>) -> Response {
     let state = shared.state();
-    Json(json!({"data": state.store.effects()})).into_response()
+    // `summarised` says how many of the oldest objects were summarised out to
+    // keep a long run's store within `limits.max_objects` (0 in any scenario run).
+    Json(json!({
+        "data": state.store.effects(),
+        "summarised": state.store.summarised().summarised,
+        "summarised_summary": state.store.summarised(),
+    }))
+    .into_response()
 }
 
 async fn journal(_auth: ControlAuth, State(shared): State<Arc<Shared>>) -> Response {

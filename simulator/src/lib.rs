@@ -86,6 +86,7 @@ pub use provider::{
 pub use record::*;
 pub use server::{HEADER_READ_TIMEOUT, MAX_CONNECTIONS};
 pub use shared::mcp_state::SessionCounts as McpSessionCounts;
+pub use store::SummarisedObjects;
 pub use time::rfc3339;
 
 use crate::shared::Shared;
@@ -193,7 +194,7 @@ impl Simulator {
             store.seed(&plan, new, created_at_ms).map_err(|full| {
                 StartError::InvalidPlan(PlanError::Field {
                     field: "seed_objects".to_owned(),
-                    problem: format!("more than limits.max_objects ({})", full.max_objects),
+                    problem: format!("more than limits.hard_cap_objects ({})", full.max_objects),
                 })
             })?;
         }
@@ -270,7 +271,10 @@ impl Simulator {
         self.shared.state().store.id_copy(id)
     }
 
-    /// Every effect, in commit order (seed objects first).
+    /// Every effect held, in commit order (seed objects first): all of them
+    /// in any scenario run; past `Limits::max_objects` the oldest are
+    /// summarised instead (see [`Simulator::ledger_summarised`]) and the first
+    /// effect's `seq` says where the held part starts.
     pub fn ledger(&self) -> Vec<Effect> {
         self.shared.state().store.effects()
     }
@@ -293,6 +297,12 @@ impl Simulator {
     pub fn mcp_sessions(&self) -> (usize, McpSessionCounts) {
         let state = self.shared.state();
         (state.mcp.sessions.len(), state.mcp.session_counts)
+    }
+
+    /// What was summarised out of the ledger to keep it within
+    /// `Limits::max_objects` (also `GET /_lostreply/ledger`'s `summarised`).
+    pub fn ledger_summarised(&self) -> SummarisedObjects {
+        self.shared.state().store.summarised().clone()
     }
 
     /// How many effects the ledger holds, without copying it.

@@ -317,8 +317,13 @@ pub struct Limits {
     pub max_body_bytes: usize,
     /// Longest a stall or idle fault holds a connection (real time).
     pub stall_cap: Duration,
-    /// Most objects a tenant may hold; beyond it creates answer 507 (bounded memory).
+    /// Most objects the store holds, all tenants together (bounded memory);
+    /// past it the oldest are summarised out (counted, no longer retrievable:
+    /// they answer as objects past their retention do), and creates go on.
     pub max_objects: usize,
+    /// Most objects one tenant may hold; beyond it creates answer 507. `None`
+    /// (the default): no such cap, `max_objects` alone bounds the store.
+    pub hard_cap_objects: Option<usize>,
     /// Longest a stall released at a step's end holds a request (real time): a
     /// bound in case the harness never ends that step.
     pub hold_cap: Duration,
@@ -330,6 +335,7 @@ impl Default for Limits {
             max_body_bytes: 64 * 1024,
             stall_cap: Duration::from_secs(30),
             max_objects: 1_000_000,
+            hard_cap_objects: None,
             hold_cap: Duration::from_secs(120),
         }
     }

@@ -6,10 +6,20 @@
 //!
 //! Objects are kept compact (`stored`): a long `serve` holds a million of
 //! them, and the ledger's [`Effect`] is made only when someone reads it.
+//!
+//! Bounded without refusing: past `Limits::max_objects` objects (all tenants
+//! together) the oldest are summarised out ([`SummarisedObjects`]: counts by
+//! tenant and resource, the created-time range), as the journal summarises
+//! its oldest entries, so a `serve` that runs for days keeps creating. A
+//! summarised object retrieves as one past its retention does (not found).
+//! Oldest first, so an object whose idempotency key is still retained goes
+//! only after every older one; when even the oldest is still inside its
+//! retention it goes anyway (memory stays bounded) and is counted as such.
+//! Only `Limits::hard_cap_objects` refuses a create (507).
 
 mod stored;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use bytes::Bytes;
 use lostreply_text::SharedStr;
@@ -57,20 +67,54 @@ pub(crate) struct NewObject {
     pub request_seq: Option<u64>,
 }
 
-/// The tenant already holds `Limits::max_objects` objects.
+/// The tenant already holds `Limits::hard_cap_objects` objects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct StoreFull {
     pub max_objects: usize,
 }
 
+/// What the objects summarised out of the store (the oldest, past
+/// `Limits::max_objects`) were, so a long run's totals stay known.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SummarisedObjects {
+    /// Objects summarised out: the retained ledger starts at `seq`
+    /// `summarised + 1`.
+    pub summarised: u64,
+    /// Of those, objects summarised out while still inside the idempotency
+    /// retention (from their creation, simulator clock): only when every
+    /// object held was, as memory must stay bounded.
+    pub in_retention: u64,
+    /// Counts by tenant.
+    pub by_tenant: BTreeMap<String, u64>,
+    /// Counts by resource (collection).
+    pub by_resource: BTreeMap<String, u64>,
+    /// The earliest `created_at_ms` summarised out.
+    pub oldest_created_at_ms: Option<i64>,
+    /// The latest `created_at_ms` summarised out.
+    pub newest_created_at_ms: Option<i64>,
+}
+
+/// Adds one to `name`'s count, copying the name only the first time.
+fn count(counts: &mut BTreeMap<String, u64>, name: &str) {
+    match counts.get_mut(name) {
+        Some(n) => *n += 1,
+        None => {
+            counts.insert(name.to_owned(), 1);
+        }
+    }
+}
+
 /// The provider's objects and events.
 #[derive(Debug)]
 pub(crate) struct Store {
-    effects: Vec<Stored>,
-    /// Index into `effects` by a hash of the object id (checked against the
-    /// id itself), so the index holds no second copy of every id. Only looked
-    /// up, never iterated. Ids are drawn until their hash is new too.
-    by_id: FixedMap<u64, u32>,
+    /// Objects in commit order; the front is summarised out past the bound.
+    effects: VecDeque<Stored>,
+    /// Position (from 0, since the start: summarised objects included) by a
+    /// hash of the object id (checked against the id itself), so the index
+    /// holds no second copy of every id. Only looked up, never iterated. Ids
+    /// are drawn until their hash is new too.
+    by_id: FixedMap<u64, u64>,
+    summarised: SummarisedObjects,
     /// Collections (and the tenants of seed objects and MCP calls), one copy
     /// each, shared with the attempt counts; a `/v1` create brings its
     /// tenant as the plan's shared copy (`Shared::tenants`).
@@ -218,8 +262,9 @@ impl Store {
         let mut event_ids = ChaCha20Rng::seed_from_u64(seed);
         event_ids.set_stream(EVENT_ID_STREAM);
         Store {
-            effects: Vec::new(),
+            effects: VecDeque::new(),
             by_id: FixedMap::default(),
+            summarised: SummarisedObjects::default(),
             strings: Interner::default(),
             per_tenant: BTreeMap::new(),
             events: Vec::new(),
@@ -228,18 +273,25 @@ impl Store {
         }
     }
 
-    /// The ledger, in its boundary form.
+    /// The ledger, in its boundary form: the objects held (all of them
+    /// until `Limits::max_objects` is passed), each `seq` its position since
+    /// the start.
     pub(crate) fn effects(&self) -> Vec<Effect> {
         self.effects
             .iter()
             .enumerate()
-            .map(|(i, o)| o.to_effect(i as u64 + 1))
+            .map(|(i, o)| o.to_effect(self.summarised.summarised + i as u64 + 1))
             .collect()
     }
 
     /// How many objects the ledger holds.
     pub(crate) fn len(&self) -> usize {
         self.effects.len()
+    }
+
+    /// What was summarised out to keep the store bounded.
+    pub(crate) fn summarised(&self) -> &SummarisedObjects {
+        &self.summarised
     }
 
     pub(crate) fn events(&self) -> &[Event] {
@@ -253,7 +305,7 @@ impl Store {
         new: NewObject,
         now_ms: i64,
     ) -> Result<(Effect, SharedStr), StoreFull> {
-        self.insert(plan, new, now_ms, true)
+        self.insert(plan, new, now_ms, true, now_ms)
     }
 
     /// An object that existed before the run: settled, no event.
@@ -263,7 +315,8 @@ impl Store {
         new: NewObject,
         created_at_ms: i64,
     ) -> Result<(), StoreFull> {
-        self.insert(plan, new, created_at_ms, false).map(|_| ())
+        self.insert(plan, new, created_at_ms, false, plan.clock_start_ms)
+            .map(|_| ())
     }
 
     fn insert(
@@ -272,16 +325,17 @@ impl Store {
         new: NewObject,
         created_at_ms: i64,
         live: bool,
+        now_ms: i64,
     ) -> Result<(Effect, SharedStr), StoreFull> {
-        let held = self
-            .per_tenant
-            .get(new.tenant.as_str())
-            .copied()
-            .unwrap_or(0);
-        if held >= plan.limits.max_objects {
-            return Err(StoreFull {
-                max_objects: plan.limits.max_objects,
-            });
+        if let Some(cap) = plan.limits.hard_cap_objects {
+            let held = self
+                .per_tenant
+                .get(new.tenant.as_str())
+                .copied()
+                .unwrap_or(0);
+            if held >= cap {
+                return Err(StoreFull { max_objects: cap });
+            }
         }
         let prefix = plan
             .profile
@@ -318,16 +372,16 @@ impl Store {
             request_seq: new.request_seq.map(crate::record::nonmax_u64),
         };
         // The effect handed out shares the stored object's text.
-        let effect = stored.to_effect(self.effects.len() as u64 + 1);
-        let index = u32::try_from(self.effects.len()).unwrap_or(u32::MAX);
-        self.by_id.insert(hash, index);
+        let position = self.summarised.summarised + self.effects.len() as u64;
+        let effect = stored.to_effect(position + 1);
+        self.by_id.insert(hash, position);
         match self.per_tenant.get_mut(new.tenant.as_str()) {
             Some(held) => *held += 1,
             None => {
                 self.per_tenant.insert(new.tenant.to_string(), 1);
             }
         }
-        self.effects.push(stored);
+        self.effects.push_back(stored);
         if live {
             self.emit(
                 plan,
@@ -336,8 +390,51 @@ impl Store {
                 created_at_ms,
             );
         }
+        self.trim(plan, now_ms);
         let id = effect.id.clone();
         Ok((effect, id))
+    }
+
+    /// Summarises the oldest objects out while more than `Limits::max_objects`
+    /// are held: one per create once the bound is reached, so the cost per
+    /// create stays constant.
+    fn trim(&mut self, plan: &Plan, now_ms: i64) {
+        let bound = plan.limits.max_objects.max(1);
+        if self.effects.len() <= bound {
+            return;
+        }
+        let retention_ms = crate::shared::retention_ms(plan);
+        while self.effects.len() > bound {
+            let Some(oldest) = self.effects.pop_front() else {
+                return;
+            };
+            let position = self.summarised.summarised;
+            let hash = id_hash(&oldest.id);
+            if self.by_id.get(&hash) == Some(&position) {
+                self.by_id.remove(&hash);
+            }
+            if let Some(held) = self.per_tenant.get_mut(oldest.tenant.as_str()) {
+                *held = held.saturating_sub(1);
+            }
+            let summary = &mut self.summarised;
+            summary.summarised += 1;
+            if oldest.created_at_ms.saturating_add(retention_ms) > now_ms {
+                summary.in_retention += 1;
+            }
+            count(&mut summary.by_tenant, &oldest.tenant);
+            count(&mut summary.by_resource, &oldest.resource);
+            let created = oldest.created_at_ms;
+            summary.oldest_created_at_ms = Some(
+                summary
+                    .oldest_created_at_ms
+                    .map_or(created, |t| t.min(created)),
+            );
+            summary.newest_created_at_ms = Some(
+                summary
+                    .newest_created_at_ms
+                    .map_or(created, |t| t.max(created)),
+            );
+        }
     }
 
     /// Settles every asynchronous object whose time has come (`created_at + settle_after <= now`).
@@ -411,7 +508,8 @@ impl Store {
 
     /// The object whose id is `id`, whoever owns it.
     fn with_id(&self, id: &str) -> Option<&Stored> {
-        let index = usize::try_from(*self.by_id.get(&id_hash(id))?).ok()?;
+        let position = self.by_id.get(&id_hash(id))?;
+        let index = usize::try_from(position.checked_sub(self.summarised.summarised)?).ok()?;
         self.effects.get(index).filter(|object| &*object.id == id)
     }
 
@@ -462,7 +560,7 @@ mod tests {
         let (effect, _) = store
             .commit(&plan, new, 1_767_225_600_000)
             .expect("room for one object");
-        let mut stored = store.effects.pop().expect("the object just committed");
+        let mut stored = store.effects.pop_back().expect("the object just committed");
         assert_eq!(stored.to_effect(1), effect);
         stored.status = ObjectStatus::Succeeded;
         stored
@@ -507,5 +605,77 @@ mod tests {
         // The committed effect and every later look share the store's one copy.
         assert!(JsonText::ptr_eq(&ledger[0].args, &effect.args));
         assert!(JsonText::ptr_eq(&store.effects()[0].args, &effect.args));
+    }
+
+    #[test]
+    fn past_the_bound_the_oldest_are_summarised_out_and_counted() {
+        let mut plan = Plan::default();
+        plan.limits.max_objects = 2;
+        let retention_ms = crate::shared::retention_ms(&plan);
+        let mut store = Store::new(3);
+        let new = |resource: &str| NewObject {
+            tenant: "sk_test".into(),
+            resource: resource.into(),
+            args: JsonText::of(&Map::new()),
+            client_reference: None,
+            metadata: None,
+            idempotency_key: None,
+            fingerprint: SharedStr::from("{}"),
+            attempt: 1,
+            request_seq: None,
+        };
+        let mut ids = Vec::new();
+        // Two objects a retention apart, then two more: the first goes past
+        // its retention, the second inside it.
+        for (at_ms, resource) in [
+            (0, "tickets"),
+            (retention_ms, "charges"),
+            (retention_ms, "tickets"),
+            (retention_ms + 1, "tickets"),
+        ] {
+            let (effect, _) = store.commit(&plan, new(resource), at_ms).expect("no cap");
+            ids.push(effect.id.clone());
+        }
+        assert_eq!(store.len(), 2);
+        assert!(store.get("sk_test", "tickets", &ids[0]).is_none());
+        assert!(store.get("sk_test", "charges", &ids[1]).is_none());
+        assert!(store.get("sk_test", "tickets", &ids[3]).is_some());
+        let seqs: Vec<u64> = store.effects().iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, [3, 4]);
+        let summary = store.summarised();
+        assert_eq!(summary.summarised, 2);
+        assert_eq!(summary.in_retention, 1);
+        assert_eq!(summary.by_tenant.get("sk_test"), Some(&2));
+        assert_eq!(summary.by_resource.get("tickets"), Some(&1));
+        assert_eq!(summary.by_resource.get("charges"), Some(&1));
+        assert_eq!(summary.oldest_created_at_ms, Some(0));
+        assert_eq!(summary.newest_created_at_ms, Some(retention_ms));
+    }
+
+    #[test]
+    fn only_the_hard_cap_refuses() {
+        let mut plan = Plan::default();
+        plan.limits.max_objects = 1;
+        plan.limits.hard_cap_objects = Some(1);
+        let mut store = Store::new(4);
+        let new = || NewObject {
+            tenant: "sk_test".into(),
+            resource: "tickets".into(),
+            args: JsonText::of(&Map::new()),
+            client_reference: None,
+            metadata: None,
+            idempotency_key: None,
+            fingerprint: SharedStr::from("{}"),
+            attempt: 1,
+            request_seq: None,
+        };
+        assert!(store.commit(&plan, new(), 0).is_ok());
+        assert_eq!(
+            store.commit(&plan, new(), 0).err(),
+            Some(StoreFull { max_objects: 1 })
+        );
+        plan.limits.hard_cap_objects = None;
+        assert!(store.commit(&plan, new(), 0).is_ok());
+        assert_eq!(store.summarised().summarised, 1);
     }
 }

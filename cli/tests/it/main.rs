@@ -10,6 +10,7 @@ mod openmetrics;
 mod profile_cli;
 mod prove_cli;
 mod proxy_cli;
+mod serve_objects;
 mod shard;
 mod signals_cli;
 // The loopback TLS server certify's own HTTPS tests use (one server for both

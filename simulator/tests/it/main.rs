@@ -5,6 +5,7 @@
 
 mod common;
 
+mod bounded_store;
 mod control_and_webhooks;
 mod faults;
 mod generic_api;
