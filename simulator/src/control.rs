@@ -4,17 +4,19 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, FromRequestParts, Path, State};
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use bytes::Bytes;
-use http::StatusCode;
+use http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use serde_json::json;
 
 use crate::faults::FaultCounters;
+use crate::provider::request_body::{read_body, timed_out_message, BodyError};
 use crate::shared::Shared;
 use crate::time::rfc3339;
 use crate::webhook;
@@ -174,6 +176,35 @@ async fn reset_faults(_auth: ControlAuth, State(shared): State<Arc<Shared>>) -> 
     Json(json!({"rules": rules})).into_response()
 }
 
+/// The body of a control request, read as the provider reads its own: at
+/// most [`MAX_CONTROL_BODY_BYTES`], within the plan's read deadline, so that
+/// a slow client holds a control connection no longer than a provider one.
+async fn read_body_within_deadline(
+    shared: &Shared,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Bytes, Response> {
+    let deadline = shared.plan.limits.read_timeout;
+    match read_body(body, headers, MAX_CONTROL_BODY_BYTES, deadline).await {
+        Ok(bytes) => Ok(bytes),
+        Err(BodyError::TooLarge) => Err(control_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            &format!("the body exceeds {MAX_CONTROL_BODY_BYTES} bytes"),
+        )),
+        Err(BodyError::TimedOut) => Err(control_error(
+            StatusCode::REQUEST_TIMEOUT,
+            "request_timeout",
+            &timed_out_message(deadline),
+        )),
+        Err(BodyError::Unreadable(why)) => Err(control_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            &format!("cannot read the body: {why}"),
+        )),
+    }
+}
+
 fn clock_body(now_ms: i64) -> Response {
     Json(json!({"now_ms": now_ms, "now": rfc3339(now_ms)})).into_response()
 }
@@ -194,8 +225,13 @@ struct AdvanceRequest {
 async fn advance_clock(
     _auth: ControlAuth,
     State(shared): State<Arc<Shared>>,
-    body: Bytes,
+    headers: HeaderMap,
+    body: Body,
 ) -> Response {
+    let body = match read_body_within_deadline(&shared, &headers, body).await {
+        Ok(body) => body,
+        Err(refused) => return refused,
+    };
     let request: AdvanceRequest = match serde_json::from_slice(&body) {
         Ok(request) => request,
         Err(e) => {

@@ -80,11 +80,10 @@ pub use json_text::JsonText;
 pub use plan::*;
 pub use profile::Profile;
 pub use provider::{
-    BODY_READ_TIMEOUT, DEFAULT_LIST_LIMIT, DRAIN_LIMIT_BYTES, MAX_CLIENT_REFERENCE_BYTES,
-    MAX_PAGE_OBJECTS,
+    DEFAULT_LIST_LIMIT, DRAIN_LIMIT_BYTES, MAX_CLIENT_REFERENCE_BYTES, MAX_PAGE_OBJECTS,
 };
 pub use record::*;
-pub use server::{HEADER_READ_TIMEOUT, MAX_CONNECTIONS};
+pub use server::MAX_CONNECTIONS;
 pub use shared::mcp_state::SessionCounts as McpSessionCounts;
 pub use store::SummarisedObjects;
 pub use time::rfc3339;

@@ -309,6 +309,11 @@ pub enum FaultResponse {
 /// Longest `Retry-After` a status fault may carry: one day, in seconds.
 pub const MAX_RETRY_AFTER_S: u32 = 86_400;
 
+/// The default [`Limits::read_timeout`].
+pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// The longest [`Limits::read_timeout`] a plan may set.
+pub const MAX_READ_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// Bounds on what any request may cost (TigerBeetle style: everything has a limit).
 #[derive(bon::Builder, Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -327,6 +332,13 @@ pub struct Limits {
     /// Longest a stall released at a step's end holds a request (real time): a
     /// bound in case the harness never ends that step.
     pub hold_cap: Duration,
+    /// Longest a client may take to send a request's head, and then its body
+    /// (each bounded on its own, real time). A head late past it closes the
+    /// connection (an idle keep-alive connection too); a body late past it
+    /// answers 408. Short, so that slow clients cannot hold connections,
+    /// tasks and buffers that others need.
+    #[builder(default = DEFAULT_READ_TIMEOUT)]
+    pub read_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -337,6 +349,7 @@ impl Default for Limits {
             max_objects: 1_000_000,
             hard_cap_objects: None,
             hold_cap: Duration::from_secs(120),
+            read_timeout: DEFAULT_READ_TIMEOUT,
         }
     }
 }

@@ -24,9 +24,9 @@ use crate::record::ResponseFate;
 use crate::shared::Shared;
 
 /// Most connections served at once; further clients wait in the accept queue.
+/// A client that holds one without sending holds it at most the plan's
+/// `Limits::read_timeout` (for its head, then as long again for its body).
 pub const MAX_CONNECTIONS: usize = 1024;
-/// Longest a client may take to send a request's head.
-pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Where the control API lives; everything else is the provider (`/v1`, and
 /// `/mcp` when the plan has an MCP face).
@@ -51,7 +51,7 @@ pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
     let router = router(shared.clone());
     // One builder for every connection: a builder of its own would cost each
     // connection an allocation for its timer.
-    let http = Arc::new(http1_builder());
+    let http = Arc::new(http1_builder(shared.plan.limits.read_timeout));
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let mut shutdown = shared.shutdown.clone();
     loop {
@@ -81,8 +81,10 @@ pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
     }
 }
 
-/// How hyper serves each connection.
-fn http1_builder() -> http1::Builder {
+/// How hyper serves each connection. `read_timeout` bounds each request's
+/// head (and the wait for the next one on a kept-alive connection); the
+/// provider bounds the body where it reads it.
+fn http1_builder(read_timeout: Duration) -> http1::Builder {
     let mut builder = http1::Builder::new();
     builder
         // A client that half-closes or goes away mid-request must not cancel the
@@ -91,7 +93,7 @@ fn http1_builder() -> http1::Builder {
         // `Date` comes from the simulator clock, set per response.
         .auto_date_header(false)
         .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_READ_TIMEOUT);
+        .header_read_timeout(read_timeout);
     builder
 }
 

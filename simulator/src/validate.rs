@@ -8,7 +8,7 @@ pub use mcp::{McpFaultError, McpPlanError};
 use std::collections::BTreeSet;
 
 use crate::names::is_valid_resource_name;
-use crate::plan::{FaultResponse, Limits, Plan, Position, Release, StallThen};
+use crate::plan::{FaultResponse, Limits, Plan, Position, Release, StallThen, MAX_READ_TIMEOUT};
 use crate::provider::MAX_CLIENT_REFERENCE_BYTES;
 use crate::time::{max_clock_ms, min_clock_ms};
 use crate::webhook::signing_key;
@@ -79,12 +79,7 @@ pub(crate) fn check_plan(plan: &Plan) -> Result<Option<Vec<u8>>, PlanError> {
             format!("{} is outside years -9999..=9999", plan.clock_start_ms),
         ));
     }
-    if plan.limits.max_body_bytes == 0 {
-        return Err(PlanError::new(
-            "limits.max_body_bytes",
-            "must be at least 1",
-        ));
-    }
+    check_limits(&plan.limits)?;
     for (index, seed) in plan.seed_objects.iter().enumerate() {
         if !plan.tenants.contains(&seed.tenant) {
             return Err(PlanError::new(
@@ -187,6 +182,27 @@ pub(crate) fn check_plan(plan: &Plan) -> Result<Option<Vec<u8>>, PlanError> {
                 .map_err(|e| PlanError::new("webhooks.secret", e.to_string()))
         })
         .transpose()
+}
+
+/// The bounds themselves: a body limit of at least a byte, a read deadline
+/// that lets a request arrive at all and is itself bounded.
+fn check_limits(limits: &Limits) -> Result<(), PlanError> {
+    if limits.max_body_bytes == 0 {
+        return Err(PlanError::new(
+            "limits.max_body_bytes",
+            "must be at least 1",
+        ));
+    }
+    if limits.read_timeout.is_zero() || limits.read_timeout > MAX_READ_TIMEOUT {
+        return Err(PlanError::new(
+            "limits.read_timeout",
+            format!(
+                "must be more than 0 and at most {} s",
+                MAX_READ_TIMEOUT.as_secs()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Fault responses that cannot happen where the rule puts them.

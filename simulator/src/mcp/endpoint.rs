@@ -18,7 +18,7 @@ use super::wire::{self, Form};
 use crate::conn::{hold_until_client_leaves, Conn};
 use crate::provider::ctx::{Ctx, Outcome, Shape};
 use crate::provider::detached::Detached;
-use crate::provider::request_body::{drain, read_body, BodyError};
+use crate::provider::request_body::{drain, read_body, timed_out_message, BodyError};
 use crate::provider::route::authenticate_bearer as authenticate;
 use crate::record::{CancelArrival, JournalEntry, ResponseFate, RpcCall};
 use crate::responses::{self, Prepared};
@@ -82,19 +82,25 @@ async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Request) -> Outco
         // `during` holds match `/v1` requests only.
         during: 0,
     };
+    let deadline = shared.plan.limits.read_timeout;
     let (Some(mcp), Some(tenant)) = (shared.plan.mcp.as_ref(), tenant) else {
-        drain(body).await;
+        drain(body, deadline).await;
         return ctx.respond(
             responses::unauthorized(crate::profile::Profile::generic_ref()),
             Shape::Full,
         );
     };
     if parts.method == Method::POST {
-        let bytes = match read_body(body, &parts.headers, mcp.limits.max_body_bytes).await {
+        let max = mcp.limits.max_body_bytes;
+        let bytes = match read_body(body, &parts.headers, max, deadline).await {
             Ok(bytes) => bytes,
             Err(BodyError::TooLarge) => {
                 let text = format!("the body exceeds {} bytes", mcp.limits.max_body_bytes);
                 return ctx.respond(wire::refusal(413, INVALID_REQUEST, &text), Shape::Full);
+            }
+            Err(BodyError::TimedOut) => {
+                let text = timed_out_message(deadline);
+                return ctx.respond(wire::refusal(408, INVALID_REQUEST, &text), Shape::Full);
             }
             Err(BodyError::Unreadable(why)) => {
                 let text = format!("cannot read the body: {why}");
@@ -103,7 +109,7 @@ async fn handle(shared: Arc<Shared>, conn: Arc<Conn>, request: Request) -> Outco
         };
         return post(ctx, mcp, &tenant, &parts.headers, &bytes, step).await;
     }
-    drain(body).await;
+    drain(body, deadline).await;
     let reply = if parts.method == Method::DELETE {
         end_session(&ctx, &tenant, &parts.headers)
     } else {

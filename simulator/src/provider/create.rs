@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::commit::{commit_stage, Intake};
 use super::ctx::{Ctx, Outcome};
 use super::idempotency_replies::{in_flight, key_error, mismatch, replay};
-use super::request_body::{read_body, BodyError};
+use super::request_body::{read_body, timed_out_message, BodyError};
 use crate::canonical::canonical_shared;
 use crate::idempotency::{parse_key, Decision};
 use crate::json_text::JsonText;
@@ -37,7 +37,8 @@ pub(super) async fn create(
 ) -> Result<Outcome, Prepared> {
     let plan = &ctx.shared.plan;
     let profile = &plan.profile;
-    let bytes = match read_body(body, headers, plan.limits.max_body_bytes).await {
+    let deadline = plan.limits.read_timeout;
+    let bytes = match read_body(body, headers, plan.limits.max_body_bytes, deadline).await {
         Ok(bytes) => bytes,
         Err(BodyError::TooLarge) => {
             let message = format!("request body exceeds {} bytes", plan.limits.max_body_bytes);
@@ -46,6 +47,16 @@ pub(super) async fn create(
                 413,
                 crate::profile::ErrorKind::PayloadTooLarge,
                 &message,
+            ));
+        }
+        // 408 in the profile's error envelope; nothing was committed. hyper
+        // closes the connection after it, as the body was not read to its end.
+        Err(BodyError::TimedOut) => {
+            return Err(responses::failure(
+                profile,
+                408,
+                crate::profile::ErrorKind::InvalidRequest,
+                &timed_out_message(deadline),
             ));
         }
         Err(BodyError::Unreadable(why)) => {

@@ -50,7 +50,7 @@ use crate::shared::Shared;
 
 pub use create::MAX_CLIENT_REFERENCE_BYTES;
 pub use lookup::{DEFAULT_LIST_LIMIT, MAX_PAGE_OBJECTS};
-pub use request_body::{BODY_READ_TIMEOUT, DRAIN_LIMIT_BYTES};
+pub use request_body::DRAIN_LIMIT_BYTES;
 
 use crate::profile::wire;
 use create::create;
@@ -271,7 +271,7 @@ fn respond(
                     code,
                     retry_after_s,
                 } => {
-                    drain(body).await;
+                    drain(body, ctx.shared.plan.limits.read_timeout).await;
                     return ctx.respond(
                         responses::fault_status(profile, code, retry_after_s),
                         Shape::Full,
@@ -319,7 +319,7 @@ fn respond(
         }
         // Requests that never read their body still drain it, so that the client
         // reads the answer rather than a reset caused by unread data.
-        drain(body).await;
+        drain(body, ctx.shared.plan.limits.read_timeout).await;
         ctx.deliver(reply, ctx.rule_on_the_way_out()).await
     }
 }

@@ -1,6 +1,9 @@
 //! Request bodies: a create's body read within bounds, and the bodies nobody
 //! reads drained, so that the client reads the answer rather than a reset
-//! caused by unread data.
+//! caused by unread data. Both wait at most the plan's
+//! `Limits::read_timeout`, so that a client sending slowly (or not at all)
+//! holds its connection, its task and at most the body limit's bytes for that
+//! long only.
 
 use std::time::Duration;
 
@@ -8,8 +11,6 @@ use bytes::{Bytes, BytesMut};
 use http::HeaderMap;
 use http_body_util::BodyExt;
 
-/// Longest the provider waits for a request body.
-pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// Most bytes of an unread or oversized body the provider drains so that the
 /// client reads the answer instead of a reset.
 pub const DRAIN_LIMIT_BYTES: usize = 1024 * 1024;
@@ -17,10 +18,21 @@ pub const DRAIN_LIMIT_BYTES: usize = 1024 * 1024;
 /// Why a body could not be read.
 pub(crate) enum BodyError {
     TooLarge,
+    /// Not complete within the read deadline: answered 408.
+    TimedOut,
     Unreadable(String),
 }
 
-/// Reads at most `max` bytes; a longer body is drained (up to [`DRAIN_LIMIT_BYTES`]) and refused.
+/// What a request that sent its body too slowly is told.
+pub(crate) fn timed_out_message(deadline: Duration) -> String {
+    format!(
+        "the request body did not arrive within {}",
+        humantime::format_duration(deadline)
+    )
+}
+
+/// Reads at most `max` bytes within `deadline`; a longer body is drained (up
+/// to [`DRAIN_LIMIT_BYTES`], within the same deadline) and refused.
 ///
 /// Any request body: hyper's own for `/v1` (wrapping it in axum's `Body`
 /// would box it, an allocation per request), axum's for the MCP endpoint.
@@ -28,6 +40,7 @@ pub(crate) async fn read_body<B>(
     mut body: B,
     headers: &HeaderMap,
     max: usize,
+    deadline: Duration,
 ) -> Result<Bytes, BodyError>
 where
     B: hyper::body::Body<Data = Bytes> + Unpin,
@@ -38,7 +51,7 @@ where
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|len| len > max as u64) {
-        drain(body).await;
+        drain(body, deadline).await;
         return Err(BodyError::TooLarge);
     }
     let read = async {
@@ -77,17 +90,16 @@ where
             Ok(only_frame.unwrap_or_else(|| buffer.freeze()))
         }
     };
-    tokio::time::timeout(BODY_READ_TIMEOUT, read)
+    // The buffer lives inside the bounded future: a body that times out
+    // frees what it had gathered (at most `max` bytes) at once.
+    tokio::time::timeout(deadline, read)
         .await
-        .unwrap_or_else(|_| {
-            Err(BodyError::Unreadable(
-                "timed out reading the request body".to_owned(),
-            ))
-        })
+        .unwrap_or(Err(BodyError::TimedOut))
 }
 
-/// Reads and discards what is left of a body, within bounds.
-pub(crate) async fn drain<B>(mut body: B)
+/// Reads and discards what is left of a body, within bounds (at most
+/// [`DRAIN_LIMIT_BYTES`], at most `deadline`).
+pub(crate) async fn drain<B>(mut body: B, deadline: Duration)
 where
     B: hyper::body::Body<Data = Bytes> + Unpin,
 {
@@ -111,5 +123,5 @@ where
     // Boxed: the timer inline made every request's future (the drain is
     // part of each one) larger than the allocator's small-size cache, for a
     // wait that only a body left unread needs.
-    let _ = Box::pin(tokio::time::timeout(BODY_READ_TIMEOUT, discard)).await;
+    let _ = Box::pin(tokio::time::timeout(deadline, discard)).await;
 }

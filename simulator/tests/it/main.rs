@@ -16,4 +16,5 @@ mod mcp_sessions;
 mod mcp_tasks;
 mod mcp_wire;
 mod profiles;
+mod slow_clients;
 mod steps;
