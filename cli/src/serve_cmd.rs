@@ -14,7 +14,7 @@ use clap::Args;
 use super::values;
 use lostreply_harness::scenario::provider_profile::{ProfileChoice, ProfileChoiceError};
 use lostreply_simulator::mcp::{AnswerStyle, Defect, ErrorStyle, McpPlan};
-use lostreply_simulator::{IdempotencyMode, Plan, ServeOptions, Simulator};
+use lostreply_simulator::{IdempotencyMode, Plan, ServeOptions, Simulator, MAX_READ_TIMEOUT};
 
 use lostreply_harness::exit;
 
@@ -38,10 +38,13 @@ pub(super) struct ServeArgs {
     /// How long keys are kept, by the simulator clock (e.g. 24h). Default: the profile's (24h).
     #[arg(long, value_name = "DURATION")]
     retention: Option<String>,
-    /// Take the provider (its profile included) and faults sections of a scenario file.
+    /// Take the provider (its profile included), faults and mcp sections of a scenario file.
     #[arg(long, value_name = "FILE")]
     scenario: Option<PathBuf>,
-    /// Also serve the fake MCP server (default tools) at /mcp on the same port.
+    /// Longest a client may take to send a request's head, and again its body (e.g. 5s, 500ms). A late head closes the connection (so does a kept-alive connection idle that long); a late body answers 408. At most 5m. Default 5s.
+    #[arg(long, value_name = "DURATION")]
+    read_timeout: Option<String>,
+    /// Also serve the fake MCP server at /mcp on the same port: the --scenario file's mcp section (tools, faults, limits) when it has one, else the default tools.
     #[arg(long)]
     mcp: bool,
     /// Give the MCP server a known-bad behaviour (repeatable): result_without_id, timeout_as_parameter, retrieval_not_read_only, not_yours_distinct, empty_list_is_error, key_in_arguments, payload_mismatch, list_shows_other_tenants, not_yours_echo_leaks.
@@ -77,62 +80,20 @@ pub(super) struct ServeArgs {
 }
 
 pub(super) async fn serve(args: ServeArgs) -> i32 {
-    let mut plan = match &args.scenario {
-        Some(path) => match lostreply_harness::scenario::load(path) {
-            Ok(s) => s.plan,
-            Err(e) => {
-                eprintln!("{e}");
-                return exit::BAD_INPUT;
-            }
-        },
-        None => match &args.profile {
-            None => Plan::default(),
-            Some(choice) => match plan_for(choice) {
-                Ok(plan) => plan,
-                Err(e) => {
-                    eprintln!("lostreply serve: --profile: {e}");
-                    return exit::BAD_INPUT;
-                }
-            },
-        },
+    let mut plan = match base_plan(&args) {
+        Ok(plan) => plan,
+        Err(code) => return code,
     };
-    plan.seed = args.seed;
-    if let Some(mode) = args.idempotency {
-        plan.idempotency.mode = mode;
-    }
-    if let Some(text) = &args.retention {
-        match humantime::parse_duration(text) {
-            Ok(d) if d > Duration::ZERO => plan.idempotency.retention = d,
-            Ok(_) => {
-                eprintln!("lostreply serve: --retention must be longer than zero");
-                return exit::BAD_INPUT;
-            }
-            Err(e) => {
-                eprintln!("lostreply serve: --retention {text:?}: {e} (examples: 24h, 90m, 30s)");
-                return exit::BAD_INPUT;
-            }
-        }
-    }
-    if args.mcp {
-        plan.mcp = Some(mcp_plan(&args));
+    if let Err(message) = apply_flags(&mut plan, &args) {
+        eprintln!("lostreply serve: {message}");
+        return exit::BAD_INPUT;
     }
     object_limits(&mut plan, &args);
     let options = ServeOptions {
         bind: SocketAddr::new(args.bind, args.port),
         control_token: args.control_token.clone(),
     };
-    let credentials = plan.tenants.clone();
-    let profile = plan.profile.name.clone();
-    let mode = plan.idempotency.mode;
-    let retention = plan.idempotency.retention;
-    let faults = plan.faults.len();
-    // Nothing runs steps under `serve`, so a rule scoped to a step never fires:
-    // say so rather than let a hand-run scenario look fault-free by surprise.
-    let step_scoped = plan
-        .faults
-        .iter()
-        .filter(|r| r.when.steps.is_some())
-        .count();
+    let summary = Summary::of(&plan);
     let sim = match Simulator::start(plan, options).await {
         Ok(sim) => sim,
         Err(e) => {
@@ -148,11 +109,124 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
     // Handlers first: a supervisor that reads the banner and at once sends
     // SIGTERM must find them installed, not kill a process that ignores nothing.
     let stop = stop_signals();
+    print_banner(&sim, &summary);
+    stop.await;
+    sim.shutdown().await;
+    println!("lostreply simulator stopped");
+    exit::OK
+}
+
+/// The plan before the flags: the scenario's, the profile's, or the default.
+/// `Err` is the exit code, the reason already printed.
+fn base_plan(args: &ServeArgs) -> Result<Plan, i32> {
+    match (&args.scenario, &args.profile) {
+        (Some(path), _) => match lostreply_harness::scenario::load(path) {
+            Ok(s) => Ok(s.plan),
+            Err(e) => {
+                eprintln!("{e}");
+                Err(exit::BAD_INPUT)
+            }
+        },
+        (None, None) => Ok(Plan::default()),
+        (None, Some(choice)) => plan_for(choice).map_err(|e| {
+            eprintln!("lostreply serve: --profile: {e}");
+            exit::BAD_INPUT
+        }),
+    }
+}
+
+/// The flags that change the plan: seed, keys, read deadline and the MCP
+/// face. `Err` is what is wrong with a flag's value.
+fn apply_flags(plan: &mut Plan, args: &ServeArgs) -> Result<(), String> {
+    plan.seed = args.seed;
+    if let Some(mode) = args.idempotency {
+        plan.idempotency.mode = mode;
+    }
+    if let Some(text) = &args.retention {
+        match humantime::parse_duration(text) {
+            Ok(d) if d > Duration::ZERO => plan.idempotency.retention = d,
+            Ok(_) => return Err("--retention must be longer than zero".to_owned()),
+            Err(e) => {
+                return Err(format!(
+                    "--retention {text:?}: {e} (examples: 24h, 90m, 30s)"
+                ))
+            }
+        }
+    }
+    if let Some(text) = &args.read_timeout {
+        plan.limits.read_timeout = read_timeout(text)?;
+    }
+    if args.mcp {
+        // A scenario's own MCP face (its tools, faults and limits) is served
+        // as the file says; the flags only add defects or change the styles.
+        let base = plan.mcp.take().unwrap_or_default();
+        plan.mcp = Some(mcp_plan(base, args));
+    }
+    Ok(())
+}
+
+/// `--read-timeout`: more than zero, at most the simulator's bound.
+fn read_timeout(text: &str) -> Result<Duration, String> {
+    match humantime::parse_duration(text) {
+        Ok(d) if d > Duration::ZERO && d <= MAX_READ_TIMEOUT => Ok(d),
+        Ok(_) => Err(format!(
+            "--read-timeout must be longer than zero and at most {}",
+            humantime::format_duration(MAX_READ_TIMEOUT)
+        )),
+        Err(e) => Err(format!(
+            "--read-timeout {text:?}: {e} (examples: 5s, 500ms)"
+        )),
+    }
+}
+
+/// What the banner says about the plan, taken before the simulator owns it.
+struct Summary {
+    credentials: Vec<String>,
+    profile: String,
+    mode: IdempotencyMode,
+    retention: Duration,
+    read_timeout: Duration,
+    faults: usize,
+    step_scoped: usize,
+    mcp_faults: usize,
+    mcp_step_scoped: usize,
+}
+
+impl Summary {
+    fn of(plan: &Plan) -> Summary {
+        // Nothing runs steps under `serve`, so a rule scoped to a step never
+        // fires: the banner says so rather than let a hand-run scenario look
+        // fault-free by surprise.
+        let step_scoped = plan
+            .faults
+            .iter()
+            .filter(|r| r.when.steps.is_some())
+            .count();
+        let (mcp_faults, mcp_step_scoped) = plan.mcp.as_ref().map_or((0, 0), |mcp| {
+            let scoped = mcp.faults.iter().filter(|r| r.when.steps.is_some()).count();
+            (mcp.faults.len(), scoped)
+        });
+        Summary {
+            credentials: plan.tenants.clone(),
+            profile: plan.profile.name.clone(),
+            mode: plan.idempotency.mode,
+            retention: plan.idempotency.retention,
+            read_timeout: plan.limits.read_timeout,
+            faults: plan.faults.len(),
+            step_scoped,
+            mcp_faults,
+            mcp_step_scoped,
+        }
+    }
+}
+
+/// The JSON line scripts read, then the lines people read.
+fn print_banner(sim: &Simulator, summary: &Summary) {
     let mut banner = serde_json::json!({
         "base_url": sim.base_url(),
         "control_url": sim.control_url(),
-        "credentials": credentials,
-        "profile": profile,
+        "credentials": summary.credentials,
+        "profile": summary.profile,
     });
     if let Some(mcp_url) = sim.mcp_url() {
         banner["mcp_url"] = serde_json::Value::String(mcp_url);
@@ -160,20 +234,20 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{banner}");
     let _ = writeln!(out, "lostreply simulator listening on {}", sim.base_url());
-    let _ = writeln!(out, "  profile: {profile}");
+    let _ = writeln!(out, "  profile: {}", summary.profile);
     let _ = writeln!(
         out,
         "  idempotency: {} (retention {})",
-        mode.name(),
-        humantime::format_duration(retention)
+        summary.mode.name(),
+        humantime::format_duration(summary.retention)
     );
-    let _ = writeln!(out, "  fault rules: {faults}");
-    if step_scoped > 0 {
-        let _ = writeln!(
-            out,
-            "  ({step_scoped} of them scoped to scenario steps: they never fire here, nothing runs steps)"
-        );
-    }
+    let _ = writeln!(
+        out,
+        "  read timeout: {} (a request's head, then its body)",
+        humantime::format_duration(summary.read_timeout)
+    );
+    let _ = writeln!(out, "  fault rules: {}", summary.faults);
+    never_fire_note(&mut out, summary.step_scoped);
     let _ = writeln!(
         out,
         "  control API: {} (ledger, journal, events, clock, health)",
@@ -181,14 +255,20 @@ pub(super) async fn serve(args: ServeArgs) -> i32 {
     );
     if let Some(mcp_url) = sim.mcp_url() {
         let _ = writeln!(out, "  MCP server: {mcp_url} (Streamable HTTP)");
+        let _ = writeln!(out, "  MCP fault rules: {}", summary.mcp_faults);
+        never_fire_note(&mut out, summary.mcp_step_scoped);
     }
     let _ = writeln!(out, "  stop with Ctrl-C or SIGTERM");
     let _ = out.flush();
-    drop(out);
-    stop.await;
-    sim.shutdown().await;
-    println!("lostreply simulator stopped");
-    exit::OK
+}
+
+fn never_fire_note(out: &mut impl Write, step_scoped: usize) {
+    if step_scoped > 0 {
+        let _ = writeln!(
+            out,
+            "  ({step_scoped} of them scoped to scenario steps: they never fire here, nothing runs steps)"
+        );
+    }
 }
 
 /// `--max-objects` and `--hard-cap-objects`.
@@ -214,10 +294,11 @@ fn plan_for(choice: &ProfileChoice) -> Result<Plan, ProfileChoiceError> {
     Ok(plan)
 }
 
-/// The default MCP plan with the flags' defects, answer and error styles. It cannot
-/// fail: clap has already read each defect and style into its value.
-fn mcp_plan(args: &ServeArgs) -> McpPlan {
-    let mut mcp = McpPlan::default();
+/// `base` (the scenario's MCP plan, or the default one) with the flags'
+/// defects, answer and error styles. It cannot fail: clap has already read
+/// each defect and style into its value.
+fn mcp_plan(base: McpPlan, args: &ServeArgs) -> McpPlan {
+    let mut mcp = base;
     mcp.defects.extend(args.mcp_defects.iter().copied());
     if let Some(answer) = args.mcp_answer {
         mcp.answer = match answer {

@@ -461,6 +461,122 @@ fn serve_with_mcp_announces_the_mcp_endpoint_in_its_first_line() {
     assert_eq!(bad.status.code(), Some(2));
 }
 
+/// `--mcp --scenario F` serves F's own MCP face: its fault rules are counted
+/// in the banner and strike (this file's rule refuses every `create_ticket`
+/// with a 422 tool error before the commit); the flags still apply on top.
+#[test]
+fn serve_with_mcp_and_a_scenario_serves_the_scenarios_mcp_faults() {
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios/mcp-shape2-rejected-by-status.yaml");
+    let mut child = Command::new(BIN)
+        .args(["serve", "--mcp", "--mcp-answer", "json", "--scenario"])
+        .arg(&scenario)
+        .args(["--read-timeout", "2s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("serve starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let first = lines.next().expect("a first line").expect("utf8");
+    let banner: serde_json::Value = serde_json::from_str(&first).expect("the first line is JSON");
+    let base_url = banner["base_url"].as_str().expect("base_url").to_owned();
+    let mcp_url = banner["mcp_url"].as_str().expect("mcp_url").to_owned();
+    let mut said = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.expect("utf8");
+        let last = line.contains("stop with");
+        said.push(line);
+        if last {
+            break;
+        }
+    }
+    assert!(
+        said.iter().any(|l| l.trim() == "MCP fault rules: 1"),
+        "{said:?}"
+    );
+    assert!(
+        said.iter()
+            .any(|l| l.trim().starts_with("read timeout: 2s")),
+        "{said:?}"
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let (called, ledger) = rt.block_on(async {
+        let http = reqwest::Client::new();
+        let post = |body: serde_json::Value, session: Option<&str>| {
+            let mut request = http
+                .post(&mcp_url)
+                .bearer_auth("sk_test_a")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2025-06-18")
+                .json(&body);
+            if let Some(session) = session {
+                request = request.header("mcp-session-id", session);
+            }
+            request.send()
+        };
+        let init = post(
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}),
+            None,
+        )
+        .await
+        .expect("initialize answers");
+        assert_eq!(init.status().as_u16(), 200);
+        let session = init
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .expect("a session")
+            .to_owned();
+        let initialized = post(
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized", "params": {}}),
+            Some(&session),
+        )
+        .await
+        .expect("initialized answers");
+        assert_eq!(initialized.status().as_u16(), 202);
+        let called = post(
+            serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "create_ticket", "arguments": {"title": "Refund review", "amount": 1200}}}),
+            Some(&session),
+        )
+        .await
+        .expect("tools/call answers");
+        let called: serde_json::Value = called.json().await.expect("a JSON answer");
+        let ledger: serde_json::Value = http
+            .get(format!("{base_url}/_lostreply/ledger"))
+            .send()
+            .await
+            .expect("the ledger answers")
+            .json()
+            .await
+            .expect("JSON");
+        (called, ledger)
+    });
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    assert_eq!(child.wait().expect("serve exits").code(), Some(0));
+    assert_eq!(called["result"]["isError"], true, "{called}");
+    assert!(called.to_string().contains("422"), "{called}");
+    assert_eq!(ledger["data"], serde_json::json!([]), "{ledger}");
+}
+
+#[test]
+fn serve_refuses_a_read_timeout_of_zero_or_nonsense() {
+    for value in ["0s", "soon", "10m"] {
+        let out = lostreply(&["serve", "--read-timeout", value]);
+        assert_eq!(out.status.code(), Some(2), "{value}");
+        assert!(
+            text(&out.stderr).contains("--read-timeout"),
+            "{value}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
 #[test]
 fn serve_with_a_profile_speaks_its_wire() {
     let mut child = Command::new(BIN)
