@@ -5,7 +5,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    // Read when the script runs, not when it was compiled: one compiled
+    // script may serve checkouts at other paths that share a target dir.
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let dir = Path::new(&manifest).join("../scenarios");
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut names: Vec<String> = match std::fs::read_dir(&dir) {
         Ok(entries) => entries
