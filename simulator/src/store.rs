@@ -249,6 +249,11 @@ pub(crate) fn effect_body(profile: &Profile, effect: &Effect) -> Bytes {
     write_body(head, &effect.args, effect.metadata.as_ref())
 }
 
+/// How long an object's idempotency key is kept, in ms (simulator clock).
+fn key_retention_ms(plan: &Plan) -> i64 {
+    i64::try_from(plan.idempotency.retention.as_millis()).unwrap_or(i64::MAX)
+}
+
 /// The index key of an object id: a fixed hasher, so the same seed draws the
 /// same ids on every run.
 fn id_hash(id: &str) -> u64 {
@@ -403,7 +408,7 @@ impl Store {
         if self.effects.len() <= bound {
             return;
         }
-        let retention_ms = crate::shared::retention_ms(plan);
+        let retention_ms = key_retention_ms(plan);
         while self.effects.len() > bound {
             let Some(oldest) = self.effects.pop_front() else {
                 return;
@@ -611,7 +616,7 @@ mod tests {
     fn past_the_bound_the_oldest_are_summarised_out_and_counted() {
         let mut plan = Plan::default();
         plan.limits.max_objects = 2;
-        let retention_ms = crate::shared::retention_ms(&plan);
+        let retention_ms = key_retention_ms(&plan);
         let mut store = Store::new(3);
         let new = |resource: &str| NewObject {
             tenant: "sk_test".into(),
