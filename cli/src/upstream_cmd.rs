@@ -48,6 +48,10 @@ pub(super) async fn run_upstream(
         Ok(trust) => trust,
         Err(code) => return code,
     };
+    let clock = match contract.clock {
+        Some(_) => fit::Clock::Declared,
+        None => fit::Clock::Absent,
+    };
     let Selection {
         scenarios,
         shard,
@@ -62,7 +66,7 @@ pub(super) async fn run_upstream(
     }
     let (fitting, unfit): (Vec<_>, Vec<_>) = scenarios
         .into_iter()
-        .map(|s| (fit::unfit(&s), s))
+        .map(|s| (fit::unfit(&s, clock), s))
         .partition(|(why, _)| why.is_none());
     for (why, scenario) in &unfit {
         eprintln!(

@@ -198,6 +198,7 @@ async fn start_with(config: ProxyConfig, steps: Steps) -> Result<Proxy, ProxyErr
         steps,
         step: watch::channel(0).0,
         ended: watch::channel(0).0,
+        busy: watch::channel(0).0,
         crash: std::sync::Mutex::new(None),
     });
     let (stop, stopped) = watch::channel(false);
@@ -245,6 +246,17 @@ impl Proxy {
     pub fn end_step(&self) {
         let ended = self.state.step.send_replace(0);
         self.state.ended.send_replace(ended);
+    }
+
+    /// Waits until no request is being served, apart from those held for a
+    /// step that has not ended, or until `bound` passes; true when quiet. A
+    /// harness waits for it after each step, so that what a step's end let
+    /// go (a held request forwarded, a held answer closed) is done before
+    /// the next step starts, as the simulator settles between steps.
+    pub async fn wait_quiet(&self, bound: Duration) -> bool {
+        let mut busy = self.state.busy.subscribe();
+        let quiet = tokio::time::timeout(bound, busy.wait_for(|n| *n == 0)).await;
+        quiet.is_ok()
     }
 
     /// Arms a crash point: the next create whose body carries `marker` and

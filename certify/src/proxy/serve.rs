@@ -21,7 +21,7 @@ use tokio::sync::watch;
 use super::conn::{Conn, Io};
 use super::journal::{self, Entry, Fate, HeldUntil, Struck};
 use super::rules::{self, Facts, Steps};
-use super::state::{json, plain, State};
+use super::state::{json, plain, Busy, State};
 use crate::client;
 use crate::contract::KeySyntax;
 
@@ -102,6 +102,7 @@ async fn handle(state: Arc<State>, conn: Arc<Conn>, req: Request<Incoming>) -> A
     if let Some(control) = path.strip_prefix("/_lostreply/") {
         return Ok(super::control::control(&state, &parts.method, control).await);
     }
+    let _busy = Busy::of(&state);
     let body = match Limited::new(body, MAX_REQUEST_BYTES).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(_) => {

@@ -34,6 +34,9 @@ pub(crate) struct State {
     pub(crate) step: watch::Sender<u32>,
     /// The last step that ended (0: none yet).
     pub(crate) ended: watch::Sender<u32>,
+    /// Requests being served, less those held for a step that has not
+    /// ended: 0 when the proxy is quiet.
+    pub(crate) busy: watch::Sender<usize>,
     /// A crash point armed by the harness: the create carrying this marker
     /// fires it once the upstream has committed it.
     pub(crate) crash: Mutex<Option<CrashPoint>>,
@@ -54,10 +57,13 @@ impl State {
         *self.step.borrow()
     }
 
-    /// Waits until harness step `step` has ended.
+    /// Waits until harness step `step` has ended. Meanwhile the request is
+    /// not busy: it waits for the harness, which waits for quiet.
     pub(crate) async fn step_ended(&self, step: u32) {
         let mut ended = self.ended.subscribe();
+        self.busy.send_modify(|n| *n = n.saturating_sub(1));
         let _ = ended.wait_for(|last| *last >= step).await;
+        self.busy.send_modify(|n| *n += 1);
     }
 
     /// Takes the armed crash point when `body` carries its marker.
@@ -74,6 +80,22 @@ impl State {
         } else {
             None
         }
+    }
+}
+
+/// One request being served, counted in [`State::busy`] while it lives.
+pub(crate) struct Busy<'a>(&'a State);
+
+impl<'a> Busy<'a> {
+    pub(crate) fn of(state: &'a State) -> Busy<'a> {
+        state.busy.send_modify(|n| *n += 1);
+        Busy(state)
+    }
+}
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.0.busy.send_modify(|n| *n = n.saturating_sub(1));
     }
 }
 

@@ -5,7 +5,8 @@
 //! which step runs, so rules scoped to a step fire in it. Every call is
 //! recorded with the journal's length around it; nothing is judged here.
 
-use std::time::Instant;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use lostreply_harness::driver::Session;
 use lostreply_harness::protocol::{
@@ -18,6 +19,7 @@ use lostreply_reports::model::{CallEnd, ErrorRecord, StepReport};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
+use super::clock::ServiceClock;
 use crate::proxy::Proxy;
 
 /// One adapter call as it was made.
@@ -75,6 +77,13 @@ pub(super) struct Driver<'a> {
     /// The adapter's credential (the contract's primary tenant).
     pub credential: String,
     pub started: Instant,
+    /// The service's clock, when the contract declares one.
+    pub clock: Option<ServiceClock<'a>>,
+    /// The time the adapter is told, read from the service's clock at each
+    /// step's start; `None`: the real time at each call.
+    pub now: Mutex<Option<String>>,
+    /// How long to wait for the proxy to be quiet after a step.
+    pub quiet_bound: Duration,
 }
 
 impl Driver<'_> {
@@ -85,7 +94,15 @@ impl Driver<'_> {
             let number = u32::try_from(index + 1).unwrap_or(u32::MAX);
             let start_ms = self.now_ms();
             let wall_start = wall_ms();
+            if let Err(why) = self.read_clock().await {
+                driven.errors.push(error(number, why));
+            }
             self.proxy.begin_step(number);
+            if let Step::Advance { by } = step {
+                if let Err(why) = self.advance(*by).await {
+                    driven.errors.push(error(number, why));
+                }
+            }
             let specs = self.specs(step);
             let sequential = specs.len() == 1;
             let made = futures::future::join_all(
@@ -95,6 +112,15 @@ impl Driver<'_> {
             )
             .await;
             self.proxy.end_step();
+            if !self.proxy.wait_quiet(self.quiet_bound).await {
+                driven.errors.push(error(
+                    number,
+                    format!(
+                        "the proxy still served requests {} after the step ended",
+                        humantime::format_duration(self.quiet_bound)
+                    ),
+                ));
+            }
             for (made, errors) in made {
                 driven.calls.push(made);
                 driven.errors.extend(errors);
@@ -109,6 +135,9 @@ impl Driver<'_> {
                     .sim_end_ms(wall_ms())
                     .build(),
             );
+        }
+        if let Err(why) = self.read_clock().await {
+            driven.errors.push(error(0, why));
         }
         for op in 0..self.scenario.operations.len() {
             let spec = self.spec_of(CallName::Status, op, None);
@@ -149,7 +178,8 @@ impl Driver<'_> {
                     crash: None,
                 }]
             }
-            // Left out of an upstream run before it starts (`fit`).
+            // `advance` is no call (`run`); the others are left out of an
+            // upstream run before it starts (`fit`).
             Step::Advance { .. } | Step::Webhook { .. } | Step::During { .. } => Vec::new(),
         }
     }
@@ -191,8 +221,13 @@ impl Driver<'_> {
             self.credential.as_str(),
             self.contract.clone(),
         );
+        let now = self
+            .now
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
         Common::new(
-            lostreply_simulator::rfc3339(wall_ms()),
+            now.unwrap_or_else(|| lostreply_simulator::rfc3339(wall_ms())),
             provider,
             self.scenario.client_timeout.as_millis() as u64,
         )
@@ -245,6 +280,28 @@ impl Driver<'_> {
         (made, errors)
     }
 
+    /// Reads the service's clock, when there is one, for the calls to come.
+    async fn read_clock(&self) -> Result<(), String> {
+        let Some(clock) = &self.clock else {
+            return Ok(());
+        };
+        let now = clock.now().await?;
+        *self
+            .now
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(now);
+        Ok(())
+    }
+
+    /// An `advance` step: the service's clock moved, then read again.
+    async fn advance(&self, by: Duration) -> Result<(), String> {
+        let Some(clock) = &self.clock else {
+            return Err("`advance` without a clock endpoint (left out by `fit`)".to_owned());
+        };
+        clock.advance(by).await?;
+        self.read_clock().await
+    }
+
     fn now_ms(&self) -> u64 {
         self.started.elapsed().as_millis() as u64
     }
@@ -260,6 +317,13 @@ pub(super) fn markers(operations: &[OperationSpec], seed: u64) -> Vec<String> {
             format!("{}-lr{:012x}", op.id, salt & 0xffff_ffff_ffff)
         })
         .collect()
+}
+
+fn error(step: u32, message: String) -> ErrorRecord {
+    ErrorRecord::builder()
+        .step(step as usize)
+        .message(message)
+        .build()
 }
 
 /// Milliseconds since the Unix epoch, now: a real service's clock.

@@ -8,8 +8,18 @@ use lostreply_harness::scenario::model::{ResolveRef, Scenario, Step};
 
 use crate::proxy::rules::{check, Steps};
 
+/// Whether the contract declares the service's clock (`readback.clock`),
+/// which stages `advance` steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// Declared: `advance` moves it.
+    Declared,
+    /// Not declared: the service keeps its own time.
+    Absent,
+}
+
 /// Why `scenario` cannot run behind the proxy, or `None` when it can.
-pub fn unfit(scenario: &Scenario) -> Option<String> {
+pub fn unfit(scenario: &Scenario, clock: Clock) -> Option<String> {
     if scenario.plan.mcp.is_some() || scenario.mcp.is_some() {
         return Some(
             "it drives an MCP server, and the proxy forwards HTTP requests to a service".to_owned(),
@@ -18,10 +28,13 @@ pub fn unfit(scenario: &Scenario) -> Option<String> {
     if let Err(e) = check(&scenario.plan.faults, Steps::Driven) {
         return Some(e.to_string());
     }
-    scenario.steps.iter().find_map(step_unfit)
+    scenario
+        .steps
+        .iter()
+        .find_map(|step| step_unfit(step, clock))
 }
 
-fn step_unfit(step: &Step) -> Option<String> {
+fn step_unfit(step: &Step, clock: Clock) -> Option<String> {
     match step {
         Step::Execute { .. } | Step::Reconcile { .. } | Step::Status { .. } => None,
         Step::Resolve {
@@ -33,9 +46,11 @@ fn step_unfit(step: &Step) -> Option<String> {
                 .to_owned(),
         ),
         Step::Resolve { .. } => None,
-        Step::Parallel(inner) => inner.iter().find_map(step_unfit),
+        Step::Parallel(inner) => inner.iter().find_map(|step| step_unfit(step, clock)),
+        Step::Advance { .. } if clock == Clock::Declared => None,
         Step::Advance { .. } => Some(
-            "it moves the provider's clock (`advance`), and a real service keeps its own"
+            "it moves the provider's clock (`advance`), and the contract declares no clock \
+             endpoint (`readback.clock`) to move"
                 .to_owned(),
         ),
         Step::Webhook { .. } => Some(
@@ -65,22 +80,32 @@ mod tests {
 
     #[test]
     fn a_lost_answer_with_its_step_scoped_rule_fits() {
-        assert_eq!(unfit(&library("case02-lost-after-commit.yaml")), None);
         assert_eq!(
-            unfit(&library("case08-crash-after-remote-success.yaml")),
+            unfit(&library("case02-lost-after-commit.yaml"), Clock::Absent),
             None
         );
+        let crash = library("case08-crash-after-remote-success.yaml");
+        assert_eq!(unfit(&crash, Clock::Absent), None);
+        let held = library("case01-timeout-before-receipt.yaml");
+        assert_eq!(unfit(&held, Clock::Absent), None);
+    }
+
+    #[test]
+    fn a_clock_move_needs_a_declared_clock() {
+        let expiry = library("case09-key-retention-expired.yaml");
+        let why = unfit(&expiry, Clock::Absent).unwrap();
+        assert!(why.contains("`readback.clock`"), "{why}");
+        assert_eq!(unfit(&expiry, Clock::Declared), None);
     }
 
     #[test]
     fn what_only_the_simulator_does_is_named() {
-        let events = unfit(&library("case06-webhook-around-reconcile.yaml")).unwrap();
+        let unfit = |file| unfit(&library(file), Clock::Declared).unwrap();
+        let events = unfit("case06-webhook-around-reconcile.yaml");
         assert!(events.contains("`webhook`"), "{events}");
-        let clock = unfit(&library("case09-key-retention-expired.yaml")).unwrap();
-        assert!(clock.contains("`advance`"), "{clock}");
-        let gather = unfit(&library("case07-racing-reconcilers.yaml")).unwrap();
+        let gather = unfit("case07-racing-reconcilers.yaml");
         assert!(gather.starts_with("fault rule"), "{gather}");
-        let mcp = unfit(&library("mcp-lost-after-commit.yaml")).unwrap();
+        let mcp = unfit("mcp-lost-after-commit.yaml");
         assert!(mcp.contains("MCP"), "{mcp}");
     }
 }

@@ -11,6 +11,7 @@
 //! scenario's requests in the middle of the first's would change what the
 //! first's rules count.
 
+mod clock;
 mod drive;
 pub mod fit;
 mod judge;
@@ -139,7 +140,8 @@ async fn run_scenario(
             if let Err(why) = markers_unused(&client, upstream, &markers).await {
                 errors.push(infra(why));
             } else {
-                match drive_through_proxy(scenario, upstream, run, &markers, started).await {
+                match drive_through_proxy(&client, scenario, upstream, run, &markers, started).await
+                {
                     Ok((d, j)) => (driven, journal) = (d, j),
                     Err(why) => errors.push(infra(why)),
                 }
@@ -231,6 +233,7 @@ async fn markers_unused(
 /// The steps through a proxy of the scenario's own, then the proxy's
 /// journal once no request is still being served.
 async fn drive_through_proxy(
+    client: &Client,
     scenario: &Scenario,
     upstream: &Upstream,
     run: &UpstreamRun,
@@ -249,6 +252,16 @@ async fn drive_through_proxy(
         .adapter
         .session(state.path())
         .map_err(|e| format!("cannot build the adapter: {e}"))?;
+    let clock = upstream
+        .contract
+        .clock
+        .as_ref()
+        .map(|path| clock::ServiceClock {
+            client,
+            contract: &upstream.contract,
+            path,
+        });
+    let bound = limits.stall_cap.max(limits.hold_cap) + upstream.contract.timeout;
     let driver = drive::Driver {
         scenario,
         proxy: &proxy,
@@ -257,13 +270,14 @@ async fn drive_through_proxy(
         contract: adapter_contract(scenario, &upstream.contract),
         credential: upstream.contract.primary.clone(),
         started,
+        clock,
+        now: std::sync::Mutex::new(None),
+        quiet_bound: bound,
     };
     let driven = driver.run().await;
     drop(session);
     // A request held until its client left may still be forwarded (a
     // `stall then commit`): its effect belongs to the run.
-    let bound =
-        limits.stall_cap.max(limits.hold_cap) + upstream.contract.timeout + Duration::from_secs(1);
     let journal = quiet_journal(&proxy, bound).await;
     proxy.shutdown().await;
     Ok((driven, journal))

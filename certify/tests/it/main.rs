@@ -26,3 +26,4 @@ mod thirdparty_fastapi_key;
 mod thirdparty_nest;
 mod thirdparty_python;
 mod tls_server;
+mod upstream_run;

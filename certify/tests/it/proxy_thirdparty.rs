@@ -187,7 +187,7 @@ async fn proxy_faults_before_and_after_fastapi_idempotency_key_commits() {
 }
 
 /// The contract at `path` (relative to the crate), aimed at `url`.
-fn contract_for(path: &str, url: &str) -> Contract {
+pub(crate) fn contract_for(path: &str, url: &str) -> Contract {
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path))
         .expect("the contract is there");
     let base = url.to_owned();

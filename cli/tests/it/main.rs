@@ -13,6 +13,7 @@ mod proxy_cli;
 mod serve_objects;
 mod shard;
 mod signals_cli;
+mod upstream_cli;
 // The loopback TLS server certify's own HTTPS tests use (one server for both
 // crates); this crate's tests need only part of it.
 #[allow(dead_code)]
