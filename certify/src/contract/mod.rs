@@ -142,7 +142,8 @@ pub(crate) fn read_yaml<T: serde::de::DeserializeOwned>(
 }
 
 /// The forms a value written in several shapes takes, by the type the reader
-/// names when none matched (its own message names no field).
+/// names when none matched. Its own message names a Rust type, not the
+/// contract's key, so it is replaced by the forms the key takes.
 const FORMS: [(&str, &str); 4] = [
     (
         "RawInFlight",
@@ -167,7 +168,7 @@ fn with_forms(message: String) -> String {
         .iter()
         .find(|(name, _)| message.contains("untagged enum") && message.ends_with(name))
     {
-        Some((_, forms)) => format!("{message}: {forms}"),
+        Some((_, forms)) => format!("{forms}; this value is none of them"),
         None => message,
     }
 }

@@ -220,3 +220,27 @@ fn every_problem_points_at_its_node() {
         "at least one of ground_truth",
     );
 }
+
+/// A value written in none of its forms is refused at its key with the forms
+/// it takes, in the contract's words (no reader's type names).
+#[test]
+fn a_value_in_no_form_names_its_forms() {
+    for (to, forms) in [
+        (
+            "  in_flight: {waits: 15s, then: 409}\n",
+            "in_flight is `waits`, {status: [409]} or {waits: 15s, then: [409]}",
+        ),
+        (
+            "  errors_replayed: sometimes\n",
+            "errors_replayed is true, false or a list of statuses",
+        ),
+    ] {
+        let text = ietf_with(
+            "  missing_key: processed\n",
+            &format!("  missing_key: processed\n{to}"),
+        );
+        refused_at(&text, line_of(&text, to.trim_end()), forms);
+        let err = parse(&text).expect_err("invalid");
+        assert!(!err.contains("untagged") && !err.contains("Raw"), "{err}");
+    }
+}
