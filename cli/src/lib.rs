@@ -16,6 +16,7 @@ mod output;
 mod profile_cmd;
 mod proxy_cmd;
 mod report_cmd;
+mod explore_cmd;
 mod run_cmd;
 mod select;
 mod serve_cmd;
@@ -46,6 +47,9 @@ pub struct Cli {
 enum Command {
     /// Run scenarios against an adapter (default: the built-in library against the reference adapter).
     Run(run_cmd::RunArgs),
+    /// Generate situations nobody wrote, judge them by the invariants, and shrink each
+    /// violation to a scenario file.
+    Explore(explore_cmd::ExploreArgs),
     /// Check scenario and profile files without running them; with --prove, run them against
     /// the bundled designs to show whether each asks only what the contract asks.
     Validate(validate_cmd::ValidateArgs),
@@ -95,6 +99,7 @@ pub fn main() -> i32 {
     runtime.block_on(async move {
         match cli.command {
             Command::Run(args) => run_cmd::run(args).await,
+            Command::Explore(args) => explore_cmd::explore_cmd(args).await,
             Command::Validate(args) => validate_cmd::validate(args).await,
             Command::Schema => {
                 match serde_json::to_string_pretty(&lostreply_harness::scenario::schema()) {

@@ -55,24 +55,13 @@ pub(super) struct RunArgs {
 }
 
 pub(super) async fn run(args: RunArgs) -> i32 {
-    let adapter = match (&args.adapter, &args.builtin) {
-        (Some(line), _) => match ProcessCommand::parse(line) {
-            Ok(c) if args.persistent => AdapterUnderTest::Persistent(c),
-            Ok(c) => AdapterUnderTest::Process(c),
-            Err(e) => return usage(&format!("--adapter: {e}")),
-        },
-        (None, name) => {
-            let name = name.as_deref().unwrap_or("reference");
-            match crate::bundled::adapter(name) {
-                Some(f) => AdapterUnderTest::InProcess(Arc::clone(&f)),
-                None => {
-                    return usage(&format!(
-                        "--builtin {name}: no such adapter (bundled: {})",
-                        crate::bundled::names().join(", ")
-                    ))
-                }
-            }
-        }
+    let adapter = match adapter_under_test(
+        args.adapter.as_deref(),
+        args.persistent,
+        args.builtin.as_deref(),
+    ) {
+        Ok(adapter) => adapter,
+        Err(message) => return usage(&message),
     };
     let output = Output::new(
         args.report.report_dir.clone(),
@@ -120,6 +109,32 @@ pub(super) async fn run(args: RunArgs) -> i32 {
     let report = run_suite(&scenarios, &options, |s| progress.finished(s, output.style)).await;
     progress.clear();
     output.finish(&report, shard.as_ref())
+}
+
+/// The adapter `--adapter CMD [--persistent]` or `--builtin NAME` names
+/// (default: the bundled reference), or what is wrong with the flags.
+pub(super) fn adapter_under_test(
+    command: Option<&str>,
+    persistent: bool,
+    builtin: Option<&str>,
+) -> Result<AdapterUnderTest, String> {
+    if let Some(line) = command {
+        let c = ProcessCommand::parse(line).map_err(|e| format!("--adapter: {e}"))?;
+        return Ok(if persistent {
+            AdapterUnderTest::Persistent(c)
+        } else {
+            AdapterUnderTest::Process(c)
+        });
+    }
+    let name = builtin.unwrap_or("reference");
+    crate::bundled::adapter(name)
+        .map(|f| AdapterUnderTest::InProcess(Arc::clone(&f)))
+        .ok_or_else(|| {
+            format!(
+                "--builtin {name}: no such adapter (bundled: {})",
+                crate::bundled::names().join(", ")
+            )
+        })
 }
 
 fn usage(message: &str) -> i32 {
