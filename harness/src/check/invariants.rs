@@ -224,6 +224,7 @@ fn failure_has_no_effect(
                 .filter_map(|&p| obs.ledger.get(p as usize))
         };
         let person = persons_word(ix, position);
+        let share = shared_group(a, ix, g);
         for call in ix.outcome_calls_at(position) {
             let Some(reply) = call.outcome() else {
                 continue;
@@ -231,7 +232,7 @@ fn failure_has_no_effect(
             if resolution::relays_person(&person, call) {
                 continue;
             }
-            let problem = failure_problem(plan, &op.id, effects, call, reply);
+            let problem = failure_problem(plan, &op.id, effects, call, reply, share);
             if let Some((message, shown)) = problem {
                 let mut evidence = vec![call.evidence()];
                 evidence.extend(effect_evidence(&shown));
@@ -249,15 +250,46 @@ fn failure_has_no_effect(
     }
 }
 
+/// For a group of operations with identical arguments, how many of its
+/// effects the operations that never reported `failed` account for: its
+/// effects cannot be told apart by their arguments, so a `failed` in it is
+/// judged by counting. `None` for a group of one operation.
+fn shared_group(a: &Attribution<'_>, ix: &Index<'_>, g: usize) -> Option<usize> {
+    let positions = a.op_positions_of_group(g);
+    if positions.len() < 2 {
+        return None;
+    }
+    let failed = positions
+        .iter()
+        .filter(|&&p| reported_failed(ix, p as usize))
+        .count();
+    Some(positions.len() - failed)
+}
+
+/// Whether the operation at `position` reported `failed` on its own word
+/// (not relaying a person's decision).
+fn reported_failed(ix: &Index<'_>, position: usize) -> bool {
+    let person = persons_word(ix, position);
+    ix.outcome_calls_at(position).any(|call| {
+        call.outcome()
+            .is_some_and(|r| r.outcome == OutcomeKind::Failed)
+            && !resolution::relays_person(&person, call)
+    })
+}
+
 /// What is wrong with a `failed` (an effect is live) or a `succeeded` (its
 /// effect settled failed) about operation `op`, with the effects shown as
-/// evidence; `None` when nothing is.
+/// evidence; `None` when nothing is. `share`: for an operation whose group
+/// shares its arguments, how many live effects its other operations account
+/// for; a `failed` is then wrong only when the group's live effects outnumber
+/// them, or an effect names `op` as its `client_reference`.
 fn failure_problem<'l, I: Iterator<Item = &'l Effect>>(
     plan: &Plan,
     op: &str,
     effects: impl Fn() -> I,
     call: CallAt<'_>,
     reply: &OutcomeReply,
+    share: Option<usize>,
 ) -> Option<(String, Vec<&'l Effect>)> {
     // Gathered only for the outcome that needs them: one Vec per call
     // would be most of this check's allocations at a million operations.
@@ -268,7 +300,16 @@ fn failure_problem<'l, I: Iterator<Item = &'l Effect>>(
             let live: Vec<&Effect> = effects()
                 .filter(|e| status_at(plan, e, call.sim_ms) != ObjectStatus::Failed)
                 .collect();
-            (!live.is_empty()).then(|| {
+            let wrong = match share {
+                None => !live.is_empty(),
+                Some(room) => {
+                    live.len() > room
+                        || live
+                            .iter()
+                            .any(|e| e.client_reference.as_deref() == Some(op))
+                }
+            };
+            wrong.then(|| {
                 (
                     format!(
                         "{op}: {} reports failed, but the provider holds {}{}",
