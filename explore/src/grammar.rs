@@ -104,44 +104,55 @@ fn fault() -> impl Strategy<Value = Fault> {
         Just(At::BeforeRead)
     ];
     let gather = prop_oneof![9 => Just(false), 1 => Just(true)];
-    (1..=MAX_STEPS as u32, kind, 1..=2u32, at, gather).prop_flat_map(
-        |(step, kind, nth, at, gather)| {
-            response(at).prop_map(move |response| {
-                let response = if gather && kind != Kind::Create {
-                    Response::Gather
-                } else {
-                    response
-                };
-                let at = if response == Response::Gather {
-                    At::BeforeRead
-                } else {
-                    at
-                };
-                Fault {
-                    step,
-                    kind,
-                    nth,
-                    at,
-                    response,
-                }
-            })
-        },
-    )
+    // The step is the one the fault is made for (`situation`).
+    (Just(0u32), kind, 1..=2u32, at, gather).prop_flat_map(|(step, kind, nth, at, gather)| {
+        response(at).prop_map(move |response| {
+            let response = if gather && kind != Kind::Create {
+                Response::Gather
+            } else {
+                response
+            };
+            let at = if response == Response::Gather {
+                At::BeforeRead
+            } else {
+                at
+            };
+            Fault {
+                step,
+                kind,
+                nth,
+                at,
+                response,
+            }
+        })
+    })
 }
 
-/// Every situation the grammar makes.
+/// Every situation the grammar makes. Each step carries its own fault rules,
+/// so that shrinking a step away takes its faults with it and leaves the
+/// others on the steps they were made for.
 pub fn situation() -> impl Strategy<Value = Situation> {
     let amounts = prop::collection::vec(
         prop_oneof![Just(1200u32), Just(4200u32)],
         1..=MAX_OPERATIONS,
     );
-    let steps = prop::collection::vec(step(), 1..=MAX_STEPS);
-    let faults = prop::collection::vec(fault(), 0..=MAX_FAULTS);
-    (provider(), amounts, steps, faults).prop_map(|(provider, amounts, steps, faults)| {
+    let step_with_faults = (step(), prop::collection::vec(fault(), 0..=1));
+    let steps = prop::collection::vec(step_with_faults, 1..=MAX_STEPS);
+    (provider(), amounts, steps).prop_map(|(provider, amounts, steps)| {
+        let mut faults = Vec::new();
+        for (number, (_, on_step)) in steps.iter().enumerate() {
+            for fault in on_step {
+                faults.push(Fault {
+                    step: number as u32 + 1,
+                    ..*fault
+                });
+            }
+        }
+        faults.truncate(MAX_FAULTS);
         normalized(Situation {
             provider,
             amounts,
-            steps,
+            steps: steps.into_iter().map(|(step, _)| step).collect(),
             faults,
         })
     })

@@ -5,6 +5,7 @@
 
 mod certify_cli;
 mod end_to_end;
+mod explore_cli;
 mod library_correct_adapters;
 mod openmetrics;
 mod profile_cli;
