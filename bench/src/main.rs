@@ -70,6 +70,9 @@ struct Args {
     /// The release `lostreply` binary (default: next to this binary).
     #[arg(long, value_name = "PATH")]
     lostreply: Option<PathBuf>,
+    /// Situations the explore part times against the in-process reference (default 1000; --quick 200).
+    #[arg(long, value_name = "N")]
+    explore_situations: Option<u64>,
     /// Checkpoints (cumulative creates) of the loaded `lostreply serve`
     /// measurement, memory read at each (default 100000,300000,1000000; --quick 1000).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
@@ -99,7 +102,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
                     parts.insert(p);
                 }
                 None => bail!(
-                    "--only {name}: unknown part (ok, profile, drop, reset, check, cases, serve or memory)"
+                    "--only {name}: unknown part (ok, profile, drop, reset, check, cases, serve or memory, explore)"
                 ),
             }
         }
@@ -174,6 +177,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         scenario_dir: args.scenario_dir.clone(),
         python_adapter,
         lostreply_bin,
+        explore_situations: pick(args.explore_situations, 1000, 200).max(1),
         serve_creates: if !args.serve_creates.is_empty() {
             args.serve_creates.clone()
         } else if args.quick {

@@ -16,7 +16,7 @@ use crate::procfs;
 use crate::serve_mem;
 use crate::servers::{Behaviour, RunningServer, ServerKind};
 use crate::stats::growth_exponent;
-use crate::targets::{self, split_cell, LostPoint, Results};
+use crate::targets::{self, split_cell, ExploreRate, LostPoint, Results};
 
 /// A part of the benchmark, selected with `--only`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -35,11 +35,13 @@ pub enum Part {
     Cases,
     /// `lostreply serve` resident memory.
     Serve,
+    /// `lostreply explore`'s situations a minute, in process.
+    Explore,
 }
 
 impl Part {
     /// Every part, in the order they run.
-    pub const ALL: [Part; 7] = [
+    pub const ALL: [Part; 8] = [
         Part::Ok,
         Part::Profile,
         Part::Drop,
@@ -47,6 +49,7 @@ impl Part {
         Part::Check,
         Part::Cases,
         Part::Serve,
+        Part::Explore,
     ];
 
     /// The name `--only` takes.
@@ -59,6 +62,7 @@ impl Part {
             Part::Check => "check",
             Part::Cases => "cases",
             Part::Serve => "serve",
+            Part::Explore => "explore",
         }
     }
 
@@ -104,6 +108,8 @@ pub struct Config {
     pub lostreply_bin: PathBuf,
     /// Checkpoints (cumulative creates) of the loaded `lostreply serve` measurement.
     pub serve_creates: Vec<u64>,
+    /// Situations `lostreply explore` runs against the reference, timed.
+    pub explore_situations: u64,
 }
 
 /// Runs the selected parts, writing to `out`.
@@ -137,6 +143,7 @@ pub async fn run(config: &Config, out: &mut Out<'_>) {
             Part::Check => results.cost = cost_growth(config, out).await,
             Part::Cases => results.cases = cases_part(config, out).await,
             Part::Serve => results.serve = serve_part(config, out).await,
+            Part::Explore => results.explore = Some(explore_part(config, out).await),
         }
     }
     targets::print(&targets::judge(&results, config.cost_budget), out);
@@ -146,6 +153,43 @@ pub async fn run(config: &Config, out: &mut Out<'_>) {
         "load average at the end: {:.2} {:.2} {:.2}",
         load[0], load[1], load[2]
     ));
+}
+
+/// `lostreply explore` against the in-process reference for a fixed number
+/// of situations (seed 1, `jobs` at once): its rate, and that it found nothing.
+async fn explore_part(config: &Config, out: &mut Out<'_>) -> ExploreRate {
+    use lostreply_explore::search::{explore, Budget, ExploreOptions};
+    let adapter = lostreply_harness::driver::AdapterUnderTest::InProcess(std::sync::Arc::new(
+        lostreply_reference::ReferenceFactory,
+    ));
+    let options = ExploreOptions {
+        run: lostreply_harness::suite::RunOptions::new(adapter).seed(1),
+        budget: Budget::Situations(config.explore_situations),
+        jobs: config.jobs,
+        shard: None,
+    };
+    let explored = explore(&options, |_| {}).await;
+    let rate = ExploreRate {
+        situations: explored.situations,
+        elapsed: explored.elapsed,
+        findings: explored.findings.len(),
+    };
+    out.figure(
+        "explore",
+        json!({"adapter": "builtin:reference", "jobs": config.jobs, "situations": rate.situations,
+               "elapsed_ms": rate.elapsed.as_millis() as u64, "per_minute": rate.per_minute(),
+               "findings": rate.findings, "invalid": explored.invalid,
+               "adapter_errors": explored.adapter_errors, "infra_errors": explored.infra_errors}),
+    );
+    out.text(&format!(
+        "explore: {} situations in {:.1} s against the in-process reference, {} at a time: {:.0} a minute, {} findings",
+        rate.situations,
+        rate.elapsed.as_secs_f64(),
+        config.jobs,
+        rate.per_minute(),
+        rate.findings
+    ));
+    rate
 }
 
 fn spec(config: &Config, connections: usize) -> LoadSpec {

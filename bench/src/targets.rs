@@ -32,6 +32,27 @@ pub struct Results {
     pub cases: Vec<(AdapterChoice, CasesTiming)>,
     /// `lostreply serve` under load.
     pub serve: Option<ServeMemory>,
+    /// `lostreply explore` in process.
+    pub explore: Option<ExploreRate>,
+}
+
+/// How fast `lostreply explore` ran, and what it found (against a correct
+/// adapter: nothing).
+#[derive(Debug, Clone)]
+pub struct ExploreRate {
+    /// Situations run.
+    pub situations: u64,
+    /// How long they took.
+    pub elapsed: Duration,
+    /// Findings (violations).
+    pub findings: usize,
+}
+
+impl ExploreRate {
+    /// Situations a minute.
+    pub fn per_minute(&self) -> f64 {
+        self.situations as f64 * 60.0 / self.elapsed.as_secs_f64().max(1e-9)
+    }
 }
 
 /// One point of a lost-response path, with what the simulator recorded.
@@ -143,7 +164,33 @@ pub fn judge(results: &Results, cost_budget: Duration) -> Vec<Target> {
     list.push(exponent_target(&results.cost));
     list.extend(cases_targets(&results.cases));
     list.extend(serve_targets(results.serve.as_ref()));
+    list.push(explore_target(results.explore.as_ref()));
     list
+}
+
+/// At least 1,000 situations a minute in process, with nothing found
+/// against the reference (a correct design).
+fn explore_target(rate: Option<&ExploreRate>) -> Target {
+    let target = Target::new(
+        "explore_per_minute",
+        "> 1000 situations a minute in process, no finding against the reference",
+    );
+    match rate {
+        Some(r) => {
+            let per_minute = r.per_minute();
+            target
+                .measured(
+                    per_minute,
+                    format!("{per_minute:.0} a minute"),
+                    Some(per_minute > 1000.0 && r.findings == 0),
+                )
+                .noted(format!(
+                    "{} situations, {} findings",
+                    r.situations, r.findings
+                ))
+        }
+        None => target,
+    }
 }
 
 /// Prints the targets: a JSON line each, then the table.

@@ -166,7 +166,7 @@ async fn cost_children_report_every_step() {
 #[tokio::test]
 async fn the_suite_writes_figures_and_targets() {
     let config = Config {
-        parts: BTreeSet::from([Part::Profile, Part::Check, Part::Serve]),
+        parts: BTreeSet::from([Part::Profile, Part::Check, Part::Serve, Part::Explore]),
         connections: vec![1],
         warmup: Duration::ZERO,
         measure: Duration::from_millis(10),
@@ -181,6 +181,7 @@ async fn the_suite_writes_figures_and_targets() {
         python_adapter: PathBuf::from("/nonexistent/adapter.py"),
         lostreply_bin: PathBuf::from("/nonexistent/lostreply"),
         serve_creates: vec![10],
+        explore_situations: 20,
     };
     let mut buffer = Vec::new();
     let lines = {
@@ -196,6 +197,15 @@ async fn the_suite_writes_figures_and_targets() {
     for line in lines.iter().filter(|l| l["bench"] == "profile_path") {
         assert_eq!(line["errors"], 0, "{line}");
     }
+    // Twenty situations against the reference: nothing found.
+    let explore = lines
+        .iter()
+        .find(|l| l["bench"] == "explore")
+        .expect("explore figure");
+    assert_eq!(
+        (&explore["situations"], &explore["findings"]),
+        (&20.into(), &0.into())
+    );
     // Every target is listed, whatever parts ran: those of parts that did not
     // run are "not measured".
     let names: Vec<&str> = lines
@@ -230,6 +240,7 @@ async fn the_suite_writes_figures_and_targets() {
             "serve_idle_rss",
             "serve_bytes_per_request",
             "serve_keeps_serving",
+            "explore_per_minute",
         ]
     );
     assert_eq!(count("machine"), 1);
