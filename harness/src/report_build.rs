@@ -359,7 +359,7 @@ pub fn mcp_client_report(client: &McpClient) -> McpClientReport {
 /// A broken invariant is proven whatever else went wrong. An expectation is only
 /// as good as the adapter's answers: when the adapter failed to answer, the
 /// verdict is its error (the unmet expectations are still listed).
-fn verdict(violations: &[Violation], infra_failed: bool, adapter_failed: bool) -> Verdict {
+pub fn verdict(violations: &[Violation], infra_failed: bool, adapter_failed: bool) -> Verdict {
     let invariant_broken = violations.iter().any(|v| v.check.proven_by_the_record());
     if invariant_broken {
         Verdict::Violated

@@ -256,7 +256,7 @@ impl CallScan {
 }
 
 /// The action a reply answered; a webhook's reply has no outcome.
-fn action(name: CallName) -> Option<Action> {
+pub fn action(name: CallName) -> Option<Action> {
     match name {
         CallName::Execute => Some(Action::Execute),
         CallName::Reconcile => Some(Action::Reconcile),

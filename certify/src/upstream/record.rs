@@ -102,7 +102,8 @@ fn signals(scenario: &Scenario, calls: &[Made]) -> Signals {
             .outcome
             .as_ref()
             .is_some_and(|o| o.outcome == OutcomeKind::Unknown);
-        if let (true, Some(action)) = (unknown_reply, action(call.name)) {
+        if let (true, Some(action)) = (unknown_reply, lostreply_harness::signals::action(call.name))
+        {
             *unknown.entry((op.resource.clone(), action)).or_default() += 1;
         }
         if call.step == 0 {
@@ -127,30 +128,10 @@ fn signals(scenario: &Scenario, calls: &[Made]) -> Signals {
     signals
 }
 
-fn action(name: CallName) -> Option<Action> {
-    match name {
-        CallName::Execute => Some(Action::Execute),
-        CallName::Reconcile => Some(Action::Reconcile),
-        CallName::Resolve => Some(Action::Resolve),
-        CallName::Status => Some(Action::Status),
-        CallName::Webhook => None,
-    }
-}
-
-/// As the harness decides: a broken invariant is proven by the record
-/// whatever else failed; then the infrastructure, then the adapter.
+/// As the harness decides a verdict from the same three facts.
 fn verdict(errors: &[ErrorRecord], calls: &[Made], violations: &[Violation]) -> Verdict {
-    if violations.iter().any(|v| v.check.proven_by_the_record()) {
-        Verdict::Violated
-    } else if !errors.is_empty() {
-        Verdict::InfraError
-    } else if calls.iter().any(|c| c.end.adapter_failure().is_some()) {
-        Verdict::AdapterError
-    } else if violations.is_empty() {
-        Verdict::Passed
-    } else {
-        Verdict::Violated
-    }
+    let adapter_failed = calls.iter().any(|c| c.end.adapter_failure().is_some());
+    lostreply_harness::report_build::verdict(violations, !errors.is_empty(), adapter_failed)
 }
 
 /// The objects the read-back found, as the report's ledger.
