@@ -55,14 +55,7 @@ expect:
     ignore = "needs node and express-idempotency: apt-get install nodejs npm && npm ci --prefix certify/tests/thirdparty/express"
 )]
 async fn proxy_faults_before_and_after_express_idempotency_commits() {
-    let node = crate::thirdparty_express::node::find_node()
-        .unwrap_or_else(|why| panic!("this test needs node and express-idempotency: {why}"));
-    let mut command = Command::new(node);
-    command
-        .arg("app.js")
-        .arg("0")
-        .current_dir(crate::thirdparty_express::node::app_dir());
-    let (_app, url) = start(command);
+    let (_app, url) = start_express();
     faults_keep_one_effect(&url, "tests/thirdparty/express.yaml").await;
 }
 
@@ -184,6 +177,18 @@ pub(crate) async fn wait_for_fate(url: &str, index: usize, fate: &str) {
 async fn proxy_faults_before_and_after_fastapi_idempotency_key_commits() {
     let (_app, url) = start_app("fastapi_idempotency_key_app.py", &[]);
     faults_keep_one_effect(&url, "tests/thirdparty/fastapi-idempotency-key.yaml").await;
+}
+
+/// The Express app in front of express-idempotency on 127.0.0.1:0, and its base URL.
+pub(crate) fn start_express() -> (crate::thirdparty::App, String) {
+    let node = crate::thirdparty_express::node::find_node()
+        .unwrap_or_else(|why| panic!("this test needs node and express-idempotency: {why}"));
+    let mut command = Command::new(node);
+    command
+        .arg("app.js")
+        .arg("0")
+        .current_dir(crate::thirdparty_express::node::app_dir());
+    start(command)
 }
 
 /// The contract at `path` (relative to the crate), aimed at `url`.

@@ -11,7 +11,6 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use lostreply_certify::tls::Trust;
 use lostreply_certify::upstream::{self, fit, Upstream, UpstreamRun};
@@ -19,8 +18,7 @@ use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
 use lostreply_harness::scenario::model::Scenario;
 use lostreply_reports::model::{Check, Invariant, Report, Verdict};
 
-use crate::proxy_thirdparty::contract_for;
-use crate::thirdparty::start;
+use crate::proxy_thirdparty::{contract_for, start_express};
 use crate::thirdparty_python::start_app;
 
 /// Library scenarios whose situations a proxy stages without a clock: lost
@@ -154,14 +152,7 @@ async fn both_adapters(url: &str, contract: &str) {
     ignore = "needs node and express-idempotency: apt-get install nodejs npm && npm ci --prefix certify/tests/thirdparty/express"
 )]
 async fn the_library_in_front_of_express_idempotency() {
-    let node = crate::thirdparty_express::node::find_node()
-        .unwrap_or_else(|why| panic!("this test needs node and express-idempotency: {why}"));
-    let mut command = Command::new(node);
-    command
-        .arg("app.js")
-        .arg("0")
-        .current_dir(crate::thirdparty_express::node::app_dir());
-    let (_app, url) = start(command);
+    let (_app, url) = start_express();
     both_adapters(&url, "tests/thirdparty/express.yaml").await;
 }
 
