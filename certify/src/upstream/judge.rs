@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 
+use lostreply_harness::check::resolution::Decision;
 use lostreply_harness::protocol::{CallName, OutcomeKind, OutcomeReply};
 use lostreply_harness::scenario::model::Scenario;
 use lostreply_reports::model::{Check, Evidence, Finding, FindingKind, Invariant, Violation};
@@ -129,26 +130,8 @@ fn relays_person(seen: &Seen<'_>, call: &Made, reply: &OutcomeReply) -> bool {
         resolve.name == CallName::Resolve
             && resolve.op == call.op
             && call.end_ms >= resolve.start_ms
-            && decision(resolve).is_some_and(|(outcome, named)| {
-                outcome == reply.outcome
-                    && (named.is_none() || named.as_deref() == reply.provider_ref.as_deref())
-            })
+            && Decision::from_request(&resolve.request).is_some_and(|d| d.is_said_by(reply))
     })
-}
-
-/// What a `resolve` asked: the person's outcome and the object they named.
-fn decision(resolve: &Made) -> Option<(OutcomeKind, Option<String>)> {
-    let resolution = resolve.request.get("resolution")?;
-    let outcome = match resolution.get("outcome")?.as_str()? {
-        "succeeded" => OutcomeKind::Succeeded,
-        "failed" => OutcomeKind::Failed,
-        _ => return None,
-    };
-    let named = resolution
-        .get("provider_ref")
-        .and_then(|r| r.as_str())
-        .map(str::to_owned);
-    Some((outcome, named))
 }
 
 /// Invariant 2: `succeeded` names an object that carries the operation's marker.
@@ -393,7 +376,10 @@ fn findings(seen: &Seen<'_>) -> Vec<Finding> {
         if call.name != CallName::Resolve {
             continue;
         }
-        let (Some((outcome, _)), Some(found)) = (decision(call), seen.found.get(call.op)) else {
+        let (Some(Decision { outcome, .. }), Some(found)) = (
+            Decision::from_request(&call.request),
+            seen.found.get(call.op),
+        ) else {
             continue;
         };
         let contradicted = match outcome {

@@ -10,7 +10,7 @@ mod group_keys;
 pub(crate) mod grouped;
 pub(crate) mod index;
 pub(crate) mod invariants;
-pub(crate) mod resolution;
+pub mod resolution;
 mod truth;
 
 use lostreply_reports::model::Violation;

@@ -20,8 +20,10 @@ use crate::run::observation::{Call, CallAt, Observation};
 
 /// A person's decision as the harness sent it in a `resolve` request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Decision {
+pub struct Decision {
+    /// `succeeded` or `failed`.
     pub outcome: OutcomeKind,
+    /// The object the person named, if one.
     pub provider_ref: Option<String>,
 }
 
@@ -31,7 +33,11 @@ impl Decision {
         if call.name != CallName::Resolve {
             return None;
         }
-        let request = call.request.to_value();
+        Decision::from_request(&call.request.to_value())
+    }
+
+    /// The decision a `resolve` request carries (its `resolution`).
+    pub fn from_request(request: &serde_json::Value) -> Option<Decision> {
         let resolution = request.get("resolution")?;
         let outcome = match resolution.get("outcome")?.as_str()? {
             "succeeded" => OutcomeKind::Succeeded,
@@ -49,7 +55,7 @@ impl Decision {
     }
 
     /// True when `reply` says exactly this decision.
-    fn is_said_by(&self, reply: &OutcomeReply) -> bool {
+    pub fn is_said_by(&self, reply: &OutcomeReply) -> bool {
         reply.outcome == self.outcome
             && reply.provider_ref.as_deref() == self.provider_ref.as_deref()
     }
