@@ -304,7 +304,10 @@ fn create(
         replayed: false,
         step: Some(nonmax_u32(1)),
         rpc: None,
-        fate: ResponseFate::Sent { status: 201 },
+        fate: ResponseFate::Sent {
+            status: 201,
+            client_left: false,
+        },
     };
     let effect = Effect {
         seq: effect_seq,

@@ -475,7 +475,12 @@ fn mcp_fault(seen: &McpFaultSeen, plan: &Plan) -> Option<report::McpFault> {
 fn response_end(fate: &ResponseFate) -> ResponseEnd {
     match *fate {
         ResponseFate::InProgress => ResponseEnd::InProgress,
-        ResponseFate::Sent { status } => ResponseEnd::Sent { status },
+        // The report's `sent` is what the adapter could have read; whether
+        // its client had already left is the journal's detail.
+        ResponseFate::Sent {
+            status,
+            client_left: _,
+        } => ResponseEnd::Sent { status },
         ResponseFate::Dropped => ResponseEnd::Dropped,
         ResponseFate::Reset => ResponseEnd::Reset,
         ResponseFate::Stalled { client_left } => ResponseEnd::Stalled { client_left },

@@ -664,7 +664,10 @@ pub(crate) mod tests {
                 replayed: false,
                 step: Some(nonmax_u32(1)),
                 rpc: None,
-                fate: ResponseFate::Sent { status: 200 },
+                fate: ResponseFate::Sent {
+                    status: 200,
+                    client_left: false,
+                },
             });
             seq
         }

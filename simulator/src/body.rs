@@ -53,7 +53,7 @@ enum Mode {
 }
 
 /// A response body with fault behaviour and fate recording.
-pub(crate) struct FaultBody<S = TcpStream> {
+pub(crate) struct FaultBody<S: SharedSocket = TcpStream> {
     data: Bytes,
     full_len: u64,
     handed: u64,
@@ -62,7 +62,7 @@ pub(crate) struct FaultBody<S = TcpStream> {
     sink: Option<FateSink>,
 }
 
-impl<S> std::fmt::Debug for FaultBody<S> {
+impl<S: SharedSocket> std::fmt::Debug for FaultBody<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FaultBody")
             .field("full_len", &self.full_len)
@@ -70,7 +70,7 @@ impl<S> std::fmt::Debug for FaultBody<S> {
     }
 }
 
-impl<S> FaultBody<S> {
+impl<S: SharedSocket> FaultBody<S> {
     pub(crate) fn full(data: Bytes, conn: Arc<Conn<S>>, sink: FateSink) -> FaultBody<S> {
         FaultBody {
             full_len: data.len() as u64,
@@ -210,13 +210,16 @@ impl<S: SharedSocket> Body for FaultBody<S> {
     }
 }
 
-impl<S> Drop for FaultBody<S> {
+impl<S: SharedSocket> Drop for FaultBody<S> {
     fn drop(&mut self) {
         // hyper drops the body as soon as it has written all of it, or when the
         // connection dies under it.
         let status = self.status();
         let fate = match self.mode {
-            Mode::Full if self.handed == self.full_len => ResponseFate::Sent { status },
+            Mode::Full if self.handed == self.full_len => ResponseFate::Sent {
+                status,
+                client_left: self.conn.stream.has_left(),
+            },
             Mode::Full | Mode::Partial { .. } => ResponseFate::Truncated {
                 status,
                 bytes: u32::try_from(self.handed).unwrap_or(u32::MAX),
@@ -286,7 +289,13 @@ mod tests {
         serve_one(conn.clone(), body)
             .await
             .expect("a full answer ends the connection cleanly");
-        assert_eq!(request.fate(), Some(ResponseFate::Sent { status: 200 }));
+        assert_eq!(
+            request.fate(),
+            Some(ResponseFate::Sent {
+                status: 200,
+                client_left: false
+            })
+        );
         assert_eq!(conn.stream.fins(), 1);
     }
 
@@ -328,7 +337,13 @@ mod tests {
         serve_one(conn, body)
             .await
             .expect("a full answer ends the connection cleanly");
-        assert_eq!(request.fate(), Some(ResponseFate::Sent { status: 200 }));
+        assert_eq!(
+            request.fate(),
+            Some(ResponseFate::Sent {
+                status: 200,
+                client_left: false
+            })
+        );
     }
 
     #[tokio::test]

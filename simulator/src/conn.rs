@@ -16,6 +16,7 @@ use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
 use futures::task::AtomicWaker;
+use futures::FutureExt;
 use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::{oneshot, watch};
@@ -56,6 +57,11 @@ pub(crate) trait SharedSocket: Send + Sync + 'static {
     /// whatever it still sends. Waits alongside hyper's reads, so it must not
     /// take their waker.
     fn until_client_leaves(&self) -> impl Future<Output = ()> + Send + '_;
+
+    /// Whether the client has already closed or reset its side, as far as
+    /// the socket has said so far; never waits. Asked when an answer is
+    /// handed over, so the journal can say it went to nobody.
+    fn has_left(&self) -> bool;
 
     /// Sends a FIN (the write half closes; the read half stays open).
     fn shutdown_write(&self) -> io::Result<()>;
@@ -123,6 +129,18 @@ impl SharedSocket for TcpStream {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
                 Err(_) => return,
             }
+        }
+    }
+
+    fn has_left(&self) -> bool {
+        // The readiness the I/O driver already holds (epoll's RDHUP or HUP,
+        // which tokio never clears once seen): no system call on the path
+        // of every answer, and hyper's read waker is left alone (`ready`
+        // waits in the list that several tasks share, and is dropped at once).
+        match self.ready(Interest::READABLE).now_or_never() {
+            Some(Ok(ready)) => ready.is_read_closed(),
+            Some(Err(_)) => true,
+            None => false,
         }
     }
 

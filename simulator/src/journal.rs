@@ -292,14 +292,24 @@ mod tests {
         journal.set_fingerprint(seq, SharedStr::from("{\"a\":1}"));
         journal.set_effect(seq, SharedStr::from("tkt_1"));
         journal.set_replayed(seq);
-        journal.finish(seq, ResponseFate::Sent { status: 201 }, 9);
+        journal.finish(
+            seq,
+            ResponseFate::Sent {
+                status: 201,
+                client_left: false,
+            },
+            9,
+        );
         let mut expected = entry("/v1/tickets");
         expected.seq = 1;
         expected.fingerprint = Some("{\"a\":1}".into());
         expected.effect = Some("tkt_1".into());
         expected.replayed = true;
         expected.real_end_ms = Some(crate::record::nonmax_u64(9));
-        expected.fate = ResponseFate::Sent { status: 201 };
+        expected.fate = ResponseFate::Sent {
+            status: 201,
+            client_left: false,
+        };
         assert_eq!(journal.entries(), vec![expected]);
     }
 
@@ -339,7 +349,14 @@ mod tests {
             vec![first, third]
         );
 
-        journal.finish(first, ResponseFate::Sent { status: 201 }, 6);
+        journal.finish(
+            first,
+            ResponseFate::Sent {
+                status: 201,
+                client_left: false,
+            },
+            6,
+        );
         assert_eq!(journal.dropped().dropped, 1);
         let seqs: Vec<u64> = journal.entries().iter().map(|e| e.seq).collect();
         assert_eq!(seqs, vec![2, 3]);

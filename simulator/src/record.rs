@@ -99,6 +99,12 @@ pub enum ResponseFate {
     Sent {
         /// HTTP status sent.
         status: u16,
+        /// True when the client had already closed its side of the
+        /// connection (EOF or reset seen on the socket) when the answer was
+        /// handed over: written, but to nobody. Written only when true, so a
+        /// reader of `sent` and `status` alone reads the journal as before.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        client_left: bool,
     },
     /// Connection closed without a byte.
     Dropped,

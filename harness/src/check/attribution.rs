@@ -426,7 +426,10 @@ mod tests {
             replayed: false,
             step: None,
             rpc: None,
-            fate: ResponseFate::Sent { status: 201 },
+            fate: ResponseFate::Sent {
+                status: 201,
+                client_left: false,
+            },
         }
     }
 

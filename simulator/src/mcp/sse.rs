@@ -169,7 +169,9 @@ impl SseWriter {
     }
 
     /// Closes the stream, waits (at most `bound`) for the body to end and says
-    /// how the answer ended; `client_left` is what the driver saw of the client.
+    /// how the answer ended; `client_left` is what the driver saw of the
+    /// client (for an answer sent, whether it had left before the answer was
+    /// handed over).
     pub(crate) async fn finish(mut self, bound: Duration, client_left: bool) -> ResponseFate {
         self.close();
         let ended = tokio::time::timeout(bound, self.end.wait_for(Option::is_some))
@@ -180,7 +182,10 @@ impl SseWriter {
             Some(BodyEnd {
                 complete: true,
                 handed: _,
-            }) if self.answered => ResponseFate::Sent { status: 200 },
+            }) if self.answered => ResponseFate::Sent {
+                status: 200,
+                client_left,
+            },
             Some(BodyEnd { handed: 0, .. }) | None => ResponseFate::Idle {
                 status: 200,
                 client_left: client_left || ended.is_some_and(|e| !e.complete),
@@ -212,7 +217,13 @@ mod tests {
         writer.answered = true;
         let reader = tokio::spawn(async move { response.into_body().collect().await });
         let fate = writer.finish(Duration::from_secs(5), false).await;
-        assert_eq!(fate, ResponseFate::Sent { status: 200 });
+        assert_eq!(
+            fate,
+            ResponseFate::Sent {
+                status: 200,
+                client_left: false
+            }
+        );
         let body = reader.await.ok().and_then(Result::ok).map(|c| c.to_bytes());
         assert_eq!(body.as_deref(), Some(&b": keep-alive\n\ndata: {}\n\n"[..]));
     }

@@ -101,7 +101,13 @@ async fn status_answers_an_error_and_commits_only_after_commit() {
             "{at:?}"
         );
         assert_eq!(sim.ledger().len(), effects, "{at:?}");
-        assert_eq!(fate_of(&sim, 1).await, ResponseFate::Sent { status: 500 });
+        assert_eq!(
+            fate_of(&sim, 1).await,
+            ResponseFate::Sent {
+                status: 500,
+                client_left: false
+            }
+        );
         sim.shutdown().await;
     }
     let sim = with_fault(
@@ -234,7 +240,13 @@ async fn partial_beyond_the_body_sends_it_whole() {
         (status, body["id"].clone()),
         (201, json!(sim.ledger()[0].id))
     );
-    assert_eq!(fate_of(&sim, 1).await, ResponseFate::Sent { status: 201 });
+    assert_eq!(
+        fate_of(&sim, 1).await,
+        ResponseFate::Sent {
+            status: 201,
+            client_left: false
+        }
+    );
 }
 
 #[tokio::test]

@@ -36,10 +36,12 @@ async fn bad_or_missing_credentials_are_unauthorized() {
         );
     }
     assert!(sim.ledger().is_empty());
-    assert!(sim
-        .journal()
-        .iter()
-        .all(|e| e.tenant.is_none() && e.fate == ResponseFate::Sent { status: 401 }));
+    assert!(sim.journal().iter().all(|e| e.tenant.is_none()
+        && e.fate
+            == ResponseFate::Sent {
+                status: 401,
+                client_left: false
+            }));
 }
 
 #[tokio::test]

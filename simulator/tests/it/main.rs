@@ -5,6 +5,7 @@
 
 mod common;
 
+mod answered_after_client_left;
 mod bounded_store;
 mod control_and_webhooks;
 mod faults;

@@ -100,7 +100,13 @@ async fn progress_notifications_flow_before_the_answer() {
     assert!(progress >= 1, "{}", answer.text);
     assert!(answer.text.contains("\"progressToken\":\"p1\""));
     assert_eq!(answer.result()["isError"], false);
-    assert_eq!(call_fate(&sim).await, ResponseFate::Sent { status: 200 });
+    assert_eq!(
+        call_fate(&sim).await,
+        ResponseFate::Sent {
+            status: 200,
+            client_left: false
+        }
+    );
     // Without a token, the same stream carries keep-alive comments instead.
     let plain = mcp.call("create_ticket", json!({"t": 2})).await;
     assert!(plain.text.contains(": keep-alive"));

@@ -221,7 +221,10 @@ async fn a_paid_call_commits_one_effect_into_the_shared_ledger() {
     );
     assert_eq!(
         fate_of(&sim, entry.seq as usize).await,
-        ResponseFate::Sent { status: 200 }
+        ResponseFate::Sent {
+            status: 200,
+            client_left: false
+        }
     );
     let serialized = serde_json::to_value(entry).unwrap();
     assert_eq!(serialized["rpc"]["method"], "tools/call");

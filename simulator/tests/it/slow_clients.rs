@@ -110,7 +110,13 @@ async fn slow_heads_and_bodies_are_cut_off_and_do_not_keep_others_waiting() {
     let journal = sim.journal();
     let timed_out = journal
         .iter()
-        .filter(|entry| entry.fate == ResponseFate::Sent { status: 408 })
+        .filter(|entry| {
+            entry.fate
+                == ResponseFate::Sent {
+                    status: 408,
+                    client_left: false,
+                }
+        })
         .count();
     assert_eq!(timed_out, count / 2);
     assert_eq!(journal.len(), count / 2 + 20);
@@ -166,7 +172,13 @@ async fn a_late_mcp_body_is_answered_408_and_journaled_so() {
         panic!("the late MCP body was not answered and closed");
     };
     assert_eq!(split_response(&bytes).0, 408);
-    assert_eq!(fate_of(&sim, 1).await, ResponseFate::Sent { status: 408 });
+    assert_eq!(
+        fate_of(&sim, 1).await,
+        ResponseFate::Sent {
+            status: 408,
+            client_left: false
+        }
+    );
 }
 
 #[tokio::test]
