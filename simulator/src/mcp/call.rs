@@ -28,14 +28,14 @@ use super::tasks::{self, PendingCommit};
 use super::tools::{self, GET_OPERATION, LIST_RECENT};
 use super::wire::{self, Form};
 use crate::canonical::canonical_shared;
-use crate::conn::Ending;
+use crate::conn::{hold_until_client_leaves, Ending, HoldEnd, SharedSocket};
 use crate::idempotency::{Decision, MAX_KEY_BYTES};
 use crate::plan::{IdempotencyMode, Release, RequestKind, StallThen};
 use crate::provider::commit::run_commit_hook;
 use crate::provider::ctx::{Ctx, Outcome, Shape};
 use crate::record::McpFaultSeen;
 use crate::responses;
-use crate::shared::mcp_state::HeldCall;
+use crate::shared::mcp_state::{HeldCall, HeldSignal};
 use crate::shared::Shared;
 use crate::store::NewObject;
 
@@ -360,17 +360,35 @@ fn abandon(ctx: &Ctx, work: Work) {
     }
 }
 
-/// What a cancel does to work not done yet.
-async fn on_cancel(ctx: &Ctx, site: &CallSite, work: Option<Work>, policy: CancelPolicy) {
-    let Some(work) = work else {
-        return;
-    };
+/// What a cancel, or the client leaving, does to work not done yet.
+async fn on_interrupt(ctx: &Ctx, site: &CallSite, work: Work, policy: CancelPolicy) {
     match policy {
         CancelPolicy::Honour => abandon(ctx, work),
         // The cancel came just after the commit.
         CancelPolicy::Race => drop(perform(ctx, site, work).await),
-        // Never reached: an ignored cancel ends no wait (see `Held::cancelled`).
+        // Never reached: under `ignore` nothing interrupts a wait (see
+        // `wait_or_cancel` and `wait_before_commit`).
         CancelPolicy::Ignore => abandon(ctx, work),
+    }
+}
+
+/// Whether the policy hears the client: a cancel, and its leaving before the
+/// commit point.
+fn hears(policy: CancelPolicy) -> bool {
+    match policy {
+        CancelPolicy::Honour | CancelPolicy::Race => true,
+        CancelPolicy::Ignore => false,
+    }
+}
+
+/// The journal fate of a call that a cancel or its client leaving ended
+/// before any answer: `cancelled` when the notification came first,
+/// `stalled` (the client left) when the leaving did, so the journal tells
+/// the two orders apart while the effect is the same either way.
+fn finish_interrupted(ctx: &Ctx, interrupt: Interrupt) {
+    match interrupt {
+        Interrupt::Cancel => ctx.finish_cancelled(),
+        Interrupt::ClientLeft => ctx.finish_stalled(true),
     }
 }
 
@@ -396,40 +414,89 @@ fn answer(ctx: &Ctx, site: &CallSite, answer: Answer) -> Outcome {
     )
 }
 
-/// A held call's registration, so that `notifications/cancelled` can reach it.
+/// A held call's registration, so that `notifications/cancelled` and the
+/// end of its session can reach it.
 struct Held {
     shared: Arc<Shared>,
     key: (String, String),
     seq: u64,
-    cancel: watch::Receiver<bool>,
+    signal: watch::Receiver<HeldSignal>,
+}
+
+/// What ended a held call's wait from outside the wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Interrupt {
+    /// Its `notifications/cancelled` arrived.
+    Cancel,
+    /// Its client left: the connection closed or reset, or the session ended.
+    ClientLeft,
 }
 
 impl Held {
     fn register(shared: &Arc<Shared>, site: &CallSite, seq: u64) -> Held {
-        let (tx, rx) = watch::channel(false);
+        let (tx, rx) = watch::channel(HeldSignal::Nothing);
         let key = (site.session.clone(), site.id.to_string());
         shared
             .state()
             .mcp
             .held
-            .insert(key.clone(), HeldCall { seq, cancel: tx });
+            .insert(key.clone(), HeldCall { seq, signal: tx });
         Held {
             shared: shared.clone(),
             key,
             seq,
-            cancel: rx,
+            signal: rx,
+        }
+    }
+
+    /// Resolves with the first signal `wanted` accepts; never, when the
+    /// registration was replaced (a second call with the same id in the session).
+    async fn signalled(&mut self, wanted: fn(HeldSignal) -> bool) -> HeldSignal {
+        let seen = self
+            .signal
+            .wait_for(|signal| wanted(*signal))
+            .await
+            .map(|s| *s);
+        match seen {
+            Ok(signal) => signal,
+            Err(_) => std::future::pending().await,
         }
     }
 
     /// Resolves once a cancel arrived (never, when the policy ignores it).
     async fn cancelled(&mut self, policy: CancelPolicy) {
-        match policy {
-            CancelPolicy::Ignore => std::future::pending().await,
-            CancelPolicy::Honour | CancelPolicy::Race => {
-                if self.cancel.wait_for(|c| *c).await.is_err() {
-                    std::future::pending::<()>().await;
-                }
+        if !hears(policy) {
+            return std::future::pending().await;
+        }
+        self.signalled(|signal| signal == HeldSignal::Cancelled)
+            .await;
+    }
+
+    /// Resolves once the call's cancel arrived or its client left (its
+    /// connection closed or reset, or its session ended), whichever came first.
+    async fn interrupted(&mut self, ctx: &Ctx) -> Interrupt {
+        let bound = ctx
+            .shared
+            .plan
+            .limits
+            .hold_cap
+            .max(ctx.shared.plan.limits.stall_cap);
+        let gone = async {
+            match hold_until_client_leaves(&ctx.conn, bound, ctx.shared.shutdown.clone()).await {
+                HoldEnd::ClientLeft => {}
+                // The wait beside this one has its own bound.
+                HoldEnd::Cap | HoldEnd::Shutdown => std::future::pending().await,
             }
+        };
+        let signal = self.signalled(|signal| signal != HeldSignal::Nothing);
+        tokio::select! {
+            // A cancel that is already there is the first word.
+            biased;
+            signal = signal => match signal {
+                HeldSignal::Cancelled => Interrupt::Cancel,
+                HeldSignal::SessionEnded | HeldSignal::Nothing => Interrupt::ClientLeft,
+            },
+            () = gone => Interrupt::ClientLeft,
         }
     }
 }
@@ -451,9 +518,11 @@ impl Drop for Held {
 /// How a wait ended.
 enum Waited<T> {
     Done(T),
-    Cancelled,
+    Ended(Interrupt),
 }
 
+/// A wait after the commit point: only a cancel the policy hears ends it
+/// early (a client that left changes nothing that is still to be done).
 async fn wait_or_cancel<T>(
     wait: impl Future<Output = T>,
     held: &mut Held,
@@ -461,7 +530,30 @@ async fn wait_or_cancel<T>(
 ) -> Waited<T> {
     tokio::select! {
         value = wait => Waited::Done(value),
-        () = held.cancelled(policy) => Waited::Cancelled,
+        () = held.cancelled(policy) => Waited::Ended(Interrupt::Cancel),
+    }
+}
+
+/// A wait before the commit point. Under `honour` and `race` a client that
+/// leaves (connection closed or reset, session ended) counts as one that
+/// cancelled, whichever of the two arrives first: a cancel is a POST of its
+/// own and may come after the call's connection closed, or never, and the
+/// call's fate must not hang on that order.
+async fn wait_before_commit<T>(
+    wait: impl Future<Output = T>,
+    held: &mut Held,
+    ctx: &Ctx,
+    policy: CancelPolicy,
+) -> Waited<T> {
+    if !hears(policy) {
+        return Waited::Done(wait.await);
+    }
+    tokio::select! {
+        // Polled first: a wait that itself ends when the client leaves (a
+        // stall released by `ClientGone`) must not get there before it.
+        biased;
+        interrupt = held.interrupted(ctx) => Waited::Ended(interrupt),
+        value = wait => Waited::Done(value),
     }
 }
 
@@ -502,23 +594,20 @@ async fn run(
         McpFault::Slow {
             work: duration,
             stream: Stream::Nothing,
-        } => match wait_or_cancel(
-            tokio::time::sleep(duration.min(hold_cap)),
-            &mut held,
-            policy,
-        )
-        .await
-        {
-            Waited::Done(()) => {
-                let result = perform(&ctx, &site, work).await;
-                answer(&ctx, &site, result)
+        } => {
+            let sleep = tokio::time::sleep(duration.min(hold_cap));
+            match wait_before_commit(sleep, &mut held, &ctx, policy).await {
+                Waited::Done(()) => {
+                    let result = perform(&ctx, &site, work).await;
+                    answer(&ctx, &site, result)
+                }
+                Waited::Ended(interrupt) => {
+                    on_interrupt(&ctx, &site, work, policy).await;
+                    finish_interrupted(&ctx, interrupt);
+                    Outcome::End(Ending::Close)
+                }
             }
-            Waited::Cancelled => {
-                on_cancel(&ctx, &site, Some(work), policy).await;
-                ctx.finish_cancelled();
-                Outcome::End(Ending::Close)
-            }
-        },
+        }
         McpFault::Slow {
             work: duration,
             stream,
@@ -539,19 +628,7 @@ async fn run(
             until,
             stream: Stream::Nothing,
         } => {
-            match wait_or_cancel(ctx.hold(until), &mut held, policy).await {
-                Waited::Done(client_left) => {
-                    match then {
-                        StallThen::Commit => drop(perform(&ctx, &site, work).await),
-                        StallThen::Abandon => abandon(&ctx, work),
-                    }
-                    ctx.finish_stalled(client_left);
-                }
-                Waited::Cancelled => {
-                    on_cancel(&ctx, &site, Some(work), policy).await;
-                    ctx.finish_cancelled();
-                }
-            }
+            stall_without_stream(&ctx, &site, work, then, until, policy, &mut held).await;
             Outcome::End(Ending::Close)
         }
         McpFault::Stall {
@@ -575,8 +652,8 @@ async fn run(
             let result = perform(&ctx, &site, work).await;
             match wait_or_cancel(ctx.delay(after), &mut held, policy).await {
                 Waited::Done(()) => answer(&ctx, &site, result),
-                Waited::Cancelled => {
-                    ctx.finish_cancelled();
+                Waited::Ended(interrupt) => {
+                    finish_interrupted(&ctx, interrupt);
                     Outcome::End(Ending::Close)
                 }
             }
@@ -585,7 +662,7 @@ async fn run(
             drop(perform(&ctx, &site, work).await);
             match wait_or_cancel(ctx.hold(Release::ClientGone), &mut held, policy).await {
                 Waited::Done(client_left) => ctx.finish_stalled(client_left),
-                Waited::Cancelled => ctx.finish_cancelled(),
+                Waited::Ended(interrupt) => finish_interrupted(&ctx, interrupt),
             }
             Outcome::End(Ending::Close)
         }
@@ -629,6 +706,38 @@ async fn run(
             held,
             progress_token,
         ),
+    }
+}
+
+/// A stall that sends nothing: held until `until`, or until the policy hears
+/// the client (its cancel, or its leaving), then the journal fate.
+async fn stall_without_stream(
+    ctx: &Ctx,
+    site: &CallSite,
+    work: Work,
+    then: StallThen,
+    until: Release,
+    policy: CancelPolicy,
+    held: &mut Held,
+) {
+    match wait_before_commit(ctx.hold(until), held, ctx, policy).await {
+        // The hold saw the client leave before `interrupted` did: the same
+        // leaving, so the policy decides, not `then`.
+        Waited::Done(true) if hears(policy) => {
+            on_interrupt(ctx, site, work, policy).await;
+            finish_interrupted(ctx, Interrupt::ClientLeft);
+        }
+        Waited::Done(client_left) => {
+            match then {
+                StallThen::Commit => drop(perform(ctx, site, work).await),
+                StallThen::Abandon => abandon(ctx, work),
+            }
+            ctx.finish_stalled(client_left);
+        }
+        Waited::Ended(interrupt) => {
+            on_interrupt(ctx, site, work, policy).await;
+            finish_interrupted(ctx, interrupt);
+        }
     }
 }
 
@@ -712,17 +821,23 @@ async fn drive(
                         () = feed(&mut writer, stream, token) => {}
                     }
                 };
-                wait_or_cancel(wait, &mut held, policy).await
+                wait_before_commit(wait, &mut held, &ctx, policy).await
             };
             match waited {
                 Waited::Done(()) => {
                     let result = perform(&ctx, &site, work).await;
                     let event = wire::event(&writer.next_id(), &message(&site, result));
+                    // Asked before the answer is handed over: a client gone
+                    // by then is one the answer was written to in vain.
+                    let left = ctx.conn.stream.has_left();
                     writer.answered = writer.send(event, stall_cap).await;
+                    left || writer.body_gone()
                 }
-                Waited::Cancelled => on_cancel(&ctx, &site, Some(work), policy).await,
+                Waited::Ended(interrupt) => {
+                    on_interrupt(&ctx, &site, work, policy).await;
+                    interrupt == Interrupt::ClientLeft || writer.body_gone()
+                }
             }
-            writer.body_gone()
         }
         Streamed::Stall {
             then,
@@ -738,9 +853,14 @@ async fn drive(
                         () = feed(&mut writer, stream, token) => hold.await,
                     }
                 };
-                wait_or_cancel(wait, &mut held, policy).await
+                wait_before_commit(wait, &mut held, &ctx, policy).await
             };
             match waited {
+                // As for a stall without a stream: the policy decides.
+                Waited::Done(true) if hears(policy) => {
+                    on_interrupt(&ctx, &site, work, policy).await;
+                    true
+                }
                 Waited::Done(client_left) => {
                     match then {
                         StallThen::Commit => drop(perform(&ctx, &site, work).await),
@@ -748,9 +868,9 @@ async fn drive(
                     }
                     client_left
                 }
-                Waited::Cancelled => {
-                    on_cancel(&ctx, &site, Some(work), policy).await;
-                    false
+                Waited::Ended(interrupt) => {
+                    on_interrupt(&ctx, &site, work, policy).await;
+                    interrupt == Interrupt::ClientLeft
                 }
             }
         }

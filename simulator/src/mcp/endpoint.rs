@@ -22,7 +22,7 @@ use crate::provider::request_body::{drain, read_body, timed_out_message, BodyErr
 use crate::provider::route::authenticate_bearer as authenticate;
 use crate::record::{CancelArrival, JournalEntry, ResponseFate, RpcCall};
 use crate::responses::{self, Prepared};
-use crate::shared::mcp_state::SessionClock;
+use crate::shared::mcp_state::{HeldSignal, SessionClock};
 use crate::shared::Shared;
 
 /// The session header.
@@ -330,7 +330,7 @@ fn cancel_arrived(ctx: &Ctx, session: &str, params: &Map<String, Value>) {
         return;
     };
     let target = held.seq;
-    held.cancel.send_replace(true);
+    held.tell(HeldSignal::Cancelled);
     let arrival = CancelArrival {
         at_ms: state.now_ms,
         real_ms,

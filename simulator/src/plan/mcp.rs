@@ -412,15 +412,21 @@ pub enum TaskEnd {
     Expire,
 }
 
-/// What `notifications/cancelled` does to a held call.
+/// What `notifications/cancelled` does to a held call, and what its client
+/// leaving before the commit point (connection closed or reset, session
+/// deleted) does, whichever of the two comes first (docs/mcp.md, "When the
+/// client leaves before its cancel").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CancelPolicy {
-    /// The server stops: a call not committed yet never commits.
+    /// The server stops: a call not committed yet never commits, whether its
+    /// cancel or its client's leaving came first, or the cancel never came.
     Honour,
-    /// The server goes on as if nothing came (the usual case: work is not interruptible).
+    /// The server goes on as if nothing came (the usual case: work is not
+    /// interruptible); a client that leaves ends only a hold that waits for it.
     #[default]
     Ignore,
-    /// The cancel arrives just after the commit: the effect commits at that moment.
+    /// The cancel arrives just after the commit: the effect commits at that
+    /// moment, or when the client leaves, if that comes first.
     Race,
 }
 

@@ -148,11 +148,38 @@ pub(crate) struct Operation {
     pub payload: Value,
 }
 
-/// A `tools/call` the server still holds, which a cancel may reach.
+/// What reached a held call from outside its own connection; the first
+/// that came is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum HeldSignal {
+    /// Nothing yet.
+    #[default]
+    Nothing,
+    /// Its `notifications/cancelled` arrived.
+    Cancelled,
+    /// Its session was ended (`DELETE`): its client has left it.
+    SessionEnded,
+}
+
+/// A `tools/call` the server still holds, which a cancel or the end of its
+/// session may reach.
 #[derive(Debug)]
 pub(crate) struct HeldCall {
     pub seq: u64,
-    pub cancel: watch::Sender<bool>,
+    pub signal: watch::Sender<HeldSignal>,
+}
+
+impl HeldCall {
+    /// Tells the call `signal`, unless something reached it first.
+    pub(crate) fn tell(&self, signal: HeldSignal) {
+        self.signal.send_if_modified(|now| {
+            let first = *now == HeldSignal::Nothing;
+            if first {
+                *now = signal;
+            }
+            first
+        });
+    }
 }
 
 /// The MCP face's state.
@@ -282,6 +309,13 @@ impl McpState {
         if owned {
             self.sessions.remove(id);
             self.session_counts.deleted += 1;
+            // Its held calls lose their client as surely as by a closed
+            // connection: the policy of each decides what that means.
+            for ((session, _), held) in &self.held {
+                if session == id {
+                    held.tell(HeldSignal::SessionEnded);
+                }
+            }
         }
         owned
     }
