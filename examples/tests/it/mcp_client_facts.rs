@@ -15,7 +15,9 @@ use std::time::Duration;
 use crate::common;
 use crate::common::mcp_clients::{command, run_json, Sdk};
 use lostreply_simulator::mcp::{CancelPolicy, McpFault, McpMatch, McpPlan, McpRule, Stream};
-use lostreply_simulator::{JournalEntry, Plan, Release, ServeOptions, Simulator, StallThen};
+use lostreply_simulator::{
+    JournalEntry, Plan, Release, ResponseFate, ServeOptions, Simulator, StallThen,
+};
 use serde_json::{json, Value};
 
 const TENANT: &str = "sk_test_a";
@@ -164,6 +166,74 @@ async fn typescript_timeout_option_raises_32001_and_sends_a_cancel_while_the_eff
     eprintln!("typescript, stalled call: {observed}");
     assert_timed_out_and_cancelled(&observed);
     assert_eq!(observed["seen"]["type"], "McpError", "{observed}");
+}
+
+/// Calls the Python SDK gives up on at its own timeout while the server
+/// holds them before the commit, under `cancel: honour`. The SDK posts
+/// `notifications/cancelled` on a connection of its own and, as its client
+/// exits, deletes the session and closes the call's connection; these reach
+/// the server in either order (the journal says which came first:
+/// `cancelled`, or `stalled` with the client gone), and nothing commits
+/// either way. The hold is the one a close that came first would turn into
+/// a commit were the leaving not taken as the cancel: released by the
+/// client leaving, with `then: commit`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    lostreply_no_mcp_python,
+    ignore = "needs the Python MCP client library: python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install -r examples/mcp-clients/python/requirements.txt"
+)]
+async fn python_timeout_under_honour_never_commits_whichever_of_close_and_cancel_comes_first() {
+    const TRIES: usize = 30;
+    let _alone = common::module_alone(module_path!());
+    let argv = command(Sdk::Python, sdk_driver(Sdk::Python));
+    let sim = sim_with(on_tickets(
+        McpFault::Stall {
+            then: StallThen::Commit,
+            until: Release::ClientGone,
+            stream: Stream::Nothing,
+        },
+        CancelPolicy::Honour,
+    ))
+    .await;
+    let seen = run_json(
+        &argv,
+        &config(&sim, json!({"timeout_ms": 300, "repeat": TRIES})),
+    )
+    .await;
+    quiet(&sim).await;
+    let outcomes = seen["calls"].as_array().unwrap();
+    assert_eq!(outcomes.len(), TRIES, "{seen}");
+    for outcome in outcomes {
+        assert_eq!(outcome["code"], -32001, "REQUEST_TIMEOUT: {outcome}");
+    }
+    let calls = rpc_entries(&sim, "tools/call");
+    assert_eq!(calls.len(), TRIES, "one tools/call per try, never a second");
+    let committed: Vec<&JournalEntry> = calls.iter().filter(|c| c.effect.is_some()).collect();
+    assert_eq!(
+        sim.ledger().len(),
+        0,
+        "held calls committed under honour: {committed:?}"
+    );
+    let cancel_first = calls
+        .iter()
+        .filter(|call| call.fate == ResponseFate::Cancelled)
+        .count();
+    let close_first = calls
+        .iter()
+        .filter(|call| call.fate == ResponseFate::Stalled { client_left: true })
+        .count();
+    // A cancel honoured while the client still waits ends the call's
+    // connection without a response; the SDK's request task raises that
+    // when the client closes, after `call_tool` has already timed out.
+    let mut exit_errors = std::collections::BTreeMap::<&str, usize>::new();
+    for error in outcomes.iter().filter_map(|o| o["exit_error"].as_str()) {
+        *exit_errors.entry(error).or_default() += 1;
+    }
+    eprintln!(
+        "python, honour, {TRIES} tries: cancel first {cancel_first}, close first {close_first}; \
+         raised on close: {exit_errors:?}"
+    );
+    assert_eq!(cancel_first + close_first, TRIES, "{calls:?}");
 }
 
 /// An SSE answer that sends a priming event, then closes without the
