@@ -162,7 +162,47 @@ pub async fn retrieve(
     send(sender, request).await
 }
 
-async fn send(
+/// `GET path` (a control API path, say) with no credential; returns the status and the body.
+pub async fn get(
+    sender: &mut Sender,
+    addr: SocketAddr,
+    path: &str,
+) -> Result<(StatusCode, Bytes), hyper::Error> {
+    send(sender, bare(http::Method::GET, addr, path, Bytes::new())).await
+}
+
+/// `POST path` with a JSON body and no credential; returns the status and the body.
+pub async fn post(
+    sender: &mut Sender,
+    addr: SocketAddr,
+    path: &str,
+    body: Bytes,
+) -> Result<(StatusCode, Bytes), hyper::Error> {
+    let mut request = bare(http::Method::POST, addr, path, body);
+    request
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    send(sender, request).await
+}
+
+/// A request with only a `Host` header, for the caller to add to.
+pub fn bare(
+    method: http::Method,
+    addr: SocketAddr,
+    path: &str,
+    body: Bytes,
+) -> Request<Full<Bytes>> {
+    let mut request = Request::new(Full::new(body));
+    *request.method_mut() = method;
+    *request.uri_mut() = path_uri(path);
+    if let Ok(host) = HeaderValue::from_str(&addr.to_string()) {
+        request.headers_mut().insert(HOST, host);
+    }
+    request
+}
+
+/// Sends one request on a ready connection and reads its whole body.
+pub async fn send(
     sender: &mut Sender,
     request: Request<Full<Bytes>>,
 ) -> Result<(StatusCode, Bytes), hyper::Error> {

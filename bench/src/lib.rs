@@ -17,6 +17,8 @@
 //! - [`cases`]: wall time of the lost-response scenarios with the reference
 //!   adapter in process and the Python adapter as processes.
 //! - [`serve_mem`]: resident memory of the `lostreply serve` binary.
+//! - [`soak`]: `lostreply serve` under a long load of mixed faults, its
+//!   journal and ledger compared at the end, its memory sampled throughout.
 //! - [`procfs`]: memory and machine facts from `/proc`.
 //! - [`figures`]: JSON lines and tables; [`suite`]: the run; [`targets`]:
 //!   where every target stands after it.
@@ -30,6 +32,7 @@ pub mod load;
 pub mod procfs;
 pub mod serve_mem;
 pub mod servers;
+pub mod soak;
 pub mod stats;
 pub mod suite;
 pub mod synthetic;

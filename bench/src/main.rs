@@ -8,6 +8,7 @@ use anyhow::{bail, Context};
 use clap::Parser;
 use lostreply_bench::cost;
 use lostreply_bench::figures::Out;
+use lostreply_bench::soak::Webhooks;
 use lostreply_bench::suite::{self, Config, Part};
 
 // No `#[global_allocator]` here, on purpose: the simulator, bare hyper and
@@ -22,7 +23,8 @@ use lostreply_bench::suite::{self, Config, Part};
 #[derive(Debug, Parser)]
 #[command(name = "lostreply-bench", version)]
 struct Args {
-    /// Parts to run, comma-separated: ok, profile, drop, reset, check, cases, serve (alias: memory). Default: all.
+    /// Parts to run, comma-separated: ok, profile, drop, reset, check, cases, serve (alias: memory), explore,
+    /// soak. Default: all but soak, which runs only when named.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     only: Vec<String>,
     /// A very short smoke run (short windows, small sizes, one run per case set).
@@ -77,6 +79,21 @@ struct Args {
     /// measurement, memory read at each (default 100000,300000,1000000; --quick 1000).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     serve_creates: Vec<u64>,
+    /// How long the soak's clients run (e.g. 10m, 30s).
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = soak_duration)]
+    soak_duration: Duration,
+    /// Webhooks in the soak: on (events made, a sample delivered and verified on loopback) or off (no events).
+    #[arg(long, value_name = "ON|OFF", value_enum, default_value = "on")]
+    soak_webhooks: Webhooks,
+}
+
+/// `--soak-duration`: humantime's forms, from a second to a day.
+fn soak_duration(text: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(text).map_err(|e| format!("{e} (examples: 10m, 30s)"))?;
+    if d < Duration::from_secs(1) || d > Duration::from_secs(24 * 3600) {
+        return Err("from 1s to 24h".to_owned());
+    }
+    Ok(d)
 }
 
 fn main() -> anyhow::Result<()> {
@@ -87,7 +104,11 @@ fn main() -> anyhow::Result<()> {
         .build()
         .context("cannot start the tokio runtime")?;
     let mut out = Out::new(Box::new(std::io::stdout()));
-    runtime.block_on(suite::run(&config, &mut out));
+    if !runtime.block_on(suite::run(&config, &mut out)) {
+        // A verdict, not an error of the bench: no backtrace.
+        eprintln!("lostreply-bench: a check failed (see the soak's checks above)");
+        std::process::exit(1);
+    }
     Ok(())
 }
 
@@ -102,7 +123,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
                     parts.insert(p);
                 }
                 None => bail!(
-                    "--only {name}: unknown part (ok, profile, drop, reset, check, cases, serve or memory, explore)"
+                    "--only {name}: unknown part (ok, profile, drop, reset, check, cases, serve or memory, explore, soak)"
                 ),
             }
         }
@@ -185,5 +206,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         } else {
             vec![100_000, 300_000, 1_000_000]
         },
+        soak_duration: args.soak_duration,
+        soak_webhooks: args.soak_webhooks,
     })
 }

@@ -54,20 +54,34 @@ pub struct Checkpoint {
     pub load: PointResult,
 }
 
-/// Starts `binary serve`, loads it up to each of `checkpoints` creates in
-/// turn (cumulative, ascending) reading its memory at each, stops it.
-pub async fn measure(binary: &Path, checkpoints: &[u64]) -> Result<ServeMemory, Error> {
+/// A `lostreply serve` started as a user starts it, its banner read.
+#[derive(Debug)]
+pub struct Started {
+    /// The process (killed if dropped).
+    pub child: tokio::process::Child,
+    /// Its process id, for `/proc/<pid>/status`.
+    pub pid: u32,
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// Reads the rest of its stdout, so that a full pipe never blocks it.
+    pub drain: tokio::task::JoinHandle<()>,
+}
+
+/// Starts `binary serve --port 0` with `extra` arguments and reads its
+/// banner; `stderr` says where its standard error goes.
+pub async fn start(binary: &Path, extra: &[String], stderr: Stdio) -> Result<Started, Error> {
     if !binary.is_file() {
         return Err(Error::Unsupported(format!(
-            "no lostreply binary at {} (build it first: cargo build --release -p lostreply)",
+            "no lostreply binary at {} (build it first: cargo build --release -p lostreply-cli)",
             binary.display()
         )));
     }
     let mut child = tokio::process::Command::new(binary)
         .args(["serve", "--port", "0"])
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(stderr)
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| Error::Io(format!("starting {} serve", binary.display()), e))?;
@@ -95,9 +109,24 @@ pub async fn measure(binary: &Path, checkpoints: &[u64]) -> Result<ServeMemory, 
     };
     let addr = banner_addr(&banner)
         .ok_or_else(|| Error::Unsupported(format!("unreadable banner: {banner}")))?;
-    // Keep reading what it prints, so a full pipe never blocks it.
     let drain = tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Ok(Started {
+        child,
+        pid,
+        addr,
+        drain,
+    })
+}
 
+/// Starts `binary serve`, loads it up to each of `checkpoints` creates in
+/// turn (cumulative, ascending) reading its memory at each, stops it.
+pub async fn measure(binary: &Path, checkpoints: &[u64]) -> Result<ServeMemory, Error> {
+    let Started {
+        mut child,
+        pid,
+        addr,
+        drain,
+    } = start(binary, &[], Stdio::inherit()).await?;
     let idle = procfs::memory(Some(pid))
         .ok_or_else(|| Error::Unsupported(format!("cannot read /proc/{pid}/status")))?;
     let mut done = 0u64;
@@ -137,7 +166,7 @@ pub async fn measure(binary: &Path, checkpoints: &[u64]) -> Result<ServeMemory, 
 
 /// SIGTERM through `kill(1)` (the workspace forbids the `unsafe` a direct
 /// `kill(2)` needs), then a bounded wait; SIGKILL if it does not exit.
-async fn stop(child: &mut tokio::process::Child, pid: u32) -> Option<i32> {
+pub async fn stop(child: &mut tokio::process::Child, pid: u32) -> Option<i32> {
     let sent = tokio::process::Command::new("kill")
         .args(["-TERM", &pid.to_string()])
         .status()

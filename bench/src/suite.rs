@@ -15,6 +15,7 @@ use crate::load::{run_point, run_samples, LoadSpec, Path as LoadPath, PointResul
 use crate::procfs;
 use crate::serve_mem;
 use crate::servers::{Behaviour, RunningServer, ServerKind};
+use crate::soak;
 use crate::stats::growth_exponent;
 use crate::targets::{self, split_cell, ExploreRate, LostPoint, Results};
 
@@ -37,6 +38,9 @@ pub enum Part {
     Serve,
     /// `lostreply explore`'s situations a minute, in process.
     Explore,
+    /// `lostreply serve` under a long load of mixed faults, then its records
+    /// checked (minutes: only with `--only soak`).
+    Soak,
 }
 
 impl Part {
@@ -52,6 +56,9 @@ impl Part {
         Part::Explore,
     ];
 
+    /// Parts that run only when named: the soak takes ten minutes.
+    pub const OPT_IN: [Part; 1] = [Part::Soak];
+
     /// The name `--only` takes.
     pub fn name(self) -> &'static str {
         match self {
@@ -63,6 +70,7 @@ impl Part {
             Part::Cases => "cases",
             Part::Serve => "serve",
             Part::Explore => "explore",
+            Part::Soak => "soak",
         }
     }
 
@@ -70,7 +78,10 @@ impl Part {
     pub fn from_name(name: &str) -> Option<Part> {
         match name.trim() {
             "memory" => Some(Part::Serve),
-            other => Part::ALL.into_iter().find(|p| p.name() == other),
+            other => Part::ALL
+                .into_iter()
+                .chain(Part::OPT_IN)
+                .find(|p| p.name() == other),
         }
     }
 }
@@ -110,10 +121,15 @@ pub struct Config {
     pub serve_creates: Vec<u64>,
     /// Situations `lostreply explore` runs against the reference, timed.
     pub explore_situations: u64,
+    /// How long the soak's clients run.
+    pub soak_duration: Duration,
+    /// Whether the soak delivers webhooks.
+    pub soak_webhooks: soak::Webhooks,
 }
 
-/// Runs the selected parts, writing to `out`.
-pub async fn run(config: &Config, out: &mut Out<'_>) {
+/// Runs the selected parts, writing to `out`. False when a part that checks
+/// (the soak) found a check failed or could not run.
+pub async fn run(config: &Config, out: &mut Out<'_>) -> bool {
     let machine = procfs::machine();
     out.figure(
         "machine",
@@ -130,6 +146,7 @@ pub async fn run(config: &Config, out: &mut Out<'_>) {
         machine.load[2]
     ));
     let mut results = Results::default();
+    let mut checks_held = true;
     for part in &config.parts {
         match part {
             Part::Ok => results.ok = ok_path(config, out).await,
@@ -144,15 +161,20 @@ pub async fn run(config: &Config, out: &mut Out<'_>) {
             Part::Cases => results.cases = cases_part(config, out).await,
             Part::Serve => results.serve = serve_part(config, out).await,
             Part::Explore => results.explore = Some(explore_part(config, out).await),
+            Part::Soak => checks_held &= soak_part(config, &machine, out).await,
         }
     }
-    targets::print(&targets::judge(&results, config.cost_budget), out);
+    // The targets judge the default parts; a run of the soak alone has none to judge.
+    if config.parts.iter().any(|p| !Part::OPT_IN.contains(p)) {
+        targets::print(&targets::judge(&results, config.cost_budget), &machine, out);
+    }
     let load = procfs::load_average();
     out.figure("machine_end", json!({"load_avg": load}));
     out.text(&format!(
         "load average at the end: {:.2} {:.2} {:.2}",
         load[0], load[1], load[2]
     ));
+    checks_held
 }
 
 /// `lostreply explore` against the in-process reference for a fixed number
@@ -733,5 +755,44 @@ async fn serve_part(config: &Config, out: &mut Out<'_>) -> Option<serve_mem::Ser
             out.text(&format!("lostreply serve memory: not measured: {e}"));
             None
         }
+    }
+}
+
+/// The soak against the release `lostreply serve`: its figures, its checks
+/// and the verdict; false when a check failed or the soak could not run.
+async fn soak_part(config: &Config, machine: &procfs::Machine, out: &mut Out<'_>) -> bool {
+    out.text(&format!(
+        "soak: {} of mixed faults against {} serve, {} clients, webhooks {:?}",
+        humanish(config.soak_duration),
+        config.lostreply_bin.display(),
+        soak::CLIENTS,
+        config.soak_webhooks
+    ));
+    match soak::run(
+        &config.lostreply_bin,
+        config.soak_duration,
+        config.soak_webhooks,
+    )
+    .await
+    {
+        Ok(report) => {
+            soak::print::report(&report, machine, out);
+            report.passed()
+        }
+        Err(e) => {
+            out.figure("soak", json!({"status": "failed", "error": e.to_string()}));
+            out.text(&format!("soak: not run: {e}"));
+            false
+        }
+    }
+}
+
+/// `600 s` as `10m`, `30 s` as `30s`.
+fn humanish(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 60 && s.is_multiple_of(60) {
+        format!("{}m", s / 60)
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
     }
 }

@@ -194,7 +194,7 @@ fn explore_target(rate: Option<&ExploreRate>) -> Target {
 }
 
 /// Prints the targets: a JSON line each, then the table.
-pub fn print(list: &[Target], out: &mut Out<'_>) {
+pub fn print(list: &[Target], machine: &crate::procfs::Machine, out: &mut Out<'_>) {
     let mut rows = Vec::new();
     for t in list {
         out.figure(
@@ -214,8 +214,9 @@ pub fn print(list: &[Target], out: &mut Out<'_>) {
             t.note.clone(),
         ]);
     }
+    // The machine beside the verdicts: a time is a fact about a CPU.
     out.text(&table(
-        "targets",
+        &format!("targets ({}, {} cores)", machine.cpu, machine.nproc),
         &["target", "want", "measured", "verdict", "note"],
         &rows,
     ));

@@ -182,11 +182,13 @@ async fn the_suite_writes_figures_and_targets() {
         lostreply_bin: PathBuf::from("/nonexistent/lostreply"),
         serve_creates: vec![10],
         explore_situations: 20,
+        soak_duration: Duration::from_secs(1),
+        soak_webhooks: lostreply_bench::soak::Webhooks::Off,
     };
     let mut buffer = Vec::new();
     let lines = {
         let mut out = Out::new(Box::new(&mut buffer));
-        suite::run(&config, &mut out).await;
+        assert!(suite::run(&config, &mut out).await);
         out.lines().to_vec()
     };
     let count = |bench: &str| lines.iter().filter(|l| l["bench"] == bench).count();
