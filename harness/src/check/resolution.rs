@@ -222,6 +222,8 @@ pub(crate) fn findings(obs: &Observation, a: &Attribution<'_>) -> Vec<Finding> {
 /// The rule: a genuine event delivered after the operation's last applied
 /// decision, about one of its effects, that contradicts that decision,
 /// leaves the outcome as decided and the operation in review at the end.
+/// Where operations share their arguments, an effect is the operation's
+/// when its `client_reference` names it.
 pub(crate) fn review_after_contradiction(
     obs: &Observation,
     a: &Attribution<'_>,
@@ -238,7 +240,13 @@ pub(crate) fn review_after_contradiction(
         let Some(decision) = last.decision() else {
             continue;
         };
-        let effects = a.effects_of_group(group, &obs.ledger);
+        let mut effects = a.effects_of_group(group, &obs.ledger);
+        if a.op_positions_of_group(group).len() > 1 {
+            // Operations with identical arguments: an event tells an adapter
+            // about one of them only through the reference its object
+            // carries, so only an object naming this operation is its.
+            effects.retain(|e| e.client_reference.as_deref() == Some(op.id.as_str()));
+        }
         let Some((delivery, why)) = contradicting_delivery(obs, &decision, &effects, last) else {
             continue;
         };

@@ -516,7 +516,10 @@ impl<'a> StepRunner<'a> {
                 let provider_ref = match provider_ref {
                     ResolveRef::None => None,
                     ResolveRef::Literal(id) => Some(id.clone()),
-                    ResolveRef::Ledger => self.effects_of(op).first().map(|e| e.id.clone()),
+                    ResolveRef::Ledger => {
+                        let ledger = self.sim.ledger();
+                        self.objects_of(&ledger, op).first().map(|e| e.id.clone())
+                    }
                 };
                 let request = json!({ "operation_id": op, "resolution": {
                     "outcome": outcome, "provider_ref": provider_ref, "evidence": evidence, "by": "operator",
@@ -552,22 +555,26 @@ impl<'a> StepRunner<'a> {
         }
     }
 
-    /// The adapter tenant's effects whose arguments are this operation's.
-    fn effects_of(&self, op: &str) -> Vec<Effect> {
+    /// The adapter tenant's effects in `ledger` whose arguments are this
+    /// operation's. Operations may share their arguments: an object whose
+    /// reference names this operation is its own, so it comes first (a
+    /// stable sort keeps the ledger's order otherwise).
+    fn objects_of<'l>(&self, ledger: &'l [Effect], op: &str) -> Vec<&'l Effect> {
         let Some(spec) = self.operation(op) else {
             return Vec::new();
         };
         let args = spec.args.to_map();
-        self.sim
-            .ledger()
-            .into_iter()
+        let mut objects: Vec<&Effect> = ledger
+            .iter()
             .filter(|e| {
                 e.request_seq.is_some()
                     && e.tenant == self.credential
                     && e.resource == spec.resource
                     && e.args.to_map() == args
             })
-            .collect()
+            .collect();
+        objects.sort_by_key(|e| e.client_reference.as_deref() != Some(op));
+        objects
     }
 
     /// A crash gate for a call that crashes after its operation's commit,
@@ -695,8 +702,8 @@ impl<'a> StepRunner<'a> {
         self.sign_deliveries(step, op, &event, deliveries, forged)
     }
 
-    /// The event of `kind` about an object of `op` (the adapter tenant's
-    /// effects with its arguments), among `ledger` and `events`.
+    /// The event of `kind` about an object of `op` (`objects_of`, its own
+    /// first), among `ledger` and `events`.
     fn event_of(
         &self,
         ledger: &[Effect],
@@ -704,22 +711,12 @@ impl<'a> StepRunner<'a> {
         op: &str,
         kind: lostreply_simulator::EventKind,
     ) -> Option<lostreply_simulator::Event> {
-        let spec = self.operation(op)?;
-        let args = spec.args.to_map();
-        let objects: Vec<&str> = ledger
-            .iter()
-            .filter(|e| {
-                e.request_seq.is_some()
-                    && e.tenant == self.credential
-                    && e.resource == spec.resource
-                    && e.args.to_map() == args
-            })
-            .map(|e| e.id.as_str())
-            .collect();
-        events
-            .iter()
-            .find(|e| e.kind == kind && objects.contains(&e.object_id.as_str()))
-            .cloned()
+        self.objects_of(ledger, op).iter().find_map(|object| {
+            events
+                .iter()
+                .find(|e| e.kind == kind && e.object_id.as_str() == object.id.as_str())
+                .cloned()
+        })
     }
 
     /// `deliveries` deliveries of `event`, signed at the current clock.
