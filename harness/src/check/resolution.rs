@@ -301,18 +301,29 @@ fn event_contradicts(
     }
 }
 
-/// The first genuine delivery after `last` ended, about an effect of the
-/// operation, whose effect's state at the delivery contradicts `decision`,
-/// with no later decision after it: its call index and why.
+/// The first genuine delivery after `last` ended, of an event not delivered
+/// before it (a repeat of an event the adapter had before the decision is
+/// no new evidence, and a correct adapter dedupes it), about an effect of
+/// the operation, whose effect's state at the delivery contradicts
+/// `decision`: its call index and why.
 fn contradicting_delivery(
     obs: &Observation,
     decision: &Decision,
     effects: &[&Effect],
     last: Applied<'_>,
 ) -> Option<(usize, String)> {
+    let before_decision = |event_id: &str| {
+        obs.deliveries.iter().any(|d| {
+            d.event_id == event_id
+                && obs
+                    .calls
+                    .get(d.call_index)
+                    .is_some_and(|c| c.start_ms < last.call.end_ms)
+        })
+    };
     obs.deliveries.iter().find_map(|d| {
         let call = obs.calls.get(d.call_index)?;
-        if d.forged || call.start_ms < last.call.end_ms {
+        if d.forged || call.start_ms < last.call.end_ms || before_decision(&d.event_id) {
             return None;
         }
         let about = d.object_id.as_deref()?;
@@ -403,14 +414,11 @@ mod tests {
         assert!(findings_of(&run).is_empty());
     }
 
-    /// A decision of `failed`, then the genuine `created` event about
-    /// `tkt_1` delivered after it; the final status in review or not.
-    fn contradicted(review: bool) -> Vec<Check> {
-        let mut run = lost_after_commit();
-        let decided = resolve(&mut run, Failed, Failed);
-        run.obs.calls[decided].end_ms = 10;
+    /// The genuine `created` event about `tkt_1`, delivered in a call
+    /// starting at `start_ms`.
+    fn deliver_created(run: &mut Run, start_ms: u32) {
         let delivery = run.call(Webhook, "op-1", None, T0, 0);
-        run.obs.calls[delivery].start_ms = 20;
+        run.obs.calls[delivery].start_ms = start_ms;
         run.obs.deliveries.push(
             DeliveryRecord::builder()
                 .step(1)
@@ -422,8 +430,35 @@ mod tests {
                 .call_index(delivery)
                 .build(),
         );
+    }
+
+    /// A decision of `failed` ending at 10 ms, the genuine `created` event
+    /// about `tkt_1` delivered at `deliveries_ms`; the final status in
+    /// review or not.
+    fn contradicted_at(deliveries_ms: &[u32], review: bool) -> Vec<Check> {
+        let mut run = lost_after_commit();
+        let decided = resolve(&mut run, Failed, Failed);
+        run.obs.calls[decided].start_ms = 5;
+        run.obs.calls[decided].end_ms = 10;
+        for &at in deliveries_ms {
+            deliver_created(&mut run, at);
+        }
         run.final_status(0, Failed, review, T0);
         checks_of(&run)
+    }
+
+    fn contradicted(review: bool) -> Vec<Check> {
+        contradicted_at(&[20], review)
+    }
+
+    #[test]
+    fn an_event_the_adapter_had_before_the_decision_is_no_new_evidence() {
+        let rule = Check::Rule {
+            rule: Rule::ReviewAfterContradiction,
+        };
+        // Delivered at 2 ms (before the decision) and again at 20 ms: a
+        // repeat that a correct adapter dedupes.
+        assert!(!contradicted_at(&[2, 20], false).contains(&rule));
     }
 
     #[test]
