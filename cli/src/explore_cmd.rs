@@ -1,5 +1,6 @@
 //! `lostreply explore`: generated situations run against an adapter and
-//! judged by the invariants alone; each violation found is shrunk and
+//! judged by the invariants and the protocol's rules alone (never a
+//! writer's expectations); each violation found is shrunk and
 //! written as a scenario file with the command that reruns it.
 
 use std::path::PathBuf;
@@ -45,7 +46,7 @@ pub(super) struct ExploreArgs {
     #[arg(long, value_name = "K/N")]
     shard: Option<String>,
     /// Where the findings go: one scenario file and one HTML page per
-    /// invariant broken, and explore.json.
+    /// invariant or rule broken, and explore.json.
     #[arg(long, default_value = "lostreply-explore", value_name = "DIR")]
     out: PathBuf,
 }
@@ -119,9 +120,8 @@ pub(super) async fn explore_cmd(args: ExploreArgs) -> i32 {
     );
     let explored = explore(&options, |f| {
         eprintln!(
-            "{COMMAND}: found invariant {} ({}) in situation {}, shrunk in {} runs to {} steps",
-            f.invariant.number(),
-            f.invariant.name(),
+            "{COMMAND}: found {} in situation {}, shrunk in {} runs to {} steps",
+            f.broken.label(),
             f.index,
             f.shrink_runs,
             f.shrunk.steps.len()
@@ -163,9 +163,8 @@ fn print_summary(explored: &Explored, written: &[(PathBuf, String)], out: &std::
     );
     for (f, (file, command)) in explored.findings.iter().zip(written) {
         println!(
-            "FOUND invariant {} ({}): {}\n  {} ({} steps)\n  rerun: {command}",
-            f.invariant.number(),
-            f.invariant.name(),
+            "FOUND {}: {}\n  {} ({} steps)\n  rerun: {command}",
+            f.broken.label(),
             f.message,
             file.display(),
             f.shrunk.steps.len()

@@ -1,15 +1,16 @@
 //! The search: situation `i` of a seed is drawn from its own random stream
 //! (so the same seed and budget in situations give the same situations,
-//! whatever `--jobs`), run against the adapter, judged by the invariants
-//! alone; the first violation of each invariant is shrunk through its value
-//! tree to the smallest situation that still breaks that invariant.
+//! whatever `--jobs`), run against the adapter, judged by the invariants and
+//! the protocol's rules alone (never a writer's expectations); the first
+//! violation of each is shrunk through its value tree to the smallest
+//! situation that still breaks it.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use lostreply_harness::scenario::parse;
 use lostreply_harness::suite::{run_scenario, RunOptions};
-use lostreply_reports::model::{Check, Invariant, ScenarioReport, Verdict};
+use lostreply_reports::model::{Check, Invariant, Rule, ScenarioReport, Verdict};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
@@ -41,11 +42,40 @@ pub struct ExploreOptions {
     pub shard: Option<(u64, u64)>,
 }
 
+/// A truth a run broke: an invariant or a rule of the protocol, each
+/// checked in every scenario where its situation arises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Broken {
+    /// One of the seven invariants.
+    Invariant(Invariant),
+    /// A rule beyond them.
+    Rule(Rule),
+}
+
+impl Broken {
+    /// Its name: `at-most-once`, `review-after-contradiction`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Broken::Invariant(i) => i.name(),
+            Broken::Rule(r) => r.name(),
+        }
+    }
+
+    /// As reports name it: `invariant 1 (at-most-once)`,
+    /// `rule review-after-contradiction`.
+    pub fn label(self) -> String {
+        match self {
+            Broken::Invariant(i) => format!("invariant {} ({})", i.number(), i.name()),
+            Broken::Rule(r) => format!("rule {}", r.name()),
+        }
+    }
+}
+
 /// A violation found, and the smallest situation that still shows it.
 #[derive(Debug, Clone)]
 pub struct Finding {
-    /// The invariant broken.
-    pub invariant: Invariant,
+    /// What it broke.
+    pub broken: Broken,
     /// The violation's message in the shrunk situation's run.
     pub message: String,
     /// Which situation of the seed first showed it.
@@ -73,7 +103,7 @@ pub struct Explored {
     pub adapter_errors: u64,
     /// Runs the harness failed in.
     pub infra_errors: u64,
-    /// The first violation of each invariant, shrunk, in the order found.
+    /// The first violation of each invariant or rule, shrunk, in the order found.
     pub findings: Vec<Finding>,
     /// How many situations had each feature (`step: reconcile`, `fault: after_commit drop`...).
     pub space: BTreeMap<String, u64>,
@@ -120,10 +150,11 @@ pub async fn judge(situation: &Situation, id: &str, run: &RunOptions) -> Option<
     Some(run_scenario(&scenario, run).await)
 }
 
-/// The first broken invariant of a run, with its message.
-pub fn broken(report: &ScenarioReport) -> Option<(Invariant, String)> {
+/// The first invariant or rule a run broke, with its message.
+pub fn broken(report: &ScenarioReport) -> Option<(Broken, String)> {
     report.violations.iter().find_map(|v| match v.check {
-        Check::Invariant(invariant) => Some((invariant, v.message.clone())),
+        Check::Invariant(invariant) => Some((Broken::Invariant(invariant), v.message.clone())),
+        Check::Rule { rule } => Some((Broken::Rule(rule), v.message.clone())),
         _ => None,
     })
 }
@@ -192,7 +223,7 @@ fn next_batch(options: &ExploreOptions, explored: &Explored, next: &mut u64) -> 
     batch
 }
 
-/// Counts one run, and shrinks it when it is the first of its invariant.
+/// Counts one run, and shrinks it when it is the first to break what it broke.
 async fn take(
     explored: &mut Explored,
     index: u64,
@@ -214,19 +245,19 @@ async fn take(
         Verdict::InfraError => explored.infra_errors += 1,
         Verdict::Passed | Verdict::Violated => {}
     }
-    let (invariant, _) = broken(&report)?;
-    if explored.findings.iter().any(|f| f.invariant == invariant) {
+    let (what, _) = broken(&report)?;
+    if explored.findings.iter().any(|f| f.broken == what) {
         return None;
     }
-    Some(shrink(tree, index, invariant, *report, &options.run).await)
+    Some(shrink(tree, index, what, *report, &options.run).await)
 }
 
-/// Simplifies while the situation still breaks `invariant`, complicates
+/// Simplifies while the situation still breaks `what`, complicates
 /// back where a step too far lost it (proptest's own shrinking loop).
 async fn shrink(
     mut tree: Tree,
     index: u64,
-    invariant: Invariant,
+    what: Broken,
     report: ScenarioReport,
     run: &RunOptions,
 ) -> Finding {
@@ -240,7 +271,7 @@ async fn shrink(
             let candidate = tree.current();
             let still = judge(&candidate, &id, run)
                 .await
-                .filter(|r| broken(r).is_some_and(|(i, _)| i == invariant));
+                .filter(|r| broken(r).is_some_and(|(b, _)| b == what));
             let moved = match still {
                 Some(report) => {
                     best = (candidate, report);
@@ -256,7 +287,7 @@ async fn shrink(
     let (shrunk, report) = best;
     let message = broken(&report).map(|(_, m)| m).unwrap_or_default();
     Finding {
-        invariant,
+        broken: what,
         message,
         index,
         id,
@@ -273,8 +304,14 @@ fn count_space(space: &mut BTreeMap<String, u64>, s: &Situation) {
         format!("operations: {}", s.amounts.len()),
         format!("idempotency: {:?}", s.provider.keys).to_lowercase(),
     ];
-    if s.provider.settle_after.is_some() {
-        features.push("provider: asynchronous".to_owned());
+    if let Some(a) = s.provider.asynchronous {
+        features.push(format!(
+            "provider: asynchronous, settles {}",
+            a.result.name()
+        ));
+    }
+    if s.provider.webhooks {
+        features.push("provider: webhooks".to_owned());
     }
     for step in &s.steps {
         features.push(format!("step: {}", step.kind_name()));

@@ -40,6 +40,34 @@ pub struct Lookups {
     pub list_recent: bool,
 }
 
+/// How an asynchronous object ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Settles {
+    /// It settles `succeeded`.
+    Succeeded,
+    /// It settles `failed`: a confirmed failure, not an effect.
+    Failed,
+}
+
+impl Settles {
+    /// As the scenario format writes it (`result`, and the settling event).
+    pub fn name(self) -> &'static str {
+        match self {
+            Settles::Succeeded => "succeeded",
+            Settles::Failed => "failed",
+        }
+    }
+}
+
+/// Asynchronous work: objects are `processing` until they settle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Asynchronous {
+    /// How long after its creation an object settles (simulator clock).
+    pub after: Duration,
+    /// What it settles to.
+    pub result: Settles,
+}
+
 /// The provider side of a situation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Provider {
@@ -49,8 +77,10 @@ pub struct Provider {
     pub retention: Duration,
     /// Its lookups.
     pub lookups: Lookups,
-    /// Objects settle this long after creation, when set (simulator clock).
-    pub settle_after: Option<Duration>,
+    /// Objects settle later, when set.
+    pub asynchronous: Option<Asynchronous>,
+    /// It signs events, so `webhook` steps deliver them.
+    pub webhooks: bool,
 }
 
 /// The kind of request a fault rule strikes.
@@ -101,7 +131,7 @@ impl At {
 }
 
 /// What the fault does to the response. None of them waits in real time
-/// except a gather that does not fill, bounded by its `at_most`.
+/// except a hold, which outlasts its client's timeout (`HOLD_CLIENT_TIMEOUT`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Response {
     /// FIN without a byte.
@@ -112,8 +142,12 @@ pub enum Response {
     Status(u16),
     /// The first N body bytes, then FIN (after the commit only).
     Partial(u16),
-    /// Two requests held until both arrived (racing reconcilers).
-    Gather,
+    /// A create held unread-into-the-ledger, its key in flight, until step N
+    /// has ended, whether or not its client is still there; then committed.
+    Hold {
+        /// The step whose end releases it (from 1).
+        until_step: u32,
+    },
 }
 
 impl Response {
@@ -124,7 +158,9 @@ impl Response {
             Response::Reset => "reset".to_owned(),
             Response::Status(code) => format!("{{status: {code}}}"),
             Response::Partial(bytes) => format!("{{partial: {bytes}}}"),
-            Response::Gather => "{gather: {requests: 2, at_most: 300ms}}".to_owned(),
+            Response::Hold { until_step } => {
+                format!("{{stall: {{then: commit, until: {{end_of_step: {until_step}}}}}}}")
+            }
         }
     }
 
@@ -135,7 +171,7 @@ impl Response {
             Response::Reset => "reset",
             Response::Status(_) => "status",
             Response::Partial(_) => "partial",
-            Response::Gather => "gather",
+            Response::Hold { .. } => "hold in flight",
         }
     }
 }
@@ -166,10 +202,49 @@ pub enum Step {
     Reconcile(usize),
     /// `status`.
     Status(usize),
-    /// Two reconcilers of one operation at once.
-    RacingReconcilers(usize),
+    /// Two reconcilers of one operation at once; when a lookup kind is
+    /// given, the step's lookups of that kind wait for each other
+    /// (`gather`), so both reconcilers see the provider as it was before
+    /// either acted.
+    RacingReconcilers(usize, Option<Kind>),
+    /// The provider's event about the operation's object is delivered.
+    Webhook(usize, Delivery),
+    /// An operator's decision about the operation.
+    Resolve(usize, Decision),
     /// The clock moves (simulator time, never real time).
     Advance(Duration),
+}
+
+/// Which of the provider's events a `webhook` step delivers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Event {
+    /// `created`: the object exists (possibly still `processing`).
+    Created,
+    /// The settling event, as the provider's `result` says.
+    Settled,
+}
+
+/// One `webhook` step's delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Delivery {
+    /// The event.
+    pub event: Event,
+    /// Signed with a wrong secret.
+    pub forged: bool,
+    /// How many times it is delivered (a duplicate from 2).
+    pub deliveries: u8,
+}
+
+/// What an operator decides in a `resolve` step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Decision {
+    /// `succeeded`, naming the operation's effect in the ledger (none when
+    /// it has none yet: a person may be wrong).
+    SucceededLedger,
+    /// `succeeded` without an id.
+    SucceededWithoutId,
+    /// `failed`.
+    Failed,
 }
 
 impl Step {
@@ -180,7 +255,9 @@ impl Step {
             | Step::ExecuteCrash(op)
             | Step::Reconcile(op)
             | Step::Status(op)
-            | Step::RacingReconcilers(op) => Some(op),
+            | Step::RacingReconcilers(op, _)
+            | Step::Webhook(op, _)
+            | Step::Resolve(op, _) => Some(op),
             Step::Advance(_) => None,
         }
     }
@@ -192,7 +269,12 @@ impl Step {
             Step::ExecuteCrash(_) => "crash",
             Step::Reconcile(_) => "reconcile",
             Step::Status(_) => "status",
-            Step::RacingReconcilers(_) => "racing reconcilers",
+            Step::RacingReconcilers(_, None) => "racing reconcilers",
+            Step::RacingReconcilers(_, Some(_)) => "racing reconcilers, lookups gathered",
+            Step::Webhook(_, d) if d.forged => "webhook, forged",
+            Step::Webhook(_, d) if d.deliveries > 1 => "webhook, duplicated",
+            Step::Webhook(..) => "webhook",
+            Step::Resolve(..) => "resolve",
             Step::Advance(_) => "advance",
         }
     }
@@ -220,6 +302,21 @@ fn duration(d: Duration) -> String {
     humantime::format_duration(d).to_string().replace(' ', "")
 }
 
+/// The client timeout of a situation with a request held in flight: the
+/// adapter gives up on it after this much real time, which is what a hold
+/// costs.
+pub const HOLD_CLIENT_TIMEOUT: &str = "500ms";
+
+/// The client timeout of every other situation: none of its answers waits.
+const CLIENT_TIMEOUT: &str = "2s";
+
+/// How long gathered lookups wait for each other at most (real time).
+const GATHER_AT_MOST: &str = "150ms";
+
+/// The provider's webhook secret (a fixed one: the run's seed derives the
+/// forger's).
+const WEBHOOK_SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+
 impl Situation {
     /// The scenario file: `id`, the `comment` lines first.
     pub fn to_yaml(&self, id: &str, comment: &[String]) -> String {
@@ -231,7 +328,11 @@ impl Situation {
             out,
             "version: 1\nid: {id}\ntitle: A situation lostreply explore generated"
         );
-        let _ = writeln!(out, "tags: [explore]\nclient_timeout: 2s");
+        let _ = writeln!(
+            out,
+            "tags: [explore]\nclient_timeout: {}",
+            self.client_timeout()
+        );
         self.write_provider(&mut out);
         let _ = writeln!(out, "operations:");
         for (op, amount) in self.amounts.iter().enumerate() {
@@ -241,28 +342,63 @@ impl Situation {
                 op_id(op)
             );
         }
-        if !self.faults.is_empty() {
-            let _ = writeln!(out, "faults:");
+        self.write_faults(&mut out);
+        let _ = writeln!(out, "steps:");
+        for step in &self.steps {
+            let _ = writeln!(out, "  - {}", self.step_yaml(*step));
         }
+        out
+    }
+
+    /// Whether a request is held in flight somewhere.
+    pub fn holds(&self) -> bool {
+        self.faults
+            .iter()
+            .any(|f| matches!(f.response, Response::Hold { .. }))
+    }
+
+    fn client_timeout(&self) -> &'static str {
+        if self.holds() {
+            HOLD_CLIENT_TIMEOUT
+        } else {
+            CLIENT_TIMEOUT
+        }
+    }
+
+    /// The fault rules, then each racing step's gather (after them, so that
+    /// a rule made for one request of the step strikes it first).
+    fn write_faults(&self, out: &mut String) {
+        let gathers: Vec<(usize, Kind)> = self
+            .steps
+            .iter()
+            .enumerate()
+            .filter_map(|(i, step)| match step {
+                Step::RacingReconcilers(_, Some(kind)) => Some((i + 1, *kind)),
+                _ => None,
+            })
+            .collect();
+        if self.faults.is_empty() && gathers.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "faults:");
         for f in &self.faults {
-            let nth = match f.response {
-                Response::Gather => String::new(),
-                _ => format!(", nth: {}", f.nth),
-            };
             let _ = writeln!(
                 out,
-                "  - when: {{step: {}, kind: {}{nth}}}\n    at: {}\n    response: {}",
+                "  - when: {{step: {}, kind: {}, nth: {}}}\n    at: {}\n    response: {}",
                 f.step,
                 f.kind.name(),
+                f.nth,
                 f.at.name(),
                 f.response.yaml()
             );
         }
-        let _ = writeln!(out, "steps:");
-        for step in &self.steps {
-            let _ = writeln!(out, "  - {}", step_yaml(*step));
+        for (step, kind) in gathers {
+            let _ = writeln!(
+                out,
+                "  - when: {{step: {step}, kind: {}}}\n    response: {{gather: {{requests: 2, at_most: {GATHER_AT_MOST}}}}}",
+                kind.name()
+            );
         }
-        out
     }
 
     fn write_provider(&self, out: &mut String) {
@@ -287,27 +423,59 @@ impl Situation {
             "  lookup: {{retrieve: {}, client_reference: {}, list_recent: {}}}",
             l.retrieve, l.client_reference, l.list_recent
         );
-        if let Some(settle) = p.settle_after {
+        if let Some(a) = p.asynchronous {
             let _ = writeln!(
                 out,
-                "  asynchronous: {{settle_after: {}, result: succeeded}}",
-                duration(settle)
+                "  asynchronous: {{settle_after: {}, result: {}}}",
+                duration(a.after),
+                a.result.name()
             );
+        }
+        if p.webhooks {
+            let _ = writeln!(out, "  webhooks: {{secret: {WEBHOOK_SECRET}}}");
         }
         let _ = writeln!(out, "  limits: {{stall_cap: 1s}}");
     }
-}
 
-fn step_yaml(step: Step) -> String {
-    match step {
-        Step::Execute(op) => format!("execute: {}", op_id(op)),
-        Step::ExecuteCrash(op) => format!("{{execute: {}, crash: after_commit}}", op_id(op)),
-        Step::Reconcile(op) => format!("reconcile: {}", op_id(op)),
-        Step::Status(op) => format!("status: {}", op_id(op)),
-        Step::RacingReconcilers(op) => {
-            let id = op_id(op);
-            format!("parallel: [{{reconcile: {id}}}, {{reconcile: {id}}}]")
+    fn step_yaml(&self, step: Step) -> String {
+        match step {
+            Step::Execute(op) => format!("execute: {}", op_id(op)),
+            Step::ExecuteCrash(op) => format!("{{execute: {}, crash: after_commit}}", op_id(op)),
+            Step::Reconcile(op) => format!("reconcile: {}", op_id(op)),
+            Step::Status(op) => format!("status: {}", op_id(op)),
+            Step::RacingReconcilers(op, _) => {
+                let id = op_id(op);
+                format!("parallel: [{{reconcile: {id}}}, {{reconcile: {id}}}]")
+            }
+            Step::Webhook(op, d) => self.webhook_yaml(op, d),
+            Step::Resolve(op, decision) => {
+                let (outcome, provider_ref) = match decision {
+                    Decision::SucceededLedger => ("succeeded", "ledger"),
+                    Decision::SucceededWithoutId => ("succeeded", "null"),
+                    Decision::Failed => ("failed", "null"),
+                };
+                format!(
+                    "{{resolve: {}, outcome: {outcome}, provider_ref: {provider_ref}, evidence: an operator decided}}",
+                    op_id(op)
+                )
+            }
+            Step::Advance(by) => format!("advance: {}", duration(by)),
         }
-        Step::Advance(by) => format!("advance: {}", duration(by)),
+    }
+
+    fn webhook_yaml(&self, op: usize, d: Delivery) -> String {
+        let event = match (d.event, self.provider.asynchronous) {
+            (Event::Settled, Some(a)) => a.result.name(),
+            (Event::Created, _) | (Event::Settled, None) => "created",
+        };
+        let mut yaml = format!("{{webhook: {}, event: {event}", op_id(op));
+        if d.deliveries > 1 {
+            let _ = write!(yaml, ", duplicate: {}", d.deliveries);
+        }
+        if d.forged {
+            yaml.push_str(", forged: true");
+        }
+        yaml.push('}');
+        yaml
     }
 }

@@ -1,7 +1,7 @@
 //! What an exploration leaves behind: each finding as a commented scenario
-//! file (`<invariant>.yaml`, its id the one it ran under, so the command in
+//! file (`<name>.yaml`, named after the invariant or rule it breaks, its id the one it ran under, so the command in
 //! its header reruns it with the same seeds), the HTML page of its run
-//! (`<invariant>.html`, with the timeline), and `explore.json`, the summary
+//! (`<name>.html`, with the timeline), and `explore.json`, the summary
 //! of the space explored.
 
 use std::io::{self, Write as _};
@@ -24,9 +24,8 @@ pub fn reproduce(adapter_flags: &str, seed: u64, file: &Path) -> String {
 pub fn finding_yaml(f: &Finding, seed: u64, command: &str) -> String {
     let mut comment = vec![
         format!(
-            "lostreply explore: this situation breaks invariant {} ({}).",
-            f.invariant.number(),
-            f.invariant.name()
+            "lostreply explore: this situation breaks {}.",
+            f.broken.label()
         ),
         format!("  {}", f.message),
         format!(
@@ -40,7 +39,7 @@ pub fn finding_yaml(f: &Finding, seed: u64, command: &str) -> String {
             f.shrunk.steps.len(),
             f.shrunk.faults.len()
         ),
-        "No `expect` section: explore judges the seven invariants alone.".to_owned(),
+        "No `expect` section: explore judges the invariants and the protocol's rules alone.".to_owned(),
         format!("Rerun: {command}"),
     ];
     comment.push(String::new());
@@ -59,7 +58,7 @@ pub fn write_all(
     std::fs::create_dir_all(dir)?;
     let mut written = Vec::new();
     for f in &explored.findings {
-        let file = dir.join(format!("{}.yaml", f.invariant.name()));
+        let file = dir.join(format!("{}.yaml", f.broken.name()));
         let command = reproduce(adapter_flags, seed, &file);
         std::fs::write(&file, finding_yaml(f, seed, &command))?;
         let mut scenario = f.report.clone();
@@ -74,7 +73,7 @@ pub fn write_all(
             .scenarios(vec![scenario])
             .build();
         let mut page = io::BufWriter::new(std::fs::File::create(
-            dir.join(format!("{}.html", f.invariant.name())),
+            dir.join(format!("{}.html", f.broken.name())),
         )?);
         lostreply_reports::html::write_html(&mut page, &report)?;
         page.flush()?;
@@ -100,8 +99,8 @@ fn summary_json(
         .zip(written)
         .map(|(f, (file, command))| {
             serde_json::json!({
-                "invariant": f.invariant.name(),
-                "number": f.invariant.number(),
+                "broken": f.broken.name(),
+                "label": f.broken.label(),
                 "message": f.message,
                 "situation": f.index,
                 "file": file.display().to_string(),

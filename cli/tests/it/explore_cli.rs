@@ -39,7 +39,8 @@ fn explore(adapter: &str, budget: &str, out: &Path) -> Output {
     ])
 }
 
-/// The findings of an exploration's summary: (invariant, file).
+/// The findings of an exploration's summary: (label, file); the label is
+/// what a report names the check (`invariant 1 (at-most-once)`).
 fn findings(out: &Path) -> Vec<(String, String)> {
     let text = std::fs::read_to_string(out.join("explore.json")).expect("explore.json");
     let summary: serde_json::Value = serde_json::from_str(&text).expect("JSON");
@@ -49,7 +50,7 @@ fn findings(out: &Path) -> Vec<(String, String)> {
         .iter()
         .map(|f| {
             (
-                f["invariant"].as_str().unwrap_or_default().to_owned(),
+                f["label"].as_str().unwrap_or_default().to_owned(),
                 f["file"].as_str().unwrap_or_default().to_owned(),
             )
         })
@@ -76,11 +77,7 @@ fn found_and_reproduced(adapter: &str, budget: &str) {
             "{adapter} {file}: {}",
             said(&rerun)
         );
-        assert!(
-            said(&rerun).contains(&format!("({invariant})")),
-            "{}",
-            said(&rerun)
-        );
+        assert!(said(&rerun).contains(&invariant), "{}", said(&rerun));
     }
 }
 
@@ -112,28 +109,43 @@ fn a_naive_adapter_is_found_shrunk_and_reproduced_the_same_each_time() {
 }
 
 #[test]
-fn flawed_and_naive_adapters_are_found_within_their_budget() {
-    for (adapter, budget) in FOUND {
+fn flawed_designs_are_found_within_their_budget() {
+    for (adapter, budget) in FOUND.iter().filter(|(a, _)| a.starts_with("flawed-")) {
         found_and_reproduced(adapter, budget);
     }
 }
 
-/// The flawed designs and naive adapters the grammar reaches, each with a
-/// budget in situations of seed 1 about twice the situation that first
-/// breaks an invariant (docs/explore.md says which situations the grammar
-/// does not make yet, and so which flaws it does not find). flawed-unlocked
-/// is found too, but by a race of two reconcilers: how far it shrinks
-/// depends on how the race goes on a loaded machine, so it is not held here.
-const FOUND: [(&str, &str); 9] = [
-    ("flawed-failed-lookup-is-absence", "60"),
-    ("flawed-replays-expired-keys", "80"),
-    ("naive-01-fails-on-timeout", "40"),
-    ("naive-03-processing-is-done", "30"),
-    ("naive-04-tagged-retries", "30"),
-    ("naive-05-action-keyed", "30"),
-    ("naive-08-memory-only", "30"),
-    ("naive-09-eternal-keys", "40"),
-    ("naive-10-retry-after-review", "40"),
+#[test]
+fn naive_adapters_are_found_within_their_budget() {
+    for (adapter, budget) in FOUND.iter().filter(|(a, _)| a.starts_with("naive-")) {
+        found_and_reproduced(adapter, budget);
+    }
+}
+
+/// Every flawed design and naive adapter explore can find, each with a
+/// budget in situations of seed 1 just past the situations that first
+/// break something (so the test shrinks only those). Left out: naive-02,
+/// held by the test above; flawed-unlocked, found by a race of two
+/// reconcilers, whose shrinking depends on how the race goes on a loaded
+/// machine; and flawed-never-escalates, which keeps every truth and is
+/// found by no search of truths (docs/explore.md).
+const FOUND: [(&str, &str); 16] = [
+    ("flawed-failed-lookup-is-absence", "140"),
+    ("flawed-ignores-contradiction", "65"),
+    ("flawed-in-flight-is-failure", "100"),
+    ("flawed-last-writer-wins", "35"),
+    ("flawed-refused-retry-is-failure", "140"),
+    ("flawed-replays-expired-keys", "820"),
+    ("flawed-same-call-absence", "380"),
+    ("naive-01-fails-on-timeout", "95"),
+    ("naive-03-processing-is-done", "50"),
+    ("naive-04-tagged-retries", "40"),
+    ("naive-05-action-keyed", "20"),
+    ("naive-06-trusting-webhooks", "30"),
+    ("naive-07-unlocked-reconciler", "195"),
+    ("naive-08-memory-only", "45"),
+    ("naive-09-eternal-keys", "60"),
+    ("naive-10-retry-after-review", "17"),
 ];
 
 #[test]
@@ -167,4 +179,57 @@ fn bad_input_exits_2() {
             said(&out)
         );
     }
+}
+
+/// Two operations with identical arguments, the second resolved `failed`
+/// and then an event about an object delivered: an event about the other
+/// operation's object (its `client_reference` names that one) contradicts
+/// nothing the person decided about this one; an event about this one's
+/// own object does. Correct designs keep the review rule here; the design
+/// that leaves a contradicted decision alone does not.
+#[test]
+fn an_event_is_judged_against_the_decision_about_its_own_operation() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let file = dir.path().join("shared-arguments.yaml");
+    std::fs::write(
+        &file,
+        "version: 1
+id: explore-shared-arguments
+title: Identical arguments, a decision and an event
+client_timeout: 2s
+provider:
+  idempotency: {mode: stripe, retention: 1day}
+  lookup: {retrieve: true, client_reference: true, list_recent: true}
+  asynchronous: {settle_after: 1m, result: succeeded}
+  webhooks: {secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw}
+operations:
+  - {id: op-1, resource: tickets, args: {title: Generated order, amount: 4200}}
+  - {id: op-2, resource: tickets, args: {title: Generated order, amount: 4200}}
+steps:
+  - execute: op-2
+  - execute: op-1
+  - {resolve: op-1, outcome: failed, provider_ref: null, evidence: an operator decided}
+  - {webhook: op-1, event: created}
+",
+    )
+    .expect("written");
+    let file = file.to_str().expect("utf-8");
+    for design in ["reference", "eager", "lazy", "lookup-first", "try-lock"] {
+        let out = lostreply(&["run", "--builtin", design, "--seed", "1", file]);
+        assert_eq!(out.status.code(), Some(0), "{design}: {}", said(&out));
+    }
+    let out = lostreply(&[
+        "run",
+        "--builtin",
+        "flawed-ignores-contradiction",
+        "--seed",
+        "1",
+        file,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", said(&out));
+    assert!(
+        said(&out).contains("rule review-after-contradiction"),
+        "{}",
+        said(&out)
+    );
 }
