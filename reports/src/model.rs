@@ -364,6 +364,19 @@ pub struct EffectRecord {
     pub operation_id: Option<SharedStr>,
 }
 
+/// What a provider's event says of its object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum EventShows {
+    /// It was created (it may still be processing).
+    Created,
+    /// Its asynchronous work settled as a success.
+    Succeeded,
+    /// Its asynchronous work settled as a failure.
+    Failed,
+}
+
 /// One webhook delivery by the harness.
 #[derive(bon::Builder, Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -378,6 +391,11 @@ pub struct DeliveryRecord {
     /// before deliveries named it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object_id: Option<String>,
+    /// What the event says of its object (absent in reports written before
+    /// deliveries said it): a `created` event shows that it exists, not
+    /// what became of it later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shows: Option<EventShows>,
     /// True when its signature was deliberately wrong.
     pub forged: bool,
     /// Which delivery of this event this was (1, 2 for a duplicate…).

@@ -10,7 +10,9 @@
 //! operation for review again (`needs_review: true`). Checked on the final
 //! `status`, whatever the adapter did in between.
 
-use lostreply_reports::model::{Check, Evidence, Finding, FindingKind, Rule, Violation};
+use lostreply_reports::model::{
+    Check, EventShows, Evidence, Finding, FindingKind, Rule, Violation,
+};
 use lostreply_simulator::{Effect, ObjectStatus};
 
 use super::attribution::Attribution;
@@ -283,21 +285,29 @@ pub(crate) fn review_after_contradiction(
     }
 }
 
-/// What an event about `effect`, of the operation, shows against `decision`
-/// at simulator time `at_ms`: a sentence, or `None` when it agrees.
+/// What an event about `effect`, of the operation, delivered at simulator
+/// time `at_ms`, shows against `decision`: a sentence, or `None` when it
+/// agrees. An object alive is judged by its state at the delivery (an
+/// adapter that looks it up then may find it settled failed, and rightly
+/// leave the decision alone); an object settled failed only by an event
+/// that says so: a `created` event tells nothing of what became of it.
 fn event_contradicts(
     obs: &Observation,
     decision: &Decision,
     effect: &Effect,
     at_ms: i64,
+    shows: Option<EventShows>,
 ) -> Option<String> {
     let id = effect.id.as_str();
     let failed = status_at(&obs.scenario.plan, effect, at_ms) == ObjectStatus::Failed;
+    // Reports written before deliveries said what they show: the state at
+    // the delivery stands in.
+    let says_failed = shows.map_or(failed, |s| s == EventShows::Failed);
     match (decision.outcome, decision.provider_ref.as_deref()) {
         (OutcomeKind::Failed, _) => (!failed).then(|| format!("the provider holds {id}")),
-        (_, Some(r)) if r == id => failed.then(|| format!("{id} settled failed")),
+        (_, Some(r)) if r == id => says_failed.then(|| format!("{id} settled failed")),
         (_, Some(_)) => (!failed).then(|| format!("the provider also holds {id}")),
-        (_, None) => failed.then(|| format!("{id} settled failed")),
+        (_, None) => says_failed.then(|| format!("{id} settled failed")),
     }
 }
 
@@ -328,7 +338,7 @@ fn contradicting_delivery(
         }
         let about = d.object_id.as_deref()?;
         let effect = effects.iter().find(|e| e.id.as_str() == about)?;
-        let why = event_contradicts(obs, decision, effect, call.sim_ms)?;
+        let why = event_contradicts(obs, decision, effect, call.sim_ms, d.shows)?;
         Some((d.call_index, why))
     })
 }
@@ -417,19 +427,46 @@ mod tests {
     /// The genuine `created` event about `tkt_1`, delivered in a call
     /// starting at `start_ms`.
     fn deliver_created(run: &mut Run, start_ms: u32) {
+        deliver(run, start_ms, "evt_1", None);
+    }
+
+    fn deliver(run: &mut Run, start_ms: u32, event_id: &str, shows: Option<EventShows>) {
         let delivery = run.call(Webhook, "op-1", None, T0, 0);
         run.obs.calls[delivery].start_ms = start_ms;
         run.obs.deliveries.push(
             DeliveryRecord::builder()
                 .step(1)
-                .event_id("evt_1".into())
+                .event_id(event_id.into())
                 .event_type("tickets.created".into())
                 .object_id("tkt_1".into())
+                .maybe_shows(shows)
                 .forged(false)
                 .attempt(1)
                 .call_index(delivery)
                 .build(),
         );
+    }
+
+    /// `tkt_1` settled failed; a person said `succeeded` (no id); then an
+    /// event showing `shows` about it.
+    fn succeeded_then_event(shows: EventShows) -> Vec<Check> {
+        let mut run = lost_after_commit();
+        run.obs.ledger[0].status = ObjectStatus::Failed;
+        let decided = resolve(&mut run, Succeeded, Succeeded);
+        run.obs.calls[decided].end_ms = 10;
+        deliver(&mut run, 20, "evt_2", Some(shows));
+        run.final_status(0, Succeeded, false, T0);
+        checks_of(&run)
+    }
+
+    #[test]
+    fn only_an_event_that_says_failed_shows_a_failure() {
+        let rule = Check::Rule {
+            rule: Rule::ReviewAfterContradiction,
+        };
+        // A `created` event says the object exists, not what became of it.
+        assert!(!succeeded_then_event(EventShows::Created).contains(&rule));
+        assert!(succeeded_then_event(EventShows::Failed).contains(&rule));
     }
 
     /// A decision of `failed` ending at 10 ms, the genuine `created` event

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use lostreply_reports::model::{
-    CallEnd, DeliveryRecord, ErrorRecord, MadeFrom, RecordedRequest, SharedJson, SharedStr,
-    SharedTail, StepLabel, StepReport, StepVerb,
+    CallEnd, DeliveryRecord, ErrorRecord, EventShows, MadeFrom, RecordedRequest, SharedJson,
+    SharedStr, SharedTail, StepLabel, StepReport, StepVerb,
 };
 use lostreply_simulator::sync::{into_inner, lock};
 use lostreply_simulator::{Effect, Simulator};
@@ -812,6 +812,11 @@ impl<'a> StepRunner<'a> {
                 .event_id(event.id.clone())
                 .event_type(event.event_type.clone())
                 .object_id(event.object_id.clone())
+                .shows(match event.kind {
+                    lostreply_simulator::EventKind::Created => EventShows::Created,
+                    lostreply_simulator::EventKind::Succeeded => EventShows::Succeeded,
+                    lostreply_simulator::EventKind::Failed => EventShows::Failed,
+                })
                 .forged(forged)
                 .attempt(attempt)
                 .call_index(call_index)
