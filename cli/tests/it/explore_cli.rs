@@ -70,14 +70,20 @@ fn found_and_reproduced(adapter: &str, budget: &str) {
         let scenario = lostreply_harness::scenario::parse(&text, &file).expect("a valid scenario");
         assert!(scenario.steps.len() <= 4, "{adapter} {invariant}: {text}");
         assert!(Path::new(&file).with_extension("html").exists());
-        let rerun = lostreply(&["run", "--builtin", adapter, "--seed", "1", &file]);
-        assert_eq!(
-            rerun.status.code(),
-            Some(1),
-            "{adapter} {file}: {}",
-            said(&rerun)
+        // A situation with a race in it (two reconcilers, a held request)
+        // may lose it on a loaded machine: a few tries (docs/explore.md).
+        let mut reruns = Vec::new();
+        let reproduced = (0..3).any(|_| {
+            let rerun = lostreply(&["run", "--builtin", adapter, "--seed", "1", &file]);
+            let told = said(&rerun);
+            let same = rerun.status.code() == Some(1) && told.contains(&invariant);
+            reruns.push(told);
+            same
+        });
+        assert!(
+            reproduced,
+            "{adapter} {file} ({invariant}): {reruns:?}\n{text}"
         );
-        assert!(said(&rerun).contains(&invariant), "{}", said(&rerun));
     }
 }
 

@@ -232,7 +232,18 @@ fn failure_has_no_effect(
             if resolution::relays_person(&person, call) {
                 continue;
             }
-            let problem = failure_problem(plan, &op.id, effects, call, reply, share);
+            let mut problem = failure_problem(plan, &op.id, effects, call, reply, share);
+            if let (Some(_), Some((_, live)), OutcomeKind::Failed) =
+                (share, &problem, reply.outcome)
+            {
+                if !live
+                    .iter()
+                    .any(|e| e.client_reference.as_deref() == Some(op.id.as_str()))
+                    && live.len() <= possible_owners(obs, a, ix, g, position, live)
+                {
+                    problem = None;
+                }
+            }
             if let Some((message, shown)) = problem {
                 let mut evidence = vec![call.evidence()];
                 evidence.extend(effect_evidence(&shown));
@@ -264,6 +275,45 @@ fn shared_group(a: &Attribution<'_>, ix: &Index<'_>, g: usize) -> Option<usize> 
         .filter(|&&p| reported_failed(ix, p as usize))
         .count();
     Some(positions.len() - failed)
+}
+
+/// How many other operations of group `g` could own one of `live` (effects
+/// live when the operation at `position` said `failed`) without a `failed`
+/// of their own being wrong: those that never said `failed`, on their own
+/// word, while that effect was live. The count `shared_group` makes takes
+/// every operation that ever said `failed` out; one that said it only once
+/// the effect had settled failed could own it all along.
+fn possible_owners(
+    obs: &Observation,
+    a: &Attribution<'_>,
+    ix: &Index<'_>,
+    g: usize,
+    position: usize,
+    live: &[&Effect],
+) -> usize {
+    let plan = &obs.scenario.plan;
+    a.op_positions_of_group(g)
+        .iter()
+        .map(|&p| p as usize)
+        .filter(|&p| p != position)
+        .filter(|&p| {
+            let person = persons_word(ix, p);
+            let said_failed: Vec<i64> = ix
+                .outcome_calls_at(p)
+                .filter(|call| {
+                    call.outcome()
+                        .is_some_and(|r| r.outcome == OutcomeKind::Failed)
+                        && !resolution::relays_person(&person, *call)
+                })
+                .map(|call| call.sim_ms)
+                .collect();
+            live.iter().any(|e| {
+                said_failed
+                    .iter()
+                    .all(|&at| status_at(plan, e, at) == ObjectStatus::Failed)
+            })
+        })
+        .count()
 }
 
 /// Whether the operation at `position` reported `failed` on its own word
