@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::common::mcp::*;
 use crate::common::*;
-use lostreply_simulator::mcp::{CancelPolicy, McpFault, McpMatch, McpRule, Stream};
+use lostreply_simulator::mcp::{CancelPolicy, McpFault, Stream};
 use lostreply_simulator::{JournalEntry, Release, ResponseFate, Simulator, StallThen};
 use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt;
@@ -37,18 +37,6 @@ const ORDERS: [Order; 4] = [
     Order::CloseOnly,
     Order::DeleteSession,
 ];
-
-fn on_tickets(fault: McpFault, cancel: CancelPolicy) -> McpRule {
-    McpRule::builder()
-        .when({
-            let mut changed = McpMatch::default();
-            changed.tool = Some("create_ticket".to_owned());
-            changed
-        })
-        .fault(fault)
-        .cancel(cancel)
-        .build()
-}
 
 /// The faults that hold a call before its commit point.
 fn holding_faults() -> Vec<McpFault> {

@@ -13,15 +13,7 @@ use serde_json::json;
 use tokio::sync::{mpsc, Notify};
 
 fn every_call(fault: McpFault) -> McpRule {
-    McpRule::builder()
-        .when({
-            let mut changed = McpMatch::default();
-            changed.tool = Some("create_ticket".to_owned());
-            changed
-        })
-        .fault(fault)
-        .cancel(CancelPolicy::Ignore)
-        .build()
+    on_tickets(fault, CancelPolicy::Ignore)
 }
 
 fn ms(n: u64) -> Duration {

@@ -3,11 +3,24 @@
 
 use std::time::Duration;
 
-use lostreply_simulator::mcp::{McpPlan, McpRule};
+use lostreply_simulator::mcp::{CancelPolicy, McpFault, McpMatch, McpPlan, McpRule};
 use lostreply_simulator::{Plan, Simulator};
 use serde_json::{json, Value};
 
 use super::{client, start, A};
+
+/// A rule on every `create_ticket` call: `fault`, with the cancel `policy`.
+pub fn on_tickets(fault: McpFault, policy: CancelPolicy) -> McpRule {
+    McpRule::builder()
+        .when({
+            let mut changed = McpMatch::default();
+            changed.tool = Some("create_ticket".to_owned());
+            changed
+        })
+        .fault(fault)
+        .cancel(policy)
+        .build()
+}
 
 /// A plan with the default MCP face and small caps.
 pub fn mcp_plan(faults: Vec<McpRule>) -> Plan {
