@@ -43,9 +43,12 @@ pub const MAX_OBJECTS: u64 = 100_000;
 const SAMPLE_EVERY: Duration = Duration::from_secs(2);
 /// Memory after the warm-up may exceed the warm-up's peak by this factor.
 pub const FLAT_FACTOR: f64 = 1.1;
-/// After the clients stop, the longest hold (the plan's 1 s stall cap) and a
-/// margin pass before the records are read.
-const QUIESCE: Duration = Duration::from_secs(3);
+/// After the clients stop, the records are read again until nothing is in
+/// progress (the plan's longest hold is its 1 s stall cap), for at most this
+/// long: past it, the in-progress check fails and says how many are left.
+const QUIESCE: Duration = Duration::from_secs(30);
+/// How often the records are read while requests are still in progress.
+const QUIESCE_POLL: Duration = Duration::from_millis(250);
 
 /// Webhook deliveries during the soak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -249,9 +252,8 @@ pub async fn run(
     let traffic = traffic::join(clients).await;
     let ran = started.elapsed();
     let samples = sampler.await.unwrap_or_default();
-    tokio::time::sleep(QUIESCE).await;
+    let records = read_settled_records(server.addr).await;
     let alive = server.child.try_wait().ok().flatten().is_none();
-    let records = read_records(server.addr).await;
     let exit_code = serve_mem::stop(&mut server.child, server.pid).await;
     server.drain.abort();
     let _ = std::fs::remove_dir_all(&dir);
@@ -324,6 +326,22 @@ async fn sample_memory(
     }
 }
 
+/// The records once no request is in progress, or as they stand at
+/// `QUIESCE` after the clients stopped.
+async fn read_settled_records(
+    addr: std::net::SocketAddr,
+) -> Result<(records::Journal, records::Ledger), Error> {
+    let until = Instant::now() + QUIESCE;
+    loop {
+        let records = read_records(addr).await?;
+        let busy = records.0.data.iter().any(|e| e.fate == "in_progress");
+        if !busy || Instant::now() >= until {
+            return Ok(records);
+        }
+        tokio::time::sleep(QUIESCE_POLL).await;
+    }
+}
+
 async fn read_records(
     addr: std::net::SocketAddr,
 ) -> Result<(records::Journal, records::Ledger), Error> {
@@ -384,7 +402,7 @@ fn checks(
             name: CheckName::NoneInProgress,
             passed: Some(a.in_progress == 0),
             detail: format!(
-                "{} entries in progress {} s after the clients stopped",
+                "{} entries in progress up to {} s after the clients stopped",
                 a.in_progress,
                 QUIESCE.as_secs()
             ),
