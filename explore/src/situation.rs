@@ -305,7 +305,7 @@ fn duration(d: Duration) -> String {
 /// The client timeout of a situation with a request held in flight: the
 /// adapter gives up on it after this much real time, which is what a hold
 /// costs.
-pub const HOLD_CLIENT_TIMEOUT: &str = "500ms";
+const HOLD_CLIENT_TIMEOUT: &str = "500ms";
 
 /// The client timeout of every other situation: none of its answers waits.
 const CLIENT_TIMEOUT: &str = "2s";
@@ -351,7 +351,7 @@ impl Situation {
     }
 
     /// Whether a request is held in flight somewhere.
-    pub fn holds(&self) -> bool {
+    fn holds(&self) -> bool {
         self.faults
             .iter()
             .any(|f| matches!(f.response, Response::Hold { .. }))
