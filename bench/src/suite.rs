@@ -189,6 +189,7 @@ async fn explore_part(config: &Config, out: &mut Out<'_>) -> ExploreRate {
         budget: Budget::Situations(config.explore_situations),
         jobs: config.jobs,
         shard: None,
+        space: Default::default(),
     };
     let explored = explore(&options, |_| {}).await;
     let rate = ExploreRate {

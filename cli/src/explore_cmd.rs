@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use lostreply_explore::search::{explore, Budget, ExploreOptions, Explored};
+use lostreply_explore::search::{self, explore, Budget, ExploreOptions, Explored};
+use lostreply_explore::shape::Profile;
+use lostreply_explore::space::{Space, Tag, Wire};
 use lostreply_explore::write::write_all;
 use lostreply_harness::exit;
 use lostreply_harness::seed::DEFAULT_SEED;
@@ -45,6 +47,17 @@ pub(super) struct ExploreArgs {
     /// Only shard K of N of the situations (situation i when i mod N is K - 1).
     #[arg(long, value_name = "K/N")]
     shard: Option<String>,
+    /// Draw situations on a built-in provider profile's wire (stripe, openai,
+    /// anthropic), for an adapter built on that provider's SDK (--adapter).
+    #[arg(long, value_name = "NAME", conflicts_with = "mcp")]
+    profile: Option<String>,
+    /// Draw situations of paid tools called over the simulator's MCP server.
+    #[arg(long)]
+    mcp: bool,
+    /// Only situations carrying this tag (repeatable, comma-separated; every
+    /// one given must hold): `drop`, `webhooks`, `no-keys`... (docs/explore.md).
+    #[arg(long, value_name = "TAG", value_delimiter = ',')]
+    tag: Vec<String>,
     /// Where the findings go: one scenario file and one HTML page per
     /// invariant or rule broken, and explore.json.
     #[arg(long, default_value = "lostreply-explore", value_name = "DIR")]
@@ -72,6 +85,43 @@ fn budget(raw: &str) -> Result<Budget, String> {
         })
 }
 
+/// The wire and the tags asked for.
+fn space(args: &ExploreArgs) -> Result<Space, String> {
+    let wire = match (&args.profile, args.mcp) {
+        (Some(name), _) => {
+            let profile = Profile::from_name(name).ok_or_else(|| {
+                format!(
+                    "--profile {name:?}: explore draws situations on the built-in profiles {} \
+                     (it must know what each collection's SDK call carries)",
+                    Profile::ALL.map(Profile::name).join(", ")
+                )
+            })?;
+            if args.adapter.is_none() {
+                return Err(format!(
+                    "--profile {name} needs --adapter: the bundled adapters speak the generic API \
+                     only (examples/sdk-adapters has adapters on the providers' SDKs)"
+                ));
+            }
+            Wire::Profile(profile)
+        }
+        (None, true) => Wire::Mcp,
+        (None, false) => Wire::Generic,
+    };
+    let tags = args
+        .tag
+        .iter()
+        .map(|name| {
+            Tag::from_name(name.trim()).ok_or_else(|| {
+                format!(
+                    "--tag {name:?}: not a tag explore knows; its tags: {}",
+                    Tag::names()
+                )
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Space { wire, tags })
+}
+
 pub(super) async fn explore_cmd(args: ExploreArgs) -> i32 {
     let adapter = match super::run_cmd::adapter_under_test(
         args.adapter.as_deref(),
@@ -93,6 +143,17 @@ pub(super) async fn explore_cmd(args: ExploreArgs) -> i32 {
         Some(Ok(s)) => Some((u64::from(s.index), u64::from(s.total))),
         Some(Err(e)) => return usage(&e.to_string()),
     };
+    let space = match space(&args) {
+        Ok(space) => space,
+        Err(message) => return usage(&message),
+    };
+    if search::tree_for(&space, args.seed, 0).is_none() {
+        return usage(&format!(
+            "no situation of the grammar carries every tag of --tag {} ({} draws): see docs/explore.md, \"Tags\"",
+            args.tag.join(","),
+            search::MAX_DRAWS
+        ));
+    }
     let jobs = args.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -108,6 +169,7 @@ pub(super) async fn explore_cmd(args: ExploreArgs) -> i32 {
         budget,
         jobs,
         shard,
+        space,
     };
     eprintln!(
         "{COMMAND}: {} against {}, seed {}, {jobs} at a time",

@@ -19,10 +19,12 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 
+use crate::shape::Collection;
 use crate::situation::{
     Asynchronous, At, Decision, Delivery, Event, Fault, Keys, Kind, Lookups, Provider, Response,
     Settles, Situation, Step,
 };
+use crate::space::Wire;
 
 /// Most operations in one situation.
 pub const MAX_OPERATIONS: usize = 3;
@@ -165,17 +167,34 @@ fn fault() -> impl Strategy<Value = Fault> {
     })
 }
 
-/// Every situation the grammar makes. Each step carries its own fault rules,
-/// so that shrinking a step away takes its faults with it and leaves the
-/// others on the steps they were made for.
+/// Every situation of the generic API the grammar makes.
 pub fn situation() -> impl Strategy<Value = Situation> {
+    situation_on(Just(Collection::Tickets))
+}
+
+/// Every situation on `wire` the grammar makes. Tags are not the
+/// grammar's: the search draws again until a situation carries the ones
+/// asked for, and shrinks only to situations that still carry them.
+pub fn situation_on_wire(wire: Wire) -> BoxedStrategy<Situation> {
+    match wire {
+        Wire::Generic | Wire::Mcp => situation().boxed(),
+        Wire::Profile(profile) => {
+            situation_on(prop::sample::select(profile.collections().to_vec())).boxed()
+        }
+    }
+}
+
+/// Situations creating in a collection `collection` draws. Each step
+/// carries its own fault rules, so that shrinking a step away takes its
+/// faults with it and leaves the others on the steps they were made for.
+fn situation_on(collection: impl Strategy<Value = Collection>) -> impl Strategy<Value = Situation> {
     let amounts = prop::collection::vec(
         prop_oneof![Just(1200u32), Just(4200u32)],
         1..=MAX_OPERATIONS,
     );
     let step_with_faults = (step(), prop::collection::vec(fault(), 0..=2));
     let steps = prop::collection::vec(step_with_faults, 1..=MAX_STEPS);
-    (provider(), amounts, steps).prop_map(|(provider, amounts, steps)| {
+    (collection, provider(), amounts, steps).prop_map(|(collection, provider, amounts, steps)| {
         let mut faults = Vec::new();
         for (number, (_, on_step)) in steps.iter().enumerate() {
             for fault in on_step {
@@ -187,12 +206,37 @@ pub fn situation() -> impl Strategy<Value = Situation> {
         }
         faults.truncate(MAX_FAULTS);
         normalized(Situation {
-            provider,
+            provider: fitted(provider, collection),
+            collection,
             amounts,
             steps: steps.into_iter().map(|(step, _)| step).collect(),
             faults,
         })
     })
+}
+
+/// The provider as `collection`'s profile has it: its own idempotency (a
+/// real provider's contract, never another's), only the lookups it offers,
+/// and settling later only where its objects carry a status.
+fn fitted(mut p: Provider, collection: Collection) -> Provider {
+    let offers = collection.offers();
+    p.lookups = Lookups {
+        retrieve: p.lookups.retrieve && offers.retrieve,
+        client_reference: p.lookups.client_reference && offers.client_reference,
+        list_recent: p.lookups.list_recent && offers.list_recent,
+    };
+    if !collection.has_status() {
+        p.asynchronous = None;
+    }
+    if let Some(profile) = collection.profile() {
+        p.keys = if profile.keys_creates() {
+            Keys::Stripe
+        } else {
+            Keys::None
+        };
+        p.retention = Duration::from_secs(24 * 3600);
+    }
+    p
 }
 
 /// Steps about operations that exist and that the scenario reader accepts
@@ -201,7 +245,6 @@ pub fn situation() -> impl Strategy<Value = Situation> {
 fn normalized(mut s: Situation) -> Situation {
     s.steps = normalized_steps(&s.provider, s.amounts.len(), &s.steps);
     s.provider.webhooks = s.steps.iter().any(|step| matches!(step, Step::Webhook(..)));
-    let steps = s.steps.clone();
     let mut seen: Vec<Fault> = Vec::new();
     let mut kept = Vec::new();
     for f in &s.faults {
@@ -213,7 +256,7 @@ fn normalized(mut s: Situation) -> Situation {
         if shadowed {
             continue;
         }
-        if let Some(fault) = fair_fault(&s.provider, &steps, *f) {
+        if let Some(fault) = fair_fault(&s, *f) {
             kept.push(fault);
         }
     }
@@ -266,6 +309,18 @@ fn normalized_steps(p: &Provider, ops: usize, steps: &[Step]) -> Vec<Step> {
     out
 }
 
+/// Whether `collection`'s profile has requests of `kind` (a rule for one
+/// it lacks could never apply, and the scenario reader refuses it).
+fn offered(collection: Collection, kind: Kind) -> bool {
+    let offers = collection.offers();
+    match kind {
+        Kind::Create => true,
+        Kind::Retrieve => offers.retrieve,
+        Kind::Search => offers.client_reference,
+        Kind::List => offers.list_recent,
+    }
+}
+
 /// `kind` if the provider answers it, else the first lookup it answers.
 fn answered_lookup(p: &Provider, kind: Kind) -> Option<Kind> {
     let answers = |k: Kind| match k {
@@ -283,9 +338,10 @@ fn answered_lookup(p: &Provider, kind: Kind) -> Option<Kind> {
 /// nothing); a hold only of a create before its commit, in a step whose
 /// calls may create, and only as long as a correct adapter can tell it
 /// apart (`hold_until`).
-fn fair_fault(p: &Provider, steps: &[Step], mut f: Fault) -> Option<Fault> {
+fn fair_fault(s: &Situation, mut f: Fault) -> Option<Fault> {
+    let (p, steps) = (&s.provider, &s.steps);
     let step = steps.get(f.step as usize - 1)?;
-    if matches!(step, Step::Advance(_)) {
+    if matches!(step, Step::Advance(_)) || !offered(s.collection, f.kind) {
         return None;
     }
     if let Response::Hold { until_step } = f.response {
@@ -344,12 +400,17 @@ mod tests {
             Config::default(),
             TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]),
         );
-        let strategy = situation();
-        for i in 0..2000 {
-            let s = strategy.new_tree(&mut runner).unwrap().current();
-            let yaml = s.to_yaml(&format!("explore-test-{i}"), &[]);
-            if let Err(e) = lostreply_harness::scenario::parse(&yaml, "generated.yaml") {
-                panic!("situation {i} is not a valid scenario: {e}\n{yaml}");
+        let wires =
+            std::iter::once(Wire::Generic).chain(crate::shape::Profile::ALL.map(Wire::Profile));
+        for wire in wires {
+            let strategy = situation_on_wire(wire);
+            let count = if wire == Wire::Generic { 2000 } else { 500 };
+            for i in 0..count {
+                let s = strategy.new_tree(&mut runner).unwrap().current();
+                let yaml = s.to_yaml(&format!("explore-test-{i}"), &[]);
+                if let Err(e) = lostreply_harness::scenario::parse(&yaml, "generated.yaml") {
+                    panic!("situation {i} on {wire:?} is not a valid scenario: {e}\n{yaml}");
+                }
             }
         }
     }

@@ -11,5 +11,7 @@
 
 pub mod grammar;
 pub mod search;
+pub mod shape;
 pub mod situation;
+pub mod space;
 pub mod write;

@@ -16,6 +16,7 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 use crate::grammar;
 use crate::situation::{Situation, Step};
+use crate::space::Space;
 
 /// Most runs spent shrinking one finding.
 pub const MAX_SHRINK_RUNS: u32 = 400;
@@ -40,6 +41,8 @@ pub struct ExploreOptions {
     pub jobs: usize,
     /// Only situations `i` with `i % total == index - 1` (`--shard K/N`).
     pub shard: Option<(u64, u64)>,
+    /// The wire and the tags situations are drawn with.
+    pub space: Space,
 }
 
 /// A truth a run broke: an invariant or a rule of the protocol, each
@@ -99,6 +102,9 @@ pub struct Explored {
     pub situations: u64,
     /// Situations the scenario reader refused (a generator defect; 0 expected).
     pub invalid: u64,
+    /// Situations not drawn: none of `MAX_DRAWS` draws carried the tags
+    /// asked for (exploring stops at the first).
+    pub undrawn: u64,
     /// Runs the adapter failed to answer in (deadline, crash, bad reply).
     pub adapter_errors: u64,
     /// Runs the harness failed in.
@@ -124,12 +130,20 @@ fn runner_for(seed: u64, index: u64) -> TestRunner {
 }
 
 /// A situation's value tree (not `Send`: explore runs on the caller's task).
-type Tree = Box<dyn ValueTree<Value = Situation>>;
+pub type Tree = Box<dyn ValueTree<Value = Situation>>;
 
-/// Situation `index`'s value tree.
-fn tree_for(seed: u64, index: u64) -> Option<Tree> {
+/// Most draws for one situation carrying the tags asked for.
+pub const MAX_DRAWS: u32 = 20_000;
+
+/// Situation `index`'s value tree: the first of its stream's draws that
+/// carries `space`'s tags, or none within `MAX_DRAWS`.
+pub fn tree_for(space: &Space, seed: u64, index: u64) -> Option<Tree> {
     let mut runner = runner_for(seed, index);
-    grammar::situation().boxed().new_tree(&mut runner).ok()
+    let strategy = grammar::situation_on_wire(space.wire);
+    (0..MAX_DRAWS).find_map(|_| {
+        let tree = strategy.new_tree(&mut runner).ok()?;
+        space.admits(&tree.current().tags()).then_some(tree)
+    })
 }
 
 /// The scenario id of situation `index`: its run's seed derives from it.
@@ -165,8 +179,8 @@ pub async fn explore(options: &ExploreOptions, mut progress: impl FnMut(&Finding
     let seed = options.run.seed;
     let mut explored = Explored::default();
     let mut next = 0u64;
-    while !spent(options.budget, &explored, started) {
-        let batch = next_batch(options, &explored, &mut next);
+    while !spent(options.budget, &explored, started) && explored.undrawn == 0 {
+        let batch = next_batch(options, &mut explored, &mut next);
         if batch.is_empty() {
             break;
         }
@@ -201,7 +215,11 @@ fn spent(budget: Budget, explored: &Explored, started: Instant) -> bool {
 }
 
 /// The next situations to run, at most `jobs`, within the shard and the budget.
-fn next_batch(options: &ExploreOptions, explored: &Explored, next: &mut u64) -> Vec<(u64, Tree)> {
+fn next_batch(
+    options: &ExploreOptions,
+    explored: &mut Explored,
+    next: &mut u64,
+) -> Vec<(u64, Tree)> {
     let room = match options.budget {
         Budget::Situations(n) => n.saturating_sub(explored.situations + explored.invalid),
         Budget::Time(_) => u64::MAX,
@@ -216,8 +234,12 @@ fn next_batch(options: &ExploreOptions, explored: &Explored, next: &mut u64) -> 
                 continue;
             }
         }
-        if let Some(tree) = tree_for(options.run.seed, index) {
-            batch.push((index, tree));
+        match tree_for(&options.space, options.run.seed, index) {
+            Some(tree) => batch.push((index, tree)),
+            None => {
+                explored.undrawn += 1;
+                break;
+            }
         }
     }
     batch
@@ -249,7 +271,7 @@ async fn take(
     if explored.findings.iter().any(|f| f.broken == what) {
         return None;
     }
-    Some(shrink(tree, index, what, *report, &options.run).await)
+    Some(shrink(tree, index, what, *report, options).await)
 }
 
 /// Simplifies while the situation still breaks `what`, complicates
@@ -259,8 +281,9 @@ async fn shrink(
     index: u64,
     what: Broken,
     report: ScenarioReport,
-    run: &RunOptions,
+    options: &ExploreOptions,
 ) -> Finding {
+    let run = &options.run;
     let id = situation_id(run.seed, index);
     let original = tree.current();
     let mut best = (original.clone(), report);
@@ -269,9 +292,13 @@ async fn shrink(
         while runs < MAX_SHRINK_RUNS {
             runs += 1;
             let candidate = tree.current();
-            let still = judge(&candidate, &id, run)
-                .await
-                .filter(|r| broken(r).is_some_and(|(b, _)| b == what));
+            let still = if options.space.admits(&candidate.tags()) {
+                judge(&candidate, &id, run)
+                    .await
+                    .filter(|r| broken(r).is_some_and(|(b, _)| b == what))
+            } else {
+                None
+            };
             let moved = match still {
                 Some(report) => {
                     best = (candidate, report);

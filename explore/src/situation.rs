@@ -5,8 +5,12 @@
 //! design; the file it writes reads back through the scenario reader like a
 //! hand-written one.
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::time::Duration;
+
+use crate::shape::Collection;
+use crate::space::Tag;
 
 /// The provider's idempotency, as a correct adapter may meet it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -191,6 +195,29 @@ pub struct Fault {
     pub response: Response,
 }
 
+impl Fault {
+    /// What the rule holds, in the library's words.
+    fn tags(&self) -> Vec<Tag> {
+        let mut tags = vec![match self.at {
+            At::BeforeRead => Tag::BeforeRead,
+            At::BeforeCommit => Tag::BeforeCommit,
+            At::AfterCommit => Tag::AfterCommit,
+        }];
+        if self.kind != Kind::Create {
+            tags.push(Tag::LookupFailure);
+        }
+        tags.push(match self.response {
+            Response::Drop => Tag::Drop,
+            Response::Reset => Tag::Reset,
+            Response::Status(429) => Tag::RateLimited,
+            Response::Status(_) => Tag::ServerError,
+            Response::Partial(_) => Tag::Partial,
+            Response::Hold { .. } => Tag::InFlight,
+        });
+        tags
+    }
+}
+
 /// One step of a situation; operations by their index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Step {
@@ -285,6 +312,8 @@ impl Step {
 pub struct Situation {
     /// The provider.
     pub provider: Provider,
+    /// The collection every operation creates in (and so the wire).
+    pub collection: Collection,
     /// Operations' amounts (their titles follow from their index); equal
     /// amounts are operations with identical arguments on purpose.
     pub amounts: Vec<u32>,
@@ -328,9 +357,13 @@ impl Situation {
             out,
             "version: 1\nid: {id}\ntitle: A situation lostreply explore generated"
         );
+        let tags: Vec<&str> = std::iter::once("explore")
+            .chain(self.tags().into_iter().map(Tag::name))
+            .collect();
         let _ = writeln!(
             out,
-            "tags: [explore]\nclient_timeout: {}",
+            "tags: [{}]\nclient_timeout: {}",
+            tags.join(", "),
             self.client_timeout()
         );
         self.write_provider(&mut out);
@@ -338,8 +371,10 @@ impl Situation {
         for (op, amount) in self.amounts.iter().enumerate() {
             let _ = writeln!(
                 out,
-                "  - {{id: {}, resource: tickets, args: {{title: Generated order, amount: {amount}}}}}",
-                op_id(op)
+                "  - {{id: {}, resource: {}, args: {}}}",
+                op_id(op),
+                self.collection.resource(),
+                self.collection.args_yaml(*amount)
             );
         }
         self.write_faults(&mut out);
@@ -348,6 +383,61 @@ impl Situation {
             let _ = writeln!(out, "  - {}", self.step_yaml(*step));
         }
         out
+    }
+
+    /// What the situation holds, in the library's words (`--tag`).
+    pub fn tags(&self) -> BTreeSet<Tag> {
+        let p = &self.provider;
+        let mut tags = BTreeSet::new();
+        if let Some(profile) = self.collection.profile() {
+            tags.insert(profile.tag());
+        }
+        tags.insert(match p.keys {
+            Keys::None => Tag::NoKeys,
+            Keys::Stripe => Tag::StripeMode,
+            Keys::Ietf => Tag::Ietf,
+        });
+        if p.keys != Keys::None {
+            tags.insert(Tag::IdempotencyKey);
+        }
+        if !(p.lookups.retrieve || p.lookups.client_reference || p.lookups.list_recent) {
+            tags.insert(Tag::NoLookup);
+        }
+        if p.asynchronous.is_some() {
+            tags.insert(Tag::Asynchronous);
+        }
+        if p.webhooks {
+            tags.insert(Tag::Webhooks);
+        }
+        let mut amounts = self.amounts.clone();
+        amounts.sort_unstable();
+        amounts.dedup();
+        if amounts.len() < self.amounts.len() {
+            tags.insert(Tag::RepeatedArguments);
+        }
+        for f in &self.faults {
+            tags.extend(f.tags());
+        }
+        for step in &self.steps {
+            tags.extend(self.step_tag(*step));
+        }
+        tags
+    }
+
+    fn step_tag(&self, step: Step) -> Option<Tag> {
+        match step {
+            Step::ExecuteCrash(_) => Some(Tag::Crash),
+            Step::RacingReconcilers(..) => Some(Tag::Race),
+            Step::Resolve(..) => Some(Tag::Resolution),
+            Step::Webhook(_, d) if d.forged => Some(Tag::Forged),
+            Step::Webhook(_, d) if d.deliveries > 1 => Some(Tag::Duplicate),
+            Step::Advance(by)
+                if self.provider.keys != Keys::None && by > self.provider.retention =>
+            {
+                Some(Tag::Retention)
+            }
+            _ => None,
+        }
     }
 
     /// Whether a request is held in flight somewhere.
@@ -404,6 +494,9 @@ impl Situation {
     fn write_provider(&self, out: &mut String) {
         let p = &self.provider;
         let _ = writeln!(out, "provider:");
+        if let Some(profile) = self.collection.profile() {
+            let _ = writeln!(out, "  profile: {}", profile.name());
+        }
         match p.keys {
             Keys::None => {
                 let _ = writeln!(out, "  idempotency: {{mode: none}}");
