@@ -177,7 +177,8 @@ pub fn situation() -> impl Strategy<Value = Situation> {
 /// asked for, and shrinks only to situations that still carry them.
 pub fn situation_on_wire(wire: Wire) -> BoxedStrategy<Situation> {
     match wire {
-        Wire::Generic | Wire::Mcp => situation().boxed(),
+        Wire::Generic => situation().boxed(),
+        Wire::Mcp => crate::mcp_grammar::situation().boxed(),
         Wire::Profile(profile) => {
             situation_on(prop::sample::select(profile.collections().to_vec())).boxed()
         }
@@ -211,6 +212,7 @@ fn situation_on(collection: impl Strategy<Value = Collection>) -> impl Strategy<
             amounts,
             steps: steps.into_iter().map(|(step, _)| step).collect(),
             faults,
+            mcp: None,
         })
     })
 }
@@ -269,7 +271,7 @@ fn normalized(mut s: Situation) -> Situation {
 /// it becomes that execute), a settling event only once the clock has
 /// passed its settling since that execute (else `created`), racing
 /// reconcilers gathering a lookup the provider answers.
-fn normalized_steps(p: &Provider, ops: usize, steps: &[Step]) -> Vec<Step> {
+pub(crate) fn normalized_steps(p: &Provider, ops: usize, steps: &[Step]) -> Vec<Step> {
     // Per operation: executed yet, and the clock moved since its first execute.
     let mut executed = vec![false; ops];
     let mut settled = vec![false; ops];
@@ -373,6 +375,12 @@ fn hold_until(p: &Provider, steps: &[Step], from: u32, extension: u32) -> Option
     if !creates && !matches!(own, Step::RacingReconcilers(..)) {
         return None;
     }
+    Some(held_until(steps, from, extension))
+}
+
+/// The step whose end releases a request held in step `from` for
+/// `extension` steps past it, past no `advance` and no crash.
+pub(crate) fn held_until(steps: &[Step], from: u32, extension: u32) -> u32 {
     let mut until = from;
     while until < from + extension && (until as usize) < steps.len() {
         match steps[until as usize] {
@@ -380,7 +388,7 @@ fn hold_until(p: &Provider, steps: &[Step], from: u32, extension: u32) -> Option
             _ => until += 1,
         }
     }
-    Some(until)
+    until
 }
 
 #[cfg(test)]

@@ -10,6 +10,8 @@
 #![deny(missing_docs)]
 
 pub mod grammar;
+pub mod mcp;
+pub mod mcp_grammar;
 pub mod search;
 pub mod shape;
 pub mod situation;

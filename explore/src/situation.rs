@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use crate::mcp::McpSide;
 use crate::shape::Collection;
 use crate::space::Tag;
 
@@ -321,6 +322,9 @@ pub struct Situation {
     pub faults: Vec<Fault>,
     /// The steps, in order.
     pub steps: Vec<Step>,
+    /// The MCP side, when the operations are paid tools called over MCP
+    /// (the fault rules are then its call rules).
+    pub mcp: Option<McpSide>,
 }
 
 fn op_id(op: usize) -> String {
@@ -367,8 +371,22 @@ impl Situation {
             self.client_timeout()
         );
         self.write_provider(&mut out);
+        if let Some(side) = &self.mcp {
+            side.write_section(&mut out);
+        }
         let _ = writeln!(out, "operations:");
         for (op, amount) in self.amounts.iter().enumerate() {
+            if let Some(side) = &self.mcp {
+                let tool = side.tools[op];
+                let _ = writeln!(
+                    out,
+                    "  - {{id: {}, tool: {}, args: {}}}",
+                    op_id(op),
+                    tool.name(),
+                    tool.args_yaml(*amount)
+                );
+                continue;
+            }
             let _ = writeln!(
                 out,
                 "  - {{id: {}, resource: {}, args: {}}}",
@@ -387,11 +405,34 @@ impl Situation {
 
     /// What the situation holds, in the library's words (`--tag`).
     pub fn tags(&self) -> BTreeSet<Tag> {
-        let p = &self.provider;
         let mut tags = BTreeSet::new();
         if let Some(profile) = self.collection.profile() {
             tags.insert(profile.tag());
         }
+        if let Some(side) = &self.mcp {
+            tags.extend(side.tags());
+        } else {
+            tags.extend(self.provider_tags());
+        }
+        let mut amounts = self.amounts.clone();
+        amounts.sort_unstable();
+        amounts.dedup();
+        if amounts.len() < self.amounts.len() {
+            tags.insert(Tag::RepeatedArguments);
+        }
+        for f in &self.faults {
+            tags.extend(f.tags());
+        }
+        for step in &self.steps {
+            tags.extend(self.step_tag(*step));
+        }
+        tags
+    }
+
+    /// What the HTTP provider holds, in the library's words.
+    fn provider_tags(&self) -> BTreeSet<Tag> {
+        let p = &self.provider;
+        let mut tags = BTreeSet::new();
         tags.insert(match p.keys {
             Keys::None => Tag::NoKeys,
             Keys::Stripe => Tag::StripeMode,
@@ -409,18 +450,6 @@ impl Situation {
         if p.webhooks {
             tags.insert(Tag::Webhooks);
         }
-        let mut amounts = self.amounts.clone();
-        amounts.sort_unstable();
-        amounts.dedup();
-        if amounts.len() < self.amounts.len() {
-            tags.insert(Tag::RepeatedArguments);
-        }
-        for f in &self.faults {
-            tags.extend(f.tags());
-        }
-        for step in &self.steps {
-            tags.extend(self.step_tag(*step));
-        }
         tags
     }
 
@@ -431,12 +460,19 @@ impl Situation {
             Step::Resolve(..) => Some(Tag::Resolution),
             Step::Webhook(_, d) if d.forged => Some(Tag::Forged),
             Step::Webhook(_, d) if d.deliveries > 1 => Some(Tag::Duplicate),
-            Step::Advance(by)
-                if self.provider.keys != Keys::None && by > self.provider.retention =>
-            {
-                Some(Tag::Retention)
-            }
+            Step::Advance(by) if by > self.key_retention()? => Some(Tag::Retention),
             _ => None,
+        }
+    }
+
+    /// How long a key is remembered, when some operation has one.
+    fn key_retention(&self) -> Option<Duration> {
+        match &self.mcp {
+            Some(side) => side
+                .tools
+                .contains(&crate::mcp::Tool::Charge)
+                .then_some(crate::mcp::KEY_RETENTION),
+            None => (self.provider.keys != Keys::None).then_some(self.provider.retention),
         }
     }
 
@@ -445,6 +481,7 @@ impl Situation {
         self.faults
             .iter()
             .any(|f| matches!(f.response, Response::Hold { .. }))
+            || self.mcp.as_ref().is_some_and(McpSide::holds)
     }
 
     fn client_timeout(&self) -> &'static str {
@@ -467,10 +504,14 @@ impl Situation {
                 _ => None,
             })
             .collect();
-        if self.faults.is_empty() && gathers.is_empty() {
+        let mcp_faults = self.mcp.as_ref().filter(|side| !side.faults.is_empty());
+        if self.faults.is_empty() && gathers.is_empty() && mcp_faults.is_none() {
             return;
         }
         let _ = writeln!(out, "faults:");
+        if let Some(side) = mcp_faults {
+            side.write_faults(out);
+        }
         for f in &self.faults {
             let _ = writeln!(
                 out,
@@ -494,6 +535,11 @@ impl Situation {
     fn write_provider(&self, out: &mut String) {
         let p = &self.provider;
         let _ = writeln!(out, "provider:");
+        if self.mcp.is_some() {
+            // The HTTP face is there, but nothing calls it.
+            let _ = writeln!(out, "  limits: {{stall_cap: 1s}}");
+            return;
+        }
         if let Some(profile) = self.collection.profile() {
             let _ = writeln!(out, "  profile: {}", profile.name());
         }

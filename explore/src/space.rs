@@ -53,6 +53,10 @@ pub enum Tag {
     RateLimited,
     /// A cut answer.
     Partial,
+    /// A call left unanswered until the client's own limit (MCP).
+    Timeout,
+    /// A call that becomes a background task (MCP).
+    Task,
     /// A request held in flight across a retry.
     InFlight,
     /// A fault before the request is read.
@@ -89,7 +93,7 @@ pub enum Tag {
 
 impl Tag {
     /// Every tag, in the order `--tag` lists them.
-    pub const ALL: [Tag; 31] = [
+    pub const ALL: [Tag; 33] = [
         Tag::Stripe,
         Tag::Openai,
         Tag::Anthropic,
@@ -105,6 +109,8 @@ impl Tag {
         Tag::ServerError,
         Tag::RateLimited,
         Tag::Partial,
+        Tag::Timeout,
+        Tag::Task,
         Tag::InFlight,
         Tag::BeforeRead,
         Tag::BeforeCommit,
@@ -141,6 +147,8 @@ impl Tag {
             Tag::ServerError => "server-error",
             Tag::RateLimited => "rate-limited",
             Tag::Partial => "partial",
+            Tag::Timeout => "timeout",
+            Tag::Task => "task",
             Tag::InFlight => "in-flight",
             Tag::BeforeRead => "before-read",
             Tag::BeforeCommit => "before-commit",

@@ -24,10 +24,14 @@ fn said(out: &Output) -> String {
 }
 
 fn explore(adapter: &str, budget: &str, out: &Path) -> Output {
-    lostreply(&[
-        "explore",
-        "--builtin",
-        adapter,
+    explore_with(&["--builtin", adapter], budget, out, &[])
+}
+
+/// `lostreply explore` with the adapter's flags, seed 1, and `extra` flags.
+fn explore_with(adapter: &[&str], budget: &str, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["explore"];
+    args.extend(adapter);
+    args.extend([
         "--budget",
         budget,
         "--seed",
@@ -36,7 +40,9 @@ fn explore(adapter: &str, budget: &str, out: &Path) -> Output {
         "2",
         "--out",
         out.to_str().expect("utf-8"),
-    ])
+    ]);
+    args.extend(extra);
+    lostreply(&args)
 }
 
 /// The findings of an exploration's summary: (label, file); the label is
@@ -60,8 +66,13 @@ fn findings(out: &Path) -> Vec<(String, String)> {
 /// Every finding of `adapter` within `budget` situations is a file of at
 /// most four steps that `lostreply run` reruns to the same invariant.
 fn found_and_reproduced(adapter: &str, budget: &str) {
+    found_and_reproduced_with(adapter, budget, &[]);
+}
+
+/// As `found_and_reproduced`, with `extra` explore flags (`--mcp`, `--tag`).
+fn found_and_reproduced_with(adapter: &str, budget: &str, extra: &[&str]) {
     let dir = tempfile::tempdir().expect("a directory");
-    let out = explore(adapter, budget, dir.path());
+    let out = explore_with(&["--builtin", adapter], budget, dir.path(), extra);
     assert_eq!(out.status.code(), Some(1), "{adapter}: {}", said(&out));
     let found = findings(dir.path());
     assert!(!found.is_empty(), "{adapter}");
@@ -174,6 +185,11 @@ fn bad_input_exits_2() {
         vec!["--shard", "3/2"],
         vec!["--builtin", "nope"],
         vec!["--jobs", "0"],
+        vec!["--tag", "nope"],
+        vec!["--tag", "no-keys,retention"],
+        vec!["--profile", "nope", "--adapter", "true"],
+        vec!["--profile", "stripe"],
+        vec!["--profile", "stripe", "--mcp", "--adapter", "true"],
     ] {
         let mut all = vec!["explore", "--out", out_dir];
         all.extend(args.iter().copied());
@@ -238,4 +254,114 @@ steps:
         "{}",
         said(&out)
     );
+}
+
+/// Every naive MCP caller, each with a budget in situations of seed 1 of
+/// `--mcp` just past the situations that first break something.
+const FOUND_MCP: [(&str, &str); 8] = [
+    ("naive-mcp-calls-again-after-abort", "55"),
+    ("naive-mcp-reads-the-word-timeout", "450"),
+    ("naive-mcp-task-is-failure", "130"),
+    ("naive-mcp-retries-idle-abort", "120"),
+    ("naive-mcp-takes-newest-recent", "45"),
+    ("naive-mcp-replays-expired-key", "410"),
+    ("naive-mcp-takes-newest-recent-at-once", "45"),
+    ("naive-mcp-replays-expired-key-at-once", "115"),
+];
+
+#[test]
+fn naive_mcp_callers_are_found_within_their_budget() {
+    for (adapter, budget) in FOUND_MCP {
+        found_and_reproduced_with(adapter, budget, &["--mcp"]);
+    }
+}
+
+#[test]
+fn the_reference_mcp_caller_leaves_nothing_to_find() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let out = explore_with(&["--builtin", "reference"], "150", dir.path(), &["--mcp"]);
+    assert_eq!(out.status.code(), Some(0), "{}", said(&out));
+    assert!(findings(dir.path()).is_empty());
+}
+
+/// `--tag` explores only situations carrying the tags, and a finding's
+/// file, shrunk, still carries them.
+#[test]
+fn a_tagged_exploration_finds_within_its_tags() {
+    found_and_reproduced_with("naive-06-trusting-webhooks", "30", &["--tag", "forged"]);
+    let dir = tempfile::tempdir().expect("a directory");
+    let out = explore_with(
+        &["--builtin", "naive-06-trusting-webhooks"],
+        "30",
+        dir.path(),
+        &["--tag", "forged,no-lookup"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", said(&out));
+    for (_, file) in findings(dir.path()) {
+        let text = std::fs::read_to_string(&file).expect("the finding's file");
+        let tags = text
+            .lines()
+            .find(|l| l.starts_with("tags: "))
+            .unwrap_or_default();
+        assert!(
+            tags.contains("forged") && tags.contains("no-lookup"),
+            "{text}"
+        );
+    }
+}
+
+/// The SDK adapters of examples/sdk-adapters, as `.ci/run` installs them.
+fn sdk_python() -> Option<std::path::PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let python = root.join("target/sdk-venv/bin/python");
+    if python.exists() {
+        return Some(python);
+    }
+    assert!(
+        std::env::var("LOSTREPLY_REQUIRE_SDKS").as_deref() != Ok("1"),
+        "target/sdk-venv is missing (pip install -r examples/sdk-adapters/python/requirements.txt)"
+    );
+    eprintln!("skipped: target/sdk-venv is missing");
+    None
+}
+
+/// On Stripe's wire, the correct adapter on stripe-python keeps every
+/// truth and the naive one is found; its finding reruns the same.
+#[test]
+fn the_stripe_profile_judges_adapters_on_the_real_sdk() {
+    let Some(python) = sdk_python() else {
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/sdk-adapters/python");
+    let command = |script: &str| format!("{} {}", python.display(), root.join(script).display());
+    let run = |script: &str, budget: &str, dir: &Path| {
+        let adapter = command(script);
+        explore_with(
+            &["--adapter", &adapter, "--persistent"],
+            budget,
+            dir,
+            &["--profile", "stripe"],
+        )
+    };
+    let correct = tempfile::tempdir().expect("a directory");
+    let out = run("stripe_adapter.py", "30", correct.path());
+    assert_eq!(out.status.code(), Some(0), "{}", said(&out));
+    let naive = tempfile::tempdir().expect("a directory");
+    let out = run("stripe_naive.py", "2", naive.path());
+    assert_eq!(out.status.code(), Some(1), "{}", said(&out));
+    for (invariant, file) in findings(naive.path()) {
+        let text = std::fs::read_to_string(&file).expect("the finding's file");
+        assert!(text.contains("profile: stripe"), "{text}");
+        let adapter = command("stripe_naive.py");
+        let rerun = lostreply(&[
+            "run",
+            "--adapter",
+            &adapter,
+            "--persistent",
+            "--seed",
+            "1",
+            &file,
+        ]);
+        assert!(said(&rerun).contains(&invariant), "{}", said(&rerun));
+    }
 }
