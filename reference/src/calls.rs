@@ -73,6 +73,11 @@ impl ReferenceAdapter {
         self.blocking(move |store| store.load(&id)).await
     }
 
+    /// Every operation's record (for telling another operation's effect from ours).
+    pub(crate) async fn records(&self) -> Result<Vec<OpRecord>, AdapterFailure> {
+        self.blocking(|store| store.records()).await
+    }
+
     pub(crate) async fn save(&self, record: &OpRecord) -> Result<(), AdapterFailure> {
         let record = record.clone();
         self.blocking(move |store| store.save(&record)).await

@@ -226,6 +226,32 @@ impl Store {
         Ok(Some(record))
     }
 
+    /// Every record in the store, in no particular order. A temporary file
+    /// (a save a crash interrupted) and a lock file are not records; a record
+    /// file that does not parse is an error, as [`Store::load`] makes it.
+    /// Records are read one at a time, each replaced only by an atomic
+    /// rename, so each is one whole save, though not all from one instant.
+    pub fn records(&self) -> Result<Vec<OpRecord>, StoreError> {
+        let entries = fs::read_dir(&self.ops_dir).map_err(io_err("list", &self.ops_dir))?;
+        let mut records = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(io_err("list", &self.ops_dir))?;
+            let name = entry.file_name();
+            let Some(id) = name.to_str().and_then(|n| n.strip_suffix(".json")) else {
+                continue;
+            };
+            let id = OpId::parse(id).map_err(|e| StoreError::Corrupt {
+                path: entry.path(),
+                reason: e.to_string(),
+            })?;
+            // A record removed since the listing is simply not there any more.
+            if let Some(record) = self.load(&id)? {
+                records.push(record);
+            }
+        }
+        Ok(records)
+    }
+
     /// Replaces the record atomically: a reader (or a crash) sees the old record
     /// or the new one, never a mix. Write a temporary file, fsync it, rename it
     /// over the record, fsync the directory so the rename itself is durable.
@@ -350,6 +376,28 @@ mod tests {
         .unwrap();
         let err = store.load(&OpId::parse("op-1").unwrap()).unwrap_err();
         assert!(err.to_string().contains("op-2"), "{err}");
+    }
+
+    #[test]
+    fn records_are_every_saved_record_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(store.records().unwrap(), vec![]);
+        store.save(&record("op-1")).unwrap();
+        store.save(&record("op-2")).unwrap();
+        let _lock = store.lock(&OpId::parse("op-3").unwrap()).unwrap();
+        fs::write(dir.path().join("ops/op-4.json.tmp"), b"{half a rec").unwrap();
+        let mut ids: Vec<String> = store
+            .records()
+            .unwrap()
+            .into_iter()
+            .map(|r| r.operation.id)
+            .collect();
+        ids.sort();
+        assert_eq!(ids, vec!["op-1".to_owned(), "op-2".to_owned()]);
+        fs::write(dir.path().join("ops/op-5.json"), b"not json").unwrap();
+        let err = store.records().unwrap_err();
+        assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
     }
 
     #[test]

@@ -10,6 +10,10 @@
 //! - recovery is retrieval: `get_operation` by id, or, having no id,
 //!   `list_recent_operations` and the one new id whose arguments are ours;
 //!   a keyed tool may also replay with its key while the key is retained;
+//! - an id another of our operations holds is theirs, not ours; and while
+//!   another of our calls with the same arguments has been sent and may own
+//!   an effect it has not identified, the one new id that matches may be
+//!   theirs: it is not claimed (a keyed tool's replay may still tell);
 //! - when nothing can tell any more (every rung's retention has passed since
 //!   the call was sent), a person decides at once; before that, after three
 //!   reconciles without evidence (a count of this design's own: the
@@ -25,7 +29,7 @@ use crate::classify::Conclusion;
 use crate::store::{McpState, OpRecord};
 use lostreply_harness::adapter::AdapterFailure;
 use lostreply_harness::protocol::{
-    Common, ContractMcp, ContractTool, Operation, OutcomeKind, OutcomeReply,
+    Common, ContractMcp, ContractRetrieval, ContractTool, Operation, OutcomeKind, OutcomeReply,
 };
 
 /// Most recent ids followed up one by one in a reconcile (each is a `get_operation`).
@@ -201,7 +205,7 @@ pub(crate) async fn reconcile(
         return Ok(record.reply());
     }
     let finding = match session(contract, common).await {
-        Ok(mut client) => find(&mut client, &record, &state, contract, now).await?,
+        Ok(mut client) => find(adapter, &mut client, &record, &state, contract, now).await?,
         Err(why) => Finding::Inconclusive(why.to_string()),
     };
     match finding {
@@ -272,6 +276,7 @@ fn evidence_of(verdict: CallVerdict, source: &str) -> Finding {
 }
 
 async fn find(
+    adapter: &ReferenceAdapter,
     client: &mut McpClient,
     record: &OpRecord,
     state: &McpState,
@@ -298,16 +303,7 @@ async fn find(
     // c. No id: the recent list, and the one new id whose arguments are ours.
     let tool = tool(contract, &record.operation)?.clone();
     if let Some(retrieval) = &contract.retrieval {
-        match find_in_recent(
-            client,
-            record,
-            state,
-            &tool,
-            &retrieval.list_recent,
-            &retrieval.get,
-        )
-        .await
-        {
+        match find_in_recent(adapter, client, record, state, &tool, retrieval).await? {
             Some(finding @ Finding::Evidence(_)) => return Ok(finding),
             Some(Finding::Inconclusive(why)) => {
                 if let Some(found) = replay(client, record, &tool, now).await? {
@@ -388,20 +384,112 @@ fn comparable(args: &Map<String, Value>, tool: &ContractTool) -> Map<String, Val
     args
 }
 
+/// A new id (not in the baseline) whose arguments are ours, and what
+/// `get_operation` answered for it.
+type Match = (String, Retrieved);
+
+/// What the recent list and `get_operation` show of new ids with our arguments.
+enum Listed {
+    /// At least one new id carries our arguments.
+    Matches(Vec<Match>),
+    /// None does, as far as could be read: nothing learned, and why.
+    Nothing(String),
+}
+
+/// The one new id whose arguments are ours, unless another of our
+/// operations holds it or may own it: two of our calls with the same
+/// arguments are told apart only by what each already knows.
 async fn find_in_recent(
+    adapter: &ReferenceAdapter,
     client: &mut McpClient,
     record: &OpRecord,
     state: &McpState,
     tool: &ContractTool,
-    list_recent: &str,
-    get: &str,
-) -> Option<Finding> {
-    let listed = call_retrieval(client, list_recent, json!({})).await;
+    retrieval: &ContractRetrieval,
+) -> Result<Option<Finding>, AdapterFailure> {
+    let mut matches = match new_with_our_arguments(client, record, state, tool, retrieval).await {
+        Listed::Matches(matches) => matches,
+        Listed::Nothing(why) => return Ok(Some(Finding::Inconclusive(why))),
+    };
+    // Read after the list: an operation whose record does not yet say its
+    // call was sent had not sent it when the list was taken, so no listed id
+    // can be its effect.
+    let others: Vec<OpRecord> = adapter
+        .records()
+        .await?
+        .into_iter()
+        .filter(|other| other.operation.id != record.operation.id)
+        .collect();
+    matches.retain(|(id, _)| !others.iter().any(|o| o.provider_ref.as_deref() == Some(id)));
+    let ours = comparable(&record.operation.args, tool);
+    Ok(Some(match matches.len() {
+        0 => Finding::Inconclusive(
+            "each new operation with our arguments is already another of our operations' effect"
+                .to_owned(),
+        ),
+        1 => {
+            let (id, retrieved) = matches.remove(0);
+            match (may_own(&others, &ours, tool, &id), retrieved) {
+                (Some(other), _) => Finding::Inconclusive(format!(
+                    "{id} carries our arguments, but so does the call of {}, sent and not yet matched to an effect: {id} may be its effect, so it is not claimed",
+                    other.operation.id
+                )),
+                (None, Retrieved::Found(verdict)) => evidence_of(verdict, "list_recent_operations"),
+                (None, Retrieved::NotFound) => {
+                    Finding::Inconclusive(format!("{id} was listed but does not retrieve"))
+                }
+                (None, Retrieved::Failed(why)) => Finding::Inconclusive(why),
+            }
+        }
+        n => Finding::Evidence(Conclusion {
+            outcome: OutcomeKind::Unknown,
+            provider_ref: None,
+            needs_review: true,
+            evidence: format!(
+                "{n} recent operations carry our arguments: which one is ours cannot be told; a person must check"
+            ),
+        }),
+    }))
+}
+
+/// Another of our operations that may own the effect `id`: a tool call (an
+/// operation on `/v1` makes no MCP operation) that carries the same
+/// arguments (whatever its tool: the match compares arguments only), has
+/// been sent, has not failed, names no effect of its own, and did not yet
+/// see `id` listed before its call. Its call made at most one effect, but
+/// whether `id` is that one or ours cannot be told.
+fn may_own<'o>(
+    others: &'o [OpRecord],
+    ours: &Map<String, Value>,
+    tool: &ContractTool,
+    id: &str,
+) -> Option<&'o OpRecord> {
+    others.iter().find(|other| {
+        let Some(mcp) = &other.mcp else { return false };
+        let listed_before = mcp
+            .baseline
+            .as_ref()
+            .is_some_and(|b| b.iter().any(|listed| listed == id));
+        mcp.sent
+            && other.outcome != OutcomeKind::Failed
+            && other.provider_ref.is_none()
+            && !listed_before
+            && comparable(&other.operation.args, tool) == *ours
+    })
+}
+
+/// Lists the recent operations and retrieves each new one that may carry our
+/// arguments, keeping those whose retrieved arguments are ours.
+async fn new_with_our_arguments(
+    client: &mut McpClient,
+    record: &OpRecord,
+    state: &McpState,
+    tool: &ContractTool,
+    retrieval: &ContractRetrieval,
+) -> Listed {
+    let listed = call_retrieval(client, &retrieval.list_recent, json!({})).await;
     let Some(recent) = classify::recent_operations(&listed) else {
-        return Some(Finding::Inconclusive(format!(
-            "list_recent_operations: {}",
-            listed.describe()
-        )));
+        return Listed::Nothing(format!("list_recent_operations: {}", listed.describe()));
     };
     let baseline = state.baseline.clone().unwrap_or_default();
     let ours = comparable(&record.operation.args, tool);
@@ -420,7 +508,7 @@ async fn find_in_recent(
         .take(MAX_CANDIDATES);
     for item in candidates {
         let id = &item.id;
-        let answer = call_retrieval(client, get, json!({"id": id})).await;
+        let answer = call_retrieval(client, &retrieval.get, json!({"id": id})).await;
         match classify::retrieved_arguments(&answer) {
             Some(args) if comparable(&args, tool) == ours => {
                 matches.push((id.clone(), classify::retrieved(&answer, id)));
@@ -429,29 +517,15 @@ async fn find_in_recent(
             None => unreadable += 1,
         }
     }
-    match matches.len() {
-        0 if unreadable > 0 => Some(Finding::Inconclusive(format!(
-            "{unreadable} recent operations could not be read"
-        ))),
-        0 => Some(Finding::Inconclusive(format!(
+    match (matches.is_empty(), unreadable) {
+        (false, _) => Listed::Matches(matches),
+        (true, 0) => Listed::Nothing(format!(
             "none of the {} recent operations is ours (yet)",
             recent.len()
-        ))),
-        1 => match matches.remove(0) {
-            (_, Retrieved::Found(verdict)) => Some(evidence_of(verdict, "list_recent_operations")),
-            (id, Retrieved::NotFound) => Some(Finding::Inconclusive(format!(
-                "{id} was listed but does not retrieve"
-            ))),
-            (_, Retrieved::Failed(why)) => Some(Finding::Inconclusive(why)),
-        },
-        n => Some(Finding::Evidence(Conclusion {
-            outcome: OutcomeKind::Unknown,
-            provider_ref: None,
-            needs_review: true,
-            evidence: format!(
-                "{n} recent operations carry our arguments: which one is ours cannot be told; a person must check"
-            ),
-        })),
+        )),
+        (true, unreadable) => {
+            Listed::Nothing(format!("{unreadable} recent operations could not be read"))
+        }
     }
 }
 

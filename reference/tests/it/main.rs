@@ -3,6 +3,7 @@
 //! one).
 #![allow(clippy::unwrap_used)]
 
+mod identical_arguments;
 mod mcp_reference;
 mod recorded_requests;
 mod reference_adapter;
