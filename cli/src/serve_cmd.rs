@@ -71,7 +71,7 @@ pub(super) struct ServeArgs {
     /// Seed for object and event ids.
     #[arg(long, default_value_t = lostreply_harness::seed::DEFAULT_SEED)]
     seed: u64,
-    /// Most objects kept, all credentials together; past it the oldest are summarised out (counted in /_lostreply/ledger, retrieved as not found) and creates go on. Default 1000000.
+    /// Most objects kept, all credentials together; past it the oldest are summarised out with their events (counted in /_lostreply/ledger and /_lostreply/events, retrieved as not found) and creates go on. Also bounds the attempt counts. Default 1000000.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     max_objects: Option<u64>,
     /// Most objects one credential may hold; past it creates answer 507. Default: no such cap.

@@ -17,6 +17,7 @@ use serde_json::json;
 
 use crate::faults::FaultCounters;
 use crate::provider::request_body::{read_body, timed_out_message, BodyError};
+use crate::record::Event;
 use crate::shared::Shared;
 use crate::time::rfc3339;
 use crate::webhook;
@@ -132,7 +133,15 @@ async fn mcp(_auth: ControlAuth, State(shared): State<Arc<Shared>>) -> Response 
 
 async fn events(_auth: ControlAuth, State(shared): State<Arc<Shared>>) -> Response {
     let state = shared.state();
-    Json(json!({"data": state.store.events()})).into_response()
+    let data: Vec<&Event> = state.store.events().collect();
+    // The events of the objects summarised out of the ledger went with them
+    // (0 in any scenario run).
+    Json(json!({
+        "data": data,
+        "summarised": state.store.summarised_events().summarised,
+        "summarised_summary": state.store.summarised_events(),
+    }))
+    .into_response()
 }
 
 async fn sign_event(

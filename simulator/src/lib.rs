@@ -85,7 +85,7 @@ pub use provider::{
 pub use record::*;
 pub use server::MAX_CONNECTIONS;
 pub use shared::mcp_state::SessionCounts as McpSessionCounts;
-pub use store::SummarisedObjects;
+pub use store::{SummarisedEvents, SummarisedObjects};
 pub use time::rfc3339;
 
 use crate::shared::Shared;
@@ -315,9 +315,17 @@ impl Simulator {
         usize::try_from(self.shared.state().journal.total()).unwrap_or(usize::MAX)
     }
 
-    /// Every event produced so far, in order.
+    /// Every event held, in the order produced: all of them in any scenario
+    /// run; past `Limits::max_objects` the events of the objects summarised
+    /// out go with them (see [`Simulator::events_summarised`]).
     pub fn events(&self) -> Vec<Event> {
-        self.shared.state().store.events().to_vec()
+        self.shared.state().store.events().cloned().collect()
+    }
+
+    /// What was summarised out of the events with their objects (also
+    /// `GET /_lostreply/events`'s `summarised`).
+    pub fn events_summarised(&self) -> SummarisedEvents {
+        self.shared.state().store.summarised_events().clone()
     }
 
     /// Signs a delivery of `event` at the current clock; `None` without webhooks.

@@ -16,6 +16,10 @@
 //! only after every older one; when even the oldest is still inside its
 //! retention it goes anyway (memory stays bounded) and is counted as such.
 //! Only `Limits::hard_cap_objects` refuses a create (507).
+//!
+//! An object's webhook events go with it ([`SummarisedEvents`]: counts by
+//! kind and type): a summarised event answers as one the provider never
+//! produced, so the events held stay within a small multiple of the bound.
 
 mod stored;
 
@@ -39,6 +43,7 @@ use crate::scratch;
 use crate::time::Rfc3339;
 
 use crate::json_text::JsonText;
+use stored::Announced;
 pub(crate) use stored::Stored;
 
 // Child streams of the one seed: adding events never shifts object ids.
@@ -94,6 +99,27 @@ pub struct SummarisedObjects {
     pub newest_created_at_ms: Option<i64>,
 }
 
+/// What the webhook events of the objects summarised out were: an object's
+/// events go with it, so that the events held stay bounded too.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SummarisedEvents {
+    /// Events summarised out: every event of every object summarised out.
+    pub summarised: u64,
+    /// Counts by kind.
+    pub by_kind: BTreeMap<EventKind, u64>,
+    /// Counts by event type, as the events were delivered (`tickets.created`;
+    /// under a profile, its own such as `charge.succeeded`).
+    pub by_type: BTreeMap<String, u64>,
+}
+
+/// An event, with its object's position (as `by_id` holds it): the event
+/// is held only while its object is.
+#[derive(Debug)]
+struct HeldEvent {
+    object: u64,
+    event: Event,
+}
+
 /// Adds one to `name`'s count, copying the name only the first time.
 fn count(counts: &mut BTreeMap<String, u64>, name: &str) {
     match counts.get_mut(name) {
@@ -120,7 +146,12 @@ pub(crate) struct Store {
     /// tenant as the plan's shared copy (`Shared::tenants`).
     pub(crate) strings: Interner,
     per_tenant: BTreeMap<String, usize>,
-    events: Vec<Event>,
+    /// Events in the order they were produced. Those of summarised objects
+    /// are counted at once and freed from the front: one that waits behind
+    /// a held object's event (an old object's settled event) is no longer
+    /// shown, so at most a settled event per object waits there.
+    events: VecDeque<HeldEvent>,
+    summarised_events: SummarisedEvents,
     object_ids: ChaCha20Rng,
     event_ids: ChaCha20Rng,
 }
@@ -249,6 +280,18 @@ pub(crate) fn effect_body(profile: &Profile, effect: &Effect) -> Bytes {
     write_body(head, &effect.args, effect.metadata.as_ref())
 }
 
+/// The type of `object`'s event of `kind`, as delivered: a settled event
+/// says the object's status in the profile's word for it.
+fn event_type(profile: &Profile, object: &Stored, kind: EventKind) -> String {
+    let word = match kind {
+        EventKind::Created => None,
+        EventKind::Succeeded | EventKind::Failed => {
+            status_word(profile.resource(&object.resource), object.status)
+        }
+    };
+    render::event_type(profile, &object.resource, word.unwrap_or(kind.name()))
+}
+
 /// How long an object's idempotency key is kept, in ms (simulator clock).
 fn key_retention_ms(plan: &Plan) -> i64 {
     i64::try_from(plan.idempotency.retention.as_millis()).unwrap_or(i64::MAX)
@@ -272,7 +315,8 @@ impl Store {
             summarised: SummarisedObjects::default(),
             strings: Interner::default(),
             per_tenant: BTreeMap::new(),
-            events: Vec::new(),
+            events: VecDeque::new(),
+            summarised_events: SummarisedEvents::default(),
             object_ids,
             event_ids,
         }
@@ -299,8 +343,19 @@ impl Store {
         &self.summarised
     }
 
-    pub(crate) fn events(&self) -> &[Event] {
-        &self.events
+    /// The events held (those of the objects held), in the order they were
+    /// produced.
+    pub(crate) fn events(&self) -> impl Iterator<Item = &Event> {
+        let first = self.summarised.summarised;
+        self.events
+            .iter()
+            .filter(move |held| held.object >= first)
+            .map(|held| &held.event)
+    }
+
+    /// What was summarised out with the objects.
+    pub(crate) fn summarised_events(&self) -> &SummarisedEvents {
+        &self.summarised_events
     }
 
     /// Commits one effect at `now_ms`: the object exists from here on.
@@ -374,6 +429,7 @@ impl Store {
             attempt: new.attempt,
             created_at_ms,
             status,
+            announced: Announced::Nothing,
             request_seq: new.request_seq.map(crate::record::nonmax_u64),
         };
         // The effect handed out shares the stored object's text.
@@ -421,6 +477,7 @@ impl Store {
             if let Some(held) = self.per_tenant.get_mut(oldest.tenant.as_str()) {
                 *held = held.saturating_sub(1);
             }
+            self.summarise_events(plan, &oldest);
             let summary = &mut self.summarised;
             summary.summarised += 1;
             if oldest.created_at_ms.saturating_add(retention_ms) > now_ms {
@@ -439,6 +496,27 @@ impl Store {
                     .newest_created_at_ms
                     .map_or(created, |t| t.max(created)),
             );
+        }
+        let first = self.summarised.summarised;
+        while self.events.front().is_some_and(|held| held.object < first) {
+            self.events.pop_front();
+        }
+    }
+
+    /// Counts the events of `object`, which is being summarised out, from
+    /// what it records of them.
+    fn summarise_events(&mut self, plan: &Plan, object: &Stored) {
+        let settled = match object.announced {
+            Announced::Nothing => return,
+            Announced::Created => None,
+            Announced::Settled(kind) => Some(kind),
+        };
+        for kind in std::iter::once(EventKind::Created).chain(settled) {
+            let event_type = event_type(&plan.profile, object, kind);
+            let summary = &mut self.summarised_events;
+            summary.summarised += 1;
+            *summary.by_kind.entry(kind).or_insert(0) += 1;
+            count(&mut summary.by_type, &event_type);
         }
     }
 
@@ -468,16 +546,15 @@ impl Store {
         if plan.webhooks.is_none() {
             return;
         }
+        let effect = &mut self.effects[index];
+        effect.announced = match kind {
+            EventKind::Created => Announced::Created,
+            EventKind::Succeeded | EventKind::Failed => Announced::Settled(kind),
+        };
         let effect = &self.effects[index];
         let profile = &plan.profile;
         let id = random_id("evt", &mut self.event_ids);
-        let word = match kind {
-            EventKind::Created => None,
-            EventKind::Succeeded | EventKind::Failed => {
-                status_word(profile.resource(&effect.resource), effect.status)
-            }
-        };
-        let event_type = render::event_type(profile, &effect.resource, word.unwrap_or(kind.name()));
+        let event_type = event_type(profile, effect, kind);
         let body = render::event_body(
             profile,
             &id,
@@ -494,7 +571,8 @@ impl Store {
             created_at_ms: now_ms,
             body,
         };
-        self.events.push(event);
+        let object = self.summarised.summarised + index as u64;
+        self.events.push_back(HeldEvent { object, event });
     }
 
     /// The object `id` of `tenant` in `resource`; `None` for anything else, so that
@@ -535,8 +613,9 @@ impl Store {
         found.into_iter().map(|(_, e)| e).collect()
     }
 
+    /// The held event `id`: a summarised one answers as an unknown one.
     pub(crate) fn event(&self, id: &str) -> Option<&Event> {
-        self.events.iter().find(|e| e.id == id)
+        self.events().find(|e| e.id == id)
     }
 }
 

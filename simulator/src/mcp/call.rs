@@ -222,18 +222,11 @@ fn intake_paid(
     state.journal.set_fingerprint(ctx.seq, fingerprint.clone());
     let interned_tenant = state.store.strings.intern(tenant);
     let interned_resource = state.store.strings.intern(&tool.resource);
-    let attempt = {
-        let count = state
-            .attempts
-            .entry((
-                interned_tenant.clone(),
-                interned_resource.clone(),
-                fingerprint.clone(),
-            ))
-            .or_insert(0);
-        *count = count.saturating_add(1);
-        *count
-    };
+    let attempt = state.attempts.count((
+        interned_tenant.clone(),
+        interned_resource.clone(),
+        fingerprint.clone(),
+    ));
     let decision = state.mcp.keys.check(
         IdempotencyMode::Stripe,
         retention_ms,

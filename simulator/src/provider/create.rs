@@ -114,14 +114,9 @@ fn intake(
         // One copy of each name, for the count and the object: the request's
         // tenant is already the plan's shared copy; the collection is interned.
         let names = (tenant.clone(), state.store.strings.intern(resource));
-        let attempt = {
-            let count = state
-                .attempts
-                .entry((names.0.clone(), names.1.clone(), fingerprint.clone()))
-                .or_insert(0);
-            *count = count.saturating_add(1);
-            *count
-        };
+        let attempt = state
+            .attempts
+            .count((names.0.clone(), names.1.clone(), fingerprint.clone()));
         let (fields, client_reference, metadata, key, key_header) = checked?;
         // The key as sent is the request's journal entry's (the same first
         // header, read the same way): the object shares that copy.
