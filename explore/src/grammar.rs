@@ -24,7 +24,6 @@ use crate::situation::{
     Asynchronous, At, Decision, Delivery, Event, Fault, Keys, Kind, Lookups, Provider, Response,
     Settles, Situation, Step,
 };
-use crate::space::Wire;
 
 /// Most operations in one situation.
 pub const MAX_OPERATIONS: usize = 3;
@@ -172,23 +171,12 @@ pub fn situation() -> impl Strategy<Value = Situation> {
     situation_on(Just(Collection::Tickets))
 }
 
-/// Every situation on `wire` the grammar makes. Tags are not the
-/// grammar's: the search draws again until a situation carries the ones
-/// asked for, and shrinks only to situations that still carry them.
-pub fn situation_on_wire(wire: Wire) -> BoxedStrategy<Situation> {
-    match wire {
-        Wire::Generic => situation().boxed(),
-        Wire::Mcp => crate::mcp_grammar::situation().boxed(),
-        Wire::Profile(profile) => {
-            situation_on(prop::sample::select(profile.collections().to_vec())).boxed()
-        }
-    }
-}
-
 /// Situations creating in a collection `collection` draws. Each step
 /// carries its own fault rules, so that shrinking a step away takes its
 /// faults with it and leaves the others on the steps they were made for.
-fn situation_on(collection: impl Strategy<Value = Collection>) -> impl Strategy<Value = Situation> {
+pub(crate) fn situation_on(
+    collection: impl Strategy<Value = Collection>,
+) -> impl Strategy<Value = Situation> {
     let amounts = prop::collection::vec(
         prop_oneof![Just(1200u32), Just(4200u32)],
         1..=MAX_OPERATIONS,
@@ -389,37 +377,4 @@ pub(crate) fn held_until(steps: &[Step], from: u32, extension: u32) -> u32 {
         }
     }
     until
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-
-    use proptest::strategy::ValueTree;
-    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
-
-    use super::*;
-
-    /// Every situation the grammar makes reads back through the scenario
-    /// reader: a generator bug would otherwise show as a skipped situation.
-    #[test]
-    fn every_generated_situation_is_a_valid_scenario() {
-        let mut runner = TestRunner::new_with_rng(
-            Config::default(),
-            TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]),
-        );
-        let wires =
-            std::iter::once(Wire::Generic).chain(crate::shape::Profile::ALL.map(Wire::Profile));
-        for wire in wires {
-            let strategy = situation_on_wire(wire);
-            let count = if wire == Wire::Generic { 2000 } else { 500 };
-            for i in 0..count {
-                let s = strategy.new_tree(&mut runner).unwrap().current();
-                let yaml = s.to_yaml(&format!("explore-test-{i}"), &[]);
-                if let Err(e) = lostreply_harness::scenario::parse(&yaml, "generated.yaml") {
-                    panic!("situation {i} on {wire:?} is not a valid scenario: {e}\n{yaml}");
-                }
-            }
-        }
-    }
 }

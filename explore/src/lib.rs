@@ -16,4 +16,5 @@ pub mod search;
 pub mod shape;
 pub mod situation;
 pub mod space;
+pub mod tag;
 pub mod write;

@@ -16,7 +16,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use crate::space::Tag;
+use crate::tag::Tag;
 
 /// How long the server keeps a keyed tool's key (its retrieval retention,
 /// the scenario format's default).

@@ -14,9 +14,8 @@ use lostreply_reports::model::{Check, Invariant, Rule, ScenarioReport, Verdict};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
-use crate::grammar;
 use crate::situation::{Situation, Step};
-use crate::space::Space;
+use crate::space::{situation_on_wire, Space};
 
 /// Most runs spent shrinking one finding.
 pub const MAX_SHRINK_RUNS: u32 = 400;
@@ -139,7 +138,7 @@ pub const MAX_DRAWS: u32 = 20_000;
 /// carries `space`'s tags, or none within `MAX_DRAWS`.
 pub fn tree_for(space: &Space, seed: u64, index: u64) -> Option<Tree> {
     let mut runner = runner_for(seed, index);
-    let strategy = grammar::situation_on_wire(space.wire);
+    let strategy = situation_on_wire(space.wire);
     (0..MAX_DRAWS).find_map(|_| {
         let tree = strategy.new_tree(&mut runner).ok()?;
         space.admits(&tree.current().tags()).then_some(tree)

@@ -5,8 +5,7 @@
 //! arguments are the ones that SDK's adapters are written for, not the
 //! generic API's `title` and `amount`.
 
-use crate::situation::Lookups;
-use crate::space::Tag;
+use crate::tag::Tag;
 
 /// A provider profile explore can draw situations in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -156,4 +155,15 @@ impl Collection {
             ),
         }
     }
+}
+
+/// Which lookups the provider answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Lookups {
+    /// `GET /v1/{resource}/{id}`.
+    pub retrieve: bool,
+    /// Search by `client_reference`.
+    pub client_reference: bool,
+    /// The list of recent objects.
+    pub list_recent: bool,
 }

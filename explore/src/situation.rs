@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use crate::mcp::McpSide;
 use crate::shape::Collection;
-use crate::space::Tag;
+pub use crate::shape::Lookups;
+use crate::tag::Tag;
 
 /// The provider's idempotency, as a correct adapter may meet it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -32,17 +33,6 @@ impl Keys {
             Keys::Ietf => "ietf",
         }
     }
-}
-
-/// Which lookups the provider answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Lookups {
-    /// `GET /v1/{resource}/{id}`.
-    pub retrieve: bool,
-    /// Search by `client_reference`.
-    pub client_reference: bool,
-    /// The list of recent objects.
-    pub list_recent: bool,
 }
 
 /// How an asynchronous object ends.

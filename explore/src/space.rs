@@ -6,7 +6,13 @@
 
 use std::collections::BTreeSet;
 
+use proptest::prelude::*;
+
+use crate::grammar;
+use crate::situation::Situation;
+
 use crate::shape::Profile;
+use crate::tag::Tag;
 
 /// Where situations are drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -18,165 +24,6 @@ pub enum Wire {
     Profile(Profile),
     /// Paid tools on the simulator's MCP server.
     Mcp,
-}
-
-/// What a situation holds, in the library's words.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Tag {
-    /// Stripe's wire.
-    Stripe,
-    /// OpenAI's wire.
-    Openai,
-    /// Anthropic's wire.
-    Anthropic,
-    /// Paid tools called over MCP.
-    Mcp,
-    /// The provider keys no create.
-    NoKeys,
-    /// The provider keys creates (either mode).
-    IdempotencyKey,
-    /// Stripe-mode keys.
-    StripeMode,
-    /// The IETF draft's keys.
-    Ietf,
-    /// The provider answers no lookup.
-    NoLookup,
-    /// A fault strikes a lookup.
-    LookupFailure,
-    /// An answer closed without a byte.
-    Drop,
-    /// An answer aborted (RST).
-    Reset,
-    /// A 5xx in place of an answer.
-    ServerError,
-    /// A 429 before the commit.
-    RateLimited,
-    /// A cut answer.
-    Partial,
-    /// A call left unanswered until the client's own limit (MCP).
-    Timeout,
-    /// A call that becomes a background task (MCP).
-    Task,
-    /// A request held in flight across a retry.
-    InFlight,
-    /// A fault before the request is read.
-    BeforeRead,
-    /// A fault after the request is read, before its commit.
-    BeforeCommit,
-    /// A fault after the commit.
-    AfterCommit,
-    /// Objects settle later.
-    Asynchronous,
-    /// Signed events are delivered.
-    Webhooks,
-    /// A forged event.
-    Forged,
-    /// An event delivered twice.
-    Duplicate,
-    /// The adapter is killed at the commit.
-    Crash,
-    /// Two reconcilers of one operation at once.
-    Race,
-    /// A person decides an operation's outcome.
-    Resolution,
-    /// The clock moves past the key retention.
-    Retention,
-    /// Operations with identical arguments on purpose.
-    RepeatedArguments,
-    /// A call leaves before its answer and says it cancels (MCP).
-    Cancel,
-    /// A paid tool that takes a key argument (MCP).
-    KeyedTool,
-    /// Retrieval tools are offered (MCP).
-    Retrieval,
-}
-
-impl Tag {
-    /// Every tag, in the order `--tag` lists them.
-    pub const ALL: [Tag; 33] = [
-        Tag::Stripe,
-        Tag::Openai,
-        Tag::Anthropic,
-        Tag::Mcp,
-        Tag::NoKeys,
-        Tag::IdempotencyKey,
-        Tag::StripeMode,
-        Tag::Ietf,
-        Tag::NoLookup,
-        Tag::LookupFailure,
-        Tag::Drop,
-        Tag::Reset,
-        Tag::ServerError,
-        Tag::RateLimited,
-        Tag::Partial,
-        Tag::Timeout,
-        Tag::Task,
-        Tag::InFlight,
-        Tag::BeforeRead,
-        Tag::BeforeCommit,
-        Tag::AfterCommit,
-        Tag::Asynchronous,
-        Tag::Webhooks,
-        Tag::Forged,
-        Tag::Duplicate,
-        Tag::Crash,
-        Tag::Race,
-        Tag::Resolution,
-        Tag::Retention,
-        Tag::RepeatedArguments,
-        Tag::Cancel,
-        Tag::KeyedTool,
-        Tag::Retrieval,
-    ];
-
-    /// As a scenario's `tags:` and `--tag` write it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Tag::Stripe => "stripe",
-            Tag::Openai => "openai",
-            Tag::Anthropic => "anthropic",
-            Tag::Mcp => "mcp",
-            Tag::NoKeys => "no-keys",
-            Tag::IdempotencyKey => "idempotency-key",
-            Tag::StripeMode => "stripe-mode",
-            Tag::Ietf => "ietf",
-            Tag::NoLookup => "no-lookup",
-            Tag::LookupFailure => "lookup-failure",
-            Tag::Drop => "drop",
-            Tag::Reset => "reset",
-            Tag::ServerError => "server-error",
-            Tag::RateLimited => "rate-limited",
-            Tag::Partial => "partial",
-            Tag::Timeout => "timeout",
-            Tag::Task => "task",
-            Tag::InFlight => "in-flight",
-            Tag::BeforeRead => "before-read",
-            Tag::BeforeCommit => "before-commit",
-            Tag::AfterCommit => "after-commit",
-            Tag::Asynchronous => "asynchronous",
-            Tag::Webhooks => "webhooks",
-            Tag::Forged => "forged",
-            Tag::Duplicate => "duplicate",
-            Tag::Crash => "crash",
-            Tag::Race => "race",
-            Tag::Resolution => "resolution",
-            Tag::Retention => "retention",
-            Tag::RepeatedArguments => "repeated-arguments",
-            Tag::Cancel => "cancel",
-            Tag::KeyedTool => "keyed-tool",
-            Tag::Retrieval => "retrieval",
-        }
-    }
-
-    /// The tag named `name`.
-    pub fn from_name(name: &str) -> Option<Tag> {
-        Tag::ALL.into_iter().find(|t| t.name() == name)
-    }
-
-    /// Every tag's name, comma-separated (for error messages).
-    pub fn names() -> String {
-        Tag::ALL.map(Tag::name).join(", ")
-    }
 }
 
 /// The space explored: the wire, and the tags every situation carries.
@@ -192,5 +39,52 @@ impl Space {
     /// Whether a situation with `tags` belongs.
     pub fn admits(&self, tags: &BTreeSet<Tag>) -> bool {
         self.tags.is_subset(tags)
+    }
+}
+
+/// Every situation on `wire` the grammar makes. Tags are not the
+/// grammar's: the search draws again until a situation carries the ones
+/// asked for, and shrinks only to situations that still carry them.
+pub fn situation_on_wire(wire: Wire) -> BoxedStrategy<Situation> {
+    match wire {
+        Wire::Generic => grammar::situation().boxed(),
+        Wire::Mcp => crate::mcp_grammar::situation().boxed(),
+        Wire::Profile(profile) => {
+            grammar::situation_on(prop::sample::select(profile.collections().to_vec())).boxed()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+
+    use super::*;
+
+    /// Every situation the grammar makes reads back through the scenario
+    /// reader: a generator bug would otherwise show as a skipped situation.
+    #[test]
+    fn every_generated_situation_is_a_valid_scenario() {
+        let mut runner = TestRunner::new_with_rng(
+            Config::default(),
+            TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]),
+        );
+        let wires = [Wire::Generic, Wire::Mcp]
+            .into_iter()
+            .chain(crate::shape::Profile::ALL.map(Wire::Profile));
+        for wire in wires {
+            let strategy = situation_on_wire(wire);
+            let count = if wire == Wire::Generic { 2000 } else { 500 };
+            for i in 0..count {
+                let s = strategy.new_tree(&mut runner).unwrap().current();
+                let yaml = s.to_yaml(&format!("explore-test-{i}"), &[]);
+                if let Err(e) = lostreply_harness::scenario::parse(&yaml, "generated.yaml") {
+                    panic!("situation {i} on {wire:?} is not a valid scenario: {e}\n{yaml}");
+                }
+            }
+        }
     }
 }
