@@ -303,7 +303,11 @@ async fn shrink(
                     best = (candidate, report);
                     tree.simplify()
                 }
-                None => tree.complicate(),
+                // A tuple's value tree gives up once the part it last
+                // simplified cannot go back (proptest's own loop stops there),
+                // while its other parts could still shrink: go on simplifying.
+                // Only a candidate that still breaks `what` is ever kept.
+                None => tree.complicate() || tree.simplify(),
             };
             if !moved {
                 break;
