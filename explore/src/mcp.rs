@@ -91,7 +91,8 @@ pub enum Struck {
 }
 
 impl Struck {
-    fn name(self) -> &'static str {
+    /// The tool's name on the server.
+    pub fn name(self) -> &'static str {
         match self {
             Struck::Paid(tool) => tool.name(),
             Struck::Retrieval(Retrieval::GetOperation) => "get_operation",

@@ -14,7 +14,7 @@ use lostreply_reports::model::{Check, Invariant, Rule, ScenarioReport, Verdict};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
-use crate::situation::{Situation, Step};
+use crate::situation::Situation;
 use crate::space::{situation_on_wire, Space};
 
 /// Most runs spent shrinking one finding.
@@ -332,24 +332,20 @@ async fn shrink(
 fn count_space(space: &mut BTreeMap<String, u64>, s: &Situation) {
     let mut features: Vec<String> = vec![
         format!("operations: {}", s.amounts.len()),
-        format!("idempotency: {:?}", s.provider.keys).to_lowercase(),
+        format!("collection: {}", s.collection.resource()),
     ];
+    features.extend(s.tags().into_iter().map(|t| format!("tag: {}", t.name())));
+    if s.mcp.is_none() {
+        features.push(format!("idempotency: {:?}", s.provider.keys).to_lowercase());
+    }
     if let Some(a) = s.provider.asynchronous {
         features.push(format!(
             "provider: asynchronous, settles {}",
             a.result.name()
         ));
     }
-    if s.provider.webhooks {
-        features.push("provider: webhooks".to_owned());
-    }
     for step in &s.steps {
         features.push(format!("step: {}", step.kind_name()));
-        if let Step::Advance(by) = step {
-            if s.provider.keys != crate::situation::Keys::None && *by > s.provider.retention {
-                features.push("clock moved past the key retention".to_owned());
-            }
-        }
     }
     for f in &s.faults {
         features.push(format!(
@@ -357,6 +353,13 @@ fn count_space(space: &mut BTreeMap<String, u64>, s: &Situation) {
             f.kind.name(),
             f.at.name(),
             f.response.kind_name()
+        ));
+    }
+    for f in s.mcp.iter().flat_map(|side| &side.faults) {
+        features.push(format!(
+            "call fault: {} {}",
+            f.tool.name(),
+            f.call.kind_name()
         ));
     }
     features.sort();
