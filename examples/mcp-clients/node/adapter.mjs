@@ -11,8 +11,11 @@
 // second call after any loss, tasks waited for (a task that ended failed is failed), isError
 // decided by its status (408, 409, 425 and 5xx ambiguous; any other 4xx a rejection without
 // effect), recovery by get_operation / list_recent_operations matched by the arguments each
-// item lists, needs_review once no way to find out is left (every retention passed since the
-// call was sent) or after three inconclusive reconciles.
+// item lists (an id another of our operations holds is not ours, and the one that matches is
+// not claimed while another of our calls with the same arguments, sent and not failed, names
+// no effect of its own: that call may have made it; a keyed tool's replay may still tell),
+// needs_review once no way to find out is left (every retention passed since the call was
+// sent) or after three inconclusive reconciles.
 //
 // Client windows, as far as this SDK expresses them (docs/mcp-clients.md):
 // - wall clock -> the request option `timeout` (McpError -32001 and a courtesy
@@ -98,6 +101,33 @@ function load(opId) {
     if (e.code === 'ENOENT') return null;
     throw e;
   }
+}
+
+// A record file that does not parse: the store is damaged, and no answer is safe.
+class CorruptRecord extends Error {}
+
+// Every operation's record, in no particular order. A temporary file (a save a crash
+// interrupted) and a lock file are not records. Each record is replaced only by an atomic
+// rename, so each one read is one whole save, though not all from one instant.
+function records() {
+  const dir = stateDir();
+  const out = [];
+  for (const name of fs.readdirSync(dir)) {
+    if (!name.endsWith('.json')) continue;
+    let text;
+    try {
+      text = fs.readFileSync(path.join(dir, name), 'utf8');
+    } catch (e) {
+      if (e.code === 'ENOENT') continue; // removed since the listing: simply not there any more
+      throw e;
+    }
+    try {
+      out.push(JSON.parse(text));
+    } catch (e) {
+      throw new CorruptRecord(`record ${name} does not parse: ${e.message}`);
+    }
+  }
+  return out;
 }
 
 function save(record) {
@@ -481,6 +511,71 @@ function noRungLeft(mcp, record, nowS) {
   return !retrievalLive && !keyLive;
 }
 
+// The one new id whose arguments are ours, unless another of our operations holds it or may
+// own it: two of our calls with the same arguments are told apart only by what each already
+// knows. ['evidence', verdict] or ['inconclusive', why].
+async function findInRecent(session, record, tool, retrieval) {
+  const listed = recentOperations(await session.retrieval(retrieval.list_recent, {}));
+  if (listed == null) return ['inconclusive', 'list_recent_operations could not be read'];
+  const { matches: found, unreadable } = await newWithOurArguments(session, record, tool, retrieval, listed);
+  if (found.length === 0) {
+    if (unreadable) return ['inconclusive', `${unreadable} recent operations could not be read`];
+    return ['inconclusive', `none of the ${listed.length} recent operations is ours (yet)`];
+  }
+  // Read after the list: an operation whose record does not yet say its call was sent had not
+  // sent it when the list was taken, so no listed id can be its effect.
+  const others = records().filter((o) => o.operation.id !== record.operation.id);
+  const matches = found.filter(([id]) => !others.some((o) => o.provider_ref === id));
+  if (matches.length === 0) {
+    return ['inconclusive', "each new operation with our arguments is already another of our operations' effect"];
+  }
+  if (matches.length > 1) {
+    return ['evidence', verdict('unknown', null, `${matches.length} recent operations carry our arguments: which one is ours cannot be told; a person must check`, true)];
+  }
+  const [id, [kind, value]] = matches[0];
+  const other = mayOwn(others, comparable(record.operation.args, tool), tool, id);
+  if (other) {
+    return ['inconclusive', `${id} carries our arguments, but so does the call of ${other.operation.id}, sent and not yet matched to an effect: ${id} may be its effect, so it is not claimed`];
+  }
+  if (kind === 'found') return ['evidence', value];
+  return ['inconclusive', value ?? `${id} was listed but does not retrieve`];
+}
+
+// The new ids (not in the baseline) whose retrieved arguments are ours, each with what
+// get_operation answered, and how many candidates could not be read.
+async function newWithOurArguments(session, record, tool, retrieval, listed) {
+  const baseline = record.baseline ?? [];
+  const ours = comparable(record.operation.args, tool);
+  // A listed item's arguments rule it out without a retrieval; a candidate is still retrieved,
+  // for its state.
+  const candidates = listed
+    .filter((i) => !baseline.includes(i.id) && (i.args == null || comparable(i.args, tool) === ours))
+    .map((i) => i.id);
+  const matches = [];
+  let unreadable = 0;
+  for (const id of candidates.slice(0, MAX_CANDIDATES)) {
+    const answer = await session.retrieval(retrieval.get, { id });
+    const args = retrievedArguments(answer);
+    if (args == null) unreadable += 1;
+    else if (comparable(args, tool) === ours) matches.push([id, retrieved(answer, id)]);
+  }
+  return { matches, unreadable };
+}
+
+// Another of our operations that may own the effect `id`: it carries the same arguments, has
+// been sent, has not failed, names no effect of its own, and did not see `id` listed before its
+// call. Its call made at most one effect, but whether `id` is that one or ours cannot be told.
+function mayOwn(others, ours, tool, id) {
+  return others.find(
+    (o) =>
+      o.sent &&
+      o.outcome !== 'failed' &&
+      !o.provider_ref &&
+      !(o.baseline ?? []).includes(id) &&
+      comparable(o.operation.args, tool) === ours,
+  );
+}
+
 async function find(session, record, mcp, nowS) {
   if (record.task_id) {
     const found = await followTask(session, record.task_id);
@@ -496,39 +591,9 @@ async function find(session, record, mcp, nowS) {
     return ['inconclusive', value];
   }
   if (retrieval) {
-    const listed = recentOperations(await session.retrieval(retrieval.list_recent, {}));
-    let why;
-    if (listed == null) {
-      why = 'list_recent_operations could not be read';
-    } else {
-      const baseline = record.baseline ?? [];
-      const ours = comparable(record.operation.args, tool);
-      const matches = [];
-      let unreadable = 0;
-      // A listed item's arguments rule it out without a retrieval; a candidate is still
-      // retrieved, for its state.
-      const candidates = listed
-        .filter((i) => !baseline.includes(i.id) && (i.args == null || comparable(i.args, tool) === ours))
-        .map((i) => i.id);
-      for (const id of candidates.slice(0, MAX_CANDIDATES)) {
-        const answer = await session.retrieval(retrieval.get, { id });
-        const args = retrievedArguments(answer);
-        if (args == null) unreadable += 1;
-        else if (comparable(args, tool) === ours) matches.push(retrieved(answer, id));
-      }
-      if (matches.length === 1) {
-        const [kind, value] = matches[0];
-        if (kind === 'found') return ['evidence', value];
-        why = value ?? 'listed but does not retrieve';
-      } else if (matches.length > 1) {
-        return ['evidence', verdict('unknown', null, `${matches.length} recent operations carry our arguments: which one is ours cannot be told; a person must check`, true)];
-      } else if (unreadable) {
-        why = `${unreadable} recent operations could not be read`;
-      } else {
-        why = `none of the ${listed.length} recent operations is ours (yet)`;
-      }
-    }
-    return (await replay(session, record, tool, mcp, nowS)) ?? ['inconclusive', why];
+    const found = await findInRecent(session, record, tool, retrieval);
+    if (found[0] === 'evidence') return found;
+    return (await replay(session, record, tool, mcp, nowS)) ?? found;
   }
   const replayed = await replay(session, record, tool, mcp, nowS);
   if (replayed) return replayed;
@@ -548,6 +613,7 @@ async function reconcile(record, common) {
     session = await openSession(common);
     found = await find(session, record, mcp, seconds(common.now));
   } catch (e) {
+    if (e instanceof CorruptRecord) throw e; // a damaged store is the adapter's failure, not an inconclusive reconcile
     found = ['inconclusive', `could not open an MCP session: ${describe(e)}`];
   } finally {
     if (session) await session.close();

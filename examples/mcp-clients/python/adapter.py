@@ -15,6 +15,10 @@ The correct variant follows the reference adapter (reference/src/mcp/calls.rs):
 - recovery is `get_operation` by id, or `list_recent_operations` and the one new id whose
   arguments (listed with each item) are ours; a keyed tool may replay with its key while
   the key is retained;
+- an id another of our operations holds is theirs, not ours; and while another of our
+  calls with the same arguments has been sent and may own an effect it has not identified,
+  the one new id that matches may be theirs: it is not claimed (a keyed tool's replay may
+  still tell);
 - `needs_review` once no way to find out is left (every retention passed since the call
   was sent), or after three inconclusive reconciles in a row.
 
@@ -92,6 +96,29 @@ def load(op_id):
             return json.load(f)
     except FileNotFoundError:
         return None
+
+
+class CorruptRecord(Exception):
+    """A record file that does not parse: the store is damaged, and no answer is safe."""
+
+
+def records():
+    """Every operation's record, in no particular order. A temporary file (a save a crash
+    interrupted) and a lock file are not records. Each record is replaced only by an atomic
+    rename, so each one read is one whole save, though not all from one instant."""
+    d = state_dir()
+    out = []
+    for name in os.listdir(d):
+        if not name.endswith(".json"):
+            continue
+        try:
+            with open(os.path.join(d, name)) as f:
+                out.append(json.load(f))
+        except FileNotFoundError:
+            continue  # removed since the listing: simply not there any more
+        except ValueError as e:
+            raise CorruptRecord(f"record {name} does not parse: {e}") from e
+    return out
 
 
 def save(record):
@@ -342,9 +369,14 @@ async def ignore_progress(progress, total, message):
 SENT = "tool call sent; no answer recorded yet"
 
 
-def describe(e):
+def first_failure(e):
     while isinstance(e, BaseExceptionGroup) and e.exceptions:
         e = e.exceptions[0]  # what a task group raised: its first failure
+    return e
+
+
+def describe(e):
+    e = first_failure(e)
     if isinstance(e, MCPError):
         return f"MCPError {e.code}: {e.message}"
     return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
@@ -471,44 +503,82 @@ async def find(session, record, mcp, now_s):
             return ("inconclusive", f"get_operation {op_id}: not found (expired, or the server forgot it)")
         return ("inconclusive", value)
     if retrieval:
-        listed = recent_operations(await session.retrieval(retrieval["list_recent"], {}))
-        if listed is None:
-            why = "list_recent_operations could not be read"
-        else:
-            baseline = record.get("baseline") or []
-            ours = comparable(record["operation"]["args"], tool)
-            matches, unreadable = [], 0
-            # A listed item's arguments rule it out without a retrieval; a candidate is
-            # still retrieved, for its state.
-            candidates = [
-                op_id
-                for op_id, args in listed
-                if op_id not in baseline and (args is None or comparable(args, tool) == ours)
-            ]
-            for op_id in candidates[:MAX_CANDIDATES]:
-                answer = await session.retrieval(retrieval["get"], {"id": op_id})
-                args = retrieved_arguments(answer)
-                if args is None:
-                    unreadable += 1
-                elif comparable(args, tool) == ours:
-                    matches.append(retrieved(answer, op_id))
-            if len(matches) == 1:
-                kind, value = matches[0]
-                if kind == "found":
-                    return ("evidence", value)
-                why = value or "listed but does not retrieve"
-            elif len(matches) > 1:
-                return ("evidence", verdict("unknown", None, f"{len(matches)} recent operations carry our arguments: which one is ours cannot be told; a person must check", True))
-            elif unreadable:
-                why = f"{unreadable} recent operations could not be read"
-            else:
-                why = f"none of the {len(listed)} recent operations is ours (yet)"
+        found = await find_in_recent(session, record, tool, retrieval)
+        if found[0] == "evidence":
+            return found
         replayed = await replay(session, record, tool, mcp, now_s)
-        return replayed or ("inconclusive", why)
+        return replayed or found
     replayed = await replay(session, record, tool, mcp, now_s)
     if replayed:
         return replayed
     return ("evidence", verdict("unknown", None, "the server offers no retrieval and no replay with the key is left (the tool takes no key, or the key's retention has passed): cannot tell whether the call ran; a person must check", True))
+
+
+async def find_in_recent(session, record, tool, retrieval):
+    """The one new id whose arguments are ours, unless another of our operations holds it or
+    may own it: two of our calls with the same arguments are told apart only by what each
+    already knows. ("evidence", verdict) or ("inconclusive", why)."""
+    listed = recent_operations(await session.retrieval(retrieval["list_recent"], {}))
+    if listed is None:
+        return ("inconclusive", "list_recent_operations could not be read")
+    matches, unreadable = await new_with_our_arguments(session, record, tool, retrieval, listed)
+    if not matches:
+        if unreadable:
+            return ("inconclusive", f"{unreadable} recent operations could not be read")
+        return ("inconclusive", f"none of the {len(listed)} recent operations is ours (yet)")
+    # Read after the list: an operation whose record does not yet say its call was sent had
+    # not sent it when the list was taken, so no listed id can be its effect.
+    others = [o for o in records() if o["operation"]["id"] != record["operation"]["id"]]
+    matches = [(op_id, r) for op_id, r in matches if not any(o.get("provider_ref") == op_id for o in others)]
+    if not matches:
+        return ("inconclusive", "each new operation with our arguments is already another of our operations' effect")
+    if len(matches) > 1:
+        return ("evidence", verdict("unknown", None, f"{len(matches)} recent operations carry our arguments: which one is ours cannot be told; a person must check", True))
+    op_id, (kind, value) = matches[0]
+    other = may_own(others, comparable(record["operation"]["args"], tool), tool, op_id)
+    if other is not None:
+        return ("inconclusive", f"{op_id} carries our arguments, but so does the call of {other['operation']['id']}, sent and not yet matched to an effect: {op_id} may be its effect, so it is not claimed")
+    if kind == "found":
+        return ("evidence", value)
+    return ("inconclusive", value or f"{op_id} was listed but does not retrieve")
+
+
+async def new_with_our_arguments(session, record, tool, retrieval, listed):
+    """The new ids (not in the baseline) whose retrieved arguments are ours, each with what
+    `get_operation` answered, and how many candidates could not be read."""
+    baseline = record.get("baseline") or []
+    ours = comparable(record["operation"]["args"], tool)
+    # A listed item's arguments rule it out without a retrieval; a candidate is still
+    # retrieved, for its state.
+    candidates = [
+        op_id for op_id, args in listed if op_id not in baseline and (args is None or comparable(args, tool) == ours)
+    ]
+    matches, unreadable = [], 0
+    for op_id in candidates[:MAX_CANDIDATES]:
+        answer = await session.retrieval(retrieval["get"], {"id": op_id})
+        args = retrieved_arguments(answer)
+        if args is None:
+            unreadable += 1
+        elif comparable(args, tool) == ours:
+            matches.append((op_id, retrieved(answer, op_id)))
+    return matches, unreadable
+
+
+def may_own(others, ours, tool, op_id):
+    """Another of our operations that may own the effect `op_id`: it carries the same
+    arguments, has been sent, has not failed, names no effect of its own, and did not see
+    `op_id` listed before its call. Its call made at most one effect, but whether `op_id` is
+    that one or ours cannot be told."""
+    for other in others:
+        if (
+            other.get("sent")
+            and other.get("outcome") != "failed"
+            and not other.get("provider_ref")
+            and op_id not in (other.get("baseline") or [])
+            and comparable(other["operation"]["args"], tool) == ours
+        ):
+            return other
+    return None
 
 
 async def replay(session, record, tool, mcp, now_s):
@@ -562,6 +632,9 @@ async def reconcile(record, common):
         async with Session(common).open() as session:
             found = await find(session, record, mcp, seconds(common["now"]))
     except Exception as e:
+        if isinstance(first_failure(e), CorruptRecord):
+            # A damaged store is the adapter's failure, not an inconclusive reconcile.
+            raise first_failure(e) from e
         if found is None:
             found = ("inconclusive", f"could not open an MCP session: {describe(e)}")
     kind, value = found

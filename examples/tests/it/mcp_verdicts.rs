@@ -18,11 +18,14 @@ const SEEDS: std::ops::RangeInclusive<u64> = 1..=5;
 
 /// The scenarios that judge escalation and recovery by the situation, run on
 /// more seeds: a correct caller must pass them however its calls interleave.
-const RECOVERY_SCENARIOS: [&str; 4] = [
+const RECOVERY_SCENARIOS: [&str; 7] = [
     "mcp-retrieval-newest-is-not-ours",
     "mcp-keyed-replay-after-retention",
     "mcp-retrieval-empty-list",
     "mcp-retrieval-expired-id",
+    "mcp-retrieval-identical-arguments",
+    "mcp-retrieval-identical-arguments-both-lost",
+    "mcp-keyed-identical-arguments-both-lost",
 ];
 
 /// The scenarios that must catch a flaw, each with the check that must fire.
@@ -143,12 +146,20 @@ fn every_naive_mcp_caller_is_caught_on_every_seed() {
             &[
                 ("mcp-retrieval-newest-is-not-ours", "invariant 2"),
                 ("mcp-retrieval-two-operations", "invariant 2"),
+                ("mcp-retrieval-identical-arguments", "invariant 2"),
+                ("mcp-retrieval-identical-arguments-both-lost", "invariant 2"),
+                ("mcp-keyed-identical-arguments-both-lost", "invariant 2"),
             ],
         ),
         (
             McpFlaw::TakesNewestRecent,
             Recovery::AtOnce,
-            &[("mcp-retrieval-newest-is-not-ours", "invariant 2")],
+            &[
+                ("mcp-retrieval-newest-is-not-ours", "invariant 2"),
+                ("mcp-retrieval-identical-arguments", "invariant 2"),
+                ("mcp-retrieval-identical-arguments-both-lost", "invariant 2"),
+                ("mcp-keyed-identical-arguments-both-lost", "invariant 2"),
+            ],
         ),
         (
             McpFlaw::ReplaysExpiredKey,
