@@ -287,10 +287,12 @@ pub(crate) fn review_after_contradiction(
 
 /// What an event about `effect`, of the operation, delivered at simulator
 /// time `at_ms`, shows against `decision`: a sentence, or `None` when it
-/// agrees. An object alive is judged by its state at the delivery (an
-/// adapter that looks it up then may find it settled failed, and rightly
-/// leave the decision alone); an object settled failed only by an event
-/// that says so: a `created` event tells nothing of what became of it.
+/// agrees. An object is judged by its state at the delivery: one still
+/// processing contradicts no `failed` yet (it may settle failed, and an
+/// adapter that looks it up then may rightly wait for its settling), one
+/// settled failed agrees with it; an object settled failed contradicts a
+/// success only by an event that says so: a `created` event tells nothing
+/// of what became of it.
 fn event_contradicts(
     obs: &Observation,
     decision: &Decision,
@@ -299,14 +301,19 @@ fn event_contradicts(
     shows: Option<EventShows>,
 ) -> Option<String> {
     let id = effect.id.as_str();
-    let failed = status_at(&obs.scenario.plan, effect, at_ms) == ObjectStatus::Failed;
+    let status = status_at(&obs.scenario.plan, effect, at_ms);
+    let failed = status == ObjectStatus::Failed;
     // Reports written before deliveries said what they show: the state at
     // the delivery stands in.
     let says_failed = shows.map_or(failed, |s| s == EventShows::Failed);
     match (decision.outcome, decision.provider_ref.as_deref()) {
-        (OutcomeKind::Failed, _) => (!failed).then(|| format!("the provider holds {id}")),
+        (OutcomeKind::Failed, _) => {
+            (status == ObjectStatus::Succeeded).then(|| format!("the provider holds {id}"))
+        }
         (_, Some(r)) if r == id => says_failed.then(|| format!("{id} settled failed")),
-        (_, Some(_)) => (!failed).then(|| format!("the provider also holds {id}")),
+        (_, Some(_)) => {
+            (status == ObjectStatus::Succeeded).then(|| format!("the provider also holds {id}"))
+        }
         (_, None) => says_failed.then(|| format!("{id} settled failed")),
     }
 }
@@ -496,6 +503,28 @@ mod tests {
         // Delivered at 2 ms (before the decision) and again at 20 ms: a
         // repeat that a correct adapter dedupes.
         assert!(!contradicted_at(&[2, 20], false).contains(&rule));
+    }
+
+    /// A `failed` decided while the object is still processing: its
+    /// `created` event contradicts nothing yet (it may settle failed).
+    #[test]
+    fn an_object_still_processing_contradicts_no_failed_yet() {
+        let rule = Check::Rule {
+            rule: Rule::ReviewAfterContradiction,
+        };
+        let mut run = lost_after_commit();
+        run.obs.scenario.plan.asynchronous = Some(
+            lostreply_simulator::plan::Asynchronous::builder()
+                .settle_after(std::time::Duration::from_secs(3600))
+                .result(lostreply_simulator::plan::SettleResult::Succeeded)
+                .build(),
+        );
+        let decided = resolve(&mut run, Failed, Failed);
+        run.obs.calls[decided].start_ms = 5;
+        run.obs.calls[decided].end_ms = 10;
+        deliver_created(&mut run, 20);
+        run.final_status(0, Failed, false, T0);
+        assert!(!checks_of(&run).contains(&rule));
     }
 
     #[test]
