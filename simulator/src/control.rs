@@ -122,11 +122,14 @@ async fn journal(_auth: ControlAuth, State(shared): State<Arc<Shared>>) -> Respo
 }
 
 /// The MCP face's sessions: how many are live, and how sessions ended
-/// (deleted, expired, evicted) and how many `initialize` calls were refused.
+/// (deleted, expired, evicted) and how many `initialize` calls were refused;
+/// and its operations: how many are held, and how many went with their
+/// objects when those were summarised out.
 async fn mcp(_auth: ControlAuth, State(shared): State<Arc<Shared>>) -> Response {
     let state = shared.state();
     Json(json!({
         "sessions": {"live": state.mcp.sessions.len(), "counts": state.mcp.session_counts},
+        "operations": {"held": state.mcp.operations.len(), "summarised": state.mcp.operations_dropped},
     }))
     .into_response()
 }

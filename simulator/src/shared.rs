@@ -46,11 +46,18 @@ pub(crate) struct State {
 pub(crate) type OnAdvance = fn(&mut State, &Plan);
 
 impl State {
-    /// Moves time: settles asynchronous work and forgets expired keys.
+    /// Moves time: settles asynchronous work and forgets expired keys (the
+    /// MCP face's keyed tools' too, kept for the retrieval retention: a key
+    /// never used again is otherwise never looked at, so never forgotten).
     pub(crate) fn advance_to(&mut self, plan: &Plan, now_ms: i64, on_advance: OnAdvance) {
         self.now_ms = self.now_ms.max(now_ms.min(max_clock_ms()));
         self.store.settle_due(plan, self.now_ms);
         self.keys.expire(retention_ms(plan), self.now_ms);
+        if let Some(mcp) = &plan.mcp {
+            let mcp_retention_ms =
+                i64::try_from(mcp.retrieval.retention.as_millis()).unwrap_or(i64::MAX);
+            self.mcp.keys.expire(mcp_retention_ms, self.now_ms);
+        }
         on_advance(self, plan);
     }
 }

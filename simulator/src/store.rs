@@ -589,6 +589,11 @@ impl Store {
         self.with_id(id).map(|object| object.id.clone())
     }
 
+    /// True while the object `id` is held (not summarised out, not unknown).
+    pub(crate) fn holds(&self, id: &str) -> bool {
+        self.with_id(id).is_some()
+    }
+
     /// The object whose id is `id`, whoever owns it.
     fn with_id(&self, id: &str) -> Option<&Stored> {
         let position = self.by_id.get(&id_hash(id))?;

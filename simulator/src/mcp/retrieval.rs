@@ -1,9 +1,9 @@
 //! The recovery path: `get_operation {id}` and `list_recent_operations {}`.
 //! Read-only and free. They see the operations created through this MCP face
 //! (paid tools' calls and completed tasks) by the caller's credential, within
-//! the retention; `/v1` objects are not operations here. "Not yours",
-//! "unknown" and "expired" answer byte for byte alike (unless the plan has
-//! `Defect::NotYoursDistinct`).
+//! the retention, while the store holds their objects; `/v1` objects are not
+//! operations here. "Not yours", "unknown", "expired" and "summarised out"
+//! answer byte for byte alike (unless the plan has `Defect::NotYoursDistinct`).
 
 use serde_json::{json, Map, Value};
 
@@ -18,8 +18,12 @@ fn retention_ms(mcp: &McpPlan) -> i64 {
     i64::try_from(mcp.retrieval.retention.as_millis()).unwrap_or(i64::MAX)
 }
 
-fn live(operation: &Operation, mcp: &McpPlan, now_ms: i64) -> bool {
-    operation.created_at_ms.saturating_add(retention_ms(mcp)) > now_ms
+/// Inside the retention, and its object still in the store: one summarised
+/// out past `Limits::max_objects` answers as an expired one, as a `/v1`
+/// retrieve of the object does.
+fn live(operation: &Operation, state: &State, mcp: &McpPlan) -> bool {
+    operation.created_at_ms.saturating_add(retention_ms(mcp)) > state.now_ms
+        && state.store.holds(&operation.id)
 }
 
 /// The credential retrieval acts for: the transport's, or (with
@@ -59,10 +63,7 @@ pub(crate) fn get_operation(
         return tools::failure(400, "get_operation needs the argument id (a string)");
     };
     let retention_s = mcp.retrieval.retention.as_secs();
-    let found = state
-        .mcp
-        .operation(id)
-        .filter(|op| live(op, mcp, state.now_ms));
+    let found = state.mcp.operation(id).filter(|op| live(op, state, mcp));
     match found {
         Some(op) if op.tenant == tenant => {
             let mut payload = op.payload.clone();
@@ -149,7 +150,7 @@ pub(crate) fn list_recent(
         .iter()
         .rev()
         .filter(|op| op.tenant == tenant || every_tenant)
-        .filter(|op| live(op, mcp, state.now_ms))
+        .filter(|op| live(op, state, mcp))
         .take(mcp.retrieval.list_limit)
         .map(|op| {
             json!({

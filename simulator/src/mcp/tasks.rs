@@ -151,6 +151,7 @@ pub(crate) fn commit_pending(
         created_at_ms: effect.created_at_ms,
         payload: payload.clone(),
     });
+    drop_summarised_operations(state);
     let result = tools::success(payload);
     if let Some(scope) = pending.ticket {
         let saved = Saved {
@@ -161,6 +162,13 @@ pub(crate) fn commit_pending(
         state.mcp.keys.succeed(scope, &fingerprint, saved, now_ms);
     }
     Ok((effect, result))
+}
+
+/// Drops the operations whose objects the store has summarised out (a
+/// `/v1` create summarises too), so they stay as bounded as the objects.
+fn drop_summarised_operations(state: &mut State) {
+    let store = &state.store;
+    state.mcp.drop_summarised(|id| store.holds(id));
 }
 
 /// Releases the key of a call that will never commit.
@@ -190,6 +198,7 @@ pub(crate) fn settle(state: &mut State, plan: &Plan) {
     let Some(mcp) = &plan.mcp else {
         return;
     };
+    drop_summarised_operations(state);
     let now_ms = state.now_ms;
     let due: Vec<String> = state
         .mcp

@@ -7,7 +7,7 @@
 //! reads and changes it, and adds the behaviour (rule selection, task
 //! settling) in its own modules, so that the core never imports the face.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -187,10 +187,14 @@ impl HeldCall {
 pub(crate) struct McpState {
     pub sessions: BTreeMap<String, Session>,
     pub session_counts: SessionCounts,
-    /// Operations in creation order.
-    pub operations: Vec<Operation>,
-    /// Index into `operations` by id.
-    pub operation_index: HashMap<String, usize>,
+    /// Operations in creation order, which is their objects' commit order:
+    /// the store summarises its oldest objects out first, so the operations
+    /// whose objects are gone are always at the front, where they are dropped.
+    pub operations: VecDeque<Operation>,
+    /// Position (from 0, since the start: dropped operations included) by id.
+    operation_index: HashMap<String, u64>,
+    /// Operations dropped because their objects were summarised out.
+    pub operations_dropped: u64,
     /// Keyed tools' keys (Stripe-like), scoped per tenant and tool.
     pub keys: KeyTable,
     pub tasks: BTreeMap<String, TaskRecord>,
@@ -211,8 +215,9 @@ impl McpState {
         McpState {
             sessions: BTreeMap::new(),
             session_counts: SessionCounts::default(),
-            operations: Vec::new(),
+            operations: VecDeque::new(),
             operation_index: HashMap::new(),
+            operations_dropped: 0,
             keys: KeyTable::default(),
             tasks: BTreeMap::new(),
             counters: McpCounters::new(plan.mcp.as_ref().map_or(0, |m| m.faults.len())),
@@ -330,12 +335,83 @@ impl McpState {
     }
 
     pub(crate) fn record_operation(&mut self, operation: Operation) {
-        self.operation_index
-            .insert(operation.id.clone(), self.operations.len());
-        self.operations.push(operation);
+        let position = self.operations_dropped + self.operations.len() as u64;
+        self.operation_index.insert(operation.id.clone(), position);
+        self.operations.push_back(operation);
     }
 
+    /// The operation `id`, while it is held.
     pub(crate) fn operation(&self, id: &str) -> Option<&Operation> {
-        self.operations.get(*self.operation_index.get(id)?)
+        let position = self.operation_index.get(id)?;
+        let index = usize::try_from(position.checked_sub(self.operations_dropped)?).ok()?;
+        self.operations.get(index)
+    }
+
+    /// Drops the oldest operations while `held` says their object is no
+    /// longer in the store, so the operations held never outnumber the
+    /// objects held (`Limits::max_objects`). Looks at the front only: the
+    /// cost per call is the number dropped, plus one.
+    pub(crate) fn drop_summarised(&mut self, held: impl Fn(&str) -> bool) {
+        while let Some(oldest) = self.operations.front() {
+            if held(&oldest.id) {
+                return;
+            }
+            self.operation_index.remove(&oldest.id);
+            self.operations.pop_front();
+            self.operations_dropped += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clock(now_ms: u64, open: impl Fn(u64) -> bool) -> SessionClock<impl Fn(u64) -> bool> {
+        SessionClock {
+            now_ms,
+            idle_ms: u64::MAX,
+            open,
+        }
+    }
+
+    #[test]
+    fn a_long_lived_session_holds_only_its_requests_still_running() {
+        let mut state = McpState::new(&Plan::default());
+        let id = state
+            .open_session("sk_test", Revision::V2025_11_25, 4, &clock(0, |_| false))
+            .expect("room");
+        // Every tenth request is still running; the others have finished.
+        let running = |seq: u64| seq.is_multiple_of(10);
+        for seq in 1..=10_001 {
+            let used = state.use_session(&id, "sk_test", seq, &clock(seq, running));
+            assert!(used.is_some());
+        }
+        let requests = &state.sessions[&id].requests;
+        assert_eq!(requests.len(), 1_000 + 1, "the running ones and the last");
+        assert!(requests.iter().all(|&seq| running(seq) || seq == 10_001));
+    }
+
+    #[test]
+    fn operations_whose_objects_are_gone_are_dropped_from_the_front() {
+        let mut state = McpState::new(&Plan::default());
+        for n in 0..5 {
+            state.record_operation(Operation {
+                id: format!("tkt_{n}"),
+                tenant: "sk_test".to_owned(),
+                tool: "create_ticket".to_owned(),
+                resource: "tickets".to_owned(),
+                created_at_ms: n,
+                payload: Value::Null,
+            });
+        }
+        state.drop_summarised(|id| id >= "tkt_3");
+        assert_eq!(state.operations.len(), 2);
+        assert_eq!(state.operations_dropped, 3);
+        assert!(state.operation("tkt_2").is_none());
+        assert_eq!(state.operation("tkt_4").map(|op| op.created_at_ms), Some(4));
+        state.drop_summarised(|_| false);
+        assert!(state.operations.is_empty());
+        assert!(state.operation("tkt_4").is_none());
     }
 }

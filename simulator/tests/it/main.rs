@@ -11,6 +11,7 @@ mod control_and_webhooks;
 mod faults;
 mod generic_api;
 mod idempotency;
+mod mcp_bounded;
 mod mcp_cancel_race;
 mod mcp_fault;
 mod mcp_retrieval;
