@@ -184,16 +184,7 @@ pub(crate) fn situation_on(
     let step_with_faults = (step(), prop::collection::vec(fault(), 0..=2));
     let steps = prop::collection::vec(step_with_faults, 1..=MAX_STEPS);
     (collection, provider(), amounts, steps).prop_map(|(collection, provider, amounts, steps)| {
-        let mut faults = Vec::new();
-        for (number, (_, on_step)) in steps.iter().enumerate() {
-            for fault in on_step {
-                faults.push(Fault {
-                    step: number as u32 + 1,
-                    ..*fault
-                });
-            }
-        }
-        faults.truncate(MAX_FAULTS);
+        let faults = step_scoped(&steps, |f: &Fault, step| Fault { step, ..*f });
         normalized(Situation {
             provider: fitted(provider, collection),
             collection,
@@ -203,6 +194,19 @@ pub(crate) fn situation_on(
             mcp: None,
         })
     })
+}
+
+/// The fault rules drawn with each step, in order, each set to the step it
+/// was drawn with (from 1), at most `MAX_FAULTS` in all.
+pub(crate) fn step_scoped<S, F>(steps: &[(S, Vec<F>)], on_step: impl Fn(&F, u32) -> F) -> Vec<F> {
+    let mut faults: Vec<F> = steps
+        .iter()
+        .zip(1u32..)
+        .flat_map(|((_, drawn), step)| drawn.iter().map(move |f| (f, step)))
+        .map(|(f, step)| on_step(f, step))
+        .collect();
+    faults.truncate(MAX_FAULTS);
+    faults
 }
 
 /// The provider as `collection`'s profile has it: its own idempotency (a

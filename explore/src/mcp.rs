@@ -296,10 +296,8 @@ impl Call {
         tags.push(match self {
             Call::Drop { .. } | Call::PrimeThenClose { .. } => Tag::Drop,
             Call::Reset { .. } => Tag::Reset,
-            Call::IsError { status, .. } | Call::Http { status, .. } if status >= 500 => {
-                Tag::ServerError
-            }
             Call::IsError { status: 429, .. } => Tag::RateLimited,
+            Call::IsError { status, .. } if status < 500 => Tag::Rejection,
             Call::IsError { .. } | Call::Http { .. } | Call::RpcError => Tag::ServerError,
             Call::Stall { .. } | Call::Never => Tag::Timeout,
             Call::Hold { .. } => Tag::InFlight,
@@ -367,7 +365,7 @@ impl McpSide {
     }
 
     /// The `mcp:` section.
-    pub fn write_section(&self, out: &mut String) {
+    pub(crate) fn write_section(&self, out: &mut String) {
         let _ = writeln!(out, "mcp:\n  client: {}", self.client.yaml());
         if !self.retrieval {
             let _ = writeln!(out, "  retrieval: {{enabled: false}}");
@@ -378,7 +376,7 @@ impl McpSide {
     }
 
     /// The call fault rules, under an already written `faults:`.
-    pub fn write_faults(&self, out: &mut String) {
+    pub(crate) fn write_faults(&self, out: &mut String) {
         for f in &self.faults {
             let _ = writeln!(
                 out,

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 
-use crate::grammar::{held_until, normalized_steps, MAX_FAULTS, MAX_OPERATIONS, MAX_STEPS};
+use crate::grammar::{held_until, normalized_steps, step_scoped, MAX_OPERATIONS, MAX_STEPS};
 use crate::mcp::{Call, Cancel, Client, McpFault, McpSide, Retrieval, Struck, TaskEnd, Tool};
 use crate::shape::Collection;
 use crate::situation::{Decision, Keys, Lookups, Provider, Situation, Step};
@@ -127,16 +127,7 @@ pub fn situation() -> impl Strategy<Value = Situation> {
     );
     (client, retrieval, tasks, operations, steps).prop_map(
         |(client, retrieval, tasks, operations, steps)| {
-            let mut faults = Vec::new();
-            for (number, (_, on_step)) in steps.iter().enumerate() {
-                for fault in on_step {
-                    faults.push(McpFault {
-                        step: number as u32 + 1,
-                        ..*fault
-                    });
-                }
-            }
-            faults.truncate(MAX_FAULTS);
+            let faults = step_scoped(&steps, |f: &McpFault, step| McpFault { step, ..*f });
             let (tools, amounts) = operations.into_iter().unzip();
             let side = McpSide {
                 client,

@@ -32,6 +32,8 @@ pub enum Tag {
     ServerError,
     /// A 429 before the commit.
     RateLimited,
+    /// Another "not done" answer (a 4xx) before the commit (MCP).
+    Rejection,
     /// A cut answer.
     Partial,
     /// A call left unanswered until the client's own limit (MCP).
@@ -74,7 +76,7 @@ pub enum Tag {
 
 impl Tag {
     /// Every tag, in the order `--tag` lists them.
-    pub const ALL: [Tag; 33] = [
+    pub const ALL: [Tag; 34] = [
         Tag::Stripe,
         Tag::Openai,
         Tag::Anthropic,
@@ -89,6 +91,7 @@ impl Tag {
         Tag::Reset,
         Tag::ServerError,
         Tag::RateLimited,
+        Tag::Rejection,
         Tag::Partial,
         Tag::Timeout,
         Tag::Task,
@@ -127,6 +130,7 @@ impl Tag {
             Tag::Reset => "reset",
             Tag::ServerError => "server-error",
             Tag::RateLimited => "rate-limited",
+            Tag::Rejection => "rejection",
             Tag::Partial => "partial",
             Tag::Timeout => "timeout",
             Tag::Task => "task",
