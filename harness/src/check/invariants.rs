@@ -9,7 +9,7 @@ use super::index::Index;
 use super::resolution;
 use super::truth::status_at;
 use crate::protocol::{CallName, OutcomeKind, OutcomeReply};
-use crate::run::observation::{CallAt, Observation};
+use crate::run::observation::{Call, CallAt, Observation};
 
 pub(crate) fn check_all(obs: &Observation, a: &Attribution<'_>, ix: &Index<'_>) -> Vec<Violation> {
     let mut v = Vec::new();
@@ -400,6 +400,15 @@ fn failure_problem<'l, I: Iterator<Item = &'l Effect>>(
     }
 }
 
+/// True when `call` may have begun before `terminal` ended. Times are
+/// whole milliseconds: inside one step (a `parallel` one), a call that
+/// began in the millisecond the other ended may have begun first; a call
+/// of a later step began after every call of an earlier one had ended.
+fn ran_beside(call: &Call, terminal: &Call) -> bool {
+    call.start_ms < terminal.end_ms
+        || (call.step == terminal.step && call.step != 0 && call.start_ms == terminal.end_ms)
+}
+
 fn ids(effects: &[&Effect]) -> String {
     effects
         .iter()
@@ -435,7 +444,7 @@ fn terminal_is_final(obs: &Observation, ix: &Index<'_>, v: &mut Vec<Violation>) 
                     // beside it: its `pending` or `unknown` may have been
                     // formed first (a lock released before its process
                     // exits), so only its own terminal claim is judged.
-                    let formed_before = call.start_ms < first_call.end_ms
+                    let formed_before = ran_beside(call.call, first_call.call)
                         && matches!(reply.outcome, OutcomeKind::Pending | OutcomeKind::Unknown);
                     if names_the_object {
                         terminal = Some(call);

@@ -554,4 +554,21 @@ mod tests {
         assert!(!unknown_after_terminal(60).contains(&terminal_is_final));
         assert!(unknown_after_terminal(110).contains(&terminal_is_final));
     }
+
+    /// Times are whole milliseconds: a call of the same step that began in
+    /// the millisecond the terminal one ended may have begun first; one of a
+    /// later step began after it.
+    #[test]
+    fn an_unknown_begun_the_millisecond_a_terminal_reply_ended_is_beside_it_only_in_its_step() {
+        let terminal_is_final = Check::Invariant(Invariant::TerminalIsFinal);
+        assert!(!unknown_after_terminal(100).contains(&terminal_is_final));
+        let mut run = lost_after_commit();
+        let done = run.call(Reconcile, "op-1", Some(Failed), T0, 0);
+        run.obs.calls[done].end_ms = 100;
+        let later = run.call(Reconcile, "op-1", Some(Unknown), T0, 0);
+        run.obs.calls[later].step = 2;
+        run.obs.calls[later].start_ms = 100;
+        run.obs.calls[later].end_ms = 150;
+        assert!(checks_of(&run).contains(&terminal_is_final));
+    }
 }
