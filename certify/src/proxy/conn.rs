@@ -1,17 +1,20 @@
 //! The client's socket, shared between hyper (which reads the requests and
 //! writes the answers) and the faults that act on the connection itself: a
 //! FIN without a byte, an RST, bytes written past hyper (a head without its
-//! body, a cut body), and noticing that the client has left during a stall.
+//! body, a cut body), and noticing that the client has left, during a stall
+//! or by the time an answer is handed over.
 
 use std::io;
+use std::mem::MaybeUninit;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
+use futures::FutureExt;
 use socket2::SockRef;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
 use tokio::net::TcpStream;
 
 /// One client connection.
@@ -66,6 +69,37 @@ impl Conn {
         match self.stream.peek(&mut byte).await {
             Ok(0) | Err(_) => {}
             Ok(_) => std::future::pending::<()>().await,
+        }
+    }
+
+    /// Whether the client has already closed its side of the connection (a
+    /// FIN or a reset), as the kernel says now; never waits. Asked when an
+    /// answer is handed over: one written to a client that has left is a
+    /// lost response, however complete it is.
+    pub(crate) fn has_left(&self) -> bool {
+        let mut byte = [MaybeUninit::<u8>::uninit(); 1];
+        loop {
+            // A peek leaves the bytes to hyper; the socket is non-blocking, so
+            // an open connection with nothing to read answers WouldBlock.
+            match SockRef::from(&self.stream).peek(&mut byte) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return false,
+                Ok(0) | Err(_) => return true,
+                // Unread bytes (a request sent behind this one) hide a FIN
+                // queued after them from a peek.
+                Ok(_) => return self.read_half_closed(),
+            }
+        }
+    }
+
+    /// The I/O driver's readiness: epoll's RDHUP or HUP, which tokio never
+    /// clears once seen. `ready` waits in a list several tasks share and is
+    /// dropped at once, so hyper's read waker is left alone.
+    fn read_half_closed(&self) -> bool {
+        match self.stream.ready(Interest::READABLE).now_or_never() {
+            Some(Ok(ready)) => ready.is_read_closed(),
+            Some(Err(_)) => true,
+            None => false,
         }
     }
 }

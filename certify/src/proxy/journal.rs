@@ -54,6 +54,19 @@ impl Fate {
             Fate::UpstreamUnanswered => "upstream_unanswered",
         }
     }
+
+    /// Whether the proxy writes an answer, whole or in part, for this fate:
+    /// only such a fate can be an answer written to a client that has left.
+    pub fn writes_an_answer(self) -> bool {
+        match self {
+            Fate::Answered
+            | Fate::Truncated
+            | Fate::HeadersOnly
+            | Fate::ErrorStatus
+            | Fate::UpstreamUnanswered => true,
+            Fate::Pending | Fate::Dropped | Fate::Reset | Fate::Stalled => false,
+        }
+    }
 }
 
 /// What ended a hold (a stall, or the silence after a head).
@@ -112,6 +125,11 @@ pub struct Entry {
     pub fate: Fate,
     /// The status the client read, when it read one.
     pub client_status: Option<u16>,
+    /// The client had closed its side of the connection when the proxy
+    /// wrote its answer (or was due to): the answer went to nobody, so the
+    /// caller never learns what the upstream did. Always false for a fate
+    /// that writes nothing ([`Fate::writes_an_answer`]).
+    pub client_left: bool,
     /// For a held connection: what ended the hold.
     pub held_until: Option<HeldUntil>,
     /// The request's body, kept only when a harness runs steps through the
@@ -219,16 +237,18 @@ impl Journal {
             .iter()
             .filter(|e| e.upstream_status.is_some())
             .count();
+        let written_to_nobody = inner.entries.iter().filter(|e| e.client_left).count();
         let fates: Vec<String> = counts.iter().map(|(n, c)| format!("{n} {c}")).collect();
         format!(
-            "{} requests ({} answered by the upstream); client fates: {}",
+            "{} requests ({} answered by the upstream); client fates: {}; answers written after the client left: {}",
             inner.entries.len() as u64 + inner.dropped,
             forwarded,
             if fates.is_empty() {
                 "none".to_owned()
             } else {
                 fates.join(", ")
-            }
+            },
+            written_to_nobody
         )
     }
 
@@ -248,14 +268,20 @@ pub fn line(entry: &Entry) -> String {
         let response = super::rules::response_name(&f.response);
         format!(" [rule {}: {} {response}]", f.rule, f.at.name())
     });
+    let left = if entry.client_left {
+        " (written after the client left)"
+    } else {
+        ""
+    };
     format!(
-        "#{} {} {} key={} upstream={} client={}{}",
+        "#{} {} {} key={} upstream={} client={}{}{}",
         entry.seq,
         entry.method,
         entry.path,
         entry.key.as_deref().unwrap_or("-"),
         upstream,
         entry.fate.name(),
+        left,
         fault
     )
 }

@@ -138,6 +138,7 @@ async fn handle(state: Arc<State>, conn: Arc<Conn>, req: Request<Incoming>) -> A
         upstream_status: None,
         fate: Fate::Pending,
         client_status: None,
+        client_left: false,
         held_until: None,
         body: (state.steps == Steps::Driven).then(|| body.clone()),
         step,
@@ -182,10 +183,15 @@ struct Life<'a> {
 }
 
 impl Life<'_> {
+    /// Records the client's fate as it is handed over, and whether the
+    /// client has already left: an answer it can no longer read is lost
+    /// even though the proxy answered.
     fn record(&self, fate: Fate, client_status: Option<u16>) {
+        let client_left = fate.writes_an_answer() && self.conn.has_left();
         self.state.journal.update(self.seq, |e| {
             e.fate = fate;
             e.client_status = client_status;
+            e.client_left = client_left;
             e.ended = Some(std::time::Instant::now());
         });
     }

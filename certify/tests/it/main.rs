@@ -13,6 +13,7 @@ mod https;
 mod mcp_simulator;
 mod mcp_variants;
 mod probes_exact;
+mod proxy_client_left;
 mod proxy_https;
 mod proxy_simulator;
 mod proxy_thirdparty;

@@ -139,6 +139,10 @@ fn proxy_announces_itself_faults_and_stops_on_sigterm() {
         .collect();
     assert_eq!(fates, ["dropped", "answered"], "{journal:#}");
     assert_eq!(journal["entries"][0]["key"], "cli-k1");
+    assert_eq!(
+        journal["entries"][1]["client_left"], false,
+        "the retry's client read its answer: {journal:#}"
+    );
 
     let status = Command::new("kill")
         .args(["-TERM", &proxy.0.id().to_string()])
@@ -158,7 +162,7 @@ fn proxy_announces_itself_faults_and_stops_on_sigterm() {
     assert!(stderr.contains("#1 POST /v1/certify_items key=cli-k1 upstream=201 client=dropped [rule 1: after_commit drop]"), "{stderr}");
     assert!(
         stderr.contains(
-            "stopped: 2 requests (2 answered by the upstream); client fates: dropped 1, answered 1"
+            "stopped: 2 requests (2 answered by the upstream); client fates: dropped 1, answered 1; answers written after the client left: 0"
         ),
         "{stderr}"
     );
