@@ -14,7 +14,7 @@ use lostreply_reports::model::{Check, Invariant, Rule, ScenarioReport, Verdict};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
-use crate::situation::Situation;
+use crate::situation::{Pace, Situation};
 use crate::space::{situation_on_wire, Space};
 
 /// Most runs spent shrinking one finding.
@@ -90,6 +90,8 @@ pub struct Finding {
     pub shrunk: Situation,
     /// Runs spent shrinking.
     pub shrink_runs: u32,
+    /// The pace its situations were shrunk at, and its file is written at.
+    pub pace: Pace,
     /// The shrunk situation's run.
     pub report: ScenarioReport,
 }
@@ -156,9 +158,14 @@ enum Outcome {
     Judged(Box<ScenarioReport>),
 }
 
-/// Runs `situation` as scenario `id`.
-pub async fn judge(situation: &Situation, id: &str, run: &RunOptions) -> Option<ScenarioReport> {
-    let yaml = situation.to_yaml(id, &[]);
+/// Runs `situation` as scenario `id`, its gathers at `pace`.
+pub async fn judge(
+    situation: &Situation,
+    id: &str,
+    run: &RunOptions,
+    pace: Pace,
+) -> Option<ScenarioReport> {
+    let yaml = situation.to_yaml(id, &[], pace);
     let scenario = parse(&yaml, &format!("{id}.yaml")).ok()?;
     Some(run_scenario(&scenario, run).await)
 }
@@ -187,7 +194,7 @@ pub async fn explore(options: &ExploreOptions, mut progress: impl FnMut(&Finding
             let situation = tree.current();
             let id = situation_id(seed, *index);
             async move {
-                match judge(&situation, &id, &options.run).await {
+                match judge(&situation, &id, &options.run, Pace::Exploring).await {
                     Some(report) => Outcome::Judged(Box::new(report)),
                     None => Outcome::Invalid,
                 }
@@ -285,14 +292,20 @@ async fn shrink(
     let run = &options.run;
     let id = situation_id(run.seed, index);
     let original = tree.current();
+    let (pace, report) = reproducing_pace(&original, &id, what, report, run).await;
     let mut best = (original.clone(), report);
     let mut runs = 0;
     if tree.simplify() {
         while runs < MAX_SHRINK_RUNS {
             runs += 1;
             let candidate = tree.current();
-            let still = if options.space.admits(&candidate.tags()) {
-                judge(&candidate, &id, run)
+            // A gathered race that shrinks to an ungathered one may still
+            // break `what` by luck, and its file not on a rerun: a shrunk
+            // situation leaves no more to the scheduler than its finding did.
+            let kept = options.space.admits(&candidate.tags())
+                && candidate.ungathered_races() <= best.0.ungathered_races();
+            let still = if kept {
+                judge(&candidate, &id, run, pace)
                     .await
                     .filter(|r| broken(r).is_some_and(|(b, _)| b == what))
             } else {
@@ -324,7 +337,28 @@ async fn shrink(
         original,
         shrunk,
         shrink_runs: runs,
+        pace,
         report,
+    }
+}
+
+/// The pace a finding is shrunk and written at: the reproducing one when
+/// its situation still breaks `what` at it (with that run's report), else
+/// the exploring one it was found at. A situation without a gather reads
+/// the same at both.
+async fn reproducing_pace(
+    situation: &Situation,
+    id: &str,
+    what: Broken,
+    report: ScenarioReport,
+    run: &RunOptions,
+) -> (Pace, ScenarioReport) {
+    if !situation.gathers() {
+        return (Pace::Reproducing, report);
+    }
+    match judge(situation, id, run, Pace::Reproducing).await {
+        Some(again) if broken(&again).is_some_and(|(b, _)| b == what) => (Pace::Reproducing, again),
+        _ => (Pace::Exploring, report),
     }
 }
 

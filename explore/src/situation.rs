@@ -333,16 +333,39 @@ const HOLD_CLIENT_TIMEOUT: &str = "500ms";
 /// The client timeout of every other situation: none of its answers waits.
 const CLIENT_TIMEOUT: &str = "2s";
 
-/// How long gathered lookups wait for each other at most (real time).
-const GATHER_AT_MOST: &str = "150ms";
+/// How long a situation's gathered lookups wait for each other at most
+/// (real time), which a design that sends only one of them (a reconciler
+/// that waits for a lock first) pays in full. Exploring runs thousands of
+/// situations and waits little; a finding is shrunk and written at the
+/// reproducing pace, so that its race is still met on a loaded machine,
+/// where the second lookup may come late. Either way shorter than the
+/// client's timeout and within the stall cap (1 s), as a gather must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pace {
+    /// 150 ms.
+    Exploring,
+    /// 900 ms; 400 ms where a hold shortens the client's timeout to 500 ms.
+    Reproducing,
+}
+
+impl Pace {
+    fn gather_at_most(self, holds: bool) -> &'static str {
+        match (self, holds) {
+            (Pace::Exploring, _) => "150ms",
+            (Pace::Reproducing, true) => "400ms",
+            (Pace::Reproducing, false) => "900ms",
+        }
+    }
+}
 
 /// The provider's webhook secret (a fixed one: the run's seed derives the
 /// forger's).
 const WEBHOOK_SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
 impl Situation {
-    /// The scenario file: `id`, the `comment` lines first.
-    pub fn to_yaml(&self, id: &str, comment: &[String]) -> String {
+    /// The scenario file: `id`, the `comment` lines first, its gathers at
+    /// `pace`.
+    pub fn to_yaml(&self, id: &str, comment: &[String], pace: Pace) -> String {
         let mut out = String::new();
         for line in comment {
             let _ = writeln!(out, "# {line}");
@@ -385,7 +408,7 @@ impl Situation {
                 self.collection.args_yaml(*amount)
             );
         }
-        self.write_faults(&mut out);
+        self.write_faults(&mut out, pace);
         let _ = writeln!(out, "steps:");
         for step in &self.steps {
             let _ = writeln!(out, "  - {}", self.step_yaml(*step));
@@ -466,6 +489,22 @@ impl Situation {
         }
     }
 
+    /// Whether racing reconcilers have their lookups gathered somewhere.
+    pub fn gathers(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|step| matches!(step, Step::RacingReconcilers(_, Some(_))))
+    }
+
+    /// How many racing steps leave their overlap to the scheduler (no
+    /// gather): their outcome may differ from run to run.
+    pub fn ungathered_races(&self) -> usize {
+        self.steps
+            .iter()
+            .filter(|step| matches!(step, Step::RacingReconcilers(_, None)))
+            .count()
+    }
+
     /// Whether a request is held in flight somewhere.
     fn holds(&self) -> bool {
         self.faults
@@ -484,7 +523,7 @@ impl Situation {
 
     /// The fault rules, then each racing step's gather (after them, so that
     /// a rule made for one request of the step strikes it first).
-    fn write_faults(&self, out: &mut String) {
+    fn write_faults(&self, out: &mut String, pace: Pace) {
         let gathers: Vec<(usize, Kind)> = self
             .steps
             .iter()
@@ -513,10 +552,11 @@ impl Situation {
                 f.response.yaml()
             );
         }
+        let at_most = pace.gather_at_most(self.holds());
         for (step, kind) in gathers {
             let _ = writeln!(
                 out,
-                "  - when: {{step: {step}, kind: {}}}\n    response: {{gather: {{requests: 2, at_most: {GATHER_AT_MOST}}}}}",
+                "  - when: {{step: {step}, kind: {}}}\n    response: {{gather: {{requests: 2, at_most: {at_most}}}}}",
                 kind.name()
             );
         }

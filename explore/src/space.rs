@@ -63,6 +63,7 @@ mod tests {
     use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
     use super::*;
+    use crate::situation::Pace;
 
     /// Every situation the grammar makes reads back through the scenario
     /// reader: a generator bug would otherwise show as a skipped situation.
@@ -80,9 +81,11 @@ mod tests {
             let count = if wire == Wire::Generic { 2000 } else { 500 };
             for i in 0..count {
                 let s = strategy.new_tree(&mut runner).unwrap().current();
-                let yaml = s.to_yaml(&format!("explore-test-{i}"), &[]);
-                if let Err(e) = lostreply_harness::scenario::parse(&yaml, "generated.yaml") {
-                    panic!("situation {i} on {wire:?} is not a valid scenario: {e}\n{yaml}");
+                for pace in [Pace::Exploring, Pace::Reproducing] {
+                    let yaml = s.to_yaml(&format!("explore-test-{i}"), &[], pace);
+                    if let Err(e) = lostreply_harness::scenario::parse(&yaml, "generated.yaml") {
+                        panic!("situation {i} on {wire:?} is not a valid scenario: {e}\n{yaml}");
+                    }
                 }
             }
         }

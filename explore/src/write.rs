@@ -43,7 +43,9 @@ pub fn finding_yaml(f: &Finding, seed: u64, command: &str) -> String {
         format!("Rerun: {command}"),
     ];
     comment.push(String::new());
-    f.shrunk.to_yaml(&f.id, &comment).replace("# \n", "#\n")
+    f.shrunk
+        .to_yaml(&f.id, &comment, f.pace)
+        .replace("# \n", "#\n")
 }
 
 /// Writes every finding (its file and page) and `explore.json` into `dir`;
