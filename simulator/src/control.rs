@@ -5,25 +5,31 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::{DefaultBodyLimit, FromRequestParts, Path, State};
+use axum::extract::{DefaultBodyLimit, FromRequestParts, Path, RawQuery, State};
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::faults::FaultCounters;
 use crate::provider::request_body::{read_body, timed_out_message, BodyError};
+use crate::query;
 use crate::record::Event;
 use crate::shared::Shared;
+use crate::store::{EventsPage, PageSize, SummarisedEvents, UnknownEvent};
 use crate::time::rfc3339;
 use crate::webhook;
 
 /// Largest control request body.
 pub const MAX_CONTROL_BODY_BYTES: usize = 64 * 1024;
+
+/// Largest `limit` of a page of `GET /_lostreply/events`: a page is copied
+/// out under the state lock, so its size bounds how long that takes.
+pub const MAX_EVENTS_PAGE: usize = 10_000;
 
 fn control_error(status: StatusCode, kind: &str, message: &str) -> Response {
     (
@@ -134,16 +140,95 @@ async fn mcp(_auth: ControlAuth, State(shared): State<Arc<Shared>>) -> Response 
     .into_response()
 }
 
-async fn events(_auth: ControlAuth, State(shared): State<Arc<Shared>>) -> Response {
-    let state = shared.state();
-    let data: Vec<&Event> = state.store.events().collect();
-    // The events of the objects summarised out of the ledger went with them
-    // (0 in any scenario run).
-    Json(json!({
-        "data": data,
-        "summarised": state.store.summarised_events().summarised,
-        "summarised_summary": state.store.summarised_events(),
-    }))
+/// Which events `GET /_lostreply/events` answers: those after `after`
+/// (from the first without it), at most `limit` of them (all without it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct EventsQuery {
+    after: Option<String>,
+    size: PageSize,
+}
+
+/// Reads `limit` and `after`; the message says what is wrong otherwise.
+fn events_query(raw: Option<&str>) -> Result<EventsQuery, String> {
+    let mut query = EventsQuery {
+        after: None,
+        size: PageSize::Whole,
+    };
+    for (name, value) in query::parse(raw).map_err(|why| why.to_string())? {
+        match name.as_str() {
+            "after" => query.after = Some(value),
+            "limit" => query.size = PageSize::AtMost(events_limit(&value)?),
+            other => {
+                return Err(format!(
+                    "unknown query parameter `{other}`: events takes limit and after"
+                ))
+            }
+        }
+    }
+    Ok(query)
+}
+
+fn events_limit(value: &str) -> Result<usize, String> {
+    match value.parse::<usize>() {
+        Ok(limit) if (1..=MAX_EVENTS_PAGE).contains(&limit) => Ok(limit),
+        _ => Err(format!(
+            "limit `{value}` must be an integer from 1 to {MAX_EVENTS_PAGE}"
+        )),
+    }
+}
+
+/// The body of `GET /_lostreply/events`, written after the state lock is
+/// released: its events are the page's own copies.
+#[derive(Serialize)]
+struct EventsListing<'a> {
+    data: &'a [Event],
+    /// The events of the objects summarised out of the ledger went with them
+    /// (0 in any scenario run).
+    summarised: u64,
+    summarised_summary: &'a SummarisedEvents,
+    has_more: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_after: Option<&'a str>,
+}
+
+async fn events(
+    _auth: ControlAuth,
+    State(shared): State<Arc<Shared>>,
+    RawQuery(raw): RawQuery,
+) -> Response {
+    let query = match events_query(raw.as_deref()) {
+        Ok(query) => query,
+        Err(message) => return control_error(StatusCode::BAD_REQUEST, "invalid_request", &message),
+    };
+    let (page, summarised) = {
+        let state = shared.state();
+        let page = state.store.events_page(query.after.as_deref(), query.size);
+        (page, state.store.summarised_events().clone())
+    };
+    match page {
+        Ok(page) => events_listing(&page, &summarised),
+        Err(UnknownEvent) => {
+            let after = query.after.unwrap_or_default();
+            control_error(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                &format!(
+                    "no event `{after}` is held (never produced, or summarised out with its \
+                     object): `after` takes an id from the listing"
+                ),
+            )
+        }
+    }
+}
+
+fn events_listing(page: &EventsPage, summarised: &SummarisedEvents) -> Response {
+    Json(EventsListing {
+        data: &page.events,
+        summarised: summarised.summarised,
+        summarised_summary: summarised,
+        has_more: page.has_more(),
+        next_after: page.next_after.as_deref(),
+    })
     .into_response()
 }
 

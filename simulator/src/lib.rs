@@ -73,7 +73,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub use canonical::{canonical_json, write_canonical_text};
-pub use control::MAX_CONTROL_BODY_BYTES;
+pub use control::{MAX_CONTROL_BODY_BYTES, MAX_EVENTS_PAGE};
 pub use idempotency::MAX_KEY_BYTES;
 pub use journal::{DroppedSummary, MAX_JOURNAL_ENTRIES};
 pub use json_text::JsonText;

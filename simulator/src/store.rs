@@ -20,6 +20,9 @@
 //! An object's webhook events go with it ([`SummarisedEvents`]: counts by
 //! kind and type): a summarised event answers as one the provider never
 //! produced, so the events held stay within a small multiple of the bound.
+//! Events are found by id through an index of their positions, which loses
+//! an event's entry when the event leaves the queue, so it is bounded as the
+//! queue is.
 
 mod stored;
 
@@ -112,6 +115,35 @@ pub struct SummarisedEvents {
     pub by_type: BTreeMap<String, u64>,
 }
 
+/// One page of the events held, in the order they were produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct EventsPage {
+    pub events: Vec<Event>,
+    /// The last event's id when more events follow the page: the `after`
+    /// of the next page.
+    pub next_after: Option<String>,
+}
+
+impl EventsPage {
+    pub(crate) fn has_more(&self) -> bool {
+        self.next_after.is_some()
+    }
+}
+
+/// How many events a page holds at most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PageSize {
+    /// Every event held from the start of the page on.
+    Whole,
+    /// At most this many (at least one).
+    AtMost(usize),
+}
+
+/// A page's `after` names no event held: unknown, or summarised out with its
+/// object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct UnknownEvent;
+
 /// An event, with its object's position (as `by_id` holds it): the event
 /// is held only while its object is.
 #[derive(Debug)]
@@ -151,6 +183,15 @@ pub(crate) struct Store {
     /// a held object's event (an old object's settled event) is no longer
     /// shown, so at most a settled event per object waits there.
     events: VecDeque<HeldEvent>,
+    /// How many events have left the front of `events`: the event at
+    /// `events[i]` was produced `events_freed + i`-th (from 0).
+    events_freed: u64,
+    /// Production position by a hash of the event id (checked against the
+    /// id itself), as `by_id` is for objects. An entry goes when its event
+    /// leaves `events`; an event summarised out but still waiting in the
+    /// queue keeps its entry until then and is told apart by its object's
+    /// position.
+    event_positions: FixedMap<u64, u64>,
     summarised_events: SummarisedEvents,
     object_ids: ChaCha20Rng,
     event_ids: ChaCha20Rng,
@@ -297,10 +338,25 @@ fn key_retention_ms(plan: &Plan) -> i64 {
     i64::try_from(plan.idempotency.retention.as_millis()).unwrap_or(i64::MAX)
 }
 
-/// The index key of an object id: a fixed hasher, so the same seed draws the
-/// same ids on every run.
+/// The index key of an object or event id: a fixed hasher, so the same seed
+/// draws the same ids on every run.
 fn id_hash(id: &str) -> u64 {
     fixed_hash(id)
+}
+
+/// An id from `draw` whose index hash is not in `taken`: the indexes hold
+/// hashes, not ids, so two held ids must never share one.
+fn draw_unique_id<Id: std::ops::Deref<Target = str>>(
+    taken: &FixedMap<u64, u64>,
+    mut draw: impl FnMut() -> Id,
+) -> (Id, u64) {
+    loop {
+        let candidate = draw();
+        let hash = id_hash(&candidate);
+        if !taken.contains_key(&hash) {
+            return (candidate, hash);
+        }
+    }
 }
 
 impl Store {
@@ -316,6 +372,8 @@ impl Store {
             strings: Interner::default(),
             per_tenant: BTreeMap::new(),
             events: VecDeque::new(),
+            events_freed: 0,
+            event_positions: FixedMap::default(),
             summarised_events: SummarisedEvents::default(),
             object_ids,
             event_ids,
@@ -401,16 +459,11 @@ impl Store {
             .profile
             .resource(&new.resource)
             .map(|r| r.id_prefix.as_str());
-        let (id, hash) = loop {
-            let candidate = match prefix {
-                Some(prefix) => prefixed_id(prefix, &mut self.object_ids),
-                None => object_id(&new.resource, &mut self.object_ids),
-            };
-            let hash = id_hash(&candidate);
-            if !self.by_id.contains_key(&hash) {
-                break (candidate, hash);
-            }
-        };
+        let object_ids = &mut self.object_ids;
+        let (id, hash) = draw_unique_id(&self.by_id, || match prefix {
+            Some(prefix) => prefixed_id(prefix, object_ids),
+            None => object_id(&new.resource, object_ids),
+        });
         let status = match (live, plan.asynchronous) {
             (true, Some(_)) => ObjectStatus::Processing,
             (true, None) | (false, _) => ObjectStatus::Succeeded,
@@ -497,9 +550,22 @@ impl Store {
                     .map_or(created, |t| t.max(created)),
             );
         }
+        self.free_summarised_events();
+    }
+
+    /// Frees the events of summarised objects from the front of the queue,
+    /// and their index entries with them.
+    fn free_summarised_events(&mut self) {
         let first = self.summarised.summarised;
         while self.events.front().is_some_and(|held| held.object < first) {
-            self.events.pop_front();
+            let Some(freed) = self.events.pop_front() else {
+                return;
+            };
+            let hash = id_hash(&freed.event.id);
+            if self.event_positions.get(&hash) == Some(&self.events_freed) {
+                self.event_positions.remove(&hash);
+            }
+            self.events_freed += 1;
         }
     }
 
@@ -553,7 +619,8 @@ impl Store {
         };
         let effect = &self.effects[index];
         let profile = &plan.profile;
-        let id = random_id("evt", &mut self.event_ids);
+        let event_ids = &mut self.event_ids;
+        let (id, hash) = draw_unique_id(&self.event_positions, || random_id("evt", event_ids));
         let event_type = event_type(profile, effect, kind);
         let body = render::event_body(
             profile,
@@ -572,6 +639,8 @@ impl Store {
             body,
         };
         let object = self.summarised.summarised + index as u64;
+        let position = self.events_freed + self.events.len() as u64;
+        self.event_positions.insert(hash, position);
         self.events.push_back(HeldEvent { object, event });
     }
 
@@ -620,7 +689,46 @@ impl Store {
 
     /// The held event `id`: a summarised one answers as an unknown one.
     pub(crate) fn event(&self, id: &str) -> Option<&Event> {
-        self.events().find(|e| e.id == id)
+        let index = self.held_event_index(id)?;
+        self.events.get(index).map(|held| &held.event)
+    }
+
+    /// Where the held event `id` sits in `events`.
+    fn held_event_index(&self, id: &str) -> Option<usize> {
+        let position = self.event_positions.get(&id_hash(id))?;
+        let index = usize::try_from(position.checked_sub(self.events_freed)?).ok()?;
+        let held = self.events.get(index)?;
+        let still_held = held.object >= self.summarised.summarised;
+        (still_held && held.event.id == id).then_some(index)
+    }
+
+    /// The events held after the event `after` (from the first without it),
+    /// copied out so that the caller writes them without the state lock.
+    pub(crate) fn events_page(
+        &self,
+        after: Option<&str>,
+        size: PageSize,
+    ) -> Result<EventsPage, UnknownEvent> {
+        let start = match after {
+            Some(id) => self.held_event_index(id).ok_or(UnknownEvent)? + 1,
+            None => 0,
+        };
+        let first = self.summarised.summarised;
+        let mut held = self
+            .events
+            .range(start..)
+            .filter(|held| held.object >= first)
+            .map(|held| &held.event);
+        let limit = match size {
+            PageSize::Whole => usize::MAX,
+            PageSize::AtMost(limit) => limit,
+        };
+        let events: Vec<Event> = held.by_ref().take(limit).cloned().collect();
+        let next_after = match held.next() {
+            Some(_) => events.last().map(|event| event.id.clone()),
+            None => None,
+        };
+        Ok(EventsPage { events, next_after })
     }
 }
 
@@ -669,13 +777,11 @@ mod tests {
         }
     }
 
-    #[test]
-    fn an_object_is_found_by_its_id_only_with_its_tenant_and_resource() {
-        let mut store = Store::new(7);
-        let plan = Plan::default();
-        let new = NewObject {
+    /// An object of `sk_test` in `resource` with no arguments.
+    fn empty_object(resource: &str) -> NewObject {
+        NewObject {
             tenant: "sk_test".into(),
-            resource: "tickets".into(),
+            resource: resource.into(),
             args: JsonText::of(&Map::new()),
             client_reference: None,
             metadata: None,
@@ -683,8 +789,16 @@ mod tests {
             fingerprint: SharedStr::from("{}"),
             attempt: 1,
             request_seq: None,
-        };
-        let (effect, id) = store.commit(&plan, new, 0).expect("room");
+        }
+    }
+
+    #[test]
+    fn an_object_is_found_by_its_id_only_with_its_tenant_and_resource() {
+        let mut store = Store::new(7);
+        let plan = Plan::default();
+        let (effect, id) = store
+            .commit(&plan, empty_object("tickets"), 0)
+            .expect("room");
         assert_eq!(&*id, effect.id);
         assert!(store.get("sk_test", "tickets", &effect.id).is_some());
         assert!(store.get("sk_other", "tickets", &effect.id).is_none());
@@ -702,17 +816,6 @@ mod tests {
         plan.limits.max_objects = 2;
         let retention_ms = key_retention_ms(&plan);
         let mut store = Store::new(3);
-        let new = |resource: &str| NewObject {
-            tenant: "sk_test".into(),
-            resource: resource.into(),
-            args: JsonText::of(&Map::new()),
-            client_reference: None,
-            metadata: None,
-            idempotency_key: None,
-            fingerprint: SharedStr::from("{}"),
-            attempt: 1,
-            request_seq: None,
-        };
         let mut ids = Vec::new();
         // Two objects a retention apart, then two more: the first goes past
         // its retention, the second inside it.
@@ -722,7 +825,9 @@ mod tests {
             (retention_ms, "tickets"),
             (retention_ms + 1, "tickets"),
         ] {
-            let (effect, _) = store.commit(&plan, new(resource), at_ms).expect("no cap");
+            let (effect, _) = store
+                .commit(&plan, empty_object(resource), at_ms)
+                .expect("no cap");
             ids.push(effect.id.clone());
         }
         assert_eq!(store.len(), 2);
@@ -747,17 +852,7 @@ mod tests {
         plan.limits.max_objects = 1;
         plan.limits.hard_cap_objects = Some(1);
         let mut store = Store::new(4);
-        let new = || NewObject {
-            tenant: "sk_test".into(),
-            resource: "tickets".into(),
-            args: JsonText::of(&Map::new()),
-            client_reference: None,
-            metadata: None,
-            idempotency_key: None,
-            fingerprint: SharedStr::from("{}"),
-            attempt: 1,
-            request_seq: None,
-        };
+        let new = || empty_object("tickets");
         assert!(store.commit(&plan, new(), 0).is_ok());
         assert_eq!(
             store.commit(&plan, new(), 0).err(),
@@ -766,5 +861,99 @@ mod tests {
         plan.limits.hard_cap_objects = None;
         assert!(store.commit(&plan, new(), 0).is_ok());
         assert_eq!(store.summarised().summarised, 1);
+    }
+
+    /// A plan that holds at most three objects, whose objects make events
+    /// and settle a second after they are created.
+    fn three_objects_with_events() -> Plan {
+        let mut plan = Plan::default();
+        plan.limits.max_objects = 3;
+        plan.webhooks = Some(
+            crate::plan::Webhooks::builder()
+                .secret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".to_owned())
+                .build(),
+        );
+        plan.asynchronous = Some(
+            crate::plan::Asynchronous::builder()
+                .settle_after(std::time::Duration::from_secs(1))
+                .result(SettleResult::Succeeded)
+                .build(),
+        );
+        plan
+    }
+
+    /// Every event produced is found by its id exactly while it is listed,
+    /// and the index holds an entry for each event queued, no more.
+    fn assert_index_matches_the_events_held(store: &Store, produced: &[String]) {
+        let held: Vec<&str> = store.events().map(|event| event.id.as_str()).collect();
+        for id in produced {
+            let found = store.event(id).map(|event| event.id.as_str());
+            let expected = held.contains(&id.as_str()).then_some(id.as_str());
+            assert_eq!(found, expected, "{id}");
+        }
+        assert_eq!(store.event_positions.len(), store.events.len());
+    }
+
+    #[test]
+    fn the_event_index_follows_the_events_through_summarising() {
+        let plan = three_objects_with_events();
+        let mut store = Store::new(5);
+        let mut produced: Vec<String> = Vec::new();
+        let mut a_summarised_event_waited = false;
+        // A create every 600 ms: an object settles as the second after it is
+        // created, so its settled event waits behind a younger object's.
+        for n in 0..12 {
+            let now_ms = n * 600;
+            store.settle_due(&plan, now_ms);
+            store
+                .commit(&plan, empty_object("tickets"), now_ms)
+                .expect("no cap");
+            for event in store.events() {
+                if !produced.contains(&event.id) {
+                    produced.push(event.id.clone());
+                }
+            }
+            assert_index_matches_the_events_held(&store, &produced);
+            a_summarised_event_waited |= store.events.len() > store.events().count();
+        }
+        assert!(a_summarised_event_waited);
+        assert!(store.event_positions.len() < produced.len() / 2);
+        assert!(store.event("evt_never").is_none());
+    }
+
+    #[test]
+    fn pages_of_events_join_into_the_whole_listing() {
+        let plan = three_objects_with_events();
+        let mut store = Store::new(6);
+        let mut first_event = None;
+        for n in 0..8 {
+            store.settle_due(&plan, n * 600);
+            store
+                .commit(&plan, empty_object("tickets"), n * 600)
+                .expect("no cap");
+            first_event = first_event.or_else(|| store.events().next().map(|e| e.id.clone()));
+        }
+        let whole = store.events_page(None, PageSize::Whole).expect("no after");
+        assert!(!whole.has_more());
+        let held: Vec<Event> = store.events().cloned().collect();
+        assert_eq!(whole.events, held);
+        let mut joined: Vec<Event> = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let page = store
+                .events_page(after.as_deref(), PageSize::AtMost(2))
+                .expect("a held event");
+            assert!(page.events.len() <= 2);
+            joined.extend(page.events.iter().cloned());
+            match page.next_after {
+                Some(next) => after = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!(joined, held);
+        // The first object and its events were summarised out long ago.
+        for gone in [first_event.as_deref(), Some("evt_never")] {
+            assert_eq!(store.events_page(gone, PageSize::Whole), Err(UnknownEvent));
+        }
     }
 }

@@ -193,6 +193,16 @@ async fn past_the_bound_an_objects_events_go_with_it_and_are_counted() {
     }
     let held = events_of(&listing, &ids[15]);
     assert_eq!(sign(&sim, &held[1]).await.0, 200);
+
+    // A page after an event summarised out answers 404 as after an unknown
+    // one; after a held event it goes on.
+    let url = |after: &str| format!("/_lostreply/events?limit=10&after={after}");
+    let (status, body) = json(get(&sim, A, &url(&of_ten[1])).await).await;
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(body["error"]["type"], never_body["error"]["type"]);
+    let (status, page) = json(get(&sim, A, &url(&held[1])).await).await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(page["summarised"], 20);
 }
 
 #[tokio::test]

@@ -8,6 +8,7 @@ mod common;
 mod answered_after_client_left;
 mod bounded_store;
 mod control_and_webhooks;
+mod events_paging;
 mod faults;
 mod generic_api;
 mod idempotency;
