@@ -17,6 +17,9 @@
 //! - [`cases`]: wall time of the lost-response scenarios with the reference
 //!   adapter in process and the Python adapter as processes.
 //! - [`serve_mem`]: resident memory of the `lostreply serve` binary.
+//! - [`explore`]: `lostreply explore`'s search timed on each wire: the
+//!   generic one and MCP in process, a provider profile's against an adapter
+//!   on its SDK.
 //! - [`soak`]: `lostreply serve` under a long load of mixed faults, its
 //!   journal and ledger compared at the end, its memory sampled throughout.
 //! - [`procfs`]: memory and machine facts from `/proc`.
@@ -27,6 +30,7 @@
 pub mod cases;
 pub mod client;
 pub mod cost;
+pub mod explore;
 pub mod figures;
 pub mod load;
 pub mod procfs;

@@ -7,9 +7,12 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::Parser;
 use lostreply_bench::cost;
+use lostreply_bench::explore::ExploreProfileRun;
 use lostreply_bench::figures::Out;
 use lostreply_bench::soak::Webhooks;
 use lostreply_bench::suite::{self, Config, Part};
+use lostreply_explore::shape::Profile;
+use lostreply_harness::driver::AdapterUnderTest;
 
 // No `#[global_allocator]` here, on purpose: the simulator, bare hyper and
 // wiremock are compared under the allocator a user's own test binary has
@@ -75,6 +78,21 @@ struct Args {
     /// Situations the explore part times against the in-process reference (default 1000; --quick 200).
     #[arg(long, value_name = "N")]
     explore_situations: Option<u64>,
+    /// MCP situations the explore part times against the in-process reference's MCP side
+    /// (default 1000; --quick 50).
+    #[arg(long, value_name = "N")]
+    explore_mcp_situations: Option<u64>,
+    /// The explore part also times a provider profile's wire (stripe, openai, anthropic) against
+    /// --explore-adapter.
+    #[arg(long, value_name = "NAME", requires = "explore_adapter")]
+    explore_profile: Option<Profile>,
+    /// With --explore-profile: a process adapter on that provider's SDK, run persistent
+    /// (`CMD serve`), as `lostreply explore --adapter CMD --persistent` runs it.
+    #[arg(long, value_name = "CMD", requires = "explore_profile", value_parser = persistent_adapter)]
+    explore_adapter: Option<AdapterUnderTest>,
+    /// Situations the explore part times on --explore-profile's wire (default 100; --quick 20).
+    #[arg(long, value_name = "N")]
+    explore_profile_situations: Option<u64>,
     /// Checkpoints (cumulative creates) of the loaded `lostreply serve`
     /// measurement, memory read at each (default 100000,300000,1000000; --quick 1000).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
@@ -96,9 +114,24 @@ fn soak_duration(text: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// `--explore-adapter`: the command line, split as `lostreply explore --adapter` splits it.
+fn persistent_adapter(line: &str) -> Result<AdapterUnderTest, String> {
+    AdapterUnderTest::from_command_line(line, true).map_err(|e| e.to_string())
+}
+
+/// The exit status of a flag the bench cannot use, whether clap or `config`
+/// refuses it: 2, as clap's own usage errors and `lostreply`'s bad input.
+const BAD_FLAGS: i32 = 2;
+
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let config = config(&args)?;
+    let config = match config(&args) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("lostreply-bench: {e:#}");
+            std::process::exit(BAD_FLAGS);
+        }
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -110,6 +143,21 @@ fn main() -> anyhow::Result<()> {
         std::process::exit(1);
     }
     Ok(())
+}
+
+/// The profile run, when both of its flags are given (clap refuses one without the other).
+fn explore_profile(args: &Args, quick: bool) -> Option<ExploreProfileRun> {
+    let profile = args.explore_profile?;
+    let adapter = args.explore_adapter.clone()?;
+    let situations = args
+        .explore_profile_situations
+        .unwrap_or(if quick { 20 } else { 100 })
+        .max(1);
+    Some(ExploreProfileRun {
+        profile,
+        adapter,
+        situations,
+    })
 }
 
 fn config(args: &Args) -> anyhow::Result<Config> {
@@ -199,6 +247,8 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         python_adapter,
         lostreply_bin,
         explore_situations: pick(args.explore_situations, 1000, 200).max(1),
+        explore_mcp_situations: pick(args.explore_mcp_situations, 1000, 50).max(1),
+        explore_profile: explore_profile(args, quick),
         serve_creates: if !args.serve_creates.is_empty() {
             args.serve_creates.clone()
         } else if args.quick {

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use crate::cases::{self, AdapterChoice, CasesTiming};
 use crate::client::Wire;
 use crate::cost::{self, CostRun, Ending, StepFigures};
+use crate::explore::{self, Exploration, ExploreProfileRun};
 use crate::figures::{mib, num, table, Out};
 use crate::load::{run_point, run_samples, LoadSpec, Path as LoadPath, PointResult, Samples};
 use crate::procfs;
@@ -36,7 +37,8 @@ pub enum Part {
     Cases,
     /// `lostreply serve` resident memory.
     Serve,
-    /// `lostreply explore`'s situations a minute, in process.
+    /// `lostreply explore`'s situations a minute: the generic wire and MCP
+    /// in process, a provider profile's against a given adapter.
     Explore,
     /// `lostreply serve` under a long load of mixed faults, then its records
     /// checked (minutes: only with `--only soak`).
@@ -121,6 +123,10 @@ pub struct Config {
     pub serve_creates: Vec<u64>,
     /// Situations `lostreply explore` runs against the reference, timed.
     pub explore_situations: u64,
+    /// MCP situations `lostreply explore --mcp` runs against the reference's MCP side, timed.
+    pub explore_mcp_situations: u64,
+    /// A provider profile's wire, timed against a process adapter on its SDK when one is given.
+    pub explore_profile: Option<ExploreProfileRun>,
     /// How long the soak's clients run.
     pub soak_duration: Duration,
     /// Whether the soak delivers webhooks.
@@ -160,7 +166,11 @@ pub async fn run(config: &Config, out: &mut Out<'_>) -> bool {
             Part::Check => results.cost = cost_growth(config, out).await,
             Part::Cases => results.cases = cases_part(config, out).await,
             Part::Serve => results.serve = serve_part(config, out).await,
-            Part::Explore => results.explore = Some(explore_part(config, out).await),
+            Part::Explore => {
+                let (generic, mcp) = explore_part(config, out).await;
+                results.explore = Some(generic);
+                results.explore_mcp = Some(mcp);
+            }
             Part::Soak => checks_held &= soak_part(config, &machine, out).await,
         }
     }
@@ -177,42 +187,23 @@ pub async fn run(config: &Config, out: &mut Out<'_>) -> bool {
     checks_held
 }
 
-/// `lostreply explore` against the in-process reference for a fixed number
-/// of situations (seed 1, `jobs` at once): its rate, and that it found nothing.
-async fn explore_part(config: &Config, out: &mut Out<'_>) -> ExploreRate {
-    use lostreply_explore::search::{explore, Budget, ExploreOptions};
-    let adapter = lostreply_harness::driver::AdapterUnderTest::InProcess(std::sync::Arc::new(
-        lostreply_reference::ReferenceFactory,
-    ));
-    let options = ExploreOptions {
-        run: lostreply_harness::suite::RunOptions::new(adapter).seed(1),
-        budget: Budget::Situations(config.explore_situations),
-        jobs: config.jobs,
-        shard: None,
-        space: Default::default(),
-    };
-    let explored = explore(&options, |_| {}).await;
-    let rate = ExploreRate {
-        situations: explored.situations,
-        elapsed: explored.elapsed,
-        findings: explored.findings.len(),
-    };
-    out.figure(
-        "explore",
-        json!({"adapter": "builtin:reference", "jobs": config.jobs, "situations": rate.situations,
-               "elapsed_ms": rate.elapsed.as_millis() as u64, "per_minute": rate.per_minute(),
-               "findings": rate.findings, "invalid": explored.invalid,
-               "adapter_errors": explored.adapter_errors, "infra_errors": explored.infra_errors}),
-    );
-    out.text(&format!(
-        "explore: {} situations in {:.1} s against the in-process reference, {} at a time: {:.0} a minute, {} findings",
-        rate.situations,
-        rate.elapsed.as_secs_f64(),
-        config.jobs,
-        rate.per_minute(),
-        rate.findings
-    ));
-    rate
+/// `lostreply explore`'s rate on each wire (bench/src/explore.rs): the
+/// generic wire's and MCP's, both in process, for the targets. A profile's
+/// is reported alone: its rate is its provider SDK's.
+async fn explore_part(config: &Config, out: &mut Out<'_>) -> (ExploreRate, ExploreRate) {
+    let generic = Exploration::generic(config.explore_situations, config.jobs)
+        .time(out)
+        .await;
+    let mcp = Exploration::mcp(config.explore_mcp_situations, config.jobs)
+        .time(out)
+        .await;
+    match &config.explore_profile {
+        Some(run) => {
+            Exploration::profile(run, config.jobs).time(out).await;
+        }
+        None => explore::profile_skipped(out),
+    }
+    (generic, mcp)
 }
 
 fn spec(config: &Config, connections: usize) -> LoadSpec {

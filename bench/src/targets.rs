@@ -32,8 +32,10 @@ pub struct Results {
     pub cases: Vec<(AdapterChoice, CasesTiming)>,
     /// `lostreply serve` under load.
     pub serve: Option<ServeMemory>,
-    /// `lostreply explore` in process.
+    /// `lostreply explore` in process on the generic wire.
     pub explore: Option<ExploreRate>,
+    /// `lostreply explore --mcp` against the in-process reference's MCP side.
+    pub explore_mcp: Option<ExploreRate>,
 }
 
 /// How fast `lostreply explore` ran, and what it found (against a correct
@@ -165,6 +167,7 @@ pub fn judge(results: &Results, cost_budget: Duration) -> Vec<Target> {
     list.extend(cases_targets(&results.cases));
     list.extend(serve_targets(results.serve.as_ref()));
     list.push(explore_target(results.explore.as_ref()));
+    list.push(explore_mcp_target(results.explore_mcp.as_ref()));
     list
 }
 
@@ -175,6 +178,24 @@ fn explore_target(rate: Option<&ExploreRate>) -> Target {
         "explore_per_minute",
         "> 1000 situations a minute in process, no finding against the reference",
     );
+    judge_explore_rate(target, rate)
+}
+
+/// The same target on MCP. Its sessions go over loopback, but both ends
+/// are in this process, and its rate, like the generic wire's, is set by
+/// the situations' waits in real time rather than by the CPU, so the
+/// in-process target holds it too. A profile's wire has no target: its
+/// rate is its provider SDK's.
+fn explore_mcp_target(rate: Option<&ExploreRate>) -> Target {
+    let target = Target::new(
+        "explore_mcp_per_minute",
+        "> 1000 MCP situations a minute in process (loopback MCP sessions), no finding against the reference's MCP side",
+    );
+    judge_explore_rate(target, rate)
+}
+
+/// Met above 1,000 situations a minute with no finding.
+fn judge_explore_rate(target: Target, rate: Option<&ExploreRate>) -> Target {
     match rate {
         Some(r) => {
             let per_minute = r.per_minute();
@@ -1079,6 +1100,32 @@ mod tests {
             find(&cases_targets(&cases), "cases_python_persistent").met,
             None
         );
+    }
+
+    #[test]
+    fn each_in_process_wire_is_judged_on_its_own_rate_and_findings() {
+        let rate = |situations: u64, seconds: u64, findings: usize| ExploreRate {
+            situations,
+            elapsed: Duration::from_secs(seconds),
+            findings,
+        };
+        let results = Results {
+            explore: Some(rate(1000, 30, 0)),
+            explore_mcp: Some(rate(400, 30, 0)),
+            ..Results::default()
+        };
+        let list = judge(&results, Duration::from_secs(25));
+        // 2000 a minute on the generic wire, 800 on MCP.
+        assert_eq!(find(&list, "explore_per_minute").met, Some(true));
+        assert_eq!(find(&list, "explore_mcp_per_minute").met, Some(false));
+
+        let results = Results {
+            explore_mcp: Some(rate(1000, 30, 1)),
+            ..Results::default()
+        };
+        let list = judge(&results, Duration::from_secs(25));
+        assert_eq!(find(&list, "explore_mcp_per_minute").met, Some(false));
+        assert_eq!(find(&list, "explore_per_minute").met, None);
     }
 
     #[test]

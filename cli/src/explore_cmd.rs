@@ -90,13 +90,9 @@ fn budget(raw: &str) -> Result<Budget, String> {
 fn space(args: &ExploreArgs) -> Result<Space, String> {
     let wire = match (&args.profile, args.mcp) {
         (Some(name), _) => {
-            let profile = Profile::from_name(name).ok_or_else(|| {
-                format!(
-                    "--profile {name:?}: explore draws situations on the built-in profiles {} \
-                     (it must know what each collection's SDK call carries)",
-                    Profile::ALL.map(Profile::name).join(", ")
-                )
-            })?;
+            let profile = name
+                .parse::<Profile>()
+                .map_err(|e| format!("--profile {name:?}: {e}"))?;
             if args.adapter.is_none() {
                 return Err(format!(
                     "--profile {name} needs --adapter: the bundled adapters speak the generic API \

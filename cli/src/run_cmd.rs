@@ -6,7 +6,7 @@ use std::sync::Arc;
 use clap::Args;
 use lostreply_reports::terminal::TerminalStyle;
 
-use lostreply_harness::driver::{AdapterUnderTest, ProcessCommand};
+use lostreply_harness::driver::AdapterUnderTest;
 use lostreply_harness::exit;
 use lostreply_harness::seed::DEFAULT_SEED;
 use lostreply_harness::suite::{run_suite, RunOptions};
@@ -119,12 +119,8 @@ pub(super) fn adapter_under_test(
     builtin: Option<&str>,
 ) -> Result<AdapterUnderTest, String> {
     if let Some(line) = command {
-        let c = ProcessCommand::parse(line).map_err(|e| format!("--adapter: {e}"))?;
-        return Ok(if persistent {
-            AdapterUnderTest::Persistent(c)
-        } else {
-            AdapterUnderTest::Process(c)
-        });
+        return AdapterUnderTest::from_command_line(line, persistent)
+            .map_err(|e| format!("--adapter: {e}"));
     }
     let name = builtin.unwrap_or("reference");
     crate::bundled::adapter(name)

@@ -67,6 +67,34 @@ impl Profile {
     }
 }
 
+/// A name `--profile` does not know: explore draws only on the built-in
+/// profiles, whose SDK calls it knows the arguments of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnknownProfile;
+
+impl std::fmt::Display for UnknownProfile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "explore draws situations on the built-in profiles {} \
+             (it must know what each collection's SDK call carries)",
+            Profile::ALL.map(Profile::name).join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownProfile {}
+
+/// The profile named `name`, or why explore cannot draw on it (what
+/// `--profile` reads).
+impl std::str::FromStr for Profile {
+    type Err = UnknownProfile;
+
+    fn from_str(name: &str) -> Result<Profile, UnknownProfile> {
+        Profile::from_name(name).ok_or(UnknownProfile)
+    }
+}
+
 /// The collection a situation's operations create in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Collection {

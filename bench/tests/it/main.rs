@@ -2,5 +2,6 @@
 //! subject (`cargo test -p lostreply-bench -- smoke::` runs one).
 #![allow(clippy::unwrap_used)]
 
+mod flags;
 mod smoke;
 mod soak;

@@ -182,6 +182,8 @@ async fn the_suite_writes_figures_and_targets() {
         lostreply_bin: PathBuf::from("/nonexistent/lostreply"),
         serve_creates: vec![10],
         explore_situations: 20,
+        explore_mcp_situations: 10,
+        explore_profile: None,
         soak_duration: Duration::from_secs(1),
         soak_webhooks: lostreply_bench::soak::Webhooks::Off,
     };
@@ -208,6 +210,27 @@ async fn the_suite_writes_figures_and_targets() {
         (&explore["situations"], &explore["findings"]),
         (&20.into(), &0.into())
     );
+    // Ten MCP situations against the reference's MCP side: nothing found,
+    // none refused or failed.
+    let mcp = lines
+        .iter()
+        .find(|l| l["bench"] == "explore_mcp")
+        .expect("explore_mcp figure");
+    let counts = [
+        "situations",
+        "findings",
+        "invalid",
+        "adapter_errors",
+        "infra_errors",
+    ]
+    .map(|field| mcp[field].as_u64());
+    assert_eq!(counts, [10, 0, 0, 0, 0].map(Some), "{mcp}");
+    // No adapter on a provider's SDK given: the profile figure says why it is missing.
+    let profile = lines
+        .iter()
+        .find(|l| l["bench"] == "explore_profile")
+        .expect("explore_profile figure");
+    assert_eq!(profile["status"], "skipped");
     // Every target is listed, whatever parts ran: those of parts that did not
     // run are "not measured".
     let names: Vec<&str> = lines
@@ -243,6 +266,7 @@ async fn the_suite_writes_figures_and_targets() {
             "serve_bytes_per_request",
             "serve_keeps_serving",
             "explore_per_minute",
+            "explore_mcp_per_minute",
         ]
     );
     assert_eq!(count("machine"), 1);
@@ -284,4 +308,8 @@ async fn the_suite_writes_figures_and_targets() {
     let text = String::from_utf8(buffer).unwrap();
     assert!(text.contains("== targets"), "{text}");
     assert!(text.contains("phase pipeline"), "{text}");
+    assert!(
+        text.contains("explore --profile: skipped: it needs a process adapter"),
+        "{text}"
+    );
 }

@@ -42,6 +42,21 @@ impl std::fmt::Debug for AdapterUnderTest {
 }
 
 impl AdapterUnderTest {
+    /// A process adapter from its command line as a user types it: run once
+    /// per call, or `persistent`ly as `<command...> serve`. Every front end
+    /// that takes `--adapter` reads it here, so they split it alike.
+    pub fn from_command_line(
+        line: &str,
+        persistent: bool,
+    ) -> Result<AdapterUnderTest, CommandError> {
+        let command = ProcessCommand::parse(line)?;
+        Ok(if persistent {
+            AdapterUnderTest::Persistent(command)
+        } else {
+            AdapterUnderTest::Process(command)
+        })
+    }
+
     /// `builtin:reference`, or the command line.
     pub fn display_name(&self) -> String {
         match self {
