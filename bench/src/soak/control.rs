@@ -36,19 +36,20 @@ const DELIVER_EVERY_TICKS: u64 = 5;
 const DELIVERIES_PER_ROUND: usize = 20;
 /// One delivery in this many is forged (its body changed after signing).
 const FORGED_EVERY: u64 = 5;
-/// The events are listed whole (`GET /_lostreply/events` has no paging),
-/// under the lock every request takes; past this many the soak stops listing
-/// them, so that its own reading does not become the load.
-pub const LISTING_LIMIT: usize = 100_000;
+/// Events asked for per page of `GET /_lostreply/events`: each page is
+/// copied out under the lock every request takes, so a round reads the
+/// events new since the last one a bounded page at a time, and its own
+/// reading never becomes the load, however long the soak runs.
+const PAGE: usize = 5_000;
 
 /// What the harness side did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ControlFigures {
     /// Clock moves answered 200.
     pub advances: u64,
-    /// Event listings read.
+    /// Pages of events read.
     pub listings: u64,
-    /// Events in the last listing.
+    /// Events read in all pages (each event once).
     pub events_listed: u64,
     /// Deliveries signed by the simulator and posted unchanged.
     pub genuine: u64,
@@ -167,6 +168,7 @@ async fn receive(
 #[derive(Deserialize)]
 struct Listing {
     data: Vec<Listed>,
+    has_more: bool,
 }
 
 #[derive(Deserialize)]
@@ -194,7 +196,7 @@ pub async fn run(
     until: Instant,
 ) -> ControlFigures {
     let mut figures = ControlFigures::default();
-    let mut delivered_up_to = 0usize;
+    let mut last_listed: Option<String> = None;
     let mut tick = 0u64;
     while Instant::now() + ADVANCE_EVERY <= until {
         tokio::time::sleep(ADVANCE_EVERY).await;
@@ -219,13 +221,12 @@ pub async fn run(
             Ok((status, _)) => figures.fail(format!("POST {path} answered {status}")),
             Err(e) => figures.fail(format!("POST {path}: {e}")),
         }
-        let listing_allowed = figures.events_listed < LISTING_LIMIT as u64;
-        if webhooks && listing_allowed && tick.is_multiple_of(DELIVER_EVERY_TICKS) {
+        if webhooks && tick.is_multiple_of(DELIVER_EVERY_TICKS) {
             deliver_round(
                 &mut sim,
                 simulator,
                 receiver,
-                &mut delivered_up_to,
+                &mut last_listed,
                 &mut figures,
             )
             .await;
@@ -236,23 +237,19 @@ pub async fn run(
     figures
 }
 
-/// Lists the events, and delivers up to [`DELIVERIES_PER_ROUND`] of those
-/// new since the last round, evenly spread.
+/// Reads the events new since `last_listed`, a page at a time, and
+/// delivers up to [`DELIVERIES_PER_ROUND`] of them, evenly spread.
 async fn deliver_round(
     sim: &mut Sender,
     simulator: SocketAddr,
     receiver: &Receiver,
-    delivered_up_to: &mut usize,
+    last_listed: &mut Option<String>,
     figures: &mut ControlFigures,
 ) {
-    let listing: Listing = match read_json(sim, simulator, "/_lostreply/events").await {
-        Ok(listing) => listing,
+    let fresh = match events_since(sim, simulator, last_listed, figures).await {
+        Ok(fresh) => fresh,
         Err(e) => return figures.fail(e),
     };
-    figures.listings += 1;
-    figures.events_listed = listing.data.len() as u64;
-    let fresh = listing.data.get(*delivered_up_to..).unwrap_or_default();
-    *delivered_up_to = listing.data.len();
     if fresh.is_empty() {
         return;
     }
@@ -296,6 +293,47 @@ async fn deliver_round(
         }
         if let Err(e) = client::send(&mut to_receiver, request).await {
             figures.fail(format!("delivering {}: {e}", event.id));
+        }
+    }
+}
+
+/// The events produced after `last_listed` (from the first, when none is),
+/// read page by page, and `last_listed` moved to the newest. When the
+/// event it names has been summarised out with its object (the store keeps
+/// the newest `limits.max_objects`), reading starts again from the oldest
+/// held, all of which are newer than it.
+async fn events_since(
+    sim: &mut Sender,
+    simulator: SocketAddr,
+    last_listed: &mut Option<String>,
+    figures: &mut ControlFigures,
+) -> Result<Vec<Listed>, String> {
+    let mut fresh = Vec::new();
+    loop {
+        let path = match last_listed.as_deref() {
+            Some(after) => format!("/_lostreply/events?limit={PAGE}&after={after}"),
+            None => format!("/_lostreply/events?limit={PAGE}"),
+        };
+        let (status, body) = client::get(sim, simulator, &path)
+            .await
+            .map_err(|e| format!("GET {path}: {e}"))?;
+        if status == StatusCode::NOT_FOUND && last_listed.is_some() {
+            *last_listed = None;
+            continue;
+        }
+        if status != StatusCode::OK {
+            return Err(format!("GET {path} answered {status}"));
+        }
+        let page: Listing =
+            serde_json::from_slice(&body).map_err(|e| format!("GET {path}: {e}"))?;
+        figures.listings += 1;
+        figures.events_listed += page.data.len() as u64;
+        if let Some(newest) = page.data.last() {
+            *last_listed = Some(newest.id.clone());
+        }
+        fresh.extend(page.data);
+        if !page.has_more {
+            return Ok(fresh);
         }
     }
 }

@@ -371,7 +371,7 @@ fn checks(
         Webhooks::On => (
             Some(c.webhooks_hold()),
             format!(
-                "{} genuine deliveries, {} verified; {} forged, {} refused; {} listings (up to {} events)",
+                "{} genuine deliveries, {} verified; {} forged, {} refused; {} pages listing {} events",
                 c.genuine, c.accepted, c.forged, c.rejected, c.listings, c.events_listed
             ),
         ),
