@@ -12,8 +12,9 @@
 //! `cargo run --release -p lostreply-bench --example server_cpu -- [ok|drop|reset] [connections] [rounds] [shared]`
 //!
 //! `SERVER_CPU_ONLY=simulator` (or `simulator_stripe`, `bare_hyper`, `wiremock`) measures that
-//! server alone, so that a profiler or `strace -f -c` wrapped around the
-//! command sees one server's work and nothing of the others'.
+//! server alone (with `shared` too), so that a profiler, `strace -f -c` or
+//! callgrind wrapped around the command sees one server's work and nothing
+//! of the others'.
 
 use std::time::Duration;
 
@@ -116,7 +117,11 @@ fn shared_runtime(
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
+    let only = std::env::var("SERVER_CPU_ONLY").ok();
     for kind in [ServerKind::Simulator, ServerKind::BareHyper] {
+        if only.as_deref().is_some_and(|o| o != kind.name()) {
+            continue;
+        }
         let (requests, cpu_ns, secs) = rt.block_on(async {
             let server = RunningServer::start(kind, behaviour).await?;
             let spec = LoadSpec {

@@ -28,6 +28,17 @@ pub enum ObjectStatus {
     Failed,
 }
 
+impl ObjectStatus {
+    /// The name the API writes (its serialized form).
+    pub fn wire_name(self) -> &'static str {
+        match self {
+            ObjectStatus::Processing => "processing",
+            ObjectStatus::Succeeded => "succeeded",
+            ObjectStatus::Failed => "failed",
+        }
+    }
+}
+
 /// One effect: an object the provider created. The ground truth the harness checks.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Effect {
