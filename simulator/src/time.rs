@@ -38,8 +38,8 @@ impl std::fmt::Display for Rfc3339 {
 
 /// Calls `with` on [`rfc3339`] of `ms`. Every object's body carries its
 /// `created_at`, and the simulator clock mostly stands still between harness
-/// steps, so each thread keeps the last instant it wrote: formatting it per
-/// body was about a thirtieth of a request's handling.
+/// steps, so each thread keeps the last instant it wrote: formatting it for
+/// every body would be about a thirtieth of a request's handling.
 pub(crate) fn with_rfc3339<R>(ms: i64, with: impl FnOnce(&str) -> R) -> R {
     thread_local! {
         static LAST: RefCell<(i64, String)> = const { RefCell::new((0, String::new())) };
