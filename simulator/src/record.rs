@@ -30,7 +30,7 @@ pub enum ObjectStatus {
 
 impl ObjectStatus {
     /// The name the API writes (its serialized form).
-    pub fn wire_name(self) -> &'static str {
+    pub(crate) fn wire_name(self) -> &'static str {
         match self {
             ObjectStatus::Processing => "processing",
             ObjectStatus::Succeeded => "succeeded",

@@ -23,17 +23,7 @@ fn timestamp(ms: i64) -> Timestamp {
 
 /// RFC 3339 in UTC with milliseconds: `2026-01-01T00:00:00.000Z`.
 pub fn rfc3339(ms: i64) -> String {
-    Rfc3339(ms).to_string()
-}
-
-/// [`rfc3339`] written where it goes rather than made as a `String` first.
-#[derive(Debug, Clone, Copy)]
-struct Rfc3339(i64);
-
-impl std::fmt::Display for Rfc3339 {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:.3}", timestamp(self.0))
-    }
+    format!("{:.3}", timestamp(ms))
 }
 
 /// Calls `with` on [`rfc3339`] of `ms`. Every object's body carries its
@@ -49,7 +39,7 @@ pub(crate) fn with_rfc3339<R>(ms: i64, with: impl FnOnce(&str) -> R) -> R {
         if last.0 != ms || last.1.is_empty() {
             last.1.clear();
             // Writing into a `String` cannot fail.
-            let _ = write!(last.1, "{}", Rfc3339(ms));
+            let _ = write!(last.1, "{:.3}", timestamp(ms));
             last.0 = ms;
         }
         with(&last.1)

@@ -301,7 +301,8 @@ async fn deliver_round(
 /// read page by page, and `last_listed` moved to the newest. When the
 /// event it names has been summarised out with its object (the store keeps
 /// the newest `limits.max_objects`), reading starts again from the oldest
-/// held, all of which are newer than it.
+/// held, all of which are newer than it: the soak's objects make only
+/// created events (nothing settles later), in the order the objects are made.
 async fn events_since(
     sim: &mut Sender,
     simulator: SocketAddr,
