@@ -17,21 +17,22 @@ use serde_json::{Map, Value};
 
 /// Compact JSON text of a value, shared. Cloning it shares the text.
 ///
-/// The simulator's own is an `Arc<RawValue>`, a fat pointer, rather than a
-/// thin `SharedStr`: every create and lookup writes its answer from this
-/// text, and serde_json pastes a `RawValue` as it is, where a plain string
-/// would be checked as JSON again on each answer. A record made after a run
-/// may instead hold another record's copy of the same text
+/// Text serde_json wrote is kept as an `Arc<RawValue>`, which serde_json
+/// pastes as it is when a record holding it is serialized. Text held as a
+/// thin `SharedStr` is either text the simulator wrote itself with the same
+/// bytes serde_json would write (a flat create body's arguments,
+/// [`JsonText::from_compact`]) or another record's copy of the same text
 /// ([`JsonText::same_as`]: the harness shares an effect's arguments with
-/// its operation's), checked as JSON when written. Both fit in 16 bytes.
+/// its operation's); it is checked as JSON only when serialized. Answers
+/// paste either as it is ([`JsonText::get`]). Both fit in 16 bytes.
 #[derive(Clone)]
 pub struct JsonText(Repr);
 
 #[derive(Clone)]
 enum Repr {
-    /// Written by the simulator, pasted into its answers as it is.
+    /// Written by serde_json.
     Raw(Arc<RawValue>),
-    /// The same text as another record's, that record's copy.
+    /// Written by the simulator as serde_json would, or another record's copy.
     Shared(SharedStr),
 }
 
@@ -40,6 +41,13 @@ impl JsonText {
     /// JSON values always can).
     pub fn of(value: &(impl Serialize + ?Sized)) -> JsonText {
         JsonText(Repr::Raw(Arc::from(raw(value))))
+    }
+
+    /// Text the simulator wrote itself as the compact JSON of an object
+    /// (a flat create body's arguments), kept as it is rather than checked
+    /// again: it is checked as JSON only if it is ever serialized.
+    pub(crate) fn from_compact(text: SharedStr) -> JsonText {
+        JsonText(Repr::Shared(text))
     }
 
     /// The text.

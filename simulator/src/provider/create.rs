@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::commit::{commit_stage, Intake};
 use super::ctx::{Ctx, Outcome};
+use super::flat_body;
 use super::idempotency_replies::{in_flight, key_error, mismatch, replay};
 use super::request_body::{read_body, timed_out_message, BodyError};
 use crate::canonical::canonical_shared;
@@ -99,16 +100,17 @@ fn intake(
             &format!("create takes no query parameters; got `{name}`"),
         ));
     }
-    let value = decode_body(profile, headers, bytes)?;
-    // One copy, shared by the journal entry, the attempt count and the object.
-    let fingerprint: SharedStr = canonical_shared(&value);
+    let (fingerprint, body) = read_fields(profile, headers, bytes)?;
     // Everything below up to the key check reads only the request, so it runs
     // before the lock; the attempt count and the key check then share one
     // lock (one fewer per create: the lock is contended at 64 connections).
     // Attempts are counted whether or not the body then passes.
-    let checked = validate(profile, value, headers, mode, plan.idempotency.required);
+    let checked = body.and_then(|fields| {
+        let (key, key_header) = read_key(profile, headers, mode, plan.idempotency.required)?;
+        Ok((fields, key, key_header))
+    });
     // A block, not `drop`: the guard must not look live across the awaits below.
-    let (attempt, fields, client_reference, metadata, key_header, decision, names) = {
+    let (attempt, fields, key_header, decision, names) = {
         let mut state = ctx.shared.state();
         state.journal.set_fingerprint(ctx.seq, fingerprint.clone());
         // One copy of each name, for the count and the object: the request's
@@ -117,7 +119,7 @@ fn intake(
         let attempt = state
             .attempts
             .count((names.0.clone(), names.1.clone(), fingerprint.clone()));
-        let (fields, client_reference, metadata, key, key_header) = checked?;
+        let (fields, key, key_header) = checked?;
         // The key as sent is the request's journal entry's (the same first
         // header, read the same way): the object shares that copy.
         let key_header = match (key_header, state.journal.idempotency_key(ctx.seq)) {
@@ -136,15 +138,7 @@ fn intake(
                 now_ms,
             )
         };
-        (
-            attempt,
-            fields,
-            client_reference,
-            metadata,
-            key_header,
-            decision,
-            names,
-        )
+        (attempt, fields, key_header, decision, names)
     };
     let ticket = match decision {
         Decision::Untracked => None,
@@ -160,9 +154,9 @@ fn intake(
         new: NewObject {
             tenant: names.0,
             resource: names.1,
-            args: fields,
-            client_reference,
-            metadata,
+            args: fields.args,
+            client_reference: fields.client_reference,
+            metadata: fields.metadata,
             idempotency_key: key_header,
             fingerprint,
             attempt,
@@ -175,15 +169,50 @@ fn intake(
 
 /// A create body's fields once validated: the args' and `metadata`'s text
 /// and `client_reference` as the object keeps them (written here, before
-/// the state lock, not in the commit under it), the parsed idempotency key
-/// and the key header as sent.
-type Checked = (
-    JsonText,
-    Option<SharedStr>,
-    Option<JsonText>,
-    Option<String>,
-    Option<String>,
-);
+/// the state lock, not in the commit under it).
+struct BodyFields {
+    args: JsonText,
+    client_reference: Option<SharedStr>,
+    metadata: Option<JsonText>,
+}
+
+/// The body's canonical fingerprint, and its fields or the reply that
+/// refuses them. A body that is not JSON (or not the profile's form) is
+/// refused at once; a body that is, but whose fields do not pass, is still
+/// an attempt, counted under its fingerprint before it is refused.
+type ReadFields = Result<(SharedStr, Result<BodyFields, Prepared>), Prepared>;
+
+/// Reads a create's body: a flat JSON object straight from its text, any
+/// other body parsed as a `Value` (the two agree; see `flat_body`).
+fn read_fields(profile: &Profile, headers: &HeaderMap, bytes: &[u8]) -> ReadFields {
+    if takes_flat_bodies(&profile.body) {
+        if let Some(flat) = flat_body::read(bytes, MAX_CLIENT_REFERENCE_BYTES) {
+            let fields = BodyFields {
+                args: flat.args,
+                client_reference: flat.client_reference,
+                metadata: None,
+            };
+            return Ok((flat.fingerprint, Ok(fields)));
+        }
+    }
+    read_value_fields(profile, headers, bytes)
+}
+
+/// Whether a body's fields reach the engine as sent: JSON, with the
+/// engine's own reserved names and nothing to leave out.
+fn takes_flat_bodies(format: &BodyFormat) -> bool {
+    format.encoding == Encoding::Json
+        && format.ignored.is_empty()
+        && format.client_reference.as_deref() == Some("client_reference")
+        && format.metadata.as_deref() == Some("metadata")
+}
+
+/// [`read_fields`] for any body: parsed as a `Value`.
+fn read_value_fields(profile: &Profile, headers: &HeaderMap, bytes: &[u8]) -> ReadFields {
+    let value = decode_body(profile, headers, bytes)?;
+    let fingerprint = canonical_shared(&value);
+    Ok((fingerprint, validate(profile, value)))
+}
 
 /// A create's body as the engine reads it: a JSON object whose reserved
 /// fields carry the engine's names (`client_reference`, `metadata`), with
@@ -262,13 +291,7 @@ fn rename_reserved(
 
 /// The checks of a create that read only the request, in the order their
 /// errors take precedence.
-fn validate(
-    profile: &Profile,
-    value: Value,
-    headers: &HeaderMap,
-    mode: IdempotencyMode,
-    required: bool,
-) -> Result<Checked, Prepared> {
+fn validate(profile: &Profile, value: Value) -> Result<BodyFields, Prepared> {
     let Value::Object(mut fields) = value else {
         return Err(responses::invalid_request(
             profile,
@@ -312,6 +335,20 @@ fn validate(
             ))
         }
     };
+    Ok(BodyFields {
+        args: JsonText::of(&fields),
+        client_reference: client_reference.map(SharedStr::from),
+        metadata: metadata.as_ref().map(JsonText::of),
+    })
+}
+
+/// The request's idempotency key, parsed, and its header as sent (the first).
+fn read_key(
+    profile: &Profile,
+    headers: &HeaderMap,
+    mode: IdempotencyMode,
+    required: bool,
+) -> Result<(Option<String>, Option<String>), Prepared> {
     let key_headers: Vec<&HeaderValue> = headers
         .get_all(profile.keys.header.as_str())
         .iter()
@@ -320,13 +357,7 @@ fn validate(
     let key_header = key_headers
         .first()
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-    Ok((
-        JsonText::of(&fields),
-        client_reference.map(SharedStr::from),
-        metadata.as_ref().map(JsonText::of),
-        key,
-        key_header,
-    ))
+    Ok((key, key_header))
 }
 
 fn json_kind(value: &Value) -> &'static str {
@@ -337,5 +368,195 @@ fn json_kind(value: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod flat_bodies {
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    use super::*;
+
+    /// What a reader made of a body, as text: fingerprint, arguments,
+    /// reference, metadata.
+    type Made = (String, String, Option<String>, Option<String>);
+
+    fn flat(text: &str) -> Option<Made> {
+        flat_body::read(text.as_bytes(), MAX_CLIENT_REFERENCE_BYTES).map(|body| {
+            let fields = BodyFields {
+                args: body.args,
+                client_reference: body.client_reference,
+                metadata: None,
+            };
+            made(&body.fingerprint, &fields)
+        })
+    }
+
+    fn parsed(text: &str) -> Option<Made> {
+        match read_value_fields(
+            &Profile::generic(),
+            &http::HeaderMap::new(),
+            text.as_bytes(),
+        ) {
+            Ok((fingerprint, Ok(fields))) => Some(made(&fingerprint, &fields)),
+            _ => None,
+        }
+    }
+
+    fn made(fingerprint: &SharedStr, fields: &BodyFields) -> Made {
+        (
+            fingerprint.as_str().to_owned(),
+            fields.args.get().to_owned(),
+            fields
+                .client_reference
+                .as_ref()
+                .map(|r| r.as_str().to_owned()),
+            fields.metadata.as_ref().map(|m| m.get().to_owned()),
+        )
+    }
+
+    #[test]
+    fn a_flat_body_is_read_from_its_text() {
+        let body = flat(r#"{"title":"bench","n":7}"#).expect("a flat body");
+        assert_eq!(body.0, r#"{"n":7,"title":"bench"}"#);
+        assert_eq!(body.1, r#"{"title":"bench","n":7}"#);
+        let body = flat(" {\"client_reference\" : \"r-1\",\n\"a\":1,\t\"b\":true, \"c\":null} ")
+            .expect("a flat body with a reference");
+        assert_eq!(
+            body.0,
+            r#"{"a":1,"b":true,"c":null,"client_reference":"r-1"}"#
+        );
+        // As a `serde_json::Map` leaves them: the last member in the reference's place.
+        assert_eq!(body.1, r#"{"c":null,"a":1,"b":true}"#);
+        assert_eq!(body.2.as_deref(), Some("r-1"));
+        assert_eq!(flat("{}").map(|b| b.1).as_deref(), Some("{}"));
+    }
+
+    #[test]
+    fn anything_serde_json_would_write_otherwise_is_left_to_it() {
+        for text in [
+            r#"{"a":"\n"}"#,
+            r#"{"\u0061":1}"#,
+            r#"{"a":1.5}"#,
+            r#"{"a":1e3}"#,
+            r#"{"a":-0}"#,
+            r#"{"a":01}"#,
+            r#"{"a":1234567890123456}"#,
+            r#"{"a":{}}"#,
+            r#"{"a":[]}"#,
+            r#"{"a":1,"a":2}"#,
+            r#"{"metadata":{"k":"v"}}"#,
+            r#"{"client_reference":null}"#,
+            r#"{"client_reference":7}"#,
+            "{\"a\":\"\u{1}\"}",
+            r#"{"a":1,}"#,
+            r#"{"a":1} x"#,
+            r#"[1]"#,
+            "\u{feff}{}",
+            "",
+        ] {
+            assert!(flat(text).is_none(), "{text}");
+        }
+        let long = format!(r#"{{"client_reference":"{}"}}"#, "r".repeat(256));
+        assert!(flat(&long).is_none());
+        assert!(flat_body::read(b"{\"a\":\"\xff\"}", MAX_CLIENT_REFERENCE_BYTES).is_none());
+    }
+
+    /// One piece of a generated body, some of which the reader takes and
+    /// some it must leave to serde_json.
+    fn piece(rng: &mut ChaCha8Rng, pieces: &[&str]) -> String {
+        pieces[rng.random_range(0..pieces.len())].to_owned()
+    }
+
+    fn generated_body(rng: &mut ChaCha8Rng) -> String {
+        const NAMES: &[&str] = &[
+            "\"title\"",
+            "\"n\"",
+            "\"a\"",
+            "\"é ü\"",
+            "\"client_reference\"",
+            "\"metadata\"",
+            "\"a\\\"b\"",
+            "\"\"",
+            "\"Z\"",
+        ];
+        const SPACE: &[&str] = &["", "", " ", "\n\t", "\r "];
+        let mut text = piece(rng, SPACE) + "{";
+        for index in 0..rng.random_range(0..6) {
+            if index > 0 {
+                text += ",";
+            }
+            text += &(piece(rng, SPACE) + &piece(rng, NAMES) + &piece(rng, SPACE) + ":");
+            text += &(piece(rng, SPACE) + &generated_value(rng) + &piece(rng, SPACE));
+        }
+        text += "}";
+        text += &piece(rng, SPACE);
+        if rng.random_range(0..20) == 0 {
+            let mut at = rng.random_range(0..=text.len());
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            text.insert(at, ',');
+        }
+        text
+    }
+
+    fn generated_value(rng: &mut ChaCha8Rng) -> String {
+        const VALUES: &[&str] = &[
+            "\"plain\"",
+            "\"\"",
+            "\"é, ü and 😀\"",
+            "\"with \\\"quote\\\"\"",
+            "\"line\\nbreak\"",
+            "\"\\u00e9\"",
+            "true",
+            "false",
+            "null",
+            "0",
+            "-0",
+            "01",
+            "1.5",
+            "-2.50",
+            "1e3",
+            "{}",
+            "[1,\"x\"]",
+            "{\"k\":\"v\",\"a\":1}",
+            "\"\u{7f}\"",
+        ];
+        match rng.random_range(0..4) {
+            0 => {
+                let digits = rng.random_range(1..=20);
+                let mut number = String::new();
+                if rng.random_bool(0.3) {
+                    number.push('-');
+                }
+                for position in 0..digits {
+                    let low = if position == 0 { 1 } else { 0 };
+                    number.push(char::from(b'0' + rng.random_range(low..10)));
+                }
+                number
+            }
+            1 => format!("\"{}\"", "r".repeat(rng.random_range(250..260))),
+            _ => piece(rng, VALUES),
+        }
+    }
+
+    #[test]
+    fn a_body_read_from_its_text_is_what_its_parse_makes_of_it() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let mut taken = 0;
+        for _ in 0..20_000 {
+            let text = generated_body(&mut rng);
+            if let Some(from_text) = flat(&text) {
+                taken += 1;
+                assert_eq!(Some(from_text), parsed(&text), "{text}");
+            }
+        }
+        // Both ways are exercised: the reader takes a share, not all or none.
+        assert!(
+            (2_000..18_000).contains(&taken),
+            "{taken} of 20000 read from text"
+        );
     }
 }

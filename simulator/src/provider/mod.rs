@@ -27,6 +27,7 @@ pub(crate) mod commit;
 mod create;
 pub(crate) mod ctx;
 pub(crate) mod detached;
+mod flat_body;
 mod idempotency_replies;
 mod lookup;
 pub(crate) mod request_body;
