@@ -15,8 +15,8 @@
 //! whitespace between them, each name once, and a `client_reference` that is
 //! a string within its limit. Anything else (nesting, `metadata`, a float,
 //! an escape, a repeated name, text that is not JSON) gives `None`, and the
-//! caller parses the body as a `Value` as before: the answers, the errors
-//! and the ledger's text are the same either way.
+//! caller parses the body as a `Value`: the answers, the errors and the
+//! ledger's text are the same either way.
 
 use lostreply_text::SharedStr;
 
