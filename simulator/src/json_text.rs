@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 /// pastes as it is when a record holding it is serialized. Text held as a
 /// thin `SharedStr` is either text the simulator wrote itself with the same
 /// bytes serde_json would write (a flat create body's arguments,
-/// [`JsonText::from_compact`]) or another record's copy of the same text
+/// made when the create is read) or another record's copy of the same text
 /// ([`JsonText::same_as`]: the harness shares an effect's arguments with
 /// its operation's); it is checked as JSON only when serialized. Answers
 /// paste either as it is ([`JsonText::get`]). Both fit in 16 bytes.
