@@ -5,6 +5,8 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
+use http::header::GetAll;
+use http::{HeaderMap, HeaderName, HeaderValue};
 use lostreply_text::SharedStr;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -153,6 +155,12 @@ pub(crate) struct Shared {
     /// The plan's tenants as shared text, so that naming a request's tenant
     /// is a reference count rather than a copy of its credential.
     pub tenants: Box<[SharedStr]>,
+    /// The profile's idempotency-key header name, parsed once: a lookup by
+    /// a `&str` name parses and lower-cases the name again each time, and
+    /// every request looks the key up (`None` only for a name no header may
+    /// have, which a checked profile never gives; it is then looked up as
+    /// text).
+    key_header: Option<HeaderName>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -187,8 +195,10 @@ impl Shared {
             .iter()
             .map(|t| SharedStr::from(t.as_str()))
             .collect();
+        let key_header = HeaderName::from_bytes(plan.profile.keys.header.as_bytes()).ok();
         Shared {
             tenants,
+            key_header,
             plan,
             state: Mutex::new(state),
             hook: RwLock::new(None),
@@ -208,6 +218,15 @@ impl Shared {
 
     pub(crate) fn state(&self) -> MutexGuard<'_, State> {
         lock(&self.state)
+    }
+
+    /// The values `headers` holds for the profile's idempotency-key header,
+    /// in the order sent.
+    pub(crate) fn key_values<'h>(&self, headers: &'h HeaderMap) -> GetAll<'h, HeaderValue> {
+        match &self.key_header {
+            Some(name) => headers.get_all(name),
+            None => headers.get_all(self.plan.profile.keys.header.as_str()),
+        }
     }
 
     /// The simulator clock without taking the state lock (see `clock_ms`).

@@ -1,6 +1,7 @@
 //! `POST /v1/{resource}` up to the commit point: the body read and
 //! validated, the attempt counted, the idempotency key checked.
 
+use http::header::GetAll;
 use http::{HeaderMap, HeaderValue};
 use hyper::body::Incoming;
 use lostreply_text::SharedStr;
@@ -106,7 +107,8 @@ fn intake(
     // lock (one fewer per create: the lock is contended at 64 connections).
     // Attempts are counted whether or not the body then passes.
     let checked = body.and_then(|fields| {
-        let (key, key_header) = read_key(profile, headers, mode, plan.idempotency.required)?;
+        let key_values = ctx.shared.key_values(headers);
+        let (key, key_header) = read_key(profile, key_values, mode, plan.idempotency.required)?;
         Ok((fields, key, key_header))
     });
     // A block, not `drop`: the guard must not look live across the awaits below.
@@ -342,17 +344,15 @@ fn validate(profile: &Profile, value: Value) -> Result<BodyFields, Prepared> {
     })
 }
 
-/// The request's idempotency key, parsed, and its header as sent (the first).
+/// The request's idempotency key, parsed, and its header as sent (the
+/// first), from the values of the profile's key header.
 fn read_key(
     profile: &Profile,
-    headers: &HeaderMap,
+    values: GetAll<'_, HeaderValue>,
     mode: IdempotencyMode,
     required: bool,
 ) -> Result<(Option<String>, Option<String>), Prepared> {
-    let key_headers: Vec<&HeaderValue> = headers
-        .get_all(profile.keys.header.as_str())
-        .iter()
-        .collect();
+    let key_headers: Vec<&HeaderValue> = values.iter().collect();
     let key = parse_key(mode, required, &key_headers).map_err(|e| key_error(profile, mode, &e))?;
     let key_header = key_headers
         .first()

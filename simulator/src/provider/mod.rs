@@ -168,9 +168,10 @@ fn handle(
     let (seq, fault, during) = {
         // The key as sent (lossy only for bytes that are not UTF-8); the
         // first of several, as the provider reads it.
-        let raw_key = parts
-            .headers
-            .get(shared.plan.profile.keys.header.as_str())
+        let raw_key = shared
+            .key_values(&parts.headers)
+            .iter()
+            .next()
             .map(|v| String::from_utf8_lossy(v.as_bytes()));
         let mut arrival = Arrival {
             at_ms: 0,

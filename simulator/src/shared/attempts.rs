@@ -41,19 +41,21 @@ impl Attempts {
         }
     }
 
-    /// Counts one more attempt of `key`; answers its count, from 1.
+    /// Counts one more attempt of `key`; answers its count, from 1. A key
+    /// new to the current generation is hashed twice (there and in the
+    /// previous one), not three times: every create counts one.
     pub(crate) fn count(&mut self, key: AttemptKey) -> u32 {
-        if let Some(count) = self.current.get_mut(&key) {
-            *count = count.saturating_add(1);
-            return *count;
-        }
-        if self.current.len() >= self.generation {
+        if self.current.len() >= self.generation && !self.current.contains_key(&key) {
             std::mem::swap(&mut self.current, &mut self.previous);
             self.current.clear();
         }
-        let count = self.previous.remove(&key).unwrap_or(0).saturating_add(1);
-        self.current.insert(key, count);
-        count
+        let previous = &mut self.previous;
+        let count = self
+            .current
+            .entry(key)
+            .or_insert_with_key(|key| previous.remove(key).unwrap_or(0));
+        *count = count.saturating_add(1);
+        *count
     }
 
     /// How many counts are held (both generations).
