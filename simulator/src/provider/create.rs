@@ -188,16 +188,23 @@ type ReadFields = Result<(SharedStr, Result<BodyFields, Prepared>), Prepared>;
 /// other body parsed as a `Value` (the two agree; see `flat_body`).
 fn read_fields(profile: &Profile, headers: &HeaderMap, bytes: &[u8]) -> ReadFields {
     if takes_flat_bodies(&profile.body) {
-        if let Some(flat) = flat_body::read(bytes, MAX_CLIENT_REFERENCE_BYTES) {
-            let fields = BodyFields {
-                args: flat.args,
-                client_reference: flat.client_reference,
-                metadata: None,
-            };
-            return Ok((flat.fingerprint, Ok(fields)));
+        if let Some((fingerprint, fields)) = read_flat(bytes) {
+            return Ok((fingerprint, Ok(fields)));
         }
     }
     read_value_fields(profile, headers, bytes)
+}
+
+/// A flat body's fingerprint and fields, read from its text (`None` for
+/// any other body).
+fn read_flat(bytes: &[u8]) -> Option<(SharedStr, BodyFields)> {
+    let flat = flat_body::read(bytes, MAX_CLIENT_REFERENCE_BYTES)?;
+    let fields = BodyFields {
+        args: flat.args,
+        client_reference: flat.client_reference,
+        metadata: None,
+    };
+    Some((flat.fingerprint, fields))
 }
 
 /// Whether a body's fields reach the engine as sent: JSON, with the
@@ -383,14 +390,7 @@ mod flat_bodies {
     type Made = (String, String, Option<String>, Option<String>);
 
     fn flat(text: &str) -> Option<Made> {
-        flat_body::read(text.as_bytes(), MAX_CLIENT_REFERENCE_BYTES).map(|body| {
-            let fields = BodyFields {
-                args: body.args,
-                client_reference: body.client_reference,
-                metadata: None,
-            };
-            made(&body.fingerprint, &fields)
-        })
+        read_flat(text.as_bytes()).map(|(fingerprint, fields)| made(&fingerprint, &fields))
     }
 
     fn parsed(text: &str) -> Option<Made> {
@@ -460,7 +460,7 @@ mod flat_bodies {
         }
         let long = format!(r#"{{"client_reference":"{}"}}"#, "r".repeat(256));
         assert!(flat(&long).is_none());
-        assert!(flat_body::read(b"{\"a\":\"\xff\"}", MAX_CLIENT_REFERENCE_BYTES).is_none());
+        assert!(read_flat(b"{\"a\":\"\xff\"}").is_none());
     }
 
     /// One piece of a generated body, some of which the reader takes and

@@ -48,10 +48,10 @@ type Member<'a> = (&'a str, &'a str);
 pub(super) fn read(bytes: &[u8], max_reference_bytes: usize) -> Option<FlatBody> {
     let text = std::str::from_utf8(bytes).ok()?;
     let mut members = members(text)?;
-    let client_reference = match members
+    let at_reference = members
         .iter()
-        .position(|(name, _)| *name == CLIENT_REFERENCE)
-    {
+        .position(|(name, _)| *name == CLIENT_REFERENCE);
+    let client_reference = match at_reference {
         Some(index) => Some(reference(members[index].1, max_reference_bytes)?),
         None => None,
     };
@@ -66,10 +66,7 @@ pub(super) fn read(bytes: &[u8], max_reference_bytes: usize) -> Option<FlatBody>
     // The arguments are the members without the reference, in the order a
     // `serde_json::Map` leaves them when the reference is removed from it:
     // the last member takes the removed one's place.
-    if let Some(index) = members
-        .iter()
-        .position(|(name, _)| *name == CLIENT_REFERENCE)
-    {
+    if let Some(index) = at_reference {
         members.swap_remove(index);
     }
     let args = scratch::shared_str(|out| write_object(&members, out));
