@@ -171,7 +171,7 @@ impl Adapter for DesignAdapter {
             if let (Execute::Eager { replays }, Step::Open) = (self.design.execute, step) {
                 climb.climb(replays).await?;
             }
-            return climb.finish();
+            return climb.finish().await;
         };
         let mut climb = Climb::new(
             self.design,
@@ -183,7 +183,7 @@ impl Adapter for DesignAdapter {
             stored,
         );
         climb.climb(RECONCILE_REPLAYS).await?;
-        climb.finish()
+        climb.finish().await
     }
 
     async fn reconcile(&self, request: OperationRequest) -> Result<OutcomeReply, AdapterFailure> {
@@ -224,7 +224,7 @@ impl Adapter for DesignAdapter {
             stored,
         );
         climb.climb(RECONCILE_REPLAYS).await?;
-        climb.finish()
+        climb.finish().await
     }
 
     async fn webhook(&self, request: WebhookRequest) -> Result<WebhookReply, AdapterFailure> {
@@ -262,7 +262,7 @@ impl Adapter for DesignAdapter {
         };
         if stored.first_sight_of(&webhook_id) {
             apply_event(&mut stored, &event, self.design.flaw);
-            self.store.save(&id, &stored)?;
+            self.store.save(&id, &stored).await?;
         }
         Ok(accepted(Some(id.as_str().to_owned())))
     }
@@ -306,7 +306,7 @@ impl Adapter for DesignAdapter {
         stored.needs_review = false;
         stored.create_in_doubt = false;
         stored.resolved_by_person = true;
-        self.store.save(&id, &stored)?;
+        self.store.save(&id, &stored).await?;
         Ok(stored.reply())
     }
 

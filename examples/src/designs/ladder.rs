@@ -139,7 +139,7 @@ impl<'a> Climb<'a> {
 
     /// Escalates if the situation calls for it, saves the record, and
     /// replies with it.
-    pub fn finish(mut self) -> Result<OutcomeReply, AdapterFailure> {
+    pub async fn finish(mut self) -> Result<OutcomeReply, AdapterFailure> {
         if self.design.flaw != Flaw::NeverEscalates {
             let why = rules::escalation(
                 self.record.is_terminal(),
@@ -150,7 +150,7 @@ impl<'a> Climb<'a> {
                 self.escalate(&why);
             }
         }
-        self.store.save(self.id, &self.record)?;
+        self.store.save(self.id, &self.record).await?;
         Ok(self.record.reply())
     }
 
@@ -194,7 +194,7 @@ impl<'a> Climb<'a> {
         let earlier_in_doubt = self.record.create_in_doubt;
         self.record.create_in_doubt = true;
         self.record.creates_sent = self.record.creates_sent.saturating_add(1);
-        self.store.save(self.id, &self.record)?;
+        self.store.save(self.id, &self.record).await?;
         let header = self.mode.header_value(&self.record.idempotency_key);
         let key = header
             .as_deref()

@@ -78,34 +78,23 @@ impl Store {
 
     /// Replaces the record: a temporary file, synced, renamed over it, and
     /// the directory synced, so a reader (or the process after a crash) sees
-    /// the old record or the new one, never a mix.
-    pub fn save(&self, id: &OpId, record: &Record) -> Result<(), AdapterFailure> {
+    /// the old record or the new one, never a mix. The synced writes run off
+    /// the async threads: they take milliseconds on a real disk, time in
+    /// which those threads serve other calls' requests and answers.
+    pub async fn save(&self, id: &OpId, record: &Record) -> Result<(), AdapterFailure> {
         static SEQUENCE: AtomicU64 = AtomicU64::new(0);
-        let path = self.record_path(id);
+        let bytes = serde_json::to_vec_pretty(record)
+            .map_err(|e| AdapterFailure::new(format!("cannot encode the record: {e}")))?;
         let tmp = self.dir.join(format!(
             ".{}.{}.{}.tmp",
             id.as_str(),
             std::process::id(),
             SEQUENCE.fetch_add(1, Ordering::Relaxed)
         ));
-        let failed = |what: &str, e: std::io::Error| {
-            AdapterFailure::new(format!("cannot {what} {}: {e}", path.display()))
-        };
-        let bytes = serde_json::to_vec_pretty(record)
-            .map_err(|e| AdapterFailure::new(format!("cannot encode the record: {e}")))?;
-        let written = File::create(&tmp)
-            .and_then(|mut file| file.write_all(&bytes).and_then(|()| file.sync_all()));
-        if let Err(e) = written {
-            let _ = fs::remove_file(&tmp);
-            return Err(failed("write", e));
-        }
-        if let Err(e) = fs::rename(&tmp, &path) {
-            let _ = fs::remove_file(&tmp);
-            return Err(failed("replace", e));
-        }
-        File::open(&self.dir)
-            .and_then(|dir| dir.sync_all())
-            .map_err(|e| failed("sync the directory of", e))
+        let (dir, path) = (self.dir.clone(), self.record_path(id));
+        tokio::task::spawn_blocking(move || replace_synced(&dir, &path, &tmp, &bytes))
+            .await
+            .map_err(|e| AdapterFailure::new(format!("save task ended: {e}")))?
     }
 
     /// Takes the operation's lock as asked.
@@ -142,6 +131,26 @@ impl Store {
     }
 }
 
+/// Writes `bytes` to `tmp`, syncs it, renames it over `path` and syncs `dir`.
+fn replace_synced(dir: &Path, path: &Path, tmp: &Path, bytes: &[u8]) -> Result<(), AdapterFailure> {
+    let failed = |what: &str, e: std::io::Error| {
+        AdapterFailure::new(format!("cannot {what} {}: {e}", path.display()))
+    };
+    let written =
+        File::create(tmp).and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()));
+    if let Err(e) = written {
+        let _ = fs::remove_file(tmp);
+        return Err(failed("write", e));
+    }
+    if let Err(e) = fs::rename(tmp, path) {
+        let _ = fs::remove_file(tmp);
+        return Err(failed("replace", e));
+    }
+    File::open(dir)
+        .and_then(|dir| dir.sync_all())
+        .map_err(|e| failed("sync the directory of", e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,13 +166,13 @@ mod tests {
         Some((dir, store, id, record))
     }
 
-    #[test]
-    fn a_saved_record_reads_back_whole() {
+    #[tokio::test]
+    async fn a_saved_record_reads_back_whole() {
         let Some((_dir, store, id, record)) = fixture() else {
             panic!("fixture");
         };
         assert_eq!(store.load(&id), Ok(None));
-        assert!(store.save(&id, &record).is_ok());
+        assert!(store.save(&id, &record).await.is_ok());
         assert_eq!(store.load(&id), Ok(Some(record)));
     }
 

@@ -6,13 +6,14 @@
 pub mod call_log;
 mod contract;
 pub mod observation;
+mod provider_runtime;
 mod steps;
 
 use std::sync::Mutex;
 use std::time::Instant;
 
 use lostreply_reports::model::ErrorRecord;
-use lostreply_simulator::{ServeOptions, Simulator};
+use lostreply_simulator::ServeOptions;
 
 use call_log::CallLog;
 pub use contract::{
@@ -64,7 +65,7 @@ pub async fn observe(scenario: &Scenario, adapter: &AdapterUnderTest, seed: u64)
     let mut plan = scenario.plan.clone();
     plan.seed = seed;
     let sim_started_ms = started.elapsed().as_millis() as u64;
-    let sim = match Simulator::start(plan, ServeOptions::default()).await {
+    let sim = match provider_runtime::start_simulator(plan, ServeOptions::default()).await {
         Ok(sim) => sim,
         Err(e) => {
             infra(&mut obs, format!("cannot start the simulator: {e}"));
