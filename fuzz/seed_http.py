@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the seed corpus of the `http` fuzz target (docs/fuzzing.md).
+"""Writes the seed corpus of the `http` fuzz target (docs/fuzzing.md), or
+with `--bodies` that of the `flat_body` target.
 
 Each file is the raw bytes of what a client sends on one connection: creates
 whose JSON bodies are the built-in scenarios' operations (with and without an
@@ -7,7 +8,11 @@ Idempotency-Key, a client_reference, metadata, a chunked body), creates on
 each of the fuzz plan's faulted collections, lookups, control API calls, and
 two requests pipelined on one connection. Needs PyYAML.
 
-    python3 fuzz/seed_http.py [OUT_DIR]      # default fuzz/corpus/http
+    python3 fuzz/seed_http.py [OUT_DIR]            # default fuzz/corpus/http
+    python3 fuzz/seed_http.py --bodies [OUT_DIR]   # default fuzz/corpus/flat_body
+
+The `flat_body` seeds are the create bodies alone: each operation's arguments
+compact and spaced, with a client_reference, and with metadata.
 """
 
 import hashlib
@@ -85,11 +90,23 @@ def seeds():
     yield create + create
 
 
+def bodies():
+    for n, (_, args) in enumerate(operations(), start=1):
+        yield json.dumps(args, separators=(",", ":"), ensure_ascii=False).encode()
+        yield json.dumps(args, indent=1).encode()
+        yield json.dumps(dict(args, client_reference=f"ref-{n}")).encode()
+        yield json.dumps(dict(args, metadata={"op": f"op-{n}"})).encode()
+
+
 def main():
-    out = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "fuzz" / "corpus" / "http"
+    args = sys.argv[1:]
+    target = "http"
+    if args[:1] == ["--bodies"]:
+        target, args = "flat_body", args[1:]
+    out = pathlib.Path(args[0]) if args else ROOT / "fuzz" / "corpus" / target
     out.mkdir(parents=True, exist_ok=True)
     count = 0
-    for data in seeds():
+    for data in (bodies() if target == "flat_body" else seeds()):
         (out / hashlib.sha1(data).hexdigest()).write_bytes(data)
         count += 1
     print(f"{count} seeds in {out}")

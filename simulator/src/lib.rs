@@ -37,6 +37,9 @@ mod conn;
 mod control;
 mod faults;
 pub mod fixed_map;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod idempotency;
 mod journal;
 mod json_text;

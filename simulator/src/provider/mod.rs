@@ -25,6 +25,8 @@
 
 pub(crate) mod commit;
 mod create;
+#[cfg(feature = "fuzzing")]
+pub(crate) use create::flat_reading_agrees;
 pub(crate) mod ctx;
 pub(crate) mod detached;
 mod flat_body;
