@@ -1,5 +1,5 @@
-//! The threads the simulators of in-process runs serve on, apart from the
-//! caller's runtime.
+//! The threads every run's simulator serves on, apart from the caller's
+//! runtime.
 //!
 //! An in-process adapter runs on the caller's runtime (a `#[tokio::test]` is
 //! one thread by default). An adapter that keeps the contract may still block
@@ -8,8 +8,9 @@
 //! such a pause would hold the provider's answers too, past the scenario's
 //! `client_timeout`, and the adapter would be judged on answers the machine
 //! lost, not the provider. On threads of its own the provider answers on
-//! time whatever the adapter does to its runtime; the faults that lose
-//! answers are the scenario's alone.
+//! time whatever the adapter does to its runtime. (The adapter's own client
+//! still reads on the adapter's threads: a pause longer than its timeout is
+//! its own, as it would be in production.)
 
 use std::sync::OnceLock;
 
