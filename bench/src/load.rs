@@ -167,6 +167,61 @@ impl Samples {
     }
 }
 
+/// How many times a point of [`run_interleaved`] goes through its servers
+/// forward and back.
+pub const SLICE_PAIRS: u32 = 4;
+
+/// The warm-up of a server's later slices: the server is warm by then, and
+/// only the slice's connections are new.
+const LATER_SLICE_WARMUP: Duration = Duration::from_millis(100);
+
+/// One point against several servers that run side by side, taken in short
+/// slices: forward, then backward, [`SLICE_PAIRS`] times (A B C C B A A B C
+/// C B A ...; B A first when `backward_first`), so that other work on the
+/// machine (another guest's burst on a shared host, a CPU clocking down),
+/// which comes and goes within a second, falls on every server alike rather
+/// than on whichever ran then. Each server's slices add up to one point of
+/// `spec`'s window; its first slice has `spec`'s warm-up, its later ones a
+/// short one. The samples come back in the order of `targets`.
+pub async fn run_interleaved(
+    targets: &[Target],
+    path: Path,
+    spec: LoadSpec,
+    backward_first: bool,
+) -> Vec<Samples> {
+    let slices = 2 * SLICE_PAIRS;
+    let forward: Vec<usize> = (0..targets.len()).collect();
+    let backward: Vec<usize> = forward.iter().rev().copied().collect();
+    let pair = if backward_first {
+        [backward, forward]
+    } else {
+        [forward, backward]
+    };
+    let mut samples = vec![Samples::default(); targets.len()];
+    let mut warmed = vec![false; targets.len()];
+    for index in (0..SLICE_PAIRS).flat_map(|_| pair.iter().flatten().copied()) {
+        let (Some(target), Some(into), Some(warm)) = (
+            targets.get(index),
+            samples.get_mut(index),
+            warmed.get_mut(index),
+        ) else {
+            continue;
+        };
+        let slice = LoadSpec {
+            warmup: if *warm {
+                spec.warmup.min(LATER_SLICE_WARMUP)
+            } else {
+                spec.warmup
+            },
+            measure: spec.measure / slices,
+            ..spec
+        };
+        *warm = true;
+        into.add(run_samples(target.clone(), path, slice).await);
+    }
+    samples
+}
+
 /// Runs one point (or one slice of one) against `target`, keeping the latencies raw.
 pub async fn run_samples(target: Target, path: Path, spec: LoadSpec) -> Samples {
     let target = Arc::new(target);

@@ -12,7 +12,7 @@ use crate::client::Wire;
 use crate::cost::{self, CostRun, Ending, StepFigures};
 use crate::explore::{self, Exploration, ExploreProfileRun};
 use crate::figures::{mib, num, table, Out};
-use crate::load::{run_point, run_samples, LoadSpec, Path as LoadPath, PointResult, Samples};
+use crate::load::{run_interleaved, run_point, LoadSpec, Path as LoadPath, PointResult};
 use crate::procfs;
 use crate::serve_mem;
 use crate::servers::{Behaviour, RunningServer, ServerKind};
@@ -227,24 +227,20 @@ fn merge(mut a: Value, b: Value) -> Value {
     a
 }
 
+/// The ok path against the simulator, bare hyper and wiremock. The three
+/// run side by side through each point and take turns in slices (see
+/// `run_interleaved`), so that the ratios compare servers measured under
+/// the same conditions.
 async fn ok_path(config: &Config, out: &mut Out<'_>) -> Vec<(usize, ServerKind, PointResult)> {
-    let servers = [
-        ServerKind::Simulator,
-        ServerKind::BareHyper,
-        ServerKind::Wiremock,
-    ];
     let mut points = Vec::new();
     let (mut rows, mut ratios) = (Vec::new(), Vec::new());
-    for &connections in &config.connections {
-        for kind in servers {
-            let server = match RunningServer::start(kind, Behaviour::Ok).await {
-                Ok(s) => s,
-                Err(e) => {
-                    out.figure("ok_path", json!({"server": kind.name(), "connections": connections, "status": "failed", "error": e.to_string()}));
-                    continue;
-                }
-            };
-            let p = run_point(server.addr, LoadPath::Ok, spec(config, connections)).await;
+    for (index, &connections) in config.connections.iter().enumerate() {
+        let running = start_ok_servers(connections, out).await;
+        let targets: Vec<_> = running.iter().map(RunningServer::target).collect();
+        let spec = spec(config, connections);
+        let measured = run_interleaved(&targets, LoadPath::Ok, spec, index % 2 == 1).await;
+        for (server, samples) in running.into_iter().zip(measured) {
+            let (kind, p) = (server.kind, samples.finish());
             server.shutdown().await;
             out.figure(
                 "ok_path",
@@ -285,15 +281,28 @@ async fn ok_path(config: &Config, out: &mut Out<'_>) -> Vec<(usize, ServerKind, 
     points
 }
 
-/// The slices of a profile point when the generic wire goes first: A B B A,
-/// so that drift that grows steadily over the point falls on both wires alike.
-const SLICES: [Wire; 4] = [Wire::Generic, Wire::Stripe, Wire::Stripe, Wire::Generic];
+/// The ok path's servers for one point, each fresh; one that fails to start
+/// is reported and left out of the point.
+async fn start_ok_servers(connections: usize, out: &mut Out<'_>) -> Vec<RunningServer> {
+    let mut running = Vec::new();
+    for kind in [
+        ServerKind::Simulator,
+        ServerKind::BareHyper,
+        ServerKind::Wiremock,
+    ] {
+        match RunningServer::start(kind, Behaviour::Ok).await {
+            Ok(server) => running.push(server),
+            Err(e) => {
+                out.figure("ok_path", json!({"server": kind.name(), "connections": connections, "status": "failed", "error": e.to_string()}));
+            }
+        }
+    }
+    running
+}
 
 /// The ok path against the simulator on the generic wire and on Stripe's.
-/// Both servers run through the whole point and take turns in slices of
-/// half the window (A B B A, then B A A B at the next point), so a burst of
-/// other work on the machine lands on both rather than on whichever ran
-/// second; each wire's slices add up to one point of the configured window.
+/// Both servers run through the whole point and take turns in slices (A B
+/// B A, four times, starting B A at the next point; see `run_interleaved`).
 async fn profile_part(config: &Config, out: &mut Out<'_>) -> Vec<(usize, Wire, PointResult)> {
     let mut points = Vec::new();
     let (mut rows, mut ratios) = (Vec::new(), Vec::new());
@@ -327,7 +336,7 @@ async fn profile_part(config: &Config, out: &mut Out<'_>) -> Vec<(usize, Wire, P
         ]);
     }
     out.text(&table(
-        "ok path by wire: the simulator with the generic profile (POST /v1/tickets JSON, GET /v1/tickets/{id}) and the stripe profile (POST /v1/customers form, GET /v1/customers/{id}), keep-alive, each request counted, slices A B B A",
+        "ok path by wire: the simulator with the generic profile (POST /v1/tickets JSON, GET /v1/tickets/{id}) and the stripe profile (POST /v1/customers form, GET /v1/customers/{id}), keep-alive, each request counted, slices A B B A, four times",
         &["conns", "wire", "req/s", "p50 µs", "p99 µs", "max µs", "errors"],
         &rows,
     ));
@@ -356,23 +365,11 @@ async fn profile_point(
             return Err((Wire::Stripe, e));
         }
     };
-    let slice = LoadSpec {
-        connections,
-        warmup: config.warmup,
-        measure: config.measure / 2,
-        max_rounds: None,
-    };
-    let (mut on_generic, mut on_stripe) = (Samples::default(), Samples::default());
-    for wire in SLICES {
-        match (wire, stripe_first) {
-            (Wire::Generic, false) | (Wire::Stripe, true) => {
-                on_generic.add(run_samples(generic.target(), LoadPath::Ok, slice).await);
-            }
-            (Wire::Stripe, false) | (Wire::Generic, true) => {
-                on_stripe.add(run_samples(stripe.target(), LoadPath::Ok, slice).await);
-            }
-        }
-    }
+    let targets = [generic.target(), stripe.target()];
+    let spec = spec(config, connections);
+    let mut measured = run_interleaved(&targets, LoadPath::Ok, spec, stripe_first).await;
+    let on_stripe = measured.pop().unwrap_or_default();
+    let on_generic = measured.pop().unwrap_or_default();
     generic.shutdown().await;
     stripe.shutdown().await;
     Ok([

@@ -111,14 +111,17 @@ async fn serve_connection(
     // boxed service layers are a measurable share of the ok path); only the
     // control API, rare and not on any hot path, goes through it.
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
-        // Only the control API's requests become axum's `Body` (a box each).
+        // Only the control API's requests become axum's `Body` (a box each),
+        // and only their future is boxed: axum's, holding the whole request,
+        // inline would make every provider request's future (which hyper moves
+        // several times) as large as the control API's.
         let response = if is_control(request.uri().path()) {
-            Either::Left(
+            Either::Left(Box::pin(
                 router
                     .clone()
                     .oneshot(request.map(Body::new))
                     .map_ok(|response| response.map(http_body_util::Either::Right)),
-            )
+            ))
         } else {
             Either::Right(provider_entry(
                 service_shared.clone(),

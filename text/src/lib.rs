@@ -27,6 +27,27 @@ use std::ops::Deref;
 
 use arcstr::ArcStr;
 
+/// The crate's `arcstr`, which [`shared_literal!`] expands to.
+#[doc(hidden)]
+pub use arcstr as __arcstr;
+
+/// A [`SharedStr`] of a string literal, made when the program is built.
+/// Its copies share the literal itself: no allocation, and cloning or
+/// dropping one touches no reference count, so text that every request
+/// repeats (an HTTP method) costs no memory that threads on other cores
+/// write too.
+///
+/// ```
+/// const GET: lostreply_text::SharedStr = lostreply_text::shared_literal!("GET");
+/// assert_eq!(GET.as_str(), "GET");
+/// ```
+#[macro_export]
+macro_rules! shared_literal {
+    ($text:literal) => {
+        $crate::SharedStr::__from_literal($crate::__arcstr::literal!($text))
+    };
+}
+
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -38,6 +59,12 @@ impl SharedStr {
     /// The text.
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    /// What [`shared_literal!`] expands to; not for direct use.
+    #[doc(hidden)]
+    pub const fn __from_literal(text: ArcStr) -> SharedStr {
+        SharedStr(text)
     }
 
     /// True when both are the same allocation (not merely equal text).

@@ -30,6 +30,30 @@ pub(crate) struct Arrival<'a> {
 /// Paths longer than this are never interned: only collection paths repeat.
 const MAX_INTERNED_PATH: usize = 64;
 
+/// The method's shared text: a literal for HTTP's standard methods (every
+/// request names one, and a literal's copies share no reference count),
+/// interned for any other.
+fn method_text(method: &str, strings: &mut Interner) -> SharedStr {
+    use lostreply_text::shared_literal;
+    const GET: SharedStr = shared_literal!("GET");
+    const POST: SharedStr = shared_literal!("POST");
+    const PUT: SharedStr = shared_literal!("PUT");
+    const PATCH: SharedStr = shared_literal!("PATCH");
+    const DELETE: SharedStr = shared_literal!("DELETE");
+    const HEAD: SharedStr = shared_literal!("HEAD");
+    const OPTIONS: SharedStr = shared_literal!("OPTIONS");
+    match method {
+        "GET" => GET,
+        "POST" => POST,
+        "PUT" => PUT,
+        "PATCH" => PATCH,
+        "DELETE" => DELETE,
+        "HEAD" => HEAD,
+        "OPTIONS" => OPTIONS,
+        other => strings.intern(other),
+    }
+}
+
 /// One retained journal entry.
 #[derive(Debug)]
 pub(super) struct Compact {
@@ -98,7 +122,7 @@ impl Compact {
             real_start_ms: arrival.real_start_ms,
             real_end_ms: None,
             tenant: arrival.tenant.cloned(),
-            method: strings.intern(arrival.method),
+            method: method_text(arrival.method, strings),
             path,
             query: arrival.query.map(SharedStr::from),
             kind: arrival.kind,
@@ -136,5 +160,24 @@ impl Compact {
             fate: self.fate.clone(),
             rpc: self.rpc.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_standard_method_is_its_literal_and_any_other_is_interned() {
+        let mut strings = Interner::default();
+        for method in ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] {
+            let text = method_text(method, &mut strings);
+            assert_eq!(text.as_str(), method);
+            // A literal: every copy is the same static text.
+            assert!(SharedStr::ptr_eq(&text, &method_text(method, &mut strings)));
+        }
+        let odd = method_text("PROPFIND", &mut strings);
+        assert_eq!(odd.as_str(), "PROPFIND");
+        assert!(SharedStr::ptr_eq(&odd, &strings.intern("PROPFIND")));
     }
 }

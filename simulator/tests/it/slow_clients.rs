@@ -138,6 +138,60 @@ async fn an_idle_kept_alive_connection_is_closed_at_the_deadline() {
     assert_eq!(split_response(&bytes).0, 200);
 }
 
+/// A body that is only partly there when the provider first reads it: what
+/// had arrived is kept, the rest is read under the deadline, and the object
+/// holds the whole body. The second piece is sent once the request is
+/// journaled, which happens just before its body is first read.
+#[tokio::test]
+async fn a_body_that_arrives_in_two_pieces_is_read_whole() {
+    let sim = start(short_deadline()).await;
+    let body = r#"{"title":"in two pieces","n":7}"#;
+    let (first, second) = body.split_at(12);
+    let whole = raw_post(A, "tickets", body);
+    let head_and_first = &whole[..whole.len() - second.len()];
+    assert!(head_and_first.ends_with(first));
+    let mut stream = TcpStream::connect(sim.local_addr()).await.unwrap();
+    stream.write_all(head_and_first.as_bytes()).await.unwrap();
+    wait_until("the create is journaled", || sim.journal_len() == 1).await;
+    stream.write_all(second.as_bytes()).await.unwrap();
+    let (status, answer) = read_one_response(&mut stream).await;
+    assert_eq!(status, 201, "{}", String::from_utf8_lossy(&answer));
+    let ledger = sim.ledger();
+    assert_eq!(ledger.len(), 1);
+    let args: serde_json::Value = serde_json::from_str(ledger[0].args.get()).unwrap();
+    assert_eq!(args, json!({"title": "in two pieces", "n": 7}));
+}
+
+/// Reads one whole response (its head, then `content-length` bytes) from a
+/// kept-alive connection.
+async fn read_one_response(stream: &mut TcpStream) -> (u16, Vec<u8>) {
+    use tokio::io::AsyncReadExt;
+    let mut got = Vec::new();
+    let mut buffer = [0u8; 4096];
+    loop {
+        if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+            let (status, head, body) = split_response(&got);
+            let length: usize = head
+                .lines()
+                .find_map(|line| {
+                    let (name, value) = line.split_once(':')?;
+                    name.eq_ignore_ascii_case("content-length")
+                        .then(|| value.trim().parse().ok())?
+                })
+                .expect("a content-length");
+            if got.len() >= end + 4 + length {
+                return (status, body);
+            }
+        }
+        let read =
+            tokio::time::timeout(Duration::from_millis(GENEROUS_MS), stream.read(&mut buffer));
+        match read.await {
+            Ok(Ok(n)) if n > 0 => got.extend_from_slice(&buffer[..n]),
+            other => panic!("no whole response: {other:?} after {got:?}"),
+        }
+    }
+}
+
 fn raw_get(path: &str) -> String {
     format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n")
 }
