@@ -190,16 +190,9 @@ pub async fn run_interleaved(
     backward_first: bool,
 ) -> Vec<Samples> {
     let slices = 2 * SLICE_PAIRS;
-    let forward: Vec<usize> = (0..targets.len()).collect();
-    let backward: Vec<usize> = forward.iter().rev().copied().collect();
-    let pair = if backward_first {
-        [backward, forward]
-    } else {
-        [forward, backward]
-    };
     let mut samples = vec![Samples::default(); targets.len()];
     let mut warmed = vec![false; targets.len()];
-    for index in (0..SLICE_PAIRS).flat_map(|_| pair.iter().flatten().copied()) {
+    for index in slice_order(targets.len(), backward_first) {
         let (Some(target), Some(into), Some(warm)) = (
             targets.get(index),
             samples.get_mut(index),
@@ -220,6 +213,20 @@ pub async fn run_interleaved(
         into.add(run_samples(target.clone(), path, slice).await);
     }
     samples
+}
+
+/// Which of `servers` runs each slice of an interleaved point, in turn.
+fn slice_order(servers: usize, backward_first: bool) -> Vec<usize> {
+    let forward: Vec<usize> = (0..servers).collect();
+    let backward: Vec<usize> = forward.iter().rev().copied().collect();
+    let pair = if backward_first {
+        [backward, forward]
+    } else {
+        [forward, backward]
+    };
+    (0..SLICE_PAIRS)
+        .flat_map(|_| pair.iter().flatten().copied())
+        .collect()
 }
 
 /// Runs one point (or one slice of one) against `target`, keeping the latencies raw.
@@ -431,4 +438,31 @@ async fn lost_worker(
         }
     }
     stats
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_server_runs_as_many_slices_in_mirrored_turns() {
+        let order = slice_order(3, false);
+        assert_eq!(&order[..6], &[0, 1, 2, 2, 1, 0]);
+        assert_eq!(order.len(), 6 * SLICE_PAIRS as usize);
+        for server in 0..3 {
+            let slices = order.iter().filter(|&&s| s == server).count();
+            assert_eq!(slices, 2 * SLICE_PAIRS as usize);
+            // Mirrored turns: a server's slices sit, on average, at the
+            // middle of the point, whichever it is.
+            let mean: f64 = order
+                .iter()
+                .enumerate()
+                .filter(|(_, &s)| s == server)
+                .map(|(at, _)| at as f64)
+                .sum::<f64>()
+                / slices as f64;
+            assert!((mean - (order.len() - 1) as f64 / 2.0).abs() < 1e-9);
+        }
+        assert_eq!(&slice_order(2, true)[..4], &[1, 0, 0, 1]);
+    }
 }

@@ -12,7 +12,7 @@ use crate::client::Wire;
 use crate::cost::{self, CostRun, Ending, StepFigures};
 use crate::explore::{self, Exploration, ExploreProfileRun};
 use crate::figures::{mib, num, table, Out};
-use crate::load::{run_interleaved, run_point, LoadSpec, Path as LoadPath, PointResult};
+use crate::load::{run_interleaved, LoadSpec, Path as LoadPath, PointResult};
 use crate::procfs;
 use crate::serve_mem;
 use crate::servers::{Behaviour, RunningServer, ServerKind};
@@ -235,7 +235,12 @@ async fn ok_path(config: &Config, out: &mut Out<'_>) -> Vec<(usize, ServerKind, 
     let mut points = Vec::new();
     let (mut rows, mut ratios) = (Vec::new(), Vec::new());
     for (index, &connections) in config.connections.iter().enumerate() {
-        let running = start_ok_servers(connections, out).await;
+        let kinds = [
+            ServerKind::Simulator,
+            ServerKind::BareHyper,
+            ServerKind::Wiremock,
+        ];
+        let running = start_servers(&kinds, Behaviour::Ok, "ok_path", connections, out).await;
         let targets: Vec<_> = running.iter().map(RunningServer::target).collect();
         let spec = spec(config, connections);
         let measured = run_interleaved(&targets, LoadPath::Ok, spec, index % 2 == 1).await;
@@ -281,19 +286,21 @@ async fn ok_path(config: &Config, out: &mut Out<'_>) -> Vec<(usize, ServerKind, 
     points
 }
 
-/// The ok path's servers for one point, each fresh; one that fails to start
-/// is reported and left out of the point.
-async fn start_ok_servers(connections: usize, out: &mut Out<'_>) -> Vec<RunningServer> {
+/// One point's servers, each fresh; one that fails to start is reported
+/// (as a `bench` figure) and left out of the point.
+async fn start_servers(
+    kinds: &[ServerKind],
+    behaviour: Behaviour,
+    bench: &str,
+    connections: usize,
+    out: &mut Out<'_>,
+) -> Vec<RunningServer> {
     let mut running = Vec::new();
-    for kind in [
-        ServerKind::Simulator,
-        ServerKind::BareHyper,
-        ServerKind::Wiremock,
-    ] {
-        match RunningServer::start(kind, Behaviour::Ok).await {
+    for &kind in kinds {
+        match RunningServer::start(kind, behaviour).await {
             Ok(server) => running.push(server),
             Err(e) => {
-                out.figure("ok_path", json!({"server": kind.name(), "connections": connections, "status": "failed", "error": e.to_string()}));
+                out.figure(bench, json!({"server": kind.name(), "connections": connections, "status": "failed", "error": e.to_string()}));
             }
         }
     }
@@ -406,16 +413,14 @@ async fn lost_path(config: &Config, out: &mut Out<'_>, behaviour: Behaviour) -> 
         Behaviour::Ok => return Vec::new(),
     };
     let (mut rows, mut points) = (Vec::new(), Vec::new());
-    for &connections in &config.connections {
-        for kind in [ServerKind::Simulator, ServerKind::BareHyper] {
-            let server = match RunningServer::start(kind, behaviour).await {
-                Ok(s) => s,
-                Err(e) => {
-                    out.figure(bench, json!({"server": kind.name(), "connections": connections, "status": "failed", "error": e.to_string()}));
-                    continue;
-                }
-            };
-            let p = run_point(server.addr, path, spec(config, connections)).await;
+    for (index, &connections) in config.connections.iter().enumerate() {
+        let kinds = [ServerKind::Simulator, ServerKind::BareHyper];
+        let running = start_servers(&kinds, behaviour, bench, connections, out).await;
+        let targets: Vec<_> = running.iter().map(RunningServer::target).collect();
+        let spec = spec(config, connections);
+        let measured = run_interleaved(&targets, path, spec, index % 2 == 1).await;
+        for (server, samples) in running.into_iter().zip(measured) {
+            let (kind, p) = (server.kind, samples.finish());
             let effects = server.effects();
             let fates = server.journal_fates();
             server.shutdown().await;
