@@ -27,6 +27,9 @@ use std::ops::Deref;
 
 use arcstr::ArcStr;
 
+use serde::de::{self, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
 /// The crate's `arcstr`, which [`shared_literal!`] expands to.
 #[doc(hidden)]
 pub use arcstr as __arcstr;
@@ -47,9 +50,6 @@ macro_rules! shared_literal {
         $crate::SharedStr::__from_literal($crate::__arcstr::literal!($text))
     };
 }
-
-use serde::de::{self, Visitor};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A shared, immutable string. Cloning it shares the text.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
