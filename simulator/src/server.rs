@@ -2,6 +2,7 @@
 //! hyper, and ends it with a FIN or an RST when a fault asks.
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,7 +20,7 @@ use tower::ServiceExt;
 use crate::body::Served;
 use crate::conn::{hold_until_client_leaves, Conn, Ending, FaultIo, SharedSocket};
 use crate::control;
-use crate::provider::provider_entry;
+use crate::provider::{provider_entry, RunRequest};
 use crate::record::ResponseFate;
 use crate::shared::Shared;
 
@@ -97,6 +98,11 @@ fn http1_builder(read_timeout: Duration) -> http1::Builder {
     builder
 }
 
+/// What hyper awaits for each request: the control API's boxed future, or
+/// the provider's [`RunRequest`].
+type ServiceFuture =
+    Either<std::pin::Pin<Box<dyn Future<Output = Result<Served, Infallible>> + Send>>, RunRequest>;
+
 async fn serve_connection(
     shared: Arc<Shared>,
     router: Router,
@@ -115,7 +121,7 @@ async fn serve_connection(
         // and only their future is boxed: axum's, holding the whole request,
         // inline would make every provider request's future (which hyper moves
         // several times) as large as the control API's.
-        let response = if is_control(request.uri().path()) {
+        let response: ServiceFuture = if is_control(request.uri().path()) {
             Either::Left(Box::pin(
                 router
                     .clone()
@@ -130,13 +136,7 @@ async fn serve_connection(
                 crate::mcp::endpoint::entry,
             ))
         };
-        async move {
-            let response: Served = match response.await {
-                Ok(response) => response,
-                Err(never) => match never {},
-            };
-            Ok::<_, Infallible>(response)
-        }
+        response
     });
     let served = http.serve_connection(TokioIo::new(FaultIo::new(conn.clone())), service);
     let mut served = Box::pin(served);

@@ -6,7 +6,7 @@
 use http::HeaderValue;
 use lostreply_text::SharedStr;
 
-use super::ctx::{Ctx, Outcome, Shape};
+use super::ctx::{Ctx, Delivery, Outcome, Shape};
 use super::idempotency_replies::saved_of;
 use crate::conn::Ending;
 use crate::idempotency::{Failure, Scope};
@@ -86,7 +86,11 @@ pub(super) fn commit_stage(
             Ok(reply) => reply,
             Err(hook) => hook.await,
         };
-        ctx.deliver(reply, ctx.rule_at(Position::AfterCommit)).await
+        let wait = match ctx.deliver(reply, ctx.rule_at(Position::AfterCommit)) {
+            Delivery::Now(outcome) => return outcome,
+            Delivery::Wait(wait) => wait,
+        };
+        wait.await
     }
 }
 

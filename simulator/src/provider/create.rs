@@ -1,6 +1,7 @@
 //! `POST /v1/{resource}` up to the commit point: the body read and
 //! validated, the attempt counted, the idempotency key checked.
 
+use bytes::Bytes;
 use http::header::GetAll;
 use http::{HeaderMap, HeaderValue};
 use hyper::body::Incoming;
@@ -8,7 +9,7 @@ use lostreply_text::SharedStr;
 use serde_json::Value;
 
 use super::commit::{commit_stage, Intake};
-use super::ctx::{Ctx, Outcome};
+use super::ctx::{Ctx, Delivery, Outcome};
 use super::flat_body;
 use super::idempotency_replies::{in_flight, key_error, mismatch, replay};
 use super::request_body::{read_body, timed_out_message, BodyError};
@@ -25,73 +26,124 @@ use crate::store::NewObject;
 /// Longest `client_reference`, in bytes.
 pub const MAX_CLIENT_REFERENCE_BYTES: usize = 255;
 
-/// `POST /v1/{resource}`. `Err` is a reply that commits nothing (it still meets
-/// the fault of the way out); `Ok` is the final outcome of a request that
-/// reached the commit point.
-pub(super) async fn create(
+/// A create's request, borrowed from the request's future: everything a
+/// create reads besides its body.
+#[derive(Clone, Copy)]
+pub(super) struct CreateAt<'a> {
+    pub(super) ctx: &'a Ctx,
+    pub(super) tenant: &'a SharedStr,
+    pub(super) resource: &'a str,
+    pub(super) path: &'a str,
+    pub(super) raw_query: Option<&'a str>,
+    pub(super) headers: &'a HeaderMap,
+}
+
+/// `POST /v1/{resource}` to its outcome. A reply that commits nothing (the
+/// body refused, the key's own answer) still meets the fault of the way out.
+///
+/// Not an `async fn`: an `async fn` keeps its by-value arguments twice in its
+/// future (the argument and the local it is moved into), and this future is
+/// allocated for every create.
+#[allow(clippy::manual_async_fn)]
+pub(super) fn create<'a>(
+    at: CreateAt<'a>,
+    body: Incoming,
+) -> impl std::future::Future<Output = Outcome> + Send + 'a {
+    async move {
+        let ctx = at.ctx;
+        let read = read_then_intake(at, body);
+        let intake = match read.await {
+            Ok(intake) => intake,
+            Err(outcome) => return outcome,
+        };
+        if ctx.shared.plan.idempotency.mode == IdempotencyMode::Racy {
+            // Known-bad: the check above and the set after the commit are
+            // separate steps; everything in between (this yield, faults, the
+            // commit hook) is a window in which duplicates pass the check too.
+            tokio::task::yield_now().await;
+        }
+        commit_stage(ctx, intake).await
+    }
+}
+
+/// The body read within its bounds, then [`intake`]. `Err` is the outcome of
+/// a reply that commits nothing, delivered here (through the fault of the way
+/// out), so that no wait of the create's own holds it.
+#[allow(clippy::manual_async_fn)]
+fn read_then_intake(
+    at: CreateAt<'_>,
+    body: Incoming,
+) -> impl std::future::Future<Output = Result<Intake, Outcome>> + Send + '_ {
+    async move {
+        let ctx = at.ctx;
+        let reply = match read_body_within_bounds(ctx, at.headers, body).await {
+            Ok(bytes) => match intake(at, &bytes) {
+                Ok(intake) => return Ok(intake),
+                Err(reply) => reply,
+            },
+            Err(reply) => reply,
+        };
+        let wait = match ctx.deliver(reply, ctx.rule_on_the_way_out()) {
+            Delivery::Now(outcome) => return Err(outcome),
+            Delivery::Wait(wait) => wait,
+        };
+        Err(wait.await)
+    }
+}
+
+/// A create's body, read within the plan's size and time bounds; `Err` is
+/// the reply that refuses it.
+async fn read_body_within_bounds(
     ctx: &Ctx,
-    tenant: &SharedStr,
-    resource: &str,
-    path: &str,
-    raw_query: Option<&str>,
     headers: &HeaderMap,
     body: Incoming,
-) -> Result<Outcome, Prepared> {
-    let plan = &ctx.shared.plan;
+) -> Result<Bytes, Prepared> {
+    let limits = &ctx.shared.plan.limits;
+    read_body(body, headers, limits.max_body_bytes, limits.read_timeout)
+        .await
+        .map_err(|error| body_refusal(&ctx.shared.plan, error))
+}
+
+/// What the provider answers a body it could not read.
+fn body_refusal(plan: &crate::Plan, error: BodyError) -> Prepared {
     let profile = &plan.profile;
-    let deadline = plan.limits.read_timeout;
-    let bytes = match read_body(body, headers, plan.limits.max_body_bytes, deadline).await {
-        Ok(bytes) => bytes,
-        Err(BodyError::TooLarge) => {
+    match error {
+        BodyError::TooLarge => {
             let message = format!("request body exceeds {} bytes", plan.limits.max_body_bytes);
-            return Err(responses::failure(
+            responses::failure(
                 profile,
                 413,
                 crate::profile::ErrorKind::PayloadTooLarge,
                 &message,
-            ));
+            )
         }
         // 408 in the profile's error envelope; nothing was committed. hyper
         // closes the connection after it, as the body was not read to its end.
-        Err(BodyError::TimedOut) => {
-            return Err(responses::failure(
-                profile,
-                408,
-                crate::profile::ErrorKind::InvalidRequest,
-                &timed_out_message(deadline),
-            ));
+        BodyError::TimedOut => responses::failure(
+            profile,
+            408,
+            crate::profile::ErrorKind::InvalidRequest,
+            &timed_out_message(plan.limits.read_timeout),
+        ),
+        BodyError::Unreadable(why) => {
+            responses::invalid_request(profile, &format!("cannot read the request body: {why}"))
         }
-        Err(BodyError::Unreadable(why)) => {
-            return Err(responses::invalid_request(
-                profile,
-                &format!("cannot read the request body: {why}"),
-            ))
-        }
-    };
-    let intake = intake(ctx, tenant, resource, path, raw_query, headers, &bytes)?;
-    drop(bytes);
-    if plan.idempotency.mode == IdempotencyMode::Racy {
-        // Known-bad: the check above and the set after the commit are separate
-        // steps; everything in between (this yield, faults, the commit hook) is
-        // a window in which duplicates pass the check too.
-        tokio::task::yield_now().await;
     }
-    Ok(commit_stage(ctx, intake).await)
 }
 
 /// Everything between reading the body and the commit stage, none of which
 /// waits: parsing and validating the body, counting the attempt, checking the
 /// key. A function of its own so that none of its values sits in the
 /// create's future (they are many, and a future is allocated per request).
-fn intake(
-    ctx: &Ctx,
-    tenant: &SharedStr,
-    resource: &str,
-    path: &str,
-    raw_query: Option<&str>,
-    headers: &HeaderMap,
-    bytes: &[u8],
-) -> Result<Intake, Prepared> {
+fn intake(at: CreateAt<'_>, bytes: &[u8]) -> Result<Intake, Prepared> {
+    let CreateAt {
+        ctx,
+        tenant,
+        resource,
+        path,
+        raw_query,
+        headers,
+    } = at;
     let plan = &ctx.shared.plan;
     let profile = &plan.profile;
     let mode = plan.idempotency.mode;

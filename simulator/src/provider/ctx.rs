@@ -9,7 +9,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::Either;
 use http::HeaderValue;
 use lostreply_text::SharedStr;
 
@@ -197,7 +196,7 @@ impl Ctx {
     ) -> Delivery<'a> {
         if self.during != 0 {
             if let Some(id) = self.shared.stage.claim_during(self.during, self.seq) {
-                return Either::Right(Box::pin(async move {
+                return Delivery::Wait(Box::pin(async move {
                     let cap = self.shared.plan.limits.hold_cap;
                     let shutdown = self.shared.shutdown.clone();
                     let held = self.shared.stage.hold_during(id, cap, shutdown.clone());
@@ -210,7 +209,10 @@ impl Ctx {
                         () = held => {}
                         _ = gone => {}
                     }
-                    self.deliver_now(prepared, rule).await
+                    match self.deliver_now(prepared, rule) {
+                        Delivery::Now(outcome) => outcome,
+                        Delivery::Wait(wait) => wait.await,
+                    }
                 }));
             }
         }
@@ -227,16 +229,16 @@ impl Ctx {
             FaultResponse::Drop => ready(Outcome::End(Ending::Drop { seq: self.seq })),
             FaultResponse::Reset => ready(Outcome::End(Ending::Reset { seq: self.seq })),
             // `then` only matters before commit; here nothing is left to do.
-            FaultResponse::Stall { until, .. } => Either::Right(Box::pin(async move {
+            FaultResponse::Stall { until, .. } => Delivery::Wait(Box::pin(async move {
                 let client_left = self.hold(until).await;
                 self.finish_stalled(client_left);
                 Outcome::End(Ending::Close)
             })),
-            FaultResponse::Delay { delay } => Either::Right(Box::pin(async move {
+            FaultResponse::Delay { delay } => Delivery::Wait(Box::pin(async move {
                 self.delay(delay).await;
                 self.respond(prepared, Shape::Full)
             })),
-            FaultResponse::Gather { requests, at_most } => Either::Right(Box::pin(async move {
+            FaultResponse::Gather { requests, at_most } => Delivery::Wait(Box::pin(async move {
                 self.gather(requests, at_most).await;
                 self.respond(prepared, Shape::Full)
             })),
@@ -255,12 +257,19 @@ impl Ctx {
     }
 }
 
-/// What [`Ctx::deliver`] returns: the outcome, or the boxed wait before it.
-pub(crate) type Delivery<'a> =
-    Either<std::future::Ready<Outcome>, Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>>;
+/// What [`Ctx::deliver`] returns: the outcome at once, or the wait a fault
+/// asks for (boxed) before it. Not a future: awaited inline, it would keep a
+/// whole `Outcome` (a response) in the state of every future that delivers,
+/// so a caller returns `Now` as it is and awaits only `Wait`, outside the
+/// `match` that took it apart (a `match` keeps its value through the awaits
+/// in its arms).
+pub(crate) enum Delivery<'a> {
+    Now(Outcome),
+    Wait(Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>),
+}
 
 fn ready<'a>(outcome: Outcome) -> Delivery<'a> {
-    Either::Left(std::future::ready(outcome))
+    Delivery::Now(outcome)
 }
 
 /// The `Date` header for simulator time `now_ms`. It changes once a second, so

@@ -93,6 +93,15 @@ mod tests {
     /// "allocations per request"). 1 000 leaves room for the chunk header.
     const ALLOCATOR_CACHE_BYTES: usize = 1000;
 
+    /// What hyper holds for a provider request, and moves several times per
+    /// request, is a pointer and two handles: an `async fn` in its place kept
+    /// a whole response in its state, hundreds of bytes copied at each move.
+    #[test]
+    fn the_future_hyper_holds_for_a_provider_request_is_a_few_words() {
+        let bytes = std::mem::size_of::<crate::provider::RunRequest>();
+        assert!(bytes <= 48, "RunRequest is {bytes} bytes");
+    }
+
     #[tokio::test]
     async fn a_provider_requests_boxed_work_fits_the_allocators_small_size_cache() {
         let sim = Simulator::start(Plan::default(), ServeOptions::default())

@@ -39,12 +39,13 @@ mod shaped_lookup;
 use std::sync::Arc;
 
 use hyper::body::Incoming;
+use lostreply_text::SharedStr;
 
 use crate::body::Served;
 use crate::conn::{Conn, Ending};
 use crate::faults::RequestFacts;
 use crate::journal::Arrival;
-use crate::plan::{FaultResponse, Position, RequestKind};
+use crate::plan::{FaultResponse, FaultRule, Position, RequestKind};
 use crate::profile::Pages;
 use crate::query;
 use crate::record::AppliedFault;
@@ -56,8 +57,8 @@ pub use lookup::{DEFAULT_LIST_LIMIT, MAX_PAGE_OBJECTS};
 pub use request_body::DRAIN_LIMIT_BYTES;
 
 use crate::profile::wire;
-use create::create;
-use ctx::{Ctx, Outcome, Shape};
+use create::{create, CreateAt};
+use ctx::{Ctx, Delivery, Outcome, Shape};
 use detached::Detached;
 use request_body::drain;
 use route::{authenticate, resource_exists, Route};
@@ -70,17 +71,16 @@ pub(crate) type FaceEntry = fn(Arc<Shared>, Arc<Conn>, http::Request<Incoming>) 
 
 /// Every request outside the control API, straight from hyper's service.
 ///
-/// Not an `async fn`: the request's work is boxed here, where it is made (see
-/// `Detached`), so that the future hyper holds and moves is a pointer and a
-/// few handles. An `async fn` would carry the handler's whole state (kilobytes)
-/// inline until its first poll, and hyper and the service wrapper move it
-/// several times per request.
+/// The request's work is boxed here, where it is made (see `Detached`), and
+/// what hyper holds is [`RunRequest`]: a pointer and two handles. hyper moves
+/// the future it is given several times per request, so its size is copied
+/// (and, in memory the caches no longer hold, written afresh) each time.
 pub(crate) fn provider_entry(
     shared: Arc<Shared>,
     conn: Arc<Conn>,
     request: http::Request<Incoming>,
     mcp_entry: FaceEntry,
-) -> impl std::future::Future<Output = Result<Served, std::convert::Infallible>> + Send {
+) -> RunRequest {
     // The MCP endpoint shares the listener, the journal and the way a
     // request's work runs; without an MCP plan `/mcp` is an unknown path.
     let work = if request.uri().path() == "/mcp" && shared.plan.mcp.is_some() {
@@ -88,7 +88,11 @@ pub(crate) fn provider_entry(
     } else {
         Detached::new(shared.clone(), handle(shared, conn.clone(), request))
     };
-    async move { Ok(run_request(conn, work).await) }
+    RunRequest {
+        conn,
+        work,
+        ended: false,
+    }
 }
 
 /// Retrieve, search and list: read-only, answered from the store, in a
@@ -124,13 +128,39 @@ fn lookup(
 /// Runs one request's work to its outcome, never cut in half (see `detached`),
 /// and turns the outcome into hyper's response or the connection's end.
 /// Shared by `/v1` and the MCP endpoint.
-async fn run_request(conn: Arc<Conn>, work: Detached) -> Served {
-    match work.await {
-        Outcome::Respond(response) => response,
-        Outcome::End(ending) => {
-            conn.request_end(ending);
-            // The connection task drops this future when it ends the connection.
-            std::future::pending().await
+///
+/// A future written by hand rather than an `async fn`: an `async fn` keeps
+/// its arguments twice (the argument and the local moved into the await), and
+/// an `Outcome` matched after an await stays in its state through every later
+/// await, so that the future hyper holds grew to hundreds of bytes.
+pub(crate) struct RunRequest {
+    conn: Arc<Conn>,
+    work: Detached,
+    /// The outcome ended the connection: the request waits, unanswered, for
+    /// the connection task to drop it.
+    ended: bool,
+}
+
+impl std::future::Future for RunRequest {
+    type Output = Result<Served, std::convert::Infallible>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let this = self.get_mut();
+        if this.ended {
+            return std::task::Poll::Pending;
+        }
+        match std::task::ready!(std::pin::Pin::new(&mut this.work).poll(cx)) {
+            Outcome::Respond(response) => std::task::Poll::Ready(Ok(response)),
+            Outcome::End(ending) => {
+                this.conn.request_end(ending);
+                this.ended = true;
+                // Never woken: the connection task drops this future when it
+                // ends the connection.
+                std::task::Poll::Pending
+            }
         }
     }
 }
@@ -237,93 +267,163 @@ fn respond(
     kind: Option<RequestKind>,
     method: http::Method,
     headers: http::HeaderMap,
-    body: Incoming,
+    mut body: Incoming,
     uri: http::Uri,
 ) -> impl std::future::Future<Output = Outcome> + Send {
     async move {
-        let seq = ctx.seq;
-        // Read again from the path the future keeps (see `Route`).
-        let (path, raw_query) = (uri.path(), uri.query());
-        let profile = &ctx.shared.plan.profile;
-        let route = wire::route_only(profile, &method, path, raw_query);
         // A gathered lookup is read when it arrives and waits with its answer
-        // made: requests that meet then answer what each saw on arrival, so
-        // two searches both see "nothing yet" however the machine schedules
-        // them after the meeting (read after it, one could be read only after
-        // the other's client had already created). A create is held unread,
-        // so it commits only after the meeting.
-        let mut gather_with_answer = None;
-        if let Some(rule) = ctx.rule_at(Position::BeforeRead) {
-            match rule.response {
-                FaultResponse::Ok => {}
-                FaultResponse::Drop => return Outcome::End(Ending::Drop { seq }),
-                FaultResponse::Reset => return Outcome::End(Ending::Reset { seq }),
-                // Nothing was read, so nothing can commit, whatever `then` says.
-                FaultResponse::Stall { until, .. } => {
-                    let client_left = ctx.hold(until).await;
-                    ctx.finish_stalled(client_left);
-                    return Outcome::End(Ending::Close);
+        // made (see `before_read`). Each wait below is one await of its own,
+        // so that what lives across it is not kept beside the others' state.
+        let gather_with_answer = match ctx.rule_at(Position::BeforeRead) {
+            None => None,
+            Some(rule) => match Box::pin(before_read(&ctx, rule, kind, &mut body)).await {
+                BeforeRead::Read { gather_with_answer } => gather_with_answer,
+                BeforeRead::Done(outcome) => return outcome,
+            },
+        };
+        // Read again from the path the future keeps (see `Route`), in a
+        // block: nothing of the route is kept through the waits after it.
+        let reply = {
+            let (path, raw_query) = (uri.path(), uri.query());
+            let route = wire::route_only(&ctx.shared.plan.profile, &method, path, raw_query);
+            match reply_or_create(&ctx, kind, &route, path, raw_query) {
+                Ok(reply) => reply,
+                // Boxed apart: a create's own state (its body being read, its
+                // commit) inline made every request's future larger than the
+                // allocator's per-thread cache serves (about 1 KiB), so that
+                // each request's allocation first consolidated glibc's fast
+                // bins. Two small allocations for a create, one for every
+                // other request, are cheaper than that.
+                Err((tenant, resource)) => {
+                    let at = CreateAt {
+                        ctx: &ctx,
+                        tenant,
+                        resource,
+                        path,
+                        raw_query,
+                        headers: &headers,
+                    };
+                    return Box::pin(create(at, body)).await;
                 }
-                FaultResponse::Delay { delay } => ctx.delay(delay).await,
-                FaultResponse::Gather { requests, at_most }
-                    if kind != Some(RequestKind::Create) =>
-                {
-                    gather_with_answer = Some((requests, at_most));
-                }
-                FaultResponse::Gather { requests, at_most } => ctx.gather(requests, at_most).await,
-                FaultResponse::Status {
-                    code,
-                    retry_after_s,
-                } => {
-                    drain(body, ctx.shared.plan.limits.read_timeout).await;
-                    return ctx.respond(
-                        responses::fault_status(profile, code, retry_after_s),
-                        Shape::Full,
-                    );
-                }
-                // Rejected by plan validation: there is no response to cut before reading.
-                FaultResponse::Partial { .. } | FaultResponse::Idle => {}
-            }
-        }
-
-        let reply = match (&ctx.tenant, kind, route) {
-            (None, _, _) => responses::unauthorized(profile),
-            (Some(_), _, Route::Unknown(_)) => responses::not_found(profile),
-            (Some(_), _, Route::Collection(r) | Route::Item(r, _))
-                if !resource_exists(&ctx.shared, r) =>
-            {
-                responses::not_found(profile)
-            }
-            (Some(_), None, Route::Collection(_)) => {
-                responses::method_not_allowed(profile, "GET, POST")
-            }
-            (Some(_), None, Route::Item(..)) => responses::method_not_allowed(profile, "GET"),
-            // Boxed apart: a create's own state (its body being read under a
-            // bounded wait, about 600 bytes) inline made every request's
-            // future larger than the allocator's per-thread cache serves
-            // (about 1 KiB), so that each request's allocation first
-            // consolidated glibc's fast bins. Two small allocations for a
-            // create, one for every other request, are cheaper than that.
-            (Some(tenant), Some(RequestKind::Create), Route::Collection(resource)) => {
-                match Box::pin(create(
-                    &ctx, tenant, resource, path, raw_query, &headers, body,
-                ))
-                .await
-                {
-                    Ok(outcome) => return outcome,
-                    Err(reply) => return ctx.deliver(reply, ctx.rule_on_the_way_out()).await,
-                }
-            }
-            (Some(tenant), Some(kind), route) => {
-                lookup(&ctx, tenant, kind, &route, path, raw_query)
             }
         };
-        if let Some((requests, at_most)) = gather_with_answer {
-            ctx.gather(requests, at_most).await;
+        // Requests that never read their body still drain it, so that the
+        // client reads the answer rather than a reset caused by unread data.
+        // Boxed: a lookup seldom sends a body or gathers.
+        if gather_with_answer.is_some() || !hyper::body::Body::is_end_stream(&body) {
+            Box::pin(gather_then_drain(&ctx, gather_with_answer, body)).await;
         }
-        // Requests that never read their body still drain it, so that the client
-        // reads the answer rather than a reset caused by unread data.
-        drain(body, ctx.shared.plan.limits.read_timeout).await;
-        ctx.deliver(reply, ctx.rule_on_the_way_out()).await
+        let wait = match ctx.deliver(reply, ctx.rule_on_the_way_out()) {
+            Delivery::Now(outcome) => return outcome,
+            Delivery::Wait(wait) => wait,
+        };
+        wait.await
     }
+}
+
+/// What the fault before reading left to do.
+enum BeforeRead {
+    /// Read the request; a lookup that gathers waits, after reading, for
+    /// this many requests at most this long.
+    Read {
+        gather_with_answer: Option<(u32, std::time::Duration)>,
+    },
+    /// The request ended here.
+    Done(Outcome),
+}
+
+/// The fault before reading: it ends the request, waits, or lets it be read.
+/// A gathered lookup is read when it arrives and waits with its answer made:
+/// requests that meet then answer what each saw on arrival, so two searches
+/// both see "nothing yet" however the machine schedules them after the
+/// meeting (read after it, one could be read only after the other's client
+/// had already created). A create is held unread, so it commits only after
+/// the meeting.
+async fn before_read(
+    ctx: &Ctx,
+    rule: &FaultRule,
+    kind: Option<RequestKind>,
+    body: &mut Incoming,
+) -> BeforeRead {
+    let seq = ctx.seq;
+    let read = BeforeRead::Read {
+        gather_with_answer: None,
+    };
+    match rule.response {
+        FaultResponse::Ok => read,
+        FaultResponse::Drop => BeforeRead::Done(Outcome::End(Ending::Drop { seq })),
+        FaultResponse::Reset => BeforeRead::Done(Outcome::End(Ending::Reset { seq })),
+        // Nothing was read, so nothing can commit, whatever `then` says.
+        FaultResponse::Stall { until, .. } => {
+            let client_left = ctx.hold(until).await;
+            ctx.finish_stalled(client_left);
+            BeforeRead::Done(Outcome::End(Ending::Close))
+        }
+        FaultResponse::Delay { delay } => {
+            ctx.delay(delay).await;
+            read
+        }
+        FaultResponse::Gather { requests, at_most } if kind != Some(RequestKind::Create) => {
+            BeforeRead::Read {
+                gather_with_answer: Some((requests, at_most)),
+            }
+        }
+        FaultResponse::Gather { requests, at_most } => {
+            ctx.gather(requests, at_most).await;
+            read
+        }
+        FaultResponse::Status {
+            code,
+            retry_after_s,
+        } => {
+            drain(body, ctx.shared.plan.limits.read_timeout).await;
+            let profile = &ctx.shared.plan.profile;
+            BeforeRead::Done(ctx.respond(
+                responses::fault_status(profile, code, retry_after_s),
+                Shape::Full,
+            ))
+        }
+        // Rejected by plan validation: there is no response to cut before reading.
+        FaultResponse::Partial { .. } | FaultResponse::Idle => read,
+    }
+}
+
+/// A gathered lookup's meeting, then the unread body drained: one await in
+/// the request's future for both.
+async fn gather_then_drain(ctx: &Ctx, gather: Option<(u32, std::time::Duration)>, body: Incoming) {
+    if let Some((requests, at_most)) = gather {
+        ctx.gather(requests, at_most).await;
+    }
+    drain(body, ctx.shared.plan.limits.read_timeout).await;
+}
+
+/// Every reply made at once from the route, the credential and the store
+/// (refusals and lookups); `Err` names the tenant and the collection of a
+/// create, whose body is still to be read.
+fn reply_or_create<'c, 'r>(
+    ctx: &'c Ctx,
+    kind: Option<RequestKind>,
+    route: &Route<'r>,
+    path: &str,
+    raw_query: Option<&str>,
+) -> Result<Prepared, (&'c SharedStr, &'r str)> {
+    let profile = &ctx.shared.plan.profile;
+    let reply = match (&ctx.tenant, kind, *route) {
+        (None, _, _) => responses::unauthorized(profile),
+        (Some(_), _, Route::Unknown(_)) => responses::not_found(profile),
+        (Some(_), _, Route::Collection(r) | Route::Item(r, _))
+            if !resource_exists(&ctx.shared, r) =>
+        {
+            responses::not_found(profile)
+        }
+        (Some(_), None, Route::Collection(_)) => {
+            responses::method_not_allowed(profile, "GET, POST")
+        }
+        (Some(_), None, Route::Item(..)) => responses::method_not_allowed(profile, "GET"),
+        (Some(tenant), Some(RequestKind::Create), Route::Collection(resource)) => {
+            return Err((tenant, resource))
+        }
+        (Some(tenant), Some(kind), route) => lookup(ctx, tenant, kind, &route, path, raw_query),
+    };
+    Ok(reply)
 }

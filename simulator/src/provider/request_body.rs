@@ -75,7 +75,9 @@ where
         }
     }
     // The buffer lives inside the bounded future: a body that times out
-    // frees what it had gathered (at most `max` bytes) at once.
+    // frees what it had gathered (at most `max` bytes) at once. Boxed, as
+    // the drain's wait is: the timer inline would make every create's future
+    // a few hundred bytes larger for the few bodies still arriving.
     let rest = async move {
         while let Some(frame) = body.frame().await {
             if gathered.take(frame)?.is_break() {
@@ -84,7 +86,7 @@ where
         }
         gathered.finish()
     };
-    tokio::time::timeout(deadline, rest)
+    Box::pin(tokio::time::timeout(deadline, rest))
         .await
         .unwrap_or(Err(BodyError::TimedOut))
 }
