@@ -222,12 +222,12 @@ impl Ctx {
     /// [`Ctx::deliver`] once no `during` hold keeps the answer.
     fn deliver_now<'a>(&'a self, prepared: Prepared, rule: Option<&FaultRule>) -> Delivery<'a> {
         let Some(rule) = rule else {
-            return ready(self.respond(prepared, Shape::Full));
+            return Delivery::Now(self.respond(prepared, Shape::Full));
         };
         match rule.response {
-            FaultResponse::Ok => ready(self.respond(prepared, Shape::Full)),
-            FaultResponse::Drop => ready(Outcome::End(Ending::Drop { seq: self.seq })),
-            FaultResponse::Reset => ready(Outcome::End(Ending::Reset { seq: self.seq })),
+            FaultResponse::Ok => Delivery::Now(self.respond(prepared, Shape::Full)),
+            FaultResponse::Drop => Delivery::Now(Outcome::End(Ending::Drop { seq: self.seq })),
+            FaultResponse::Reset => Delivery::Now(Outcome::End(Ending::Reset { seq: self.seq })),
             // `then` only matters before commit; here nothing is left to do.
             FaultResponse::Stall { until, .. } => Delivery::Wait(Box::pin(async move {
                 let client_left = self.hold(until).await;
@@ -245,14 +245,14 @@ impl Ctx {
             FaultResponse::Status {
                 code,
                 retry_after_s,
-            } => ready(self.respond(
+            } => Delivery::Now(self.respond(
                 responses::fault_status(&self.shared.plan.profile, code, retry_after_s),
                 Shape::Full,
             )),
             FaultResponse::Partial { bytes } => {
-                ready(self.respond(prepared, Shape::Partial(bytes)))
+                Delivery::Now(self.respond(prepared, Shape::Partial(bytes)))
             }
-            FaultResponse::Idle => ready(self.respond(prepared, Shape::Idle)),
+            FaultResponse::Idle => Delivery::Now(self.respond(prepared, Shape::Idle)),
         }
     }
 }
@@ -266,10 +266,6 @@ impl Ctx {
 pub(crate) enum Delivery<'a> {
     Now(Outcome),
     Wait(Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>),
-}
-
-fn ready<'a>(outcome: Outcome) -> Delivery<'a> {
-    Delivery::Now(outcome)
 }
 
 /// The `Date` header for simulator time `now_ms`. It changes once a second, so

@@ -88,11 +88,7 @@ pub(crate) fn provider_entry(
     } else {
         Detached::new(shared.clone(), handle(shared, conn.clone(), request))
     };
-    RunRequest {
-        conn,
-        work,
-        ended: false,
-    }
+    RunRequest { conn, work }
 }
 
 /// Retrieve, search and list: read-only, answered from the store, in a
@@ -132,13 +128,10 @@ fn lookup(
 /// A future written by hand rather than an `async fn`: an `async fn` keeps
 /// its arguments twice (the argument and the local moved into the await), and
 /// an `Outcome` matched after an await stays in its state through every later
-/// await, so that the future hyper holds grew to hundreds of bytes.
+/// await, which would make the future hyper holds hundreds of bytes.
 pub(crate) struct RunRequest {
     conn: Arc<Conn>,
     work: Detached,
-    /// The outcome ended the connection: the request waits, unanswered, for
-    /// the connection task to drop it.
-    ended: bool,
 }
 
 impl std::future::Future for RunRequest {
@@ -149,16 +142,12 @@ impl std::future::Future for RunRequest {
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Self::Output> {
         let this = self.get_mut();
-        if this.ended {
-            return std::task::Poll::Pending;
-        }
+        // After an outcome that ends the connection, the finished work stays
+        // pending (see `Detached`) until the connection task drops this.
         match std::task::ready!(std::pin::Pin::new(&mut this.work).poll(cx)) {
             Outcome::Respond(response) => std::task::Poll::Ready(Ok(response)),
             Outcome::End(ending) => {
                 this.conn.request_end(ending);
-                this.ended = true;
-                // Never woken: the connection task drops this future when it
-                // ends the connection.
                 std::task::Poll::Pending
             }
         }
@@ -289,11 +278,11 @@ fn respond(
             match reply_or_create(&ctx, kind, &route, path, raw_query) {
                 Ok(reply) => reply,
                 // Boxed apart: a create's own state (its body being read, its
-                // commit) inline made every request's future larger than the
-                // allocator's per-thread cache serves (about 1 KiB), so that
-                // each request's allocation first consolidated glibc's fast
-                // bins. Two small allocations for a create, one for every
-                // other request, are cheaper than that.
+                // commit) inline would make every request's future larger
+                // than the allocator's per-thread cache serves (about 1 KiB),
+                // and each request's allocation would first consolidate
+                // glibc's fast bins. Two small allocations for a create, one
+                // for every other request, are cheaper than that.
                 Err((tenant, resource)) => {
                     let at = CreateAt {
                         ctx: &ctx,
