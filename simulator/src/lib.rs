@@ -62,6 +62,7 @@ pub mod sync;
 mod test_support;
 mod time;
 mod validate;
+mod when_woken;
 
 pub use validate::{McpFaultError, McpPlanError, PlanError};
 pub mod webhook;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::Router;
 use futures::future::Either;
-use futures::TryFutureExt;
+use futures::{FutureExt, TryFutureExt};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -23,6 +23,7 @@ use crate::control;
 use crate::provider::{provider_entry, RunRequest};
 use crate::record::ResponseFate;
 use crate::shared::Shared;
+use crate::when_woken::WhenWoken;
 
 /// Most connections served at once; further clients wait in the accept queue.
 /// A client that holds one without sending holds it at most the plan's
@@ -55,16 +56,23 @@ pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
     let http = Arc::new(http1_builder(shared.plan.limits.read_timeout));
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let mut shutdown = shared.shutdown.clone();
+    // One wait for the whole loop, polled only when the watch wakes it: a
+    // wait made per connection joined and left the watch's waiter list, under
+    // its lock, twice for every connection.
+    let down = std::pin::pin!(shutdown.wait_for(|down| *down));
+    let mut down = WhenWoken::new(down);
     loop {
         let permit = tokio::select! {
-            _ = shutdown.wait_for(|down| *down) => return,
+            biased;
+            _ = &mut down => return,
             permit = slots.clone().acquire_owned() => match permit {
                 Ok(permit) => permit,
                 Err(_) => return,
             },
         };
         let accepted = tokio::select! {
-            _ = shutdown.wait_for(|down| *down) => return,
+            biased;
+            _ = &mut down => return,
             accepted = listener.accept() => accepted.map(|(stream, _)| (stream, permit)),
         };
         match accepted {
@@ -139,15 +147,7 @@ async fn serve_connection(
         response
     });
     let served = http.serve_connection(TokioIo::new(FaultIo::new(conn.clone())), service);
-    let mut served = Box::pin(served);
-    let mut shutdown = shared.shutdown.clone();
-    let ending = tokio::select! {
-        _ = &mut served => None,
-        ending = ending => ending.ok(),
-        _ = shutdown.wait_for(|down| *down) => None,
-    };
-    // hyper lets go of the socket here; what follows acts on it directly.
-    drop(served);
+    let ending = until_ending(Box::pin(served), ending, shared.shutdown.clone()).await;
     match ending {
         None => {}
         Some(Ending::Reset { seq }) => {
@@ -155,12 +155,44 @@ async fn serve_connection(
             // Closing with SO_LINGER 0 sends an RST instead of a FIN.
             let _ = conn.stream.set_zero_linger();
         }
+        // The graceful close is boxed: its timer and waits, inline, would
+        // make every connection's task (which the runtime copies as it spawns
+        // it) twice as large, for the few connections a fault ends.
         Some(Ending::Drop { seq }) => {
             shared.finish(seq, ResponseFate::Dropped);
-            close_gracefully(&shared, &conn).await;
+            Box::pin(close_gracefully(&shared, &conn)).await;
         }
-        Some(Ending::Close) => close_gracefully(&shared, &conn).await,
+        Some(Ending::Close) => Box::pin(close_gracefully(&shared, &conn)).await,
     }
+}
+
+/// Serves the connection until hyper is done with it (`None`), a fault asks
+/// to end it, or the simulator shuts down (`None`). hyper lets go of the
+/// socket when this returns; what follows acts on it directly.
+async fn until_ending(
+    mut served: std::pin::Pin<Box<impl Future>>,
+    ending: tokio::sync::oneshot::Receiver<Ending>,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) -> Option<Ending> {
+    // The connection's task wakes for hyper once or twice a request; the
+    // fault's ending and the shutdown are polled only when they woke it.
+    let signals = std::pin::pin!(async {
+        tokio::select! {
+            biased;
+            ending = ending => ending.ok(),
+            _ = shutdown.wait_for(|down| *down) => None,
+        }
+    });
+    let mut signals = WhenWoken::new(signals);
+    // hyper first: a fault asks for its ending from inside hyper's poll, and
+    // is seen in that same wake rather than in one more turn of the task.
+    tokio::select! {
+        biased;
+        _ = &mut served => {}
+        ending = &mut signals => return ending,
+    }
+    // hyper ended: an ending asked for in the same wake still counts.
+    (&mut signals).now_or_never().flatten()
 }
 
 /// FIN, then read what the client still sends until it closes (bounded):
