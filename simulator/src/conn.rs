@@ -154,7 +154,7 @@ impl SharedSocket for TcpStream {
 /// the future, and every future that can hold a connection (each request's
 /// handler among them) would carry and copy these 4 KiB. It is left
 /// uninitialised: what is read is never looked at, and zeroing 4 KiB on every
-/// read cost more than the rest of a lost answer's work on the socket.
+/// read would cost more than the rest of a lost answer's work on the socket.
 fn discard_readable(stream: &TcpStream) -> io::Result<usize> {
     let mut scratch = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
     stream.try_read_buf(&mut scratch.as_mut_slice())

@@ -57,7 +57,7 @@ pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let mut shutdown = shared.shutdown.clone();
     // One wait for the whole loop, polled only when the watch wakes it: a
-    // wait made per connection joined and left the watch's waiter list, under
+    // wait per connection would join and leave the watch's waiter list, under
     // its lock, twice for every connection.
     let down = std::pin::pin!(shutdown.wait_for(|down| *down));
     let mut down = WhenWoken::new(down);

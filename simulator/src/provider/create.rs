@@ -68,7 +68,8 @@ pub(super) fn create<'a>(
 
 /// The body read within its bounds, then [`intake`]. `Err` is the outcome of
 /// a reply that commits nothing, delivered here (through the fault of the way
-/// out), so that no wait of the create's own holds it.
+/// out), so that no wait of the create's own holds it. Not an `async fn`, for
+/// the reason [`create`] is not.
 #[allow(clippy::manual_async_fn)]
 fn read_then_intake(
     at: CreateAt<'_>,
