@@ -46,6 +46,7 @@ mod json_text;
 pub mod mcp;
 pub mod names;
 pub mod plan;
+mod poll_again;
 pub mod profile;
 mod provider;
 mod query;

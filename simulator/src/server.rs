@@ -20,6 +20,7 @@ use tower::ServiceExt;
 use crate::body::Served;
 use crate::conn::{hold_until_client_leaves, Conn, Ending, FaultIo, SharedSocket};
 use crate::control;
+use crate::poll_again::PollAgain;
 use crate::provider::{provider_entry, RunRequest};
 use crate::record::ResponseFate;
 use crate::shared::Shared;
@@ -61,6 +62,10 @@ pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
     // its lock, twice for every connection.
     let down = std::pin::pin!(shutdown.wait_for(|down| *down));
     let mut down = WhenWoken::new(down);
+    shared.tasks.spawn(keep_a_timer_due_first(
+        timer_anchor_period(&shared.plan.limits),
+        shared.shutdown.clone(),
+    ));
     loop {
         let permit = tokio::select! {
             biased;
@@ -86,6 +91,38 @@ pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
             }
             // Out of descriptors and the like: back off instead of spinning.
             Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+        }
+    }
+}
+
+/// How often the standing timer of [`keep_a_timer_due_first`] comes due:
+/// sooner than the shortest bound a connection arms on its own (the head's
+/// read deadline, the hold after a fault), so that it is always due first;
+/// never more often than ten times a second, so that an idle simulator with
+/// tiny bounds is not kept busy (its bounds then wake the driver as before).
+fn timer_anchor_period(limits: &crate::plan::Limits) -> Duration {
+    (limits.read_timeout.min(limits.stall_cap) / 2).max(Duration::from_millis(100))
+}
+
+/// Keeps one timer armed until shutdown, re-armed every `period`.
+///
+/// tokio wakes the thread parked on the I/O driver whenever a timer is armed
+/// that comes due before every timer already armed (an eventfd write, and on
+/// a multi-threaded runtime a second thread woken to look at the wheel under
+/// its lock). Without a timer of its own, each connection that a fault ends
+/// arms the first timer of the runtime (its hold's bound) and pays that wake;
+/// with this one always due sooner, arming a bound is a wheel insert alone.
+async fn keep_a_timer_due_first(
+    period: Duration,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) {
+    let down = shutdown.wait_for(|down| *down);
+    tokio::pin!(down);
+    loop {
+        tokio::select! {
+            biased;
+            _ = &mut down => return,
+            () = tokio::time::sleep(period) => {}
         }
     }
 }
@@ -147,7 +184,15 @@ async fn serve_connection(
         response
     });
     let served = http.serve_connection(TokioIo::new(FaultIo::new(conn.clone())), service);
-    let ending = until_ending(Box::pin(served), ending, shared.shutdown.clone()).await;
+    // hyper wakes this task from inside its own poll for each request body
+    // it hands over: polled again at once, that wake costs no turn of the
+    // runtime (see `PollAgain`).
+    let serving = std::pin::pin!(until_ending(
+        Box::pin(served),
+        ending,
+        shared.shutdown.clone()
+    ));
+    let ending = PollAgain::new(serving).await;
     match ending {
         None => {}
         Some(Ending::Reset { seq }) => {

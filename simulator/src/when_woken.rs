@@ -13,10 +13,10 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 
-use futures::task::AtomicWaker;
+use crate::sync::lock;
 
 /// `future`, polled on its first poll and then only after it woke itself.
 /// Polled again after it finished, it polls `future` again only if that
@@ -28,7 +28,7 @@ pub(crate) struct WhenWoken<F> {
     waker: Waker,
     /// The task's waker as last stored in `signal`: a task polls with the
     /// same waker every time, and comparing it is two pointers where storing
-    /// it again is three atomic operations.
+    /// it again takes a lock.
     task: Option<Waker>,
 }
 
@@ -36,7 +36,9 @@ pub(crate) struct WhenWoken<F> {
 /// wake when it does.
 struct Signal {
     woken: AtomicBool,
-    task: AtomicWaker,
+    /// Woken by reference, never taken out: [`WhenWoken`] stores it only when
+    /// the task's waker changes, so it must still be there for a second wake.
+    task: Mutex<Option<Waker>>,
 }
 
 impl Wake for Signal {
@@ -46,7 +48,11 @@ impl Wake for Signal {
 
     fn wake_by_ref(self: &Arc<Self>) {
         self.woken.store(true, Ordering::Release);
-        self.task.wake();
+        // Woken outside the lock: a waker may do anything, polling included.
+        let task = lock(&self.task).clone();
+        if let Some(task) = task {
+            task.wake();
+        }
     }
 }
 
@@ -54,7 +60,7 @@ impl<F: Future + Unpin> WhenWoken<F> {
     pub(crate) fn new(future: F) -> WhenWoken<F> {
         let signal = Arc::new(Signal {
             woken: AtomicBool::new(true),
-            task: AtomicWaker::new(),
+            task: Mutex::new(None),
         });
         let waker = Waker::from(signal.clone());
         WhenWoken {
@@ -78,7 +84,7 @@ impl<F: Future + Unpin> Future for WhenWoken<F> {
             .as_ref()
             .is_some_and(|task| task.will_wake(cx.waker()))
         {
-            this.signal.task.register(cx.waker());
+            *lock(&this.signal.task) = Some(cx.waker().clone());
             this.task = Some(cx.waker().clone());
         }
         // A plain load first: on the common path nothing woke the future,
@@ -167,5 +173,26 @@ mod tests {
         tx.send(7).expect("the receiver waits");
         assert!(waiting.is_woken(), "the sender's wake reached the task");
         tokio_test::assert_ready_eq!(waiting.poll(), Ok(7));
+    }
+
+    #[test]
+    fn every_wake_of_the_inner_future_wakes_the_task_not_only_the_first() {
+        let notify = Arc::new(tokio::sync::Notify::new());
+        let inner = {
+            let notify = notify.clone();
+            Box::pin(async move {
+                notify.notified().await;
+                notify.notified().await;
+            })
+        };
+        let mut waiting = tokio_test::task::spawn(WhenWoken::new(inner));
+        tokio_test::assert_pending!(waiting.poll());
+        notify.notify_one();
+        assert!(waiting.is_woken(), "the first wake reached the task");
+        tokio_test::assert_pending!(waiting.poll());
+
+        notify.notify_one();
+        assert!(waiting.is_woken(), "the second wake reached the task");
+        tokio_test::assert_ready!(waiting.poll());
     }
 }
