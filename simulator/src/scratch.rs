@@ -57,14 +57,21 @@ pub(crate) fn shared_str(write: impl FnOnce(&mut Vec<u8>)) -> SharedStr {
     })
 }
 
-/// [`shared_str`] for a writer of text.
+/// [`shared_str`] for a writer of text: a `String` is UTF-8 already, so
+/// the copy is made from it without checking the bytes again.
 pub(crate) fn shared_text(write: impl FnOnce(&mut String)) -> SharedStr {
-    shared_str(|out| {
-        // `out` is empty here, so it is valid UTF-8 as it is; its room is kept.
-        let mut text = String::from_utf8(std::mem::take(out)).unwrap_or_default();
-        write(&mut text);
-        *out = text.into_bytes();
-    })
+    let mut made = SharedStr::default();
+    with_scratch(
+        |out| {
+            // `out` is empty here, so it is valid UTF-8 as it is; its room is kept.
+            let mut text = String::from_utf8(std::mem::take(out)).unwrap_or_default();
+            write(&mut text);
+            made = SharedStr::from(text.as_str());
+            *out = text.into_bytes();
+        },
+        |_| (),
+    );
+    made
 }
 
 #[cfg(test)]
