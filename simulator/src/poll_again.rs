@@ -8,8 +8,8 @@
 //! polls it once more for nothing, and on a multi-threaded runtime wakes a
 //! parked worker to come and help (an eventfd write or a futex wake, and a
 //! thread woken on another core). A connection whose task lives on past
-//! hyper (the hold after a lost answer's FIN) paid all of that for every
-//! request. [`PollAgain`] polls its future with a waker of its own: a wake
+//! hyper (the hold after a lost answer's FIN) would pay all of that for
+//! every request. [`PollAgain`] polls its future with a waker of its own: a wake
 //! from inside that poll, on the polling thread, only asks for one more
 //! round of the loop; any other wake goes to the task.
 
