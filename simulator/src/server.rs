@@ -99,7 +99,7 @@ pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
 /// sooner than the shortest bound a connection arms on its own (the head's
 /// read deadline, the hold after a fault), so that it is always due first;
 /// never more often than ten times a second, so that an idle simulator with
-/// tiny bounds is not kept busy (its bounds then wake the driver as before).
+/// tiny bounds is not kept busy (its bounds then wake the driver themselves).
 fn timer_anchor_period(limits: &crate::plan::Limits) -> Duration {
     (limits.read_timeout.min(limits.stall_cap) / 2).max(Duration::from_millis(100))
 }
