@@ -21,6 +21,7 @@ use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::{oneshot, watch};
 
+use crate::head_deadline::HeadDeadline;
 use crate::sync::lock;
 
 /// How the connection must end, decided by a request's fault.
@@ -183,6 +184,14 @@ pub(crate) struct Conn<S = TcpStream> {
     ending: Mutex<Option<oneshot::Sender<Ending>>>,
     flushes: AtomicU64,
     flush_waker: AtomicWaker,
+    /// The deadline of the head hyper awaits (see `head_deadline`).
+    head: HeadDeadline,
+}
+
+impl<S> AsRef<HeadDeadline> for Conn<S> {
+    fn as_ref(&self) -> &HeadDeadline {
+        &self.head
+    }
 }
 
 impl<S> Conn<S> {
@@ -194,6 +203,7 @@ impl<S> Conn<S> {
             ending: Mutex::new(Some(tx)),
             flushes: AtomicU64::new(0),
             flush_waker: AtomicWaker::new(),
+            head: HeadDeadline::new(),
         };
         (Arc::new(conn), rx)
     }

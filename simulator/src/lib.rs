@@ -40,6 +40,7 @@ pub mod fixed_map;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod head_deadline;
 mod idempotency;
 mod journal;
 mod json_text;

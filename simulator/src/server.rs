@@ -12,7 +12,7 @@ use futures::future::Either;
 use futures::{FutureExt, TryFutureExt};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tower::ServiceExt;
@@ -20,6 +20,7 @@ use tower::ServiceExt;
 use crate::body::Served;
 use crate::conn::{hold_until_client_leaves, Conn, Ending, FaultIo, SharedSocket};
 use crate::control;
+use crate::head_deadline::{HeadTimer, HeadWatch};
 use crate::poll_again::PollAgain;
 use crate::provider::{provider_entry, RunRequest};
 use crate::record::ResponseFate;
@@ -52,8 +53,7 @@ fn is_control(path: &str) -> bool {
 /// Accepts until shutdown.
 pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
     let router = router(shared.clone());
-    // One builder for every connection: a builder of its own would cost each
-    // connection an allocation for its timer.
+    // Each connection copies it and adds a timer of its own.
     let http = Arc::new(http1_builder(shared.plan.limits.read_timeout));
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let mut shutdown = shared.shutdown.clone();
@@ -129,7 +129,9 @@ async fn keep_a_timer_due_first(
 
 /// How hyper serves each connection. `read_timeout` bounds each request's
 /// head (and the wait for the next one on a kept-alive connection); the
-/// provider bounds the body where it reads it.
+/// provider bounds the body where it reads it. The timer that enforces the
+/// head's bound is the connection's own (see `head_deadline`), added to a
+/// copy of this builder per connection; serving without one panics.
 fn http1_builder(read_timeout: Duration) -> http1::Builder {
     let mut builder = http1::Builder::new();
     builder
@@ -138,7 +140,6 @@ fn http1_builder(read_timeout: Duration) -> http1::Builder {
         .half_close(true)
         // `Date` comes from the simulator clock, set per response.
         .auto_date_header(false)
-        .timer(TokioTimer::new())
         .header_read_timeout(read_timeout);
     builder
 }
@@ -183,12 +184,19 @@ async fn serve_connection(
         };
         response
     });
-    let served = http.serve_connection(TokioIo::new(FaultIo::new(conn.clone())), service);
+    // The builder's copy, made only to give this connection its own timer,
+    // is gone before the first wait: it takes no room in the task.
+    let served = {
+        let mut http = http.clone();
+        http.timer(HeadTimer(conn.clone()));
+        Box::pin(http.serve_connection(TokioIo::new(FaultIo::new(conn.clone())), service))
+    };
     // hyper wakes this task from inside its own poll for each request body
     // it hands over: polled again at once, that wake costs no turn of the
     // runtime (see `PollAgain`).
     let serving = std::pin::pin!(until_ending(
-        Box::pin(served),
+        served,
+        HeadWatch::new(conn.clone()),
         ending,
         shared.shutdown.clone()
     ));
@@ -213,9 +221,11 @@ async fn serve_connection(
 
 /// Serves the connection until hyper is done with it (`None`), a fault asks
 /// to end it, or the simulator shuts down (`None`). hyper lets go of the
-/// socket when this returns; what follows acts on it directly.
+/// socket when this returns; what follows acts on it directly. `heads`
+/// keeps the deadline of the head hyper awaits.
 async fn until_ending(
     mut served: std::pin::Pin<Box<impl Future>>,
+    mut heads: HeadWatch<Conn>,
     ending: tokio::sync::oneshot::Receiver<Ending>,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> Option<Ending> {
@@ -231,10 +241,12 @@ async fn until_ending(
     let mut signals = WhenWoken::new(signals);
     // hyper first: a fault asks for its ending from inside hyper's poll, and
     // is seen in that same wake rather than in one more turn of the task.
+    // The head's watch last: it arms a wait hyper began in the same wake.
     tokio::select! {
         biased;
         _ = &mut served => {}
         ending = &mut signals => return ending,
+        never = &mut heads => match never {},
     }
     // hyper ended: an ending asked for in the same wake still counts.
     (&mut signals).now_or_never().flatten()
